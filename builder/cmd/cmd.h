@@ -1,0 +1,56 @@
+/*
+ * Commands: one file each in builder/cmd/, listed in the table in main.c.
+ * A command returns the process exit code (enum wb_exit). Commands are the
+ * only code besides main.c that prints to stdout/stderr.
+ */
+#ifndef WB_CMD_H
+#define WB_CMD_H
+
+#include "lib/err.h"
+#include "run.h"
+
+struct wb_command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct wb_run *run);
+	const char *usage;    /* one line: "plan RECIPE [options]" */
+	const char *summary;  /* one line for `winbuild help` */
+	const char *help;     /* full text for `winbuild help NAME` */
+};
+
+const struct wb_command *wb_commands(size_t *nr);
+
+/* Print "winbuild: MSG" to stderr and return e->code (or WB_EIO). */
+int cmd_fail(const struct wb_err *e);
+/* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
+int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Common option parsing (options.c). ALLOWED is a string of option names
+ * this command accepts, separated by spaces ("-O --set -o --json"); any
+ * other option is a usage error. Positional arguments go to
+ * run->positional. Returns 0, or WB_EUSAGE after printing the problem.
+ */
+int cmd_parse_options(int argc, char **argv, const char *allowed,
+		      const char *usage, struct wb_run *run);
+
+/* A command-specific option: NAME ("--builder") and optional ALIAS ("-b").
+ * With HAS_ARG the value is stored in *STR (single) or pushed to *LIST
+ * (repeatable); without, *FLAG is set to 1 (or incremented). */
+struct cmd_opt {
+	const char *name;
+	const char *alias;
+	int has_arg;
+	const char **str;
+	struct wb_strlist *list;
+	int *flag;
+};
+
+/* As cmd_parse_options, with EXTRA (terminated by an entry with NULL name)
+ * accepted besides the ALLOWED common options. */
+int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
+			 const struct cmd_opt *extra, const char *usage,
+			 struct wb_run *run);
+
+int cmd_plan(int argc, char **argv, struct wb_run *run);
+
+#endif

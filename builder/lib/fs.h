@@ -1,0 +1,43 @@
+/*
+ * Filesystem helpers. Every function that writes a user-visible file does
+ * so atomically (temp file in the same directory, fsync, rename), so a
+ * crash never leaves a half-written file at the final path.
+ */
+#ifndef WB_FS_H
+#define WB_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* mkdir -p; existing directories are fine. Errors are WB_EIO. */
+int fs_mkdir_p(const char *path, mode_t mode, struct wb_err *e);
+
+/* Read a whole file into OUT (appended). Files larger than MAX bytes are an
+ * error of class TOOBIG_CODE (the caller decides whether that is a usage or
+ * an I/O problem). */
+int fs_read_file(const char *path, size_t max, int toobig_code, struct buf *out,
+		 struct wb_err *e);
+
+/* Write DATA to PATH atomically with MODE. */
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		    struct wb_err *e);
+
+/* rm -rf PATH (no error if it does not exist). Does not follow symlinks. */
+int fs_remove_tree(const char *path, struct wb_err *e);
+
+/* Pointer to the last path component of PATH (after the last '/'). */
+const char *fs_basename(const char *path);
+
+/* Directory part of PATH, newly allocated ("." when there is none). */
+char *fs_dirname(const char *path);
+
+/* Join A and B with one '/', newly allocated. */
+char *fs_join(const char *a, const char *b);
+
+/* 1 if PATH exists (lstat), 0 otherwise. */
+int fs_exists(const char *path);
+
+#endif

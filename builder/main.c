@@ -1,0 +1,201 @@
+/*
+ * winbuild: build the offline, verified part of a Windows Kubernetes node
+ * image. This file holds the command table, global options and exit codes;
+ * each command lives in builder/cmd/<name>.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "lib/buf.h"
+
+static int cmd_help(int argc, char **argv, struct wb_run *run);
+static int cmd_version(int argc, char **argv, struct wb_run *run);
+
+static const struct wb_command commands[] = {
+	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
+	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
+	{ "version", cmd_version, "version", "print the version", "" },
+};
+
+const struct wb_command *wb_commands(size_t *nr)
+{
+	*nr = ARRAY_SIZE(commands);
+	return commands;
+}
+
+int cmd_fail(const struct wb_err *e)
+{
+	fprintf(stderr, "winbuild: %s\n", e->msg[0] ? e->msg : "unknown error");
+	return e->code ? e->code : WB_EIO;
+}
+
+int cmd_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("usage: winbuild ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return WB_EUSAGE;
+}
+
+static const struct wb_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(prev));
+	}
+	return prev[lb];
+}
+
+static const char *closest_command(const char *name)
+{
+	const char *best = NULL;
+	size_t bestd = 3;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		size_t d = edit_distance(name, commands[i].name);
+		if (d < bestd || (!strncmp(commands[i].name, name, strlen(name)) &&
+				  strlen(name) >= 2 && !best)) {
+			bestd = d;
+			best = commands[i].name;
+		}
+	}
+	return best;
+}
+
+static void list_commands(FILE *f)
+{
+	fputs("usage: winbuild [--version] [--help] COMMAND [ARGS]\n\ncommands:\n", f);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nexit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
+	      "3 network error, 4 archive or staging error, 5 I/O or internal error\n"
+	      "'winbuild help COMMAND' shows one command's options.\n", f);
+}
+
+static int cmd_help(int argc, char **argv, struct wb_run *run)
+{
+	const struct wb_command *c;
+
+	(void)run;
+	if (argc < 2) {
+		list_commands(stdout);
+		return WB_OK;
+	}
+	if (argc > 2)
+		return cmd_usage("help [COMMAND]");
+	c = find_command(argv[1]);
+	if (!c) {
+		const char *near = closest_command(argv[1]);
+		fprintf(stderr, "winbuild: no such command '%s'%s%s%s\n", argv[1],
+			near ? " (did you mean '" : "", near ? near : "",
+			near ? "'?)" : "");
+		return WB_EUSAGE;
+	}
+	printf("usage: winbuild %s\n\n%s\n%s", c->usage, c->summary, c->help);
+	return WB_OK;
+}
+
+static int cmd_version(int argc, char **argv, struct wb_run *run)
+{
+	(void)argv;
+	(void)run;
+	if (argc > 1)
+		return cmd_usage("version");
+	printf("winbuild %s\n", WB_VERSION);
+	return WB_OK;
+}
+
+static void log_to_stderr(struct wb_log *log, int level, const char *msg)
+{
+	(void)log;
+	if (level == WB_LOG_ERROR)
+		fprintf(stderr, "winbuild: %s\n", msg);
+	else if (level == WB_LOG_WARN)
+		fprintf(stderr, "winbuild: warning: %s\n", msg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+	struct wb_run run;
+	const struct wb_command *c;
+	int ret;
+
+	memset(&run, 0, sizeof(run));
+	run.argv0 = argv[0];
+	run.jobs = 4;
+	run.out_dir = "out";
+	run.lock_path = "winbuild.lock";
+	run.env_set = getenv("WINBUILD_SET");
+	run.log.emit = log_to_stderr;
+	run.log.level = WB_LOG_INFO;
+	run.no_progress = !isatty(STDERR_FILENO);
+
+	if (argc < 2) {
+		list_commands(stderr);
+		return WB_EUSAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(1, argv + 1, &run);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(argc - 1, argv + 1, &run);
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "winbuild: unknown option '%s'\n", argv[1]);
+		fputs("usage: winbuild [--version] [--help] COMMAND [ARGS]\n", stderr);
+		return WB_EUSAGE;
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		const char *near = closest_command(argv[1]);
+		fprintf(stderr, "winbuild: '%s' is not a winbuild command", argv[1]);
+		if (near)
+			fprintf(stderr, "; did you mean '%s'?", near);
+		fputs("\nusage: winbuild [--version] [--help] COMMAND [ARGS]\n", stderr);
+		return WB_EUSAGE;
+	}
+	run.command = c->name;
+	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+		printf("usage: winbuild %s\n\n%s\n%s", c->usage, c->summary, c->help);
+		return WB_OK;
+	}
+	ret = c->fn(argc - 1, argv + 1, &run);
+	if (run.quiet)
+		run.log.level = WB_LOG_WARN;
+	wb_strlist_release(&run.positional);
+	wb_strlist_release(&run.overrides);
+	wb_strlist_release(&run.sets);
+	fflush(stdout);
+	if (ferror(stdout)) {
+		fprintf(stderr, "winbuild: error writing to standard output\n");
+		return WB_EIO;
+	}
+	return ret;
+}

@@ -1,0 +1,44 @@
+/*
+ * struct wb_run: all state of one winbuild invocation, passed everywhere
+ * (the only mutable state there is). Each field says which option set it.
+ */
+#ifndef WB_RUN_H
+#define WB_RUN_H
+
+#include <stddef.h>
+
+#include "lib/log.h"
+
+struct wb_strlist {
+	char **v;
+	size_t nr, alloc;
+};
+void wb_strlist_push(struct wb_strlist *l, const char *s);
+void wb_strlist_release(struct wb_strlist *l);
+
+struct wb_run {
+	const char *argv0;
+	const char *command;          /* the command being run */
+
+	/* common options (builder/cmd/options.c) */
+	struct wb_strlist positional; /* RECIPE, DIR, ... */
+	struct wb_strlist overrides;  /* -O/--override FILE, in order */
+	struct wb_strlist sets;       /* --set key=value, in order */
+	const char *env_set;          /* $WINBUILD_SET */
+	const char *out_dir;          /* -o/--out DIR (default "out") */
+	const char *cache_dir;        /* --cache DIR, $WINBUILD_CACHE, XDG */
+	const char *cacert;           /* --cacert FILE, $SSL_CERT_FILE */
+	const char *lock_path;        /* --lock FILE (default winbuild.lock) */
+	int jobs;                     /* -j/--jobs N (default 4) */
+	int offline;                  /* --offline */
+	int locked;                   /* --locked */
+	int json;                     /* --json */
+	int explain;                  /* --explain */
+	int verbose;                  /* -v (repeatable) */
+	int quiet;                    /* -q */
+	int no_progress;              /* --no-progress, or stderr not a TTY */
+
+	struct wb_log log;            /* where modules' messages go */
+};
+
+#endif

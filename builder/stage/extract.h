@@ -1,0 +1,71 @@
+/*
+ * Secure archive extraction with libarchive (tar.gz/tgz/tar, zip).
+ *
+ * Always on: ARCHIVE_EXTRACT_SECURE_NODOTDOT, SECURE_SYMLINKS and
+ * SECURE_NOABSOLUTEPATHS. Entries that are symlinks, hardlinks, devices,
+ * FIFOs or sockets, that resolve outside DEST, whose names Windows cannot
+ * hold (lib/winpath.h), or that collide with another entry when compared
+ * case-insensitively, are refused with the archive and entry named
+ * (WB_ESTAGE). Limits on total unpacked size, entry count and compression
+ * ratio stop bombs (WB_ESTAGE).
+ *
+ * The archive file is hashed (SHA-256) in the same pass as it is read; if
+ * the digest differs from EXPECT_SHA256 the extraction fails with
+ * WB_EVERIFY (the caller quarantines the cache entry).
+ */
+#ifndef WB_EXTRACT_H
+#define WB_EXTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lib/err.h"
+
+#define EXTRACT_DEFAULT_MAX_BYTES (4ULL << 30)    /* 4 GiB unpacked */
+#define EXTRACT_DEFAULT_MAX_ENTRIES 100000ULL
+#define EXTRACT_DEFAULT_MAX_RATIO 200ULL          /* unpacked / packed */
+
+struct extract_limits {
+	unsigned long long max_bytes;     /* 0 = default */
+	unsigned long long max_entries;   /* 0 = default */
+	unsigned long long max_ratio;     /* 0 = default */
+};
+
+struct extract_spec {
+	int strip;                 /* leading path components to remove */
+	const char *const *include;/* glob patterns (fnmatch, FNM_PATHNAME off)
+				      on the path after strip; NULL/0 = all */
+	size_t ninclude;
+	struct extract_limits limits;
+	time_t mtime;              /* every file and directory gets this mtime */
+};
+
+struct extract_file {
+	char *path;                /* relative to DEST, '/' separators */
+	unsigned long long size;
+	unsigned char sha256[32];
+	unsigned mode;             /* normalised: 0644 or 0755 */
+};
+
+struct extract_result {
+	struct extract_file *files;  /* in archive order */
+	size_t nr, alloc;
+};
+
+/*
+ * Extract ARCHIVE_PATH (format detected by content) into the existing
+ * directory DEST. Files get normalised modes (0755 if any x bit was set in
+ * the archive or the name ends in .exe/.dll/.ps1/.cmd/.bat, else 0644) and
+ * SPEC->mtime; owner names from the archive are ignored. Each written
+ * file's SHA-256 is computed while it is written and recorded in RES.
+ * Directories are created as needed (0755). Entries excluded by the include
+ * list or emptied by strip are skipped.
+ */
+int extract_archive(const char *archive_path, const char *expect_sha256_hex,
+		    const struct extract_spec *spec, const char *dest,
+		    struct extract_result *res, struct wb_err *e);
+
+void extract_result_release(struct extract_result *res);
+
+#endif
