@@ -8,13 +8,8 @@
 #include <stddef.h>
 
 #include "lib/log.h"
+#include "lib/strlist.h"
 
-struct wb_strlist {
-	char **v;
-	size_t nr, alloc;
-};
-void wb_strlist_push(struct wb_strlist *l, const char *s);
-void wb_strlist_release(struct wb_strlist *l);
 
 struct wb_run {
 	const char *argv0;

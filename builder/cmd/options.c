@@ -7,21 +7,6 @@
 #include "cmd/cmd.h"
 #include "lib/buf.h"
 
-void wb_strlist_push(struct wb_strlist *l, const char *s)
-{
-	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
-	l->v[l->nr++] = xstrdup(s);
-}
-
-void wb_strlist_release(struct wb_strlist *l)
-{
-	for (size_t i = 0; i < l->nr; i++)
-		free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->nr = l->alloc = 0;
-}
-
 enum opt_id {
 	OPT_OVERRIDE, OPT_SET, OPT_OUT, OPT_CACHE, OPT_CACERT, OPT_LOCK, OPT_JOBS,
 	OPT_OFFLINE, OPT_LOCKED, OPT_JSON, OPT_EXPLAIN, OPT_VERBOSE, OPT_QUIET,

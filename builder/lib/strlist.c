@@ -1,0 +1,28 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "strlist.h"
+
+void wb_strlist_push(struct wb_strlist *l, const char *s)
+{
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	l->v[l->nr++] = xstrdup(s);
+}
+
+void wb_strlist_push_unique(struct wb_strlist *l, const char *s)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], s))
+			return;
+	wb_strlist_push(l, s);
+}
+
+void wb_strlist_release(struct wb_strlist *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->nr = l->alloc = 0;
+}

@@ -1,0 +1,19 @@
+/* struct wb_strlist: an owned list of owned strings. */
+#ifndef WB_STRLIST_H
+#define WB_STRLIST_H
+
+#include <stddef.h>
+
+struct wb_strlist {
+	char **v;
+	size_t nr, alloc;
+};
+
+#define WB_STRLIST_INIT { NULL, 0, 0 }
+
+void wb_strlist_push(struct wb_strlist *l, const char *s);
+/* Push only if not already present. */
+void wb_strlist_push_unique(struct wb_strlist *l, const char *s);
+void wb_strlist_release(struct wb_strlist *l);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * The resolved plan: what every later stage consumes. Built by
+ * plan_resolve() from an image recipe, its component files, override files,
+ * $WINBUILD_SET and --set (recipe/resolve.c). Everything in it has been
+ * validated: URLs have a scheme, digests are hex of the right length, keys
+ * parsed, Windows destinations mapped to tree paths.
+ *
+ * Ownership: struct plan owns every string and array reachable from it;
+ * plan_release() frees them all.
+ */
+#ifndef WB_PLAN_H
+#define WB_PLAN_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+#include "lib/strlist.h"
+#include "stage/extract.h"
+#include "trust/minisign.h"
+
+/* Where a value came from. FILE is "path" for files, "env WINBUILD_SET" or
+ * "--set" for flags (then LINE is the 1-based index of the pair). */
+struct wb_origin {
+	const char *file;   /* interned, owned by the plan (or the loader) */
+	int line, col;      /* 1-based; 0 when unknown (defaults) */
+};
+
+/* "file:line:col", "--set #2", or "default" into OUT. */
+void wb_origin_format(const struct wb_origin *o, char *out, size_t len);
+
+struct plan_key {
+	char *name;          /* name in `keys:`, or NULL for an inline key */
+	char *text;          /* base64 public key */
+	char *key_file;      /* resolved path when given as key_file, else NULL */
+	char keyid_hex[17];
+	struct minisign_pubkey pk;   /* parsed; allow_legacy/file_check set */
+	struct wb_origin origin;
+};
+
+struct plan_verify {
+	char *sha256;                 /* pinned, lowercase hex, or NULL */
+	char *sha512;
+	char *source;                 /* citation for a pinned digest */
+	struct wb_strlist sha256_urls;/* checksum file URLs in try order */
+	struct wb_strlist sha512_urls;
+	struct wb_strlist minisig_urls; /* signature URLs in try order */
+	struct plan_key *keys;        /* accepted minisign keys */
+	size_t nkeys;
+	char *needs_pin;              /* reason, when only a lock pin can verify */
+	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
+	struct wb_origin sha256_origin, sha512_origin, sha256_url_origin,
+		sha512_url_origin, minisign_origin;
+};
+
+enum plan_action {
+	PLAN_UNPACK = 1,
+	PLAN_INSTALL,
+	PLAN_PAYLOAD,
+};
+
+struct plan_artifact {
+	char *name;                /* unique in the plan */
+	char *component;           /* component name */
+	char *version;             /* component version */
+	char *upstream_url;        /* the recipe's url (after replace) */
+	char *filename;            /* last path segment of upstream_url */
+	struct wb_strlist urls;    /* try order: mirrors first, then upstream
+				      (absent when mirror_only) */
+	int replaced;              /* a `replace` override supplied the url */
+	struct wb_origin url_origin;
+
+	struct plan_verify verify;
+
+	enum plan_action action;
+	char *dest_win;            /* Windows path as written (normalised to '\') */
+	char *dest_tree;           /* relative tree path ('/' separators) */
+	struct wb_origin dest_origin;
+	/* unpack */
+	int strip;
+	struct wb_strlist include;
+	char *format;              /* "auto", "tar.gz", "tgz", "zip" */
+	struct extract_limits limits;
+	/* payload */
+	char *payload_type;        /* "msi" or "exe" */
+	struct wb_strlist payload_props;  /* "KEY=VALUE", sorted by key */
+};
+
+struct plan_firewall {
+	char *name;
+	int port;
+	char *protocol;
+};
+
+struct plan_component {
+	char *name;
+	char *version;
+	char *file;                /* component file path */
+	char *description, *homepage, *license, *purl;
+	struct wb_strlist path;            /* Windows paths for PATH */
+	struct wb_strlist directories;     /* Windows paths to create */
+	struct wb_strlist defender_exclusions;
+	struct plan_firewall *firewall;
+	size_t nfirewall;
+	struct wb_origin version_origin;
+};
+
+struct plan_mirror {
+	char *from, *to;
+	struct wb_origin origin;
+};
+
+struct plan_policy {
+	int require_signature;     /* policy.require: signature */
+	int allow_http;            /* policy.allow_http (default 1) */
+	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
+	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin;
+};
+
+struct plan {
+	char *name;
+	char *recipe_path;
+	char *windows_version;
+	char *windows_edition;
+	char *cloudbase_provider;
+	char *service_manager;     /* "sc" or "nssm" */
+	char *pause_image;
+	char *cni;                 /* "none", "sdnbridge", "nat", "win-bridge" */
+	struct wb_strlist windows_features;
+	struct wb_strlist builders;
+	struct wb_strlist override_files;
+
+	struct plan_policy policy;
+	struct plan_mirror *mirrors;
+	size_t nmirrors;
+	int mirror_only;
+	struct wb_origin mirror_only_origin;
+
+	struct plan_component *components;
+	size_t ncomponents;
+	struct plan_artifact *artifacts;   /* sorted by name */
+	size_t nartifacts;
+
+	/* Every resolved scalar as "dotted.key", value and origin, sorted by
+	 * key: what `plan --explain` prints beyond the artifacts. */
+	struct plan_value {
+		char *key;
+		char *value;
+		struct wb_origin origin;
+	} *values;
+	size_t nvalues;
+
+	struct wb_strlist interned;  /* file names that origins point to */
+};
+
+struct plan_inputs {
+	const char *recipe;              /* image recipe path */
+	const char *const *overrides;    /* override file paths, in order */
+	size_t noverrides;
+	const char *env_set;             /* $WINBUILD_SET or NULL */
+	const char *const *sets;         /* --set key=value, in order */
+	size_t nsets;
+};
+
+/*
+ * Resolve IN into PLAN. Errors are WB_EUSAGE with "file:line:col: message"
+ * (or WB_EIO when a file cannot be read). On error PLAN is released.
+ */
+int plan_resolve(const struct plan_inputs *in, struct plan *plan,
+		 struct wb_err *e);
+void plan_release(struct plan *plan);
+
+const struct plan_artifact *plan_find_artifact(const struct plan *plan,
+					       const char *name);
+
+#endif
