@@ -13,6 +13,7 @@
 #include "fetch/cache.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/strlist.h"
 #include "trust/digest.h"
 
 #define REF_MAX (64 * 1024)
