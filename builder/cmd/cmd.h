@@ -52,5 +52,6 @@ int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 			 struct wb_run *run);
 
 int cmd_plan(int argc, char **argv, struct wb_run *run);
+int cmd_sig(int argc, char **argv, struct wb_run *run);
 
 #endif
