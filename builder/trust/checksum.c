@@ -43,10 +43,15 @@ static int parse_digest(const char *tok, size_t tlen, enum digest_alg alg,
 {
 	size_t run = hex_run(tok, tlen);
 
-	if (run < tlen && !is_blank(tok[run]))
+	if (run < tlen && !is_blank(tok[run])) {
+		size_t show = run;
+
+		while (show < tlen && show < 80 && !is_blank(tok[show]))
+			show++;
 		return wb_error(e, WB_EUSAGE,
 				"checksum file line %u: '%.*s' is not a hex digest",
-				lineno, (int)(tlen > 80 ? 80 : tlen), tok);
+				lineno, (int)show, tok);
+	}
 	if (run != 2 * dlen)
 		return wb_error(e, WB_EUSAGE,
 				"checksum file line %u: a %s digest has %zu hex digits, found %zu",
