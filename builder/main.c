@@ -36,6 +36,32 @@ static const struct wb_command commands[] = {
 	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "version", cmd_version, "version", "print the version", "" },
+	{ "fetch", cmd_fetch, "fetch RECIPE [options]",
+	  "download and verify every artifact into the cache",
+	  "Options:\n"
+	  "  -O, --override FILE  override file (repeatable)\n"
+	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
+	  "  -j, --jobs N         parallel transfers (default 4)\n"
+	  "  --offline            use only the cache; name every missing artifact\n"
+	  "  --locked             refuse anything that differs from the lock file\n"
+	  "  --lock FILE          the lock file (default winbuild.lock)\n"
+	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
+	  "  --cacert FILE        CA bundle for HTTPS (default $SSL_CERT_FILE, system)\n"
+	  "  --no-progress        no progress bars\n"
+	  "  --json               print a JSON summary on stdout\n"
+	  "  -q, --quiet          only errors\n"
+	  "\nexit codes: 0 all verified, 1 something did not verify (or --locked\n"
+	  "differs), 2 could not be checked or recipe error, 3 network error or\n"
+	  "--offline with artifacts missing from the cache, 5 I/O error\n" },
+	{ "lock", cmd_lock, "lock RECIPE [options]",
+	  "fetch, verify and write winbuild.lock",
+	  "Options: as fetch, plus\n"
+	  "  --accept-new         pin needs_pin artifacts as downloaded (trust on\n"
+	  "                       first use); prints every pin it made\n" },
+	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
+	  "inspect and prune the download cache",
+	  "  ls   list entries with size and the artifacts that refer to them\n"
+	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)
