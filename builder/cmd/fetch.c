@@ -27,6 +27,7 @@ struct display {
 	struct wb_run *run;
 	int tty;          /* draw bars */
 	int drawn;        /* lines of bars on screen */
+	struct wb_log inner;  /* the run's own sink, used after clearing bars */
 };
 
 static void human(unsigned long long n, char *out, size_t len)
@@ -103,12 +104,8 @@ static void log_emit(struct wb_log *log, int level, const char *msg)
 	struct display *d = log->ctx;
 
 	clear_bars(d);
-	if (level == WB_LOG_ERROR)
-		fprintf(stderr, "winbuild: %s\n", msg);
-	else if (level == WB_LOG_WARN)
-		fprintf(stderr, "winbuild: warning: %s\n", msg);
-	else
-		fprintf(stderr, "%s\n", msg);
+	if (d->inner.emit)
+		d->inner.emit(&d->inner, level, msg);
 }
 
 /* ---- the driver ------------------------------------------------------- */
@@ -206,6 +203,7 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	memset(&d, 0, sizeof(d));
 	d.run = run;
 	d.tty = !run->no_progress && !run->quiet && !run->json && isatty(STDERR_FILENO);
+	d.inner = run->log;
 	log = run->log;
 	log.emit = log_emit;
 	log.ctx = &d;

@@ -37,7 +37,7 @@ char *cache_default_dir(const char *opt, struct wb_err *e)
 	return NULL;
 }
 
-static int is_hex64(const char *s)
+int cache_is_key(const char *s)
 {
 	size_t i;
 
@@ -148,7 +148,7 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 	int ret;
 
 	*quarantined = NULL;
-	if (!is_hex64(hex))
+	if (!cache_is_key(hex))
 		return wb_error(e, WB_EIO, "invalid cache key '%s'", hex);
 	path = cache_entry_path(c, hex);
 	if (!fs_exists(path)) {
@@ -209,7 +209,7 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 	char *final = NULL, *dir = NULL;
 	int ret = 0;
 
-	if (!is_hex64(hex)) {
+	if (!cache_is_key(hex)) {
 		ret = wb_error(e, WB_EIO, "invalid cache key '%s'", hex);
 		goto out;
 	}
@@ -331,7 +331,7 @@ static int add_entry(const char *dir, const char *name, void *ctx)
 	struct stat st;
 	char *p;
 
-	if (!is_hex64(name))
+	if (!cache_is_key(name))
 		return 0;
 	p = fs_join(dir, name);
 	if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {

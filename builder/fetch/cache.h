@@ -47,6 +47,9 @@ char *cache_default_dir(const char *opt, struct wb_err *e);
 int cache_open(struct cache *c, const char *dir, int for_gc, struct wb_err *e);
 void cache_close(struct cache *c);
 
+/* 1 if S is a cache key: exactly 64 lowercase hex digits. */
+int cache_is_key(const char *s);
+
 /* Path of the entry for SHA256_HEX (64 lowercase hex digits); new string. */
 char *cache_entry_path(const struct cache *c, const char *sha256_hex);
 

@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 
+#include "fetch/cache.h"
 #include "fetch/lockfile.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
@@ -13,16 +14,6 @@ static int cmp_entry(const void *a, const void *b)
 {
 	return strcmp(((const struct lock_entry *)a)->name,
 		      ((const struct lock_entry *)b)->name);
-}
-
-static int is_hex64(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == 64;
 }
 
 int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
@@ -60,7 +51,7 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 		json_t *size = json_object_get(v, "size");
 		struct lock_entry *le;
 
-		if (!url || !sha || !is_hex64(sha) || !json_is_integer(size) ||
+		if (!url || !sha || !cache_is_key(sha) || !json_is_integer(size) ||
 		    json_integer_value(size) < 0) {
 			wb_error(e, WB_EUSAGE,
 				 "lock file '%s': artifact '%s' needs \"url\", \"size\" and a "
