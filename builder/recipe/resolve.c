@@ -980,9 +980,10 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 			const struct rnode *fw = n->items[i], *pn = rnode_get(fw, "port");
 			const struct rnode *pr = rnode_get(fw, "protocol");
 			unsigned long long port = to_ull(pn);
-			if (port < 1 || port > 65535)
-				return err_at(r, &pn->origin, "firewall port must be 1-65535, not '%s'",
-					      pn->scalar);
+			if (!pn || port < 1 || port > 65535)
+				return err_at(r, pn ? &pn->origin : &fw->origin,
+					      "firewall port must be 1-65535, not '%s'",
+					      pn ? pn->scalar : "");
 			c->firewall[i].name = xstrdup(scalar(fw, "name"));
 			c->firewall[i].port = (int)port;
 			c->firewall[i].protocol = xstrdup(pr ? pr->scalar : "TCP");
@@ -1199,8 +1200,9 @@ static int convert_top(struct resolver *r)
 			p->values[p->nvalues - 1].value = xstrdup("false");
 			continue;
 		}
-		if (load_component(r, entry, &cn))
+		if (load_component(r, entry, &cn) || !cn)
 			return -1;
+		free(cn->key);
 		cn->key = xstrdup(entry->key);
 		ret = convert_component(r, cn, &image_vars);
 		rnode_free(cn);
