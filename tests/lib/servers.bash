@@ -17,7 +17,8 @@
 #
 # Functions:
 #   make_test_ca DIR            openssl, EC P-256, at test time. Writes in DIR:
-#       ca.key ca.crt           the test CA (use with curl --cacert / CURL_CA_BUNDLE)
+#       ca.key ca.crt           the test CA (curl --cacert; note libcurl itself
+#                               ignores CURL_CA_BUNDLE: winbuild needs CURLOPT_CAINFO)
 #       server.key              the key of every server cert below
 #       server.crt              CN/SAN localhost, IP 127.0.0.1, IP ::1; valid now
 #       expired.crt             same names, expired (2020-01-01..2020-01-02)
@@ -29,15 +30,19 @@
 #                               expired or wrong) and CERTDIR/server.key.
 #                               NGINX_IPV6=1 also listens on [::1], same ports.
 #                               Exports NGINX_PORT NGINX_TLS_PORT NGINX_LOG
-#                               NGINX_PID NGINX_DIR. NGINX_LOG lines:
+#                               NGINX_PID NGINX_DIR. One process (master_process
+#                               off), so it works as root or not. NGINX_LOG lines:
 #                                 "GET /a.bin HTTP/1.1" 206 "bytes=10-" 1014
 #                               (request line, status, Range header or -, body bytes)
 #   stop_nginx                  stop the nginx named by NGINX_PID
 #   start_faultd ROOT [BIND]    faultd serving ROOT on 127.0.0.1 (or BIND=::1).
-#                               Exports FAULTD_PORT FAULTD_LOG FAULTD_PID FAULTD_URL.
+#                               Exports FAULTD_PORT FAULTD_LOG FAULTD_PID FAULTD_URL
+#                               (http://127.0.0.1:PORT) FAULTD_DIR. Fault paths and
+#                               log format: see tests/lib/faultd.py.
 #   stop_faultd                 stop the faultd named by FAULTD_PID
-#   stop_servers                stop every server started from this shell
-#                               (call it in teardown / teardown_file)
+#   stop_servers                stop every server started from this shell and
+#                               not yet stopped: in a test's teardown, only what
+#                               that test started; in teardown_file, setup_file's.
 #   free_port [ADDR]            print a currently free TCP port on ADDR (127.0.0.1)
 #   closed_port                 print a port with nothing listening on 127.0.0.1
 #                               (for "upstream unreachable" tests)
