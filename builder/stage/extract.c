@@ -7,14 +7,19 @@
  * One-pass archive digest: libarchive reads the file only through
  * src_read/src_seek. The SHA-256 follows a high-water mark: bytes are
  * hashed when a read extends the hashed prefix [0, mark), so every byte is
- * hashed once and in order whatever the read pattern. tar and compressed
- * tar read front to back, so the hash is a side effect of extraction. The
- * seekable zip reader (needed: a zip's modes and symlink bits live only in
- * its central directory) first reads the central directory at the end of
- * the file, then seeks back to the entries; those early reads are not
- * hashed, the entries are, and after the last entry the rest of the file
- * (the central directory) is drained through the hash. A forward seek over
- * bytes never read is filled in on the next read.
+ * hashed once and in order whatever the read pattern.
+ *  - tar and compressed tar are read front to back: the hash is a side
+ *    effect of extraction. A skip over unwanted data (libarchive seeks
+ *    forward with SEEK_CUR) is filled in by the next read, so those bytes
+ *    are read once, for the hash only.
+ *  - zip needs the seekable reader (its modes and symlink bits live only in
+ *    the central directory; the streaming reader would turn a symlink into
+ *    a regular file). It first reads the end of the file (SEEK_END/SEEK_SET
+ *    past the mark): those reads are not hashed and leave no fill. Then it
+ *    reads the entries from the start, which extends the mark, and after
+ *    the last entry the rest (the central directory) is drained through
+ *    the hash. Read twice: that tail, and the first block (libarchive's
+ *    format detection reads it before the zip reader seeks back to 0).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +47,8 @@ struct src {
 	long long size;            /* from fstat at open */
 	long long pos;             /* where libarchive's next read starts */
 	long long mark;            /* bytes [0, mark) are in the hash */
+	int fill;                  /* the last seek was a skip from the mark:
+				      the next read hashes the gap first */
 	EVP_MD_CTX *md;
 	int io_errno;              /* set when a read failed (WB_EIO) */
 };
@@ -97,8 +104,9 @@ static la_ssize_t src_read(struct archive *a, void *data, const void **out)
 	struct src *s = data;
 	ssize_t n;
 
-	if (s->pos > s->mark && src_hash_to(s, s->pos) < 0)
+	if (s->fill && src_hash_to(s, s->pos) < 0)
 		goto fail;
+	s->fill = 0;
 	do
 		n = pread(s->fd, s->buf, IO_BLOCK, s->pos);
 	while (n < 0 && errno == EINTR);
@@ -136,6 +144,7 @@ static la_int64_t src_seek(struct archive *a, void *data, la_int64_t off,
 		archive_set_error(a, EINVAL, "invalid seek");
 		return ARCHIVE_FATAL;
 	}
+	s->fill = whence == SEEK_CUR && to >= s->pos && (s->fill || s->pos <= s->mark);
 	s->pos = to;
 	return to;
 }
