@@ -28,7 +28,8 @@ WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifdef DEVELOPER
 WB_CFLAGS += -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wformat-security -Wvla -Wpointer-arith -Wold-style-definition \
-	-Wundef -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough
+	-Wundef -Wwrite-strings -Wnull-dereference -Wimplicit-fallthrough \
+	-Wno-format-truncation
 endif
 ifdef SANITIZE
 WB_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all

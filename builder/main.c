@@ -18,6 +18,34 @@ static int cmd_version(int argc, char **argv, struct wb_run *run);
 static const struct wb_command commands[] = {
 	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
 	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
+	{ "sig", cmd_sig,
+	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]",
+	  "verify a minisign signature as winbuild does",
+	  "sub-commands:\n"
+	  "  verify               verify FILE against its minisign signature\n"
+	  "\noptions:\n"
+	  "  -p, --public-key-file KEYFILE\n"
+	  "                       the public key file (minisign .pub)\n"
+	  "  -P, --public-key KEY the public key itself (base64)\n"
+	  "  -m, --file FILE      the signed file\n"
+	  "  -x, --sig-file SIGFILE\n"
+	  "                       the signature (default FILE.minisig)\n"
+	  "  --allow-legacy       accept legacy 'Ed' (not prehashed) signatures\n"
+	  "  --no-file-check      do not require the trusted comment's 'file:'\n"
+	  "                       field to equal the base name of FILE\n"
+	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
+	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
+	{ "plan", cmd_plan,
+	  "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]",
+	  "resolve a recipe and print what will be fetched, verified and placed",
+	  "Resolve RECIPE with override files (-O, in order), $WINBUILD_SET and\n"
+	  "--set, and print for every artifact: the URLs in the order they will\n"
+	  "be tried, how it will be verified, and where it lands on the Windows\n"
+	  "disk. Nothing is downloaded.\n\n"
+	  "  -O, --override FILE  apply an override file (repeatable, later wins)\n"
+	  "  --set KEY=VALUE      set one value (repeatable; beats everything)\n"
+	  "  --explain            show where every value came from (file:line)\n"
+	  "  --json               machine-readable plan (docs/plan-json.md)\n" },
 	{ "version", cmd_version, "version", "print the version", "" },
 };
 

@@ -45,7 +45,7 @@ struct plan_verify {
 	struct wb_strlist sha512_urls;
 	struct wb_strlist minisig_urls; /* signature URLs in try order */
 	struct plan_key *keys;        /* accepted minisign keys */
-	size_t nkeys;
+	size_t nkeys, alloc_keys;
 	char *needs_pin;              /* reason, when only a lock pin can verify */
 	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
 	struct wb_origin sha256_origin, sha512_origin, sha256_url_origin,
@@ -136,9 +136,9 @@ struct plan {
 	struct wb_origin mirror_only_origin;
 
 	struct plan_component *components;
-	size_t ncomponents;
+	size_t ncomponents, alloc_components;
 	struct plan_artifact *artifacts;   /* sorted by name */
-	size_t nartifacts;
+	size_t nartifacts, alloc_artifacts;
 
 	/* Every resolved scalar as "dotted.key", value and origin, sorted by
 	 * key: what `plan --explain` prints beyond the artifacts. */
@@ -147,7 +147,7 @@ struct plan {
 		char *value;
 		struct wb_origin origin;
 	} *values;
-	size_t nvalues;
+	size_t nvalues, alloc_values;
 
 	struct wb_strlist interned;  /* file names that origins point to */
 };

@@ -1,0 +1,146 @@
+/*
+ * winbuild sig verify: check a minisign signature the way our fetches do,
+ * with the exit codes of `minisign -V` (0 verified, 1 did not verify,
+ * 2 could not verify).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "trust/digest.h"
+#include "trust/minisign.h"
+
+#define SIG_VERIFY_USAGE \
+	"sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]"
+
+/* minisign's split: 1 when a check failed, 2 when we could not check. */
+static int sig_exit(const struct wb_err *e)
+{
+	cmd_fail(e);
+	return e->code == WB_EVERIFY ? WB_EVERIFY : WB_EUSAGE;
+}
+
+static int sig_load_key(const char *keyfile, const char *inline_key,
+			struct minisign_pubkey *pk, struct wb_err *e)
+{
+	struct buf text = BUF_INIT;
+	int ret;
+
+	if (inline_key) {
+		ret = minisign_pubkey_parse(inline_key, strlen(inline_key), pk, e);
+		if (ret < 0)
+			wb_error_prefix(e, "key given with -P");
+		return ret;
+	}
+	ret = fs_read_file(keyfile, MINISIGN_SIGFILE_MAX, WB_EUSAGE, &text, e);
+	if (!ret && minisign_pubkey_parse(text.ptr, text.len, pk, e) < 0) {
+		wb_error_prefix(e, "'%s'", keyfile);
+		ret = -1;
+	}
+	buf_release(&text);
+	return ret;
+}
+
+static int sig_verify(const char *keyfile, const char *inline_key,
+		      const char *file, const char *sigfile, int allow_legacy,
+		      int no_file_check)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct minisign_pubkey pk;
+	struct minisign_sig sig;
+	struct minisign_result res;
+	struct digest_result dr;
+	struct buf text = BUF_INIT;
+	char *default_sigfile = NULL;
+	int ret, legacy_hint = 0;
+
+	memset(&sig, 0, sizeof(sig));
+	memset(&res, 0, sizeof(res));
+	memset(&dr, 0, sizeof(dr));
+	if (sig_load_key(keyfile, inline_key, &pk, &e) < 0)
+		return sig_exit(&e);
+	pk.allow_legacy = allow_legacy;
+	pk.file_check = !no_file_check;
+
+	if (!sigfile)
+		sigfile = default_sigfile = xasprintf("%s.minisig", file);
+	ret = fs_read_file(sigfile, MINISIGN_SIGFILE_MAX, WB_EUSAGE, &text, &e);
+	if (!ret && minisign_sig_parse(text.ptr, text.len, &sig, &e) < 0) {
+		wb_error_prefix(&e, "'%s'", sigfile);
+		ret = -1;
+	}
+	/* a prehashed signature needs BLAKE2b-512; a legacy one reads FILE */
+	if (!ret && strcmp(sig.alg, "Ed"))
+		ret = digest_file(file, DIGEST_BLAKE2B512, &dr, &e);
+	if (!ret) {
+		ret = minisign_verify(&sig, &pk, 1, dr.blake2b512, file,
+				      fs_basename(file), &res, &e);
+		if (ret < 0)
+			wb_error_prefix(&e, "'%s'", file);
+	}
+	if (ret < 0 && e.code == WB_EVERIFY && !allow_legacy &&
+	    !strcmp(sig.alg, "Ed") &&
+	    !memcmp(sig.keyid, pk.keyid, MINISIGN_KEYID_LEN))
+		legacy_hint = 1;
+	if (!ret)
+		printf("Signature and comment signature verified\nTrusted comment: %s\n",
+		       res.trusted_comment);
+
+	minisign_result_release(&res);
+	minisign_sig_release(&sig);
+	buf_release(&text);
+	free(default_sigfile);
+	if (ret < 0) {
+		ret = sig_exit(&e);
+		if (legacy_hint)
+			fputs("hint: pass --allow-legacy to accept legacy signatures\n",
+			      stderr);
+		return ret;
+	}
+	return WB_OK;
+}
+
+int cmd_sig(int argc, char **argv, struct wb_run *run)
+{
+	const char *keyfile = NULL, *inline_key = NULL, *file = NULL,
+		   *sigfile = NULL;
+	int allow_legacy = 0, no_file_check = 0;
+	const struct cmd_opt opts[] = {
+		{ "--public-key-file", "-p", 1, &keyfile, NULL, NULL },
+		{ "--public-key", "-P", 1, &inline_key, NULL, NULL },
+		{ "--file", "-m", 1, &file, NULL, NULL },
+		{ "--sig-file", "-x", 1, &sigfile, NULL, NULL },
+		{ "--allow-legacy", NULL, 0, NULL, NULL, &allow_legacy },
+		{ "--no-file-check", NULL, 0, NULL, NULL, &no_file_check },
+		{ NULL, NULL, 0, NULL, NULL, NULL },
+	};
+
+	if (argc < 2)
+		return cmd_usage("%s", SIG_VERIFY_USAGE);
+	if (strcmp(argv[1], "verify")) {
+		fprintf(stderr, "winbuild: sig: unknown sub-command '%s'\n", argv[1]);
+		return cmd_usage("%s", SIG_VERIFY_USAGE);
+	}
+	if (cmd_parse_options_ex(argc - 1, argv + 1, "", opts, SIG_VERIFY_USAGE,
+				 run))
+		return WB_EUSAGE;
+	if (run->positional.nr) {
+		fprintf(stderr, "winbuild: sig verify: unexpected argument '%s'\n",
+			run->positional.v[0]);
+		return cmd_usage("%s", SIG_VERIFY_USAGE);
+	}
+	if (!keyfile == !inline_key) {
+		fputs("winbuild: sig verify: give exactly one of -p KEYFILE and -P KEY\n",
+		      stderr);
+		return cmd_usage("%s", SIG_VERIFY_USAGE);
+	}
+	if (!file) {
+		fputs("winbuild: sig verify: -m FILE is required\n", stderr);
+		return cmd_usage("%s", SIG_VERIFY_USAGE);
+	}
+	return sig_verify(keyfile, inline_key, file, sigfile, allow_legacy,
+			  no_file_check);
+}

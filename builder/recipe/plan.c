@@ -1,0 +1,105 @@
+/* struct plan lifetime and lookups. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recipe/plan.h"
+
+void wb_origin_format(const struct wb_origin *o, char *out, size_t len)
+{
+	if (!o || !o->file)
+		snprintf(out, len, "default");
+	else if (o->file[0] == '-' || !strncmp(o->file, "env ", 4))
+		snprintf(out, len, "%s #%d", o->file, o->line);
+	else
+		snprintf(out, len, "%s:%d:%d", o->file, o->line, o->col);
+}
+
+static void verify_release(struct plan_verify *v)
+{
+	free(v->sha256);
+	free(v->sha512);
+	free(v->source);
+	free(v->needs_pin);
+	wb_strlist_release(&v->sha256_urls);
+	wb_strlist_release(&v->sha512_urls);
+	wb_strlist_release(&v->minisig_urls);
+	for (size_t i = 0; i < v->nkeys; i++) {
+		free(v->keys[i].name);
+		free(v->keys[i].text);
+		free(v->keys[i].key_file);
+	}
+	free(v->keys);
+}
+
+void plan_release(struct plan *p)
+{
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		struct plan_artifact *a = &p->artifacts[i];
+		free(a->name);
+		free(a->component);
+		free(a->version);
+		free(a->upstream_url);
+		free(a->filename);
+		wb_strlist_release(&a->urls);
+		verify_release(&a->verify);
+		free(a->dest_win);
+		free(a->dest_tree);
+		wb_strlist_release(&a->include);
+		free(a->format);
+		free(a->payload_type);
+		wb_strlist_release(&a->payload_props);
+	}
+	free(p->artifacts);
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		struct plan_component *c = &p->components[i];
+		free(c->name);
+		free(c->version);
+		free(c->file);
+		free(c->description);
+		free(c->homepage);
+		free(c->license);
+		free(c->purl);
+		wb_strlist_release(&c->path);
+		wb_strlist_release(&c->directories);
+		wb_strlist_release(&c->defender_exclusions);
+		for (size_t j = 0; j < c->nfirewall; j++) {
+			free(c->firewall[j].name);
+			free(c->firewall[j].protocol);
+		}
+		free(c->firewall);
+	}
+	free(p->components);
+	for (size_t i = 0; i < p->nmirrors; i++) {
+		free(p->mirrors[i].from);
+		free(p->mirrors[i].to);
+	}
+	free(p->mirrors);
+	for (size_t i = 0; i < p->nvalues; i++) {
+		free(p->values[i].key);
+		free(p->values[i].value);
+	}
+	free(p->values);
+	free(p->name);
+	free(p->recipe_path);
+	free(p->windows_version);
+	free(p->windows_edition);
+	free(p->cloudbase_provider);
+	free(p->service_manager);
+	free(p->pause_image);
+	free(p->cni);
+	wb_strlist_release(&p->windows_features);
+	wb_strlist_release(&p->builders);
+	wb_strlist_release(&p->override_files);
+	wb_strlist_release(&p->interned);
+	memset(p, 0, sizeof(*p));
+}
+
+const struct plan_artifact *plan_find_artifact(const struct plan *plan,
+					       const char *name)
+{
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		if (!strcmp(plan->artifacts[i].name, name))
+			return &plan->artifacts[i];
+	return NULL;
+}

@@ -1,0 +1,1250 @@
+/*
+ * Resolve a recipe: load the image recipe and its includes, merge override
+ * files, $WINBUILD_SET and --set over it (in that order), load every
+ * component file beneath its image settings, check the schema, expand
+ * variables, rewrite URLs through mirrors (apply_mirrors), apply
+ * replacements and policy, and convert the result into a struct plan.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/winpath.h"
+#include "recipe/node.h"
+#include "recipe/plan.h"
+#include "recipe/schema.h"
+
+#define MAX_INCLUDE_DEPTH 16
+#define MAX_VAR_DEPTH 16
+
+struct resolver {
+	struct plan *plan;
+	struct wb_err *e;
+	struct rnode *top;             /* image + overrides + env + --set */
+	struct rnode *policy_layers[64];
+	size_t npolicy_layers;
+	const char *include_stack[MAX_INCLUDE_DEPTH + 1];
+	size_t ninclude;
+};
+
+static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
+{
+	char where[512], msg[1536];
+	va_list ap;
+
+	wb_origin_format(o, where, sizeof(where));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return wb_error(r->e, WB_EUSAGE, "%s: %s", where, msg);
+}
+
+static const char *scalar(const struct rnode *n, const char *key)
+{
+	const struct rnode *c = rnode_get(n, key);
+
+	return c && c->type == RNODE_SCALAR ? c->scalar : NULL;
+}
+
+/* Path of REL relative to the directory of the file FROM. */
+static char *relative_to(const char *from, const char *rel)
+{
+	char *dir, *p;
+
+	if (rel[0] == '/' || !from || from[0] == '-' || !strncmp(from, "env ", 4))
+		return xstrdup(rel);
+	dir = fs_dirname(from);
+	p = fs_join(dir, rel);
+	free(dir);
+	return p;
+}
+
+/* ---- loading files with includes ---- */
+
+static int load_kind(struct resolver *r, const char *path, const char *kind,
+		     const struct wb_origin *from, struct rnode **out);
+
+static int load_includes(struct resolver *r, const char *path, struct rnode *n,
+			 const char *kind, struct rnode **base)
+{
+	struct rnode *inc = rnode_take(n, "include");
+	int ret = 0;
+
+	*base = NULL;
+	if (!inc)
+		return 0;
+	if (inc->type != RNODE_LIST) {
+		ret = err_at(r, &inc->origin, "'include' must be a list of paths");
+		goto out;
+	}
+	for (size_t i = 0; i < inc->nr; i++) {
+		const struct rnode *it = inc->items[i];
+		struct rnode *sub = NULL;
+		char *p;
+
+		if (it->type != RNODE_SCALAR) {
+			ret = err_at(r, &it->origin, "'include' items must be paths");
+			goto out;
+		}
+		p = relative_to(path, it->scalar);
+		ret = load_kind(r, p, kind, &it->origin, &sub);
+		free(p);
+		if (ret)
+			goto out;
+		*base = rnode_merge(*base, sub);
+	}
+out:
+	rnode_free(inc);
+	if (ret) {
+		rnode_free(*base);
+		*base = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Load PATH, which must be a map with `kind: KIND`, with its includes merged
+ * beneath it. FROM is where PATH was named (for "not found" and cycles).
+ */
+static int load_kind(struct resolver *r, const char *path, const char *kind,
+		     const struct wb_origin *from, struct rnode **out)
+{
+	struct rnode *n = NULL, *base = NULL;
+	const struct rnode *k;
+	char *real;
+	int ret = -1;
+
+	*out = NULL;
+	real = realpath(path, NULL);
+	if (!real) {
+		if (from)
+			return err_at(r, from, "%s '%s' not found",
+				      from->file && r->ninclude ? "include" : "file", path);
+		return wb_error(r->e, WB_EUSAGE, "%s: cannot open: no such file", path);
+	}
+	for (size_t i = 0; i < r->ninclude; i++) {
+		if (strcmp(r->include_stack[i], real))
+			continue;
+		ret = err_at(r, from, "include cycle: '%s' includes itself through '%s'",
+			     path, from ? from->file : "?");
+		free(real);
+		return ret;
+	}
+	if (r->ninclude >= MAX_INCLUDE_DEPTH) {
+		free(real);
+		return err_at(r, from, "includes nested deeper than %d files",
+			      MAX_INCLUDE_DEPTH);
+	}
+	if (rnode_load_file(path, &r->plan->interned, &n, r->e)) {
+		free(real);
+		return -1;
+	}
+	r->include_stack[r->ninclude++] = real;
+	if (n->type != RNODE_MAP) {
+		ret = err_at(r, &n->origin, "expected a map with 'kind: %s', found %s",
+			     kind, n->type == RNODE_LIST ? "a list" : "a scalar");
+		goto out;
+	}
+	k = rnode_get(n, "kind");
+	if (!k) {
+		ret = err_at(r, &n->origin, "missing required key 'kind' (expected 'kind: %s')",
+			     kind);
+		goto out;
+	}
+	if (k->type != RNODE_SCALAR || strcmp(k->scalar, kind)) {
+		ret = err_at(r, &k->origin, "'kind' must be '%s' here, not '%s'", kind,
+			     k->type == RNODE_SCALAR ? k->scalar : "a collection");
+		goto out;
+	}
+	if (load_includes(r, path, n, kind, &base))
+		goto out;
+	*out = rnode_merge(base, n);
+	n = NULL;
+	ret = 0;
+out:
+	r->ninclude--;
+	free(real);
+	rnode_free(n);
+	return ret;
+}
+
+/* ---- --set and WINBUILD_SET ---- */
+
+static int key_segment_ok(const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
+/* Build a tree {a: {b: {c: VALUE}}} from "a.b.c=VALUE". */
+static int parse_set(struct resolver *r, const char *pair,
+		     const struct wb_origin *o, struct rnode **out)
+{
+	const char *eq = strchr(pair, '='), *p, *key_end;
+	struct rnode *root, *cur, *val = NULL;
+
+	*out = NULL;
+	if (!eq)
+		return err_at(r, o, "'%s' is not KEY=VALUE", pair);
+	key_end = eq;
+	for (p = pair; p <= key_end; ) {
+		const char *dot = memchr(p, '.', (size_t)(key_end - p));
+		const char *seg_end = dot ? dot : key_end;
+		if (!key_segment_ok(p, (size_t)(seg_end - p)))
+			return err_at(r, o, "bad key '%.*s': segments are [A-Za-z0-9_-]+ separated by '.'",
+				      (int)(key_end - pair), pair);
+		p = seg_end + 1;
+	}
+	if (eq[1] == '[' || eq[1] == '{') {
+		if (rnode_load_string(eq + 1, o, &val, r->e)) {
+			wb_error_prefix(r->e, "value of '%.*s'", (int)(eq - pair), pair);
+			return -1;
+		}
+	} else {
+		val = rnode_new_scalar(eq + 1, o);
+	}
+	root = rnode_new(RNODE_MAP, o);
+	cur = root;
+	for (p = pair; ; ) {
+		const char *dot = memchr(p, '.', (size_t)(key_end - p));
+		const char *seg_end = dot ? dot : key_end;
+		char *seg = xstrndup(p, (size_t)(seg_end - p));
+		struct rnode *child = dot ? rnode_new(RNODE_MAP, o) : val;
+
+		child->key = seg;
+		child->key_origin = *o;
+		rnode_append(cur, child);
+		if (!dot)
+			break;
+		cur = child;
+		p = dot + 1;
+	}
+	*out = root;
+	return 0;
+}
+
+static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	const struct rnode *pol = rnode_get(layer, "policy");
+
+	if (pol && r->npolicy_layers < ARRAY_SIZE(r->policy_layers))
+		r->policy_layers[r->npolicy_layers++] = rnode_clone(pol);
+}
+
+static int check_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	const struct rnode *pol = rnode_get(layer, "policy");
+
+	if (!pol)
+		return 0;
+	if (pol->type != RNODE_MAP)
+		return err_at(r, &pol->origin, "'policy' must be a map");
+	return schema_check(pol, schema_policy, "policy", 1, r->e);
+}
+
+static int merge_layer(struct resolver *r, struct rnode *layer)
+{
+	if (layer->type == RNODE_MAP && check_policy_layer(r, layer)) {
+		rnode_free(layer);
+		return -1;
+	}
+	push_policy_layer(r, layer);
+	r->top = rnode_merge(r->top, layer);
+	return 0;
+}
+
+static int load_layers(struct resolver *r, const struct plan_inputs *in)
+{
+	struct rnode *n;
+
+	if (load_kind(r, in->recipe, "image", NULL, &r->top))
+		return -1;
+	if ((n = rnode_get(r->top, "replace")))
+		return err_at(r, &n->key_origin,
+			      "'replace' belongs in override files (-O), not in an image recipe");
+	if (check_policy_layer(r, r->top))
+		return -1;
+	push_policy_layer(r, r->top);
+
+	for (size_t i = 0; i < in->noverrides; i++) {
+		const char *path = in->overrides[i];
+		struct rnode *k;
+
+		wb_strlist_push(&r->plan->override_files, path);
+		if (rnode_load_file(path, &r->plan->interned, &n, r->e))
+			return -1;
+		if (n->type != RNODE_MAP) {
+			int ret = err_at(r, &n->origin, "expected a map with 'kind: override'");
+			rnode_free(n);
+			return ret;
+		}
+		k = rnode_get(n, "kind");
+		if (!k || k->type != RNODE_SCALAR || strcmp(k->scalar, "override")) {
+			int ret = k ? err_at(r, &k->origin, "'kind' must be 'override' in an override file")
+				    : err_at(r, &n->origin, "missing required key 'kind' (expected 'kind: override')");
+			rnode_free(n);
+			return ret;
+		}
+		rnode_free(rnode_take(n, "kind"));
+		for (const char *const *bad = (const char *const[]){ "name", "include", "kind", NULL };
+		     *bad; bad++) {
+			struct rnode *b = rnode_get(n, *bad);
+			if (b) {
+				int ret = err_at(r, &b->key_origin,
+						 "'%s' is not allowed in an override file", *bad);
+				rnode_free(n);
+				return ret;
+			}
+		}
+		if (merge_layer(r, n))
+			return -1;
+	}
+
+	if (in->env_set && *in->env_set) {
+		const char *env_name = wb_intern(&r->plan->interned, "env WINBUILD_SET");
+		char *copy = xstrdup(in->env_set), *save = NULL, *tok;
+		int idx = 0;
+
+		for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+			struct wb_origin o = { env_name, ++idx, 0 };
+			while (*tok == ' ')
+				tok++;
+			if (!*tok)
+				continue;
+			if (parse_set(r, tok, &o, &n) || merge_layer(r, n)) {
+				free(copy);
+				return -1;
+			}
+		}
+		free(copy);
+	}
+	for (size_t i = 0; i < in->nsets; i++) {
+		struct wb_origin o = { wb_intern(&r->plan->interned, "--set"), (int)i + 1, 0 };
+		if (parse_set(r, in->sets[i], &o, &n) || merge_layer(r, n))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- variables ---- */
+
+struct var {
+	const char *name;
+	const char *value;
+	int raw;                  /* value may hold ${...} itself */
+};
+
+struct vars {
+	struct var v[64];
+	size_t nr;
+};
+
+static void vars_add(struct vars *vs, const char *name, const char *value, int raw)
+{
+	if (vs->nr < ARRAY_SIZE(vs->v)) {
+		vs->v[vs->nr].name = name;
+		vs->v[vs->nr].value = value;
+		vs->v[vs->nr].raw = raw;
+		vs->nr++;
+	}
+}
+
+static void vars_add_map(struct vars *vs, const struct rnode *map)
+{
+	if (!map || map->type != RNODE_MAP)
+		return;
+	for (size_t i = 0; i < map->nr; i++)
+		if (map->items[i]->type == RNODE_SCALAR)
+			vars_add(vs, map->items[i]->key, map->items[i]->scalar, 1);
+}
+
+static int expand_into(struct resolver *r, const struct vars *vs, const char *in,
+		       const struct wb_origin *o, const char *what, int depth,
+		       struct buf *out)
+{
+	if (depth > MAX_VAR_DEPTH)
+		return err_at(r, o, "variables in '%s' nest deeper than %d levels (a cycle?)",
+			      what, MAX_VAR_DEPTH);
+	for (const char *p = in; *p; p++) {
+		const char *end;
+		size_t i;
+
+		if (p[0] != '$') {
+			buf_addc(out, *p);
+			continue;
+		}
+		if (p[1] == '$') {
+			buf_addc(out, '$');
+			p++;
+			continue;
+		}
+		if (p[1] != '{') {
+			buf_addc(out, '$');
+			continue;
+		}
+		end = strchr(p + 2, '}');
+		if (!end)
+			return err_at(r, o, "unterminated '${' in '%s'", what);
+		for (i = 0; i < vs->nr; i++)
+			if (strlen(vs->v[i].name) == (size_t)(end - p - 2) &&
+			    !strncmp(vs->v[i].name, p + 2, (size_t)(end - p - 2)))
+				break;
+		if (i == vs->nr)
+			return err_at(r, o, "undefined variable '${%.*s}' in '%s'",
+				      (int)(end - p - 2), p + 2, what);
+		if (vs->v[i].raw) {
+			if (expand_into(r, vs, vs->v[i].value, o, what, depth + 1, out))
+				return -1;
+		} else {
+			buf_adds(out, vs->v[i].value);
+		}
+		p = end;
+	}
+	return 0;
+}
+
+/* Expand the scalar N (named WHAT in errors); returns a new string or NULL. */
+static char *expand(struct resolver *r, const struct vars *vs,
+		    const struct rnode *n, const char *what)
+{
+	struct buf b = BUF_INIT;
+
+	if (expand_into(r, vs, n->scalar, &n->origin, what, 0, &b)) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* ---- URLs ---- */
+
+static int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
+		     const char *what)
+{
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) &&
+	    strncmp(url, "file://", 7))
+		return err_at(r, o, "'%s' must be an https, http or file URL, not '%s'",
+			      what, url);
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return err_at(r, o, "'%s' holds a space or control character: '%s'",
+				      what, url);
+	if (!strncmp(url, "http", 4) && !strchr(url, '/') )
+		return err_at(r, o, "'%s' has no host: '%s'", what, url);
+	return 0;
+}
+
+static char *url_filename(const char *url)
+{
+	size_t n = strcspn(url, "?#");
+	const char *end = url + n, *s = end;
+
+	while (s > url && s[-1] != '/')
+		s--;
+	return xstrndup(s, (size_t)(end - s));
+}
+
+/*
+ * The mirror rewrite: every rule whose `from` prefixes URL yields
+ * `to` + rest, in rule order; upstream comes last unless mirror_only.
+ */
+static int apply_mirrors(struct resolver *r, const char *url,
+			 const struct wb_origin *o, const char *what,
+			 struct wb_strlist *out)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->nmirrors; i++) {
+		size_t n = strlen(p->mirrors[i].from);
+		if (!strncmp(url, p->mirrors[i].from, n)) {
+			char *m = xasprintf("%s%s", p->mirrors[i].to, url + n);
+			wb_strlist_push_unique(out, m);
+			free(m);
+		}
+	}
+	if (!p->mirror_only) {
+		wb_strlist_push_unique(out, url);
+	} else if (!out->nr) {
+		char where[512];
+		wb_origin_format(&p->mirror_only_origin, where, sizeof(where));
+		return err_at(r, o, "no mirror rule covers %s '%s' and mirror_only is set (%s)",
+			      what, url, where);
+	}
+	if (!p->policy.allow_http) {
+		for (size_t i = 0; i < out->nr; i++) {
+			if (strncmp(out->v[i], "http://", 7))
+				continue;
+			char where[512];
+			wb_origin_format(&p->policy.allow_http_origin, where, sizeof(where));
+			return err_at(r, o, "%s '%s' is plain http and policy.allow_http is false (%s)",
+				      what, out->v[i], where);
+		}
+	}
+	return 0;
+}
+
+/* ---- keys ---- */
+
+static int load_key(struct resolver *r, const struct rnode *km, const char *name,
+		    struct plan_key *k)
+{
+	const struct rnode *kt = rnode_get(km, "key"), *kf = rnode_get(km, "key_file");
+	const struct rnode *al = rnode_get(km, "allow_legacy"), *fc = rnode_get(km, "file_check");
+	struct buf text = BUF_INIT;
+	struct wb_err ke = WB_ERR_INIT;
+
+	memset(k, 0, sizeof(*k));
+	k->origin = km->origin;
+	k->name = name ? xstrdup(name) : NULL;
+	if ((kt && kf) || (!kt && !kf))
+		return err_at(r, &km->origin, "a minisign key needs exactly one of 'key' or 'key_file'");
+	if (kt) {
+		buf_adds(&text, kt->scalar);
+		k->origin = kt->origin;
+	} else {
+		k->key_file = relative_to(kf->origin.file, kf->scalar);
+		k->origin = kf->origin;
+		if (fs_read_file(k->key_file, 4096, WB_EUSAGE, &text, &ke)) {
+			buf_release(&text);
+			return err_at(r, &kf->origin, "key_file: %s", ke.msg);
+		}
+	}
+	if (minisign_pubkey_parse(text.ptr, text.len, &k->pk, &ke)) {
+		buf_release(&text);
+		return err_at(r, &k->origin, "bad minisign public key%s%s%s: %s",
+			      name ? " '" : "", name ? name : "", name ? "'" : "", ke.msg);
+	}
+	/* keep the bare base64 line */
+	{
+		char *s = text.ptr, *line = NULL;
+		for (char *t = strtok(s, "\r\n"); t; t = strtok(NULL, "\r\n"))
+			if (strncmp(t, "untrusted comment:", 18))
+				line = t;
+		k->text = xstrdup(line ? line : "");
+		while (*k->text && isspace((unsigned char)k->text[strlen(k->text) - 1]))
+			k->text[strlen(k->text) - 1] = '\0';
+	}
+	buf_release(&text);
+	k->pk.allow_legacy = al ? schema_bool(al) : 0;
+	k->pk.file_check = fc ? schema_bool(fc) : 1;
+	minisign_keyid_hex(k->pk.keyid, k->keyid_hex);
+	return 0;
+}
+
+static int add_keys(struct resolver *r, const struct rnode *list, struct plan_verify *v)
+{
+	const struct rnode *named = rnode_get(r->top, "keys");
+
+	for (size_t i = 0; i < list->nr; i++) {
+		const struct rnode *it = list->items[i];
+		struct plan_key k;
+
+		if (it->type == RNODE_SCALAR) {
+			const struct rnode *km = rnode_get(named, it->scalar);
+			if (!km)
+				return err_at(r, &it->origin,
+					      "unknown key name '%s' (define it under 'keys:')",
+					      it->scalar);
+			if (load_key(r, km, it->scalar, &k))
+				return -1;
+			k.origin = it->origin;
+		} else if (load_key(r, it, NULL, &k)) {
+			return -1;
+		}
+		ALLOC_GROW(v->keys, v->nkeys + 1, v->alloc_keys);
+		v->keys[v->nkeys++] = k;
+	}
+	return 0;
+}
+
+/* ---- artifacts ---- */
+
+static int is_hex(const char *s, size_t len)
+{
+	if (strlen(s) != len)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+static char *lower(char *s)
+{
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return s;
+}
+
+static int convert_verify(struct resolver *r, const struct rnode *vn,
+			  const struct vars *vs, struct plan_artifact *a,
+			  const char *ctx)
+{
+	struct plan_verify *v = &a->verify;
+	const struct rnode *n;
+	char what[256];
+
+	v->origin = vn->origin;
+	if ((n = rnode_get(vn, "sha256"))) {
+		v->sha256 = lower(xstrdup(n->scalar));
+		v->sha256_origin = n->origin;
+		if (!is_hex(v->sha256, 64))
+			return err_at(r, &n->origin, "'%s.verify.sha256' must be 64 hex digits", ctx);
+	}
+	if ((n = rnode_get(vn, "sha512"))) {
+		v->sha512 = lower(xstrdup(n->scalar));
+		v->sha512_origin = n->origin;
+		if (!is_hex(v->sha512, 128))
+			return err_at(r, &n->origin, "'%s.verify.sha512' must be 128 hex digits", ctx);
+	}
+	if ((n = rnode_get(vn, "source")))
+		v->source = xstrdup(n->scalar);
+	if ((n = rnode_get(vn, "needs_pin")))
+		v->needs_pin = xstrdup(n->scalar);
+	for (int alg = 0; alg < 2; alg++) {
+		const char *key = alg ? "sha512_url" : "sha256_url";
+		struct wb_strlist *dst = alg ? &v->sha512_urls : &v->sha256_urls;
+		char *u;
+
+		if (!(n = rnode_get(vn, key)))
+			continue;
+		snprintf(what, sizeof(what), "%s.verify.%s", ctx, key);
+		if (!(u = expand(r, vs, n, what)))
+			return -1;
+		if (url_check(r, u, &n->origin, what) ||
+		    apply_mirrors(r, u, &n->origin, "checksum URL", dst)) {
+			free(u);
+			return -1;
+		}
+		free(u);
+		if (alg)
+			v->sha512_url_origin = n->origin;
+		else
+			v->sha256_url_origin = n->origin;
+	}
+	if ((n = rnode_get(vn, "minisign"))) {
+		const struct rnode *un = rnode_get(n, "url");
+		struct rnode *def = NULL;
+		char *u;
+
+		v->minisign_origin = n->origin;
+		if (!un)
+			un = def = rnode_new_scalar("${url}.minisig", &n->origin);
+		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
+		u = expand(r, vs, un, what);
+		rnode_free(def);
+		if (!u)
+			return -1;
+		if (url_check(r, u, &n->origin, what) ||
+		    apply_mirrors(r, u, &n->origin, "signature URL", &v->minisig_urls)) {
+			free(u);
+			return -1;
+		}
+		free(u);
+		if (add_keys(r, rnode_get(n, "keys"), v))
+			return -1;
+	}
+	return 0;
+}
+
+static int convert_signatures(struct resolver *r, const struct vars *vs,
+			      struct plan_artifact *a, const char *ctx)
+{
+	const struct rnode *sg = rnode_get(r->top, "signatures"), *un;
+	struct plan_verify *v = &a->verify;
+	struct rnode *def = NULL;
+	char what[256];
+	char *u;
+
+	if (!sg)
+		return 0;
+	if (!v->nkeys) {
+		un = rnode_get(sg, "url");
+		if (!un)
+			un = def = rnode_new_scalar("${url}.minisig", &sg->origin);
+		snprintf(what, sizeof(what), "signatures.url for %s", ctx);
+		u = expand(r, vs, un, what);
+		rnode_free(def);
+		if (!u)
+			return -1;
+		if (url_check(r, u, &sg->origin, what) ||
+		    apply_mirrors(r, u, &sg->origin, "signature URL", &v->minisig_urls)) {
+			free(u);
+			return -1;
+		}
+		free(u);
+		v->minisign_origin = sg->origin;
+	}
+	return add_keys(r, rnode_get(sg, "keys"), v);
+}
+
+static int convert_dest(struct resolver *r, const struct rnode *n,
+			struct plan_artifact *a, const char *what)
+{
+	const char *why = NULL;
+
+	a->dest_tree = winpath_to_tree(n->scalar, &why);
+	a->dest_origin = n->origin;
+	if (!a->dest_tree)
+		return err_at(r, &n->origin, "bad Windows destination '%s' in '%s': %s",
+			      n->scalar, what, why);
+	a->dest_win = xstrdup(n->scalar);
+	for (char *p = a->dest_win; *p; p++)
+		if (*p == '/')
+			*p = '\\';
+	a->dest_win[0] = 'C';
+	return 0;
+}
+
+static unsigned long long to_ull(const struct rnode *n)
+{
+	return n ? strtoull(n->scalar, NULL, 10) : 0;
+}
+
+static int strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int convert_action(struct resolver *r, const struct rnode *an,
+			  struct plan_artifact *a, const char *ctx)
+{
+	const struct rnode *un = rnode_get(an, "unpack"), *in = rnode_get(an, "install");
+	const struct rnode *pn = rnode_get(an, "payload"), *n;
+	char what[256];
+
+	if (!!un + !!in + !!pn != 1)
+		return err_at(r, &an->origin,
+			      "'%s' needs exactly one of 'unpack', 'install' or 'payload'", ctx);
+	if (un) {
+		a->action = PLAN_UNPACK;
+		snprintf(what, sizeof(what), "%s.unpack.into", ctx);
+		if (convert_dest(r, rnode_get(un, "into"), a, what))
+			return -1;
+		a->strip = (n = rnode_get(un, "strip")) ? (int)to_ull(n) : 0;
+		if (a->strip > 64)
+			return err_at(r, &n->origin, "'%s.unpack.strip' must be at most 64", ctx);
+		if ((n = rnode_get(un, "include")))
+			for (size_t i = 0; i < n->nr; i++)
+				wb_strlist_push(&a->include, n->items[i]->scalar);
+		a->format = xstrdup((n = rnode_get(un, "format")) ? n->scalar : "auto");
+		n = rnode_get(un, "limits");
+		a->limits.max_bytes = to_ull(rnode_get(n, "max_bytes"));
+		a->limits.max_entries = to_ull(rnode_get(n, "max_entries"));
+		a->limits.max_ratio = to_ull(rnode_get(n, "max_ratio"));
+	} else if (in) {
+		a->action = PLAN_INSTALL;
+		snprintf(what, sizeof(what), "%s.install.to", ctx);
+		if (convert_dest(r, rnode_get(in, "to"), a, what))
+			return -1;
+		if (!*a->dest_tree)
+			return err_at(r, &rnode_get(in, "to")->origin,
+				      "'%s' must name a file, not the drive root", what);
+	} else {
+		a->action = PLAN_PAYLOAD;
+		snprintf(what, sizeof(what), "%s.payload.to", ctx);
+		if (convert_dest(r, rnode_get(pn, "to"), a, what))
+			return -1;
+		if (!*a->dest_tree)
+			return err_at(r, &rnode_get(pn, "to")->origin,
+				      "'%s' must name a file, not the drive root", what);
+		a->payload_type = xstrdup((n = rnode_get(pn, "type")) ? n->scalar : "msi");
+		if ((n = rnode_get(pn, "properties"))) {
+			for (size_t i = 0; i < n->nr; i++) {
+				char *kv = xasprintf("%s=%s", n->items[i]->key,
+						     n->items[i]->scalar);
+				wb_strlist_push(&a->payload_props, kv);
+				free(kv);
+			}
+			qsort(a->payload_props.v, a->payload_props.nr, sizeof(char *),
+			      strcmp_ptr);
+		}
+	}
+	return 0;
+}
+
+static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
+				 const struct rnode *vn)
+{
+	const struct plan_policy *pol = &r->plan->policy;
+	struct plan_verify *v = &a->verify;
+	char where[512];
+
+	if (pol->forbid_checksum_urls && (v->sha256_urls.nr || v->sha512_urls.nr)) {
+		wb_strlist_release(&v->sha256_urls);
+		wb_strlist_release(&v->sha512_urls);
+		if (!v->sha256 && !v->sha512 && !v->nkeys) {
+			wb_origin_format(&pol->checksum_urls_origin, where, sizeof(where));
+			return err_at(r, &vn->origin,
+				      "artifact '%s' is verified only by a checksum file, which policy.checksum_urls: forbid does not accept (%s)",
+				      a->name, where);
+		}
+	}
+	if (pol->require_signature && !v->nkeys) {
+		wb_origin_format(&pol->require_origin, where, sizeof(where));
+		return err_at(r, &vn->origin,
+			      "artifact '%s' has no minisign signature, but policy.require is 'signature' (%s)",
+			      a->name, where);
+	}
+	if (!v->sha256 && !v->sha512 && !v->sha256_urls.nr && !v->sha512_urls.nr &&
+	    !v->nkeys && !v->needs_pin)
+		return err_at(r, &vn->origin,
+			      "artifact '%s' has no verification: give sha256, sha512, sha256_url, sha512_url, minisign or needs_pin",
+			      a->name);
+	return 0;
+}
+
+static int convert_artifact(struct resolver *r, const struct rnode *an,
+			    const struct plan_component *c, struct vars base,
+			    struct plan_artifact *a)
+{
+	const struct rnode *rp = rnode_get(rnode_get(r->top, "replace"), an->key);
+	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify");
+	char ctx[256], what[300];
+	char *url;
+
+	snprintf(ctx, sizeof(ctx), "components.%s.artifacts.%s", c->name, an->key);
+	a->name = xstrdup(an->key);
+	a->component = xstrdup(c->name);
+	a->version = xstrdup(c->version);
+	if (rp && rnode_get(rp, "url")) {
+		un = rnode_get(rp, "url");
+		a->replaced = 1;
+	}
+	if (rp && rnode_get(rp, "verify"))
+		vn = rnode_get(rp, "verify");
+	vars_add(&base, "name", a->name, 0);
+	snprintf(what, sizeof(what), "%s.url", ctx);
+	if (!(url = expand(r, &base, un, what)))
+		return -1;
+	a->upstream_url = url;
+	a->url_origin = un->origin;
+	if (url_check(r, url, &un->origin, what))
+		return -1;
+	a->filename = url_filename(url);
+	if (!*a->filename)
+		return err_at(r, &un->origin, "'%s' must end in a file name: '%s'", what, url);
+	if (apply_mirrors(r, url, &un->origin, "URL", &a->urls))
+		return -1;
+	/* ${url}, ${filename} after the url itself is known */
+	{
+		struct vars vs = base;
+		memmove(vs.v + 2, vs.v, (vs.nr < ARRAY_SIZE(vs.v) - 2 ? vs.nr : ARRAY_SIZE(vs.v) - 2) * sizeof(vs.v[0]));
+		vs.v[0] = (struct var){ "url", a->upstream_url, 0 };
+		vs.v[1] = (struct var){ "filename", a->filename, 0 };
+		vs.nr = vs.nr + 2 > ARRAY_SIZE(vs.v) ? ARRAY_SIZE(vs.v) : vs.nr + 2;
+		if (convert_verify(r, vn, &vs, a, ctx) ||
+		    convert_signatures(r, &vs, a, ctx))
+			return -1;
+	}
+	if (convert_action(r, an, a, ctx))
+		return -1;
+	return policy_check_artifact(r, a, vn);
+}
+
+/* ---- components ---- */
+
+static int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
+{
+	const struct rnode *fn = rnode_get(entry, "file");
+	const char *from = fn ? fn->origin.file : entry->key_origin.file;
+	struct wb_origin at = fn ? fn->origin : entry->key_origin;
+	struct rnode *comp = NULL;
+	const struct rnode *nm;
+	char *rel, *path;
+	int ret;
+
+	if (fn && fn->type != RNODE_SCALAR)
+		return err_at(r, &fn->origin, "'components.%s.file' must be a path", entry->key);
+	rel = fn ? xstrdup(fn->scalar) : xasprintf("components/%s.yaml", entry->key);
+	if (!from || from[0] == '-' || !strncmp(from, "env ", 4))
+		from = r->plan->recipe_path;
+	path = relative_to(from, rel);
+	free(rel);
+	r->ninclude = 0;
+	ret = load_kind(r, path, "component", &at, &comp);
+	if (ret) {
+		free(path);
+		return -1;
+	}
+	nm = rnode_get(comp, "name");
+	if (nm && nm->type == RNODE_SCALAR && strcmp(nm->scalar, entry->key)) {
+		ret = err_at(r, &nm->origin, "component file '%s' is named '%s', but the image calls it '%s'",
+			     path, nm->scalar, entry->key);
+		free(path);
+		rnode_free(comp);
+		return ret;
+	}
+	free(path);
+	*out = rnode_merge(comp, rnode_clone(entry));
+	return 0;
+}
+
+static void copy_strlist(const struct rnode *n, struct wb_strlist *out)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nr; i++)
+		wb_strlist_push(out, n->items[i]->scalar);
+}
+
+static int convert_winpaths(struct resolver *r, const struct rnode *n,
+			    const char *what, struct wb_strlist *out)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n->nr; i++) {
+		const char *why = NULL;
+		char *t = winpath_to_tree(n->items[i]->scalar, &why);
+		if (!t)
+			return err_at(r, &n->items[i]->origin,
+				      "bad Windows path '%s' in '%s': %s",
+				      n->items[i]->scalar, what, why);
+		free(t);
+		wb_strlist_push(out, n->items[i]->scalar);
+	}
+	return 0;
+}
+
+static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
+
+static int convert_component(struct resolver *r, struct rnode *cn,
+			     const struct vars *image_vars)
+{
+	struct plan *p = r->plan;
+	struct plan_component *c;
+	struct vars vs = *image_vars;
+	const struct rnode *n, *arts;
+	char ctx[256];
+
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	if (schema_check(cn, schema_component, ctx, 0, r->e))
+		return -1;
+	ALLOC_GROW(p->components, p->ncomponents + 1, p->alloc_components);
+	c = &p->components[p->ncomponents++];
+	memset(c, 0, sizeof(*c));
+	c->name = xstrdup(cn->key);
+	c->file = xstrdup(rnode_get(cn, "kind")->origin.file);
+	if ((n = rnode_get(cn, "description")))
+		c->description = xstrdup(n->scalar);
+	if ((n = rnode_get(cn, "homepage")))
+		c->homepage = xstrdup(n->scalar);
+	if ((n = rnode_get(cn, "license")))
+		c->license = xstrdup(n->scalar);
+
+	/* component vars first: they win over image vars */
+	{
+		struct vars cv = { .nr = 0 };
+		vars_add_map(&cv, rnode_get(cn, "vars"));
+		for (size_t i = 0; i < vs.nr && cv.nr < ARRAY_SIZE(cv.v); i++)
+			cv.v[cv.nr++] = vs.v[i];
+		vs = cv;
+	}
+	n = rnode_get(cn, "version");
+	snprintf(ctx, sizeof(ctx), "components.%s.version", cn->key);
+	if (!(c->version = expand(r, &vs, n, ctx)))
+		return -1;
+	c->version_origin = n->origin;
+	{
+		struct vars v2 = { .nr = 0 };
+		vars_add(&v2, "version", c->version, 0);
+		for (size_t i = 0; i < vs.nr && v2.nr < ARRAY_SIZE(v2.v); i++)
+			v2.v[v2.nr++] = vs.v[i];
+		vs = v2;
+	}
+	if ((n = rnode_get(cn, "purl"))) {
+		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
+		if (!(c->purl = expand(r, &vs, n, ctx)))
+			return -1;
+	}
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	if (convert_winpaths(r, rnode_get(cn, "path"), "path", &c->path) ||
+	    convert_winpaths(r, rnode_get(cn, "directories"), "directories", &c->directories) ||
+	    convert_winpaths(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions",
+			     &c->defender_exclusions))
+		return -1;
+	if ((n = rnode_get(cn, "firewall"))) {
+		c->firewall = xcalloc(n->nr ? n->nr : 1, sizeof(*c->firewall));
+		for (size_t i = 0; i < n->nr; i++) {
+			const struct rnode *fw = n->items[i], *pn = rnode_get(fw, "port");
+			const struct rnode *pr = rnode_get(fw, "protocol");
+			unsigned long long port = to_ull(pn);
+			if (!pn || port < 1 || port > 65535)
+				return err_at(r, pn ? &pn->origin : &fw->origin,
+					      "firewall port must be 1-65535, not '%s'",
+					      pn ? pn->scalar : "");
+			c->firewall[i].name = xstrdup(scalar(fw, "name"));
+			c->firewall[i].port = (int)port;
+			c->firewall[i].protocol = xstrdup(pr ? pr->scalar : "TCP");
+			c->nfirewall++;
+		}
+	}
+	arts = rnode_get(cn, "artifacts");
+	if (!arts->nr)
+		return err_at(r, &arts->origin, "'%s.artifacts' is empty", ctx);
+	for (size_t i = 0; i < arts->nr; i++) {
+		const struct rnode *an = arts->items[i];
+		struct plan_artifact *a;
+		const struct plan_artifact *dup = plan_find_artifact(p, an->key);
+
+		if (dup) {
+			char where[512];
+			wb_origin_format(&dup->url_origin, where, sizeof(where));
+			return err_at(r, &an->key_origin,
+				      "duplicate artifact name '%s' (also in component '%s', %s)",
+				      an->key, dup->component, where);
+		}
+		ALLOC_GROW(p->artifacts, p->nartifacts + 1, p->alloc_artifacts);
+		a = &p->artifacts[p->nartifacts++];
+		memset(a, 0, sizeof(*a));
+		if (convert_artifact(r, an, c, vs, a))
+			return -1;
+	}
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	flatten(p, cn, ctx);
+	return 0;
+}
+
+/* ---- top-level values ---- */
+
+static void add_value(struct plan *p, const char *key, const char *value,
+		      const struct wb_origin *o)
+{
+	ALLOC_GROW(p->values, p->nvalues + 1, p->alloc_values);
+	p->values[p->nvalues].key = xstrdup(key);
+	p->values[p->nvalues].value = xstrdup(value);
+	p->values[p->nvalues].origin = *o;
+	p->nvalues++;
+}
+
+static void flatten(struct plan *p, const struct rnode *n, const char *prefix)
+{
+	char key[1024];
+
+	if (n->type == RNODE_SCALAR) {
+		add_value(p, prefix, n->scalar, &n->origin);
+		return;
+	}
+	if (n->type == RNODE_LIST && (!n->nr || n->items[0]->type == RNODE_SCALAR)) {
+		struct buf b = BUF_INIT;
+		buf_addc(&b, '[');
+		for (size_t i = 0; i < n->nr; i++)
+			buf_addf(&b, "%s%s", i ? ", " : "",
+				 n->items[i]->type == RNODE_SCALAR ? n->items[i]->scalar : "…");
+		buf_addc(&b, ']');
+		add_value(p, prefix, b.ptr, &n->origin);
+		buf_release(&b);
+		return;
+	}
+	for (size_t i = 0; i < n->nr; i++) {
+		if (n->type == RNODE_MAP)
+			snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "",
+				 n->items[i]->key);
+		else
+			snprintf(key, sizeof(key), "%s[%zu]", prefix, i + 1);
+		flatten(p, n->items[i], key);
+	}
+}
+
+static int cmp_value(const void *a, const void *b)
+{
+	return strcmp(((const struct plan_value *)a)->key, ((const struct plan_value *)b)->key);
+}
+
+static int cmp_artifact(const void *a, const void *b)
+{
+	return strcmp(((const struct plan_artifact *)a)->name,
+		      ((const struct plan_artifact *)b)->name);
+}
+
+static char *str_or(const struct rnode *n, const char *key, const char *def)
+{
+	const char *s = scalar(n, key);
+
+	return xstrdup(s ? s : def);
+}
+
+static void resolve_policy(struct resolver *r)
+{
+	struct plan_policy *pol = &r->plan->policy;
+
+	pol->allow_http = 1;
+	/* Policy only tightens: a later layer cannot loosen what an earlier
+	 * layer required (so no flag undoes an override's require: signature). */
+	for (size_t i = 0; i < r->npolicy_layers; i++) {
+		const struct rnode *l = r->policy_layers[i], *n;
+
+		if ((n = rnode_get(l, "require")) && !strcmp(n->scalar, "signature") &&
+		    !pol->require_signature) {
+			pol->require_signature = 1;
+			pol->require_origin = n->origin;
+		}
+		if ((n = rnode_get(l, "allow_http")) && schema_bool(n) == 0 &&
+		    pol->allow_http) {
+			pol->allow_http = 0;
+			pol->allow_http_origin = n->origin;
+		}
+		if ((n = rnode_get(l, "checksum_urls")) && !strcmp(n->scalar, "forbid") &&
+		    !pol->forbid_checksum_urls) {
+			pol->forbid_checksum_urls = 1;
+			pol->checksum_urls_origin = n->origin;
+		}
+	}
+}
+
+static int convert_top(struct resolver *r)
+{
+	struct plan *p = r->plan;
+	struct rnode *top = r->top, *comps;
+	const struct rnode *n;
+	struct vars image_vars = { .nr = 0 };
+
+	if (top->type != RNODE_MAP)
+		return err_at(r, &top->origin, "expected a map");
+	if (schema_check(top, schema_image, "", 0, r->e))
+		return -1;
+	p->name = str_or(top, "name", "");
+	n = rnode_get(top, "name");
+	if (!*p->name || strspn(p->name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(p->name) ||
+	    p->name[0] == '.')
+		return err_at(r, &n->origin, "'name' must match [a-z0-9._-]+, not '%s'", p->name);
+	n = rnode_get(top, "windows");
+	p->windows_version = str_or(n, "version", "");
+	p->windows_edition = str_or(n, "edition", "datacenter");
+	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "generic-http");
+	n = rnode_get(top, "node");
+	p->service_manager = str_or(n, "service_manager", "sc");
+	p->pause_image = str_or(n, "pause_image", "registry.k8s.io/pause:3.10");
+	p->cni = str_or(n, "cni", "none");
+	if (rnode_get(n, "windows_features"))
+		copy_strlist(rnode_get(n, "windows_features"), &p->windows_features);
+	else
+		wb_strlist_push(&p->windows_features, "Containers");
+	n = rnode_get(rnode_get(top, "packer"), "builders");
+	if (n) {
+		static const char *const known = "|azure-arm|vsphere-iso|qemu|hyperv-iso|amazon-ebs|";
+		for (size_t i = 0; i < n->nr; i++) {
+			char pat[128];
+			snprintf(pat, sizeof(pat), "|%s|", n->items[i]->scalar);
+			if (!strstr(known, pat))
+				return err_at(r, &n->items[i]->origin,
+					      "unknown Packer builder '%s' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)",
+					      n->items[i]->scalar);
+		}
+		copy_strlist(n, &p->builders);
+	} else {
+		const char *all[] = { "azure-arm", "vsphere-iso", "qemu", "hyperv-iso", "amazon-ebs" };
+		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+			wb_strlist_push(&p->builders, all[i]);
+	}
+	resolve_policy(r);
+	if ((n = rnode_get(top, "mirror_only"))) {
+		p->mirror_only = schema_bool(n) == 1;
+		p->mirror_only_origin = n->origin;
+	}
+	if ((n = rnode_get(top, "mirrors"))) {
+		p->mirrors = xcalloc(n->nr ? n->nr : 1, sizeof(*p->mirrors));
+		for (size_t i = 0; i < n->nr; i++) {
+			const struct rnode *m = n->items[i];
+			const char *from = scalar(m, "from"), *to = scalar(m, "to");
+			if (url_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
+			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to"))
+				return -1;
+			p->mirrors[i].from = xstrdup(from);
+			p->mirrors[i].to = xstrdup(to);
+			p->mirrors[i].origin = m->origin;
+			p->nmirrors++;
+		}
+	}
+	if ((n = rnode_get(top, "replace"))) {
+		/* checked once every artifact is known (below) */
+	}
+
+	vars_add_map(&image_vars, rnode_get(top, "vars"));
+	vars_add(&image_vars, "windows_version", p->windows_version, 0);
+
+	comps = rnode_get(top, "components");
+	if (comps->type != RNODE_MAP)
+		return err_at(r, &comps->origin, "'components' must be a map of component names");
+	if (!comps->nr)
+		return err_at(r, &comps->origin, "'components' is empty");
+	for (size_t i = 0; i < comps->nr; i++) {
+		struct rnode *entry = comps->items[i], *cn = NULL;
+		const struct rnode *en = rnode_get(entry, "enabled");
+		char ctx[256];
+		int ret;
+
+		snprintf(ctx, sizeof(ctx), "components.%s", entry->key);
+		if (entry->type != RNODE_MAP)
+			return err_at(r, &entry->origin, "'%s' must be a map", ctx);
+		if (!key_segment_ok(entry->key, strlen(entry->key)))
+			return err_at(r, &entry->key_origin, "bad component name '%s'", entry->key);
+		if (schema_check(entry, schema_component, ctx, 1, r->e))
+			return -1;
+		if (en && schema_bool(en) == 0) {
+			add_value(p, "components.", "", &en->origin);
+			free(p->values[p->nvalues - 1].key);
+			p->values[p->nvalues - 1].key = xasprintf("%s.enabled", ctx);
+			free(p->values[p->nvalues - 1].value);
+			p->values[p->nvalues - 1].value = xstrdup("false");
+			continue;
+		}
+		if (load_component(r, entry, &cn) || !cn)
+			return -1;
+		free(cn->key);
+		cn->key = xstrdup(entry->key);
+		ret = convert_component(r, cn, &image_vars);
+		rnode_free(cn);
+		if (ret)
+			return -1;
+	}
+	if ((n = rnode_get(top, "replace"))) {
+		for (size_t i = 0; i < n->nr; i++)
+			if (!plan_find_artifact(p, n->items[i]->key))
+				return err_at(r, &n->items[i]->key_origin,
+					      "'replace.%s' names no artifact of this image",
+					      n->items[i]->key);
+	}
+	/* top-level values for --explain, components already added */
+	for (size_t i = 0; i < top->nr; i++) {
+		if (!strcmp(top->items[i]->key, "components"))
+			continue;
+		flatten(p, top->items[i], top->items[i]->key);
+	}
+	qsort(p->values, p->nvalues, sizeof(*p->values), cmp_value);
+	qsort(p->artifacts, p->nartifacts, sizeof(*p->artifacts), cmp_artifact);
+	return 0;
+}
+
+int plan_resolve(const struct plan_inputs *in, struct plan *plan,
+		 struct wb_err *e)
+{
+	struct resolver r;
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	memset(&r, 0, sizeof(r));
+	r.plan = plan;
+	r.e = e;
+	plan->recipe_path = xstrdup(in->recipe);
+	ret = load_layers(&r, in);
+	if (!ret)
+		ret = convert_top(&r);
+	rnode_free(r.top);
+	for (size_t i = 0; i < r.npolicy_layers; i++)
+		rnode_free(r.policy_layers[i]);
+	if (ret)
+		plan_release(plan);
+	return ret;
+}

@@ -1,0 +1,378 @@
+/* Keyword tables for every map in a recipe, and the checker. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "recipe/schema.h"
+
+#define END { NULL, 0, NULL, NULL, 0 }
+
+static const struct schema_key schema_key_map[] = {
+	{ "key", S_STR, NULL, NULL, 0 },
+	{ "key_file", S_STR, NULL, NULL, 0 },
+	{ "allow_legacy", S_BOOL, NULL, NULL, 0 },
+	{ "file_check", S_BOOL, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_minisign[] = {
+	{ "url", S_STR, NULL, NULL, 0 },
+	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED },
+	END
+};
+
+static const struct schema_key schema_verify[] = {
+	{ "sha256", S_STR, NULL, NULL, 0 },
+	{ "sha512", S_STR, NULL, NULL, 0 },
+	{ "source", S_STR, NULL, NULL, 0 },
+	{ "sha256_url", S_STR, NULL, NULL, 0 },
+	{ "sha512_url", S_STR, NULL, NULL, 0 },
+	{ "minisign", S_MAP, schema_minisign, NULL, 0 },
+	{ "needs_pin", S_STR, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_limits[] = {
+	{ "max_bytes", S_INT, NULL, NULL, 0 },
+	{ "max_entries", S_INT, NULL, NULL, 0 },
+	{ "max_ratio", S_INT, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_unpack[] = {
+	{ "into", S_STR, NULL, NULL, S_REQUIRED },
+	{ "strip", S_INT, NULL, NULL, 0 },
+	{ "include", S_STRLIST, NULL, NULL, 0 },
+	{ "format", S_ENUM, NULL, "auto|tar.gz|tgz|zip", 0 },
+	{ "limits", S_MAP, schema_limits, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_install[] = {
+	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	END
+};
+
+static const struct schema_key schema_payload[] = {
+	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "type", S_ENUM, NULL, "msi|exe", 0 },
+	{ "properties", S_STRMAP, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_artifact[] = {
+	{ "url", S_STR, NULL, NULL, S_REQUIRED },
+	{ "verify", S_MAP, schema_verify, NULL, S_REQUIRED },
+	{ "unpack", S_MAP, schema_unpack, NULL, 0 },
+	{ "install", S_MAP, schema_install, NULL, 0 },
+	{ "payload", S_MAP, schema_payload, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_firewall[] = {
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "port", S_INT, NULL, NULL, S_REQUIRED },
+	{ "protocol", S_ENUM, NULL, "TCP|UDP", 0 },
+	END
+};
+
+const struct schema_key schema_component[] = {
+	{ "kind", S_ENUM, NULL, "component", S_REQUIRED },
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "description", S_STR, NULL, NULL, 0 },
+	{ "homepage", S_STR, NULL, NULL, 0 },
+	{ "license", S_STR, NULL, NULL, 0 },
+	{ "purl", S_STR, NULL, NULL, 0 },
+	{ "version", S_STR, NULL, NULL, S_REQUIRED },
+	{ "vars", S_STRMAP, NULL, NULL, 0 },
+	{ "artifacts", S_MAPOF, schema_artifact, NULL, S_REQUIRED },
+	{ "path", S_STRLIST, NULL, NULL, 0 },
+	{ "directories", S_STRLIST, NULL, NULL, 0 },
+	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
+	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
+	/* set by the image recipe, beside the component's own keys */
+	{ "file", S_STR, NULL, NULL, 0 },
+	{ "enabled", S_BOOL, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_windows[] = {
+	{ "version", S_ENUM, NULL, "2019|2022|2025", S_REQUIRED },
+	{ "edition", S_STR, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_cloudbase[] = {
+	{ "provider", S_ENUM, NULL, "azure|aws|vsphere|openstack|nutanix|generic-http", 0 },
+	END
+};
+
+static const struct schema_key schema_node[] = {
+	{ "service_manager", S_ENUM, NULL, "sc|nssm", 0 },
+	{ "windows_features", S_STRLIST, NULL, NULL, 0 },
+	{ "pause_image", S_STR, NULL, NULL, 0 },
+	{ "cni", S_ENUM, NULL, "none|sdnbridge|nat|win-bridge", 0 },
+	END
+};
+
+static const struct schema_key schema_packer[] = {
+	{ "builders", S_STRLIST, NULL, NULL, 0 },
+	END
+};
+
+const struct schema_key schema_policy[] = {
+	{ "require", S_ENUM, NULL, "digest|signature", 0 },
+	{ "allow_http", S_BOOL, NULL, NULL, 0 },
+	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", 0 },
+	END
+};
+
+static const struct schema_key schema_mirror[] = {
+	{ "from", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	END
+};
+
+static const struct schema_key schema_signatures[] = {
+	{ "url", S_STR, NULL, NULL, 0 },
+	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED },
+	END
+};
+
+static const struct schema_key schema_replace[] = {
+	{ "url", S_STR, NULL, NULL, 0 },
+	{ "verify", S_MAP, schema_verify, NULL, 0 },
+	END
+};
+
+const struct schema_key schema_image[] = {
+	{ "kind", S_ENUM, NULL, "image", S_REQUIRED },
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "windows", S_MAP, schema_windows, NULL, S_REQUIRED },
+	{ "vars", S_STRMAP, NULL, NULL, 0 },
+	{ "components", S_SKIP, NULL, NULL, S_REQUIRED },
+	{ "cloudbase_init", S_MAP, schema_cloudbase, NULL, 0 },
+	{ "node", S_MAP, schema_node, NULL, 0 },
+	{ "packer", S_MAP, schema_packer, NULL, 0 },
+	{ "policy", S_MAP, schema_policy, NULL, 0 },
+	{ "keys", S_MAPOF, schema_key_map, NULL, 0 },
+	{ "mirrors", S_LISTOF, schema_mirror, NULL, 0 },
+	{ "mirror_only", S_BOOL, NULL, NULL, 0 },
+	{ "signatures", S_MAP, schema_signatures, NULL, 0 },
+	{ "replace", S_MAPOF, schema_replace, NULL, 0 },
+	END
+};
+
+/* Keys only override files may hold. */
+const struct schema_key schema_override_only[] = {
+	{ "replace", S_MAPOF, schema_replace, NULL, 0 },
+	END
+};
+
+static const char *type_name(enum schema_type t)
+{
+	switch (t) {
+	case S_STR: return "a string";
+	case S_BOOL: return "true or false";
+	case S_INT: return "a non-negative integer";
+	case S_ENUM: return "one of";
+	case S_STRLIST: return "a list of strings";
+	case S_STRMAP: return "a map of strings";
+	case S_MAP: case S_MAPOF: case S_SKIP: return "a map";
+	case S_LISTOF: case S_KEYLIST: return "a list";
+	}
+	return "?";
+}
+
+static const char *node_kind(const struct rnode *n)
+{
+	switch (n->type) {
+	case RNODE_SCALAR: return "a scalar";
+	case RNODE_MAP: return "a map";
+	case RNODE_LIST: return "a list";
+	}
+	return "?";
+}
+
+static int err_at(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int err_at(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
+{
+	char where[512], msg[1536];
+	va_list ap;
+
+	wb_origin_format(o, where, sizeof(where));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
+}
+
+int schema_bool(const struct rnode *n)
+{
+	if (!n || n->type != RNODE_SCALAR)
+		return -1;
+	if (!strcmp(n->scalar, "true"))
+		return 1;
+	if (!strcmp(n->scalar, "false"))
+		return 0;
+	return -1;
+}
+
+static int enum_has(const char *enums, const char *v)
+{
+	size_t n = strlen(v);
+	const char *p = enums;
+
+	while (*p) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, v, n))
+			return 1;
+		if (!bar)
+			break;
+		p = bar + 1;
+	}
+	return 0;
+}
+
+static int check_value(const struct rnode *v, const struct schema_key *k,
+		       const char *path, int no_required, struct wb_err *e);
+
+static int check_scalar_list(const struct rnode *v, const char *path,
+			     struct wb_err *e)
+{
+	for (size_t i = 0; i < v->nr; i++)
+		if (v->items[i]->type != RNODE_SCALAR)
+			return err_at(e, &v->items[i]->origin,
+				      "item %zu of '%s' must be a string, not %s",
+				      i + 1, path, node_kind(v->items[i]));
+	return 0;
+}
+
+static int check_value(const struct rnode *v, const struct schema_key *k,
+		       const char *path, int no_required, struct wb_err *e)
+{
+	char sub[512];
+	const char *s;
+
+	switch (k->type) {
+	case S_STR:
+	case S_BOOL:
+	case S_INT:
+	case S_ENUM:
+		if (v->type != RNODE_SCALAR)
+			return err_at(e, &v->origin, "'%s' must be %s%s%s, not %s",
+				      path, type_name(k->type),
+				      k->enums ? " " : "", k->enums ? k->enums : "",
+				      node_kind(v));
+		s = v->scalar;
+		if (k->type == S_BOOL && schema_bool(v) < 0)
+			return err_at(e, &v->origin, "'%s' must be true or false, not '%s'",
+				      path, s);
+		if (k->type == S_INT) {
+			if (!*s || strlen(s) > 18)
+				return err_at(e, &v->origin,
+					      "'%s' must be a non-negative integer, not '%s'", path, s);
+			for (const char *p = s; *p; p++)
+				if (!isdigit((unsigned char)*p))
+					return err_at(e, &v->origin,
+						      "'%s' must be a non-negative integer, not '%s'",
+						      path, s);
+		}
+		if (k->type == S_ENUM && !enum_has(k->enums, s))
+			return err_at(e, &v->origin, "'%s' must be one of %s, not '%s'",
+				      path, k->enums, s);
+		return 0;
+	case S_STRLIST:
+		if (v->type != RNODE_LIST)
+			return err_at(e, &v->origin, "'%s' must be a list of strings, not %s",
+				      path, node_kind(v));
+		return check_scalar_list(v, path, e);
+	case S_STRMAP:
+		if (v->type != RNODE_MAP)
+			return err_at(e, &v->origin, "'%s' must be a map of strings, not %s",
+				      path, node_kind(v));
+		for (size_t i = 0; i < v->nr; i++)
+			if (v->items[i]->type != RNODE_SCALAR)
+				return err_at(e, &v->items[i]->origin,
+					      "'%s.%s' must be a string, not %s", path,
+					      v->items[i]->key, node_kind(v->items[i]));
+		return 0;
+	case S_MAP:
+		if (v->type != RNODE_MAP)
+			return err_at(e, &v->origin, "'%s' must be a map, not %s", path,
+				      node_kind(v));
+		return schema_check(v, k->sub, path, no_required, e);
+	case S_MAPOF:
+		if (v->type != RNODE_MAP)
+			return err_at(e, &v->origin, "'%s' must be a map, not %s", path,
+				      node_kind(v));
+		for (size_t i = 0; i < v->nr; i++) {
+			const struct rnode *c = v->items[i];
+			snprintf(sub, sizeof(sub), "%s.%s", path, c->key);
+			if (c->type != RNODE_MAP)
+				return err_at(e, &c->origin, "'%s' must be a map, not %s",
+					      sub, node_kind(c));
+			if (schema_check(c, k->sub, sub, no_required, e))
+				return -1;
+		}
+		return 0;
+	case S_LISTOF:
+	case S_KEYLIST:
+		if (v->type != RNODE_LIST)
+			return err_at(e, &v->origin, "'%s' must be a list, not %s", path,
+				      node_kind(v));
+		for (size_t i = 0; i < v->nr; i++) {
+			const struct rnode *c = v->items[i];
+			snprintf(sub, sizeof(sub), "%s[%zu]", path, i + 1);
+			if (k->type == S_KEYLIST && c->type == RNODE_SCALAR)
+				continue;
+			if (c->type != RNODE_MAP)
+				return err_at(e, &c->origin, "'%s' must be a map, not %s",
+					      sub, node_kind(c));
+			if (schema_check(c, k->sub, sub, no_required, e))
+				return -1;
+		}
+		return 0;
+	case S_SKIP:
+		return 0;
+	}
+	return 0;
+}
+
+int schema_check(const struct rnode *n, const struct schema_key *table,
+		 const char *ctx, int no_required, struct wb_err *e)
+{
+	char path[512];
+
+	for (size_t i = 0; i < n->nr; i++) {
+		const struct rnode *c = n->items[i];
+		const struct schema_key *k;
+
+		for (k = table; k->name; k++)
+			if (!strcmp(k->name, c->key))
+				break;
+		if (ctx && *ctx)
+			snprintf(path, sizeof(path), "%s.%s", ctx, c->key);
+		else
+			snprintf(path, sizeof(path), "%s", c->key);
+		if (!k->name)
+			return err_at(e, &c->key_origin, "unknown key '%s'", path);
+		if (check_value(c, k, path, no_required, e))
+			return -1;
+	}
+	if (no_required)
+		return 0;
+	for (const struct schema_key *k = table; k->name; k++) {
+		if (!(k->flags & S_REQUIRED) || rnode_get(n, k->name))
+			continue;
+		if (ctx && *ctx)
+			return err_at(e, &n->origin, "missing required key '%s' in '%s'",
+				      k->name, ctx);
+		return err_at(e, &n->origin, "missing required key '%s'", k->name);
+	}
+	return 0;
+}

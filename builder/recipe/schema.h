@@ -1,0 +1,51 @@
+/*
+ * The recipe schema: one table per kind of map, listing every key a file
+ * may hold (docs/recipes.md documents the same tables). schema_check()
+ * rejects unknown keys, wrong types and missing required keys with
+ * "file:line:col: ..." naming the key.
+ */
+#ifndef WB_SCHEMA_H
+#define WB_SCHEMA_H
+
+#include "recipe/node.h"
+
+enum schema_type {
+	S_STR = 1,     /* scalar */
+	S_BOOL,        /* true / false */
+	S_INT,         /* non-negative decimal integer */
+	S_ENUM,        /* scalar, one of `enums` ("a|b|c") */
+	S_STRLIST,     /* list of scalars */
+	S_STRMAP,      /* map of scalars */
+	S_MAP,         /* map checked against `sub` */
+	S_MAPOF,       /* map whose values are maps checked against `sub` */
+	S_LISTOF,      /* list of maps checked against `sub` */
+	S_KEYLIST,     /* list of key names (scalars) or key maps (`sub`) */
+	S_SKIP,        /* checked elsewhere */
+};
+
+enum schema_flags {
+	S_REQUIRED = 1 << 0,
+};
+
+struct schema_key {
+	const char *name;
+	enum schema_type type;
+	const struct schema_key *sub;
+	const char *enums;
+	unsigned flags;
+};
+
+extern const struct schema_key schema_image[];
+extern const struct schema_key schema_component[];
+extern const struct schema_key schema_policy[];
+extern const struct schema_key schema_override_only[];
+
+/* Check map N against TABLE. CTX names N in messages ("artifact 'x'").
+ * With NO_REQUIRED, missing required keys are not errors. */
+int schema_check(const struct rnode *n, const struct schema_key *table,
+		 const char *ctx, int no_required, struct wb_err *e);
+
+/* Parse a S_BOOL scalar (true/false). Returns 0/1, or -1 if not a bool. */
+int schema_bool(const struct rnode *n);
+
+#endif
