@@ -53,6 +53,35 @@ static const char *scalar(const struct rnode *n, const char *key)
 	return c && c->type == RNODE_SCALAR ? c->scalar : NULL;
 }
 
+/* Lexically drop "x/.." pairs and "./" from P (in place); returns P. */
+static char *path_clean(char *p)
+{
+	char *seg[256];
+	size_t n = 0;
+	int abs = p[0] == '/';
+	char *save = NULL, *copy = xstrdup(p);
+	struct buf out = BUF_INIT;
+
+	for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(t, "."))
+			continue;
+		if (!strcmp(t, "..") && n && strcmp(seg[n - 1], ".."))
+			n--;
+		else if (n < ARRAY_SIZE(seg))
+			seg[n++] = t;
+	}
+	if (abs)
+		buf_addc(&out, '/');
+	for (size_t i = 0; i < n; i++)
+		buf_addf(&out, "%s%s", i ? "/" : "", seg[i]);
+	if (!out.len)
+		buf_addc(&out, '.');
+	free(p);
+	p = buf_detach(&out, NULL);
+	free(copy);
+	return p;
+}
+
 /* Path of REL relative to the directory of the file FROM. */
 static char *relative_to(const char *from, const char *rel)
 {
@@ -63,7 +92,7 @@ static char *relative_to(const char *from, const char *rel)
 	dir = fs_dirname(from);
 	p = fs_join(dir, rel);
 	free(dir);
-	return p;
+	return path_clean(p);
 }
 
 /* ---- loading files with includes ---- */
@@ -457,11 +486,13 @@ static char *url_filename(const char *url)
 
 /*
  * The mirror rewrite: every rule whose `from` prefixes URL yields
- * `to` + rest, in rule order; upstream comes last unless mirror_only.
+ * `to` + rest, in rule order; URL itself comes last unless mirror_only
+ * forbids it. mirror_only forbids only UPSTREAM URLs: a URL an override's
+ * `replace` supplied is the site's own location, not upstream.
  */
 static int apply_mirrors(struct resolver *r, const char *url,
 			 const struct wb_origin *o, const char *what,
-			 struct wb_strlist *out)
+			 int upstream, struct wb_strlist *out)
 {
 	const struct plan *p = r->plan;
 
@@ -473,7 +504,7 @@ static int apply_mirrors(struct resolver *r, const char *url,
 			free(m);
 		}
 	}
-	if (!p->mirror_only) {
+	if (!p->mirror_only || !upstream) {
 		wb_strlist_push_unique(out, url);
 	} else if (!out->nr) {
 		char where[512];
@@ -562,6 +593,21 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		} else if (load_key(r, it, NULL, &k)) {
 			return -1;
 		}
+		for (size_t j = 0; j < v->nkeys; j++) {
+			if (strcmp(v->keys[j].keyid_hex, k.keyid_hex))
+				continue;
+			if (strcmp(v->keys[j].text, k.text))
+				return err_at(r, &it->origin,
+					      "two different minisign keys share the key id %s",
+					      k.keyid_hex);
+			free(k.name);
+			free(k.text);
+			free(k.key_file);
+			k.text = NULL;
+			break;
+		}
+		if (!k.text)
+			continue;
 		ALLOC_GROW(v->keys, v->nkeys + 1, v->alloc_keys);
 		v->keys[v->nkeys++] = k;
 	}
@@ -623,7 +669,7 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		if (!(u = expand(r, vs, n, what)))
 			return -1;
 		if (url_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "checksum URL", dst)) {
+		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, dst)) {
 			free(u);
 			return -1;
 		}
@@ -647,7 +693,8 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		if (!u)
 			return -1;
 		if (url_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "signature URL", &v->minisig_urls)) {
+		    apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
+				  &v->minisig_urls)) {
 			free(u);
 			return -1;
 		}
@@ -679,7 +726,8 @@ static int convert_signatures(struct resolver *r, const struct vars *vs,
 		if (!u)
 			return -1;
 		if (url_check(r, u, &sg->origin, what) ||
-		    apply_mirrors(r, u, &sg->origin, "signature URL", &v->minisig_urls)) {
+		    apply_mirrors(r, u, &sg->origin, "signature URL", !a->replaced,
+				  &v->minisig_urls)) {
 			free(u);
 			return -1;
 		}
@@ -797,6 +845,12 @@ static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 			      "artifact '%s' has no minisign signature, but policy.require is 'signature' (%s)",
 			      a->name, where);
 	}
+	if (v->needs_pin && (v->sha256 || v->sha512 || v->sha256_urls.nr ||
+			     v->sha512_urls.nr || v->nkeys)) {
+		/* another method verifies it: no pin needed after all */
+		free(v->needs_pin);
+		v->needs_pin = NULL;
+	}
 	if (!v->sha256 && !v->sha512 && !v->sha256_urls.nr && !v->sha512_urls.nr &&
 	    !v->nkeys && !v->needs_pin)
 		return err_at(r, &vn->origin,
@@ -835,7 +889,7 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	a->filename = url_filename(url);
 	if (!*a->filename)
 		return err_at(r, &un->origin, "'%s' must end in a file name: '%s'", what, url);
-	if (apply_mirrors(r, url, &un->origin, "URL", &a->urls))
+	if (apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
 		return -1;
 	/* ${url}, ${filename} after the url itself is known */
 	{

@@ -389,3 +389,25 @@ Y
 	wb plan img.yaml -O o.yaml
 	expect_recipe_error o.yaml 4 12 "bad minisign public key"
 }
+
+@test "mirror_only forbids upstream but keeps a URL that replace supplied" {
+	printf 'kind: override\nreplace:\n  kubelet:\n    url: https://corp.example/kubelet.exe\n    verify: {sha256: "%064d"}\n' 0 > rep.yaml
+	wb plan img.yaml -O mirror-only.yaml -O rep.yaml --json
+	assert_status 0
+	python3 - "$output" <<'PY'
+import json, sys
+a = {x["name"]: x for x in json.loads(sys.argv[1])["artifacts"]}
+assert a["kubelet"]["urls"] == ["https://corp.example/kubelet.exe"], a["kubelet"]["urls"]
+assert a["containerd"]["urls"][0].startswith("https://mirror.corp/")
+assert len(a["containerd"]["urls"]) == 1
+PY
+}
+
+@test "paths through includes are shown normalised" {
+	mkdir -p common
+	printf 'kind: image\ncomponents:\n  containerd:\n    file: ../components/containerd.yaml\n' > common/base.yaml
+	printf 'kind: image\nname: n\ninclude: [common/base.yaml]\nwindows: {version: "2019"}\n' > n.yaml
+	wb plan n.yaml --json
+	assert_status 0
+	assert_output_has '"url": "components/containerd.yaml:8:10"'
+}
