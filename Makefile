@@ -78,7 +78,7 @@ check: deps
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
-	cp -R recipes packer overrides $(DESTDIR)$(SHAREDIR)/
+	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
 
