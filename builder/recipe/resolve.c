@@ -31,20 +31,7 @@ struct resolver {
 	size_t ninclude;
 };
 
-static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
-{
-	char where[512], msg[1536];
-	va_list ap;
-
-	wb_origin_format(o, where, sizeof(where));
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return wb_error(r->e, WB_EUSAGE, "%s: %s", where, msg);
-}
+#define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
 
 static const char *scalar(const struct rnode *n, const char *key)
 {
@@ -633,6 +620,31 @@ static char *lower(char *s)
 	return s;
 }
 
+/* The signature URLs of A from map N (`verify.minisign` or `signatures`):
+ * its `url`, default "${url}.minisig", expanded and mirrored. */
+static int signature_urls(struct resolver *r, const struct rnode *n,
+			  const struct vars *vs, struct plan_artifact *a,
+			  const char *what)
+{
+	const struct rnode *un = rnode_get(n, "url");
+	struct rnode *def = NULL;
+	char *u;
+	int ret;
+
+	if (!un)
+		un = def = rnode_new_scalar("${url}.minisig", &n->origin);
+	u = expand(r, vs, un, what);
+	rnode_free(def);
+	if (!u)
+		return -1;
+	ret = url_check(r, u, &n->origin, what) ||
+	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
+			    &a->verify.minisig_urls) ? -1 : 0;
+	free(u);
+	a->verify.minisign_origin = n->origin;
+	return ret;
+}
+
 static int convert_verify(struct resolver *r, const struct rnode *vn,
 			  const struct vars *vs, struct plan_artifact *a,
 			  const char *ctx)
@@ -680,26 +692,9 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 			v->sha256_url_origin = n->origin;
 	}
 	if ((n = rnode_get(vn, "minisign"))) {
-		const struct rnode *un = rnode_get(n, "url");
-		struct rnode *def = NULL;
-		char *u;
-
-		v->minisign_origin = n->origin;
-		if (!un)
-			un = def = rnode_new_scalar("${url}.minisig", &n->origin);
 		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
-		u = expand(r, vs, un, what);
-		rnode_free(def);
-		if (!u)
-			return -1;
-		if (url_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
-				  &v->minisig_urls)) {
-			free(u);
-			return -1;
-		}
-		free(u);
-		if (add_keys(r, rnode_get(n, "keys"), v))
+		if (signature_urls(r, n, vs, a, what) ||
+		    add_keys(r, rnode_get(n, "keys"), v))
 			return -1;
 	}
 	return 0;
@@ -708,33 +703,15 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 static int convert_signatures(struct resolver *r, const struct vars *vs,
 			      struct plan_artifact *a, const char *ctx)
 {
-	const struct rnode *sg = rnode_get(r->top, "signatures"), *un;
-	struct plan_verify *v = &a->verify;
-	struct rnode *def = NULL;
+	const struct rnode *sg = rnode_get(r->top, "signatures");
 	char what[256];
-	char *u;
 
 	if (!sg)
 		return 0;
-	if (!v->nkeys) {
-		un = rnode_get(sg, "url");
-		if (!un)
-			un = def = rnode_new_scalar("${url}.minisig", &sg->origin);
-		snprintf(what, sizeof(what), "signatures.url for %s", ctx);
-		u = expand(r, vs, un, what);
-		rnode_free(def);
-		if (!u)
-			return -1;
-		if (url_check(r, u, &sg->origin, what) ||
-		    apply_mirrors(r, u, &sg->origin, "signature URL", !a->replaced,
-				  &v->minisig_urls)) {
-			free(u);
-			return -1;
-		}
-		free(u);
-		v->minisign_origin = sg->origin;
-	}
-	return add_keys(r, rnode_get(sg, "keys"), v);
+	snprintf(what, sizeof(what), "signatures.url for %s", ctx);
+	if (!a->verify.nkeys && signature_urls(r, sg, vs, a, what))
+		return -1;
+	return add_keys(r, rnode_get(sg, "keys"), &a->verify);
 }
 
 static int convert_dest(struct resolver *r, const struct rnode *n,
