@@ -6,7 +6,6 @@
 #                            the whole suite under sanitizers
 #   make deps                install missing Debian packages (build + tests)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
-#   make demo                build and run a real recipe against the bundled demo mirror
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -76,14 +75,10 @@ check: deps
 	@$(MAKE) --no-print-directory winbuild unit
 	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' bash tests/run
 
-demo: deps
-	@$(MAKE) --no-print-directory winbuild
-	@bash tests/demo/run
-
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
-	cp -R recipes packer overrides $(DESTDIR)$(SHAREDIR)/
+	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
 
@@ -91,6 +86,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check demo install clean FORCE
+.PHONY: all unit deps check install clean FORCE
 
 -include $(OBJS:.o=.d)

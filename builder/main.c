@@ -35,6 +35,17 @@ static const struct wb_command commands[] = {
 	  "                       field to equal the base name of FILE\n"
 	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
+	{ "plan", cmd_plan,
+	  "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]",
+	  "resolve a recipe and print what will be fetched, verified and placed",
+	  "Resolve RECIPE with override files (-O, in order), $WINBUILD_SET and\n"
+	  "--set, and print for every artifact: the URLs in the order they will\n"
+	  "be tried, how it will be verified, and where it lands on the Windows\n"
+	  "disk. Nothing is downloaded.\n\n"
+	  "  -O, --override FILE  apply an override file (repeatable, later wins)\n"
+	  "  --set KEY=VALUE      set one value (repeatable; beats everything)\n"
+	  "  --explain            show where every value came from (file:line)\n"
+	  "  --json               machine-readable plan (docs/plan-json.md)\n" },
 	{ "version", cmd_version, "version", "print the version", "" },
 	{ "fetch", cmd_fetch, "fetch RECIPE [options]",
 	  "download and verify every artifact into the cache",

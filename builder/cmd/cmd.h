@@ -52,6 +52,11 @@ int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 			 struct wb_run *run);
 
 int cmd_plan(int argc, char **argv, struct wb_run *run);
+
+struct plan;
+/* Resolve RECIPE with the run's -O, $WINBUILD_SET and --set into PLAN;
+ * prints the error and returns its exit code on failure. */
+int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan);
 int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);

@@ -114,6 +114,17 @@ static int set_common(struct wb_run *run, enum opt_id id, const char *val,
 	return 0;
 }
 
+/* The value after option ARGV[*I], advancing *I; NULL (and a message) if
+ * there is none. */
+static const char *take_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "winbuild: option '%s' needs a value\n", argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
 int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 			 const struct cmd_opt *extra, const char *usage,
 			 struct wb_run *run)
@@ -138,13 +149,8 @@ int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 			if (!allowed_has(allowed, o) ||
 			    !match_opt(arg, o->name, o->alias, o->has_arg, &val))
 				continue;
-			if (o->has_arg && !val) {
-				if (i + 1 >= argc) {
-					fprintf(stderr, "winbuild: option '%s' needs a value\n", arg);
-					return cmd_usage("%s", usage);
-				}
-				val = argv[++i];
-			}
+			if (o->has_arg && !val && !(val = take_value(argc, argv, &i)))
+				return cmd_usage("%s", usage);
 			if (set_common(run, o->id, val, usage))
 				return WB_EUSAGE;
 			done = 1;
@@ -152,13 +158,8 @@ int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 		for (const struct cmd_opt *o = extra; !done && o && o->name; o++) {
 			if (!match_opt(arg, o->name, o->alias, o->has_arg, &val))
 				continue;
-			if (o->has_arg && !val) {
-				if (i + 1 >= argc) {
-					fprintf(stderr, "winbuild: option '%s' needs a value\n", arg);
-					return cmd_usage("%s", usage);
-				}
-				val = argv[++i];
-			}
+			if (o->has_arg && !val && !(val = take_value(argc, argv, &i)))
+				return cmd_usage("%s", usage);
 			if (o->has_arg && o->list)
 				wb_strlist_push(o->list, val);
 			else if (o->has_arg && o->str)

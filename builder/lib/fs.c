@@ -165,7 +165,7 @@ char *fs_join(const char *a, const char *b)
 {
 	size_t la = strlen(a);
 
-	if (!la)
+	if (!la || !strcmp(a, "."))
 		return xstrdup(b);
 	if (a[la - 1] == '/')
 		return xasprintf("%s%s", a, b);

@@ -1,4 +1,5 @@
 /* struct plan lifetime and lookups. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,18 @@ void wb_origin_format(const struct wb_origin *o, char *out, size_t len)
 		snprintf(out, len, "%s #%d", o->file, o->line);
 	else
 		snprintf(out, len, "%s:%d:%d", o->file, o->line, o->col);
+}
+
+int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
+{
+	char where[512], msg[1536];
+	va_list ap;
+
+	wb_origin_format(o, where, sizeof(where));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
 }
 
 static void verify_release(struct plan_verify *v)

@@ -28,6 +28,10 @@ struct wb_origin {
 /* "file:line:col", "--set #2", or "default" into OUT. */
 void wb_origin_format(const struct wb_origin *o, char *out, size_t len);
 
+/* Record a WB_EUSAGE error "ORIGIN: message" and return -1. */
+int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 struct plan_key {
 	char *name;          /* name in `keys:`, or NULL for an inline key */
 	char *text;          /* base64 public key */

@@ -31,26 +31,42 @@ struct resolver {
 	size_t ninclude;
 };
 
-static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int err_at(struct resolver *r, const struct wb_origin *o, const char *fmt, ...)
-{
-	char where[512], msg[1536];
-	va_list ap;
-
-	wb_origin_format(o, where, sizeof(where));
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return wb_error(r->e, WB_EUSAGE, "%s: %s", where, msg);
-}
+#define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
 
 static const char *scalar(const struct rnode *n, const char *key)
 {
 	const struct rnode *c = rnode_get(n, key);
 
 	return c && c->type == RNODE_SCALAR ? c->scalar : NULL;
+}
+
+/* Lexically drop "x/.." pairs and "./" from P (in place); returns P. */
+static char *path_clean(char *p)
+{
+	char *seg[256];
+	size_t n = 0;
+	int abs = p[0] == '/';
+	char *save = NULL, *copy = xstrdup(p);
+	struct buf out = BUF_INIT;
+
+	for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(t, "."))
+			continue;
+		if (!strcmp(t, "..") && n && strcmp(seg[n - 1], ".."))
+			n--;
+		else if (n < ARRAY_SIZE(seg))
+			seg[n++] = t;
+	}
+	if (abs)
+		buf_addc(&out, '/');
+	for (size_t i = 0; i < n; i++)
+		buf_addf(&out, "%s%s", i ? "/" : "", seg[i]);
+	if (!out.len)
+		buf_addc(&out, '.');
+	free(p);
+	p = buf_detach(&out, NULL);
+	free(copy);
+	return p;
 }
 
 /* Path of REL relative to the directory of the file FROM. */
@@ -63,7 +79,7 @@ static char *relative_to(const char *from, const char *rel)
 	dir = fs_dirname(from);
 	p = fs_join(dir, rel);
 	free(dir);
-	return p;
+	return path_clean(p);
 }
 
 /* ---- loading files with includes ---- */
@@ -457,11 +473,13 @@ static char *url_filename(const char *url)
 
 /*
  * The mirror rewrite: every rule whose `from` prefixes URL yields
- * `to` + rest, in rule order; upstream comes last unless mirror_only.
+ * `to` + rest, in rule order; URL itself comes last unless mirror_only
+ * forbids it. mirror_only forbids only UPSTREAM URLs: a URL an override's
+ * `replace` supplied is the site's own location, not upstream.
  */
 static int apply_mirrors(struct resolver *r, const char *url,
 			 const struct wb_origin *o, const char *what,
-			 struct wb_strlist *out)
+			 int upstream, struct wb_strlist *out)
 {
 	const struct plan *p = r->plan;
 
@@ -473,7 +491,7 @@ static int apply_mirrors(struct resolver *r, const char *url,
 			free(m);
 		}
 	}
-	if (!p->mirror_only) {
+	if (!p->mirror_only || !upstream) {
 		wb_strlist_push_unique(out, url);
 	} else if (!out->nr) {
 		char where[512];
@@ -562,6 +580,21 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		} else if (load_key(r, it, NULL, &k)) {
 			return -1;
 		}
+		for (size_t j = 0; j < v->nkeys; j++) {
+			if (strcmp(v->keys[j].keyid_hex, k.keyid_hex))
+				continue;
+			if (strcmp(v->keys[j].text, k.text))
+				return err_at(r, &it->origin,
+					      "two different minisign keys share the key id %s",
+					      k.keyid_hex);
+			free(k.name);
+			free(k.text);
+			free(k.key_file);
+			k.text = NULL;
+			break;
+		}
+		if (!k.text)
+			continue;
 		ALLOC_GROW(v->keys, v->nkeys + 1, v->alloc_keys);
 		v->keys[v->nkeys++] = k;
 	}
@@ -585,6 +618,31 @@ static char *lower(char *s)
 	for (char *p = s; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
 	return s;
+}
+
+/* The signature URLs of A from map N (`verify.minisign` or `signatures`):
+ * its `url`, default "${url}.minisig", expanded and mirrored. */
+static int signature_urls(struct resolver *r, const struct rnode *n,
+			  const struct vars *vs, struct plan_artifact *a,
+			  const char *what)
+{
+	const struct rnode *un = rnode_get(n, "url");
+	struct rnode *def = NULL;
+	char *u;
+	int ret;
+
+	if (!un)
+		un = def = rnode_new_scalar("${url}.minisig", &n->origin);
+	u = expand(r, vs, un, what);
+	rnode_free(def);
+	if (!u)
+		return -1;
+	ret = url_check(r, u, &n->origin, what) ||
+	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
+			    &a->verify.minisig_urls) ? -1 : 0;
+	free(u);
+	a->verify.minisign_origin = n->origin;
+	return ret;
 }
 
 static int convert_verify(struct resolver *r, const struct rnode *vn,
@@ -623,7 +681,7 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		if (!(u = expand(r, vs, n, what)))
 			return -1;
 		if (url_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "checksum URL", dst)) {
+		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, dst)) {
 			free(u);
 			return -1;
 		}
@@ -634,25 +692,9 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 			v->sha256_url_origin = n->origin;
 	}
 	if ((n = rnode_get(vn, "minisign"))) {
-		const struct rnode *un = rnode_get(n, "url");
-		struct rnode *def = NULL;
-		char *u;
-
-		v->minisign_origin = n->origin;
-		if (!un)
-			un = def = rnode_new_scalar("${url}.minisig", &n->origin);
 		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
-		u = expand(r, vs, un, what);
-		rnode_free(def);
-		if (!u)
-			return -1;
-		if (url_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "signature URL", &v->minisig_urls)) {
-			free(u);
-			return -1;
-		}
-		free(u);
-		if (add_keys(r, rnode_get(n, "keys"), v))
+		if (signature_urls(r, n, vs, a, what) ||
+		    add_keys(r, rnode_get(n, "keys"), v))
 			return -1;
 	}
 	return 0;
@@ -661,32 +703,15 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 static int convert_signatures(struct resolver *r, const struct vars *vs,
 			      struct plan_artifact *a, const char *ctx)
 {
-	const struct rnode *sg = rnode_get(r->top, "signatures"), *un;
-	struct plan_verify *v = &a->verify;
-	struct rnode *def = NULL;
+	const struct rnode *sg = rnode_get(r->top, "signatures");
 	char what[256];
-	char *u;
 
 	if (!sg)
 		return 0;
-	if (!v->nkeys) {
-		un = rnode_get(sg, "url");
-		if (!un)
-			un = def = rnode_new_scalar("${url}.minisig", &sg->origin);
-		snprintf(what, sizeof(what), "signatures.url for %s", ctx);
-		u = expand(r, vs, un, what);
-		rnode_free(def);
-		if (!u)
-			return -1;
-		if (url_check(r, u, &sg->origin, what) ||
-		    apply_mirrors(r, u, &sg->origin, "signature URL", &v->minisig_urls)) {
-			free(u);
-			return -1;
-		}
-		free(u);
-		v->minisign_origin = sg->origin;
-	}
-	return add_keys(r, rnode_get(sg, "keys"), v);
+	snprintf(what, sizeof(what), "signatures.url for %s", ctx);
+	if (!a->verify.nkeys && signature_urls(r, sg, vs, a, what))
+		return -1;
+	return add_keys(r, rnode_get(sg, "keys"), &a->verify);
 }
 
 static int convert_dest(struct resolver *r, const struct rnode *n,
@@ -797,6 +822,12 @@ static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 			      "artifact '%s' has no minisign signature, but policy.require is 'signature' (%s)",
 			      a->name, where);
 	}
+	if (v->needs_pin && (v->sha256 || v->sha512 || v->sha256_urls.nr ||
+			     v->sha512_urls.nr || v->nkeys)) {
+		/* another method verifies it: no pin needed after all */
+		free(v->needs_pin);
+		v->needs_pin = NULL;
+	}
 	if (!v->sha256 && !v->sha512 && !v->sha256_urls.nr && !v->sha512_urls.nr &&
 	    !v->nkeys && !v->needs_pin)
 		return err_at(r, &vn->origin,
@@ -835,7 +866,7 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	a->filename = url_filename(url);
 	if (!*a->filename)
 		return err_at(r, &un->origin, "'%s' must end in a file name: '%s'", what, url);
-	if (apply_mirrors(r, url, &un->origin, "URL", &a->urls))
+	if (apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
 		return -1;
 	/* ${url}, ${filename} after the url itself is known */
 	{
@@ -980,9 +1011,10 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 			const struct rnode *fw = n->items[i], *pn = rnode_get(fw, "port");
 			const struct rnode *pr = rnode_get(fw, "protocol");
 			unsigned long long port = to_ull(pn);
-			if (port < 1 || port > 65535)
-				return err_at(r, &pn->origin, "firewall port must be 1-65535, not '%s'",
-					      pn->scalar);
+			if (!pn || port < 1 || port > 65535)
+				return err_at(r, pn ? &pn->origin : &fw->origin,
+					      "firewall port must be 1-65535, not '%s'",
+					      pn ? pn->scalar : "");
 			c->firewall[i].name = xstrdup(scalar(fw, "name"));
 			c->firewall[i].port = (int)port;
 			c->firewall[i].protocol = xstrdup(pr ? pr->scalar : "TCP");
@@ -1199,8 +1231,9 @@ static int convert_top(struct resolver *r)
 			p->values[p->nvalues - 1].value = xstrdup("false");
 			continue;
 		}
-		if (load_component(r, entry, &cn))
+		if (load_component(r, entry, &cn) || !cn)
 			return -1;
+		free(cn->key);
 		cn->key = xstrdup(entry->key);
 		ret = convert_component(r, cn, &image_vars);
 		rnode_free(cn);

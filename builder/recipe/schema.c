@@ -195,20 +195,7 @@ static const char *node_kind(const struct rnode *n)
 	return "?";
 }
 
-static int err_at(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int err_at(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
-{
-	char where[512], msg[1536];
-	va_list ap;
-
-	wb_origin_format(o, where, sizeof(where));
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
-}
+#define err_at wb_origin_error
 
 int schema_bool(const struct rnode *n)
 {

@@ -9,9 +9,20 @@
  * (WB_ESTAGE). Limits on total unpacked size, entry count and compression
  * ratio stop bombs (WB_ESTAGE).
  *
+ * The protections of ARCHIVE_EXTRACT_SECURE_* are provided by our own
+ * writer rather than archive_write_disk: libarchive only parses, and every
+ * file is created with openat(O_CREAT|O_EXCL|O_NOFOLLOW) under a descriptor
+ * on DEST reached component by component with O_NOFOLLOW, so a symlink
+ * planted in DEST cannot redirect a write. Link, device and '..'/absolute
+ * entries are refused even when strip or include would have skipped them.
+ *
  * The archive file is hashed (SHA-256) in the same pass as it is read; if
  * the digest differs from EXPECT_SHA256 the extraction fails with
- * WB_EVERIFY (the caller quarantines the cache entry).
+ * WB_EVERIFY (the caller quarantines the cache entry). A mismatch wins
+ * over any other failure of the same run: an archive that is not the
+ * expected one is reported as such.
+ *
+ * Messages: "archive 'ARCHIVE_PATH': entry 'PATH': reason".
  */
 #ifndef WB_EXTRACT_H
 #define WB_EXTRACT_H
@@ -59,8 +70,17 @@ struct extract_result {
  * the archive or the name ends in .exe/.dll/.ps1/.cmd/.bat, else 0644) and
  * SPEC->mtime; owner names from the archive are ignored. Each written
  * file's SHA-256 is computed while it is written and recorded in RES.
- * Directories are created as needed (0755). Entries excluded by the include
- * list or emptied by strip are skipped.
+ * Directories are created as needed (0755). '.' and empty path components
+ * are dropped before strip, so "./bin/x" and "bin/x" strip alike. Entries
+ * excluded by the include list or emptied by strip are skipped. A directory
+ * may appear more than once; a file may not.
+ *
+ * Returns 0, or -1 with E set (WB_ESTAGE: hostile entry, limit, corrupt
+ * archive; WB_EVERIFY: digest mismatch; WB_EIO: I/O; WB_EUSAGE: bad
+ * EXPECT_SHA256_HEX or strip). Files are appended to RES (zero it first);
+ * on failure RES holds what was written so far: release it either way.
+ * On failure DEST may hold a partial tree: the CALLER removes it (this
+ * function never deletes anything); nothing is ever written outside DEST.
  */
 int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 		    const struct extract_spec *spec, const char *dest,

@@ -109,6 +109,19 @@ size() { stat -c %s "$1"; }
 	assert_status 7
 }
 
+@test "nginx: NGINX_IPV6=1 also listens on [::1]" {
+	"$(_wb_python)" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null ||
+		skip "no IPv6 loopback"
+	NGINX_IPV6=1 start_nginx "$WWW" "$CA"
+	run curl -sS -g "http://[::1]:$NGINX_PORT/hello.txt"
+	assert_status 0
+	[ "$output" = hello ]
+	run curl -sS -g --cacert "$CA/ca.crt" "https://[::1]:$NGINX_TLS_PORT/hello.txt"
+	assert_status 0
+	[ "$output" = hello ]
+	stop_nginx
+}
+
 # --- faultd -------------------------------------------------------------
 
 @test "faultd: plain path serves the file, Range gives 206, and is logged" {

@@ -17,7 +17,8 @@
 #
 # Functions:
 #   make_test_ca DIR            openssl, EC P-256, at test time. Writes in DIR:
-#       ca.key ca.crt           the test CA (use with curl --cacert / CURL_CA_BUNDLE)
+#       ca.key ca.crt           the test CA (curl --cacert; note libcurl itself
+#                               ignores CURL_CA_BUNDLE: winbuild needs CURLOPT_CAINFO)
 #       server.key              the key of every server cert below
 #       server.crt              CN/SAN localhost, IP 127.0.0.1, IP ::1; valid now
 #       expired.crt             same names, expired (2020-01-01..2020-01-02)
@@ -29,15 +30,19 @@
 #                               expired or wrong) and CERTDIR/server.key.
 #                               NGINX_IPV6=1 also listens on [::1], same ports.
 #                               Exports NGINX_PORT NGINX_TLS_PORT NGINX_LOG
-#                               NGINX_PID NGINX_DIR. NGINX_LOG lines:
+#                               NGINX_PID NGINX_DIR. One process (master_process
+#                               off), so it works as root or not. NGINX_LOG lines:
 #                                 "GET /a.bin HTTP/1.1" 206 "bytes=10-" 1014
 #                               (request line, status, Range header or -, body bytes)
 #   stop_nginx                  stop the nginx named by NGINX_PID
 #   start_faultd ROOT [BIND]    faultd serving ROOT on 127.0.0.1 (or BIND=::1).
-#                               Exports FAULTD_PORT FAULTD_LOG FAULTD_PID FAULTD_URL.
+#                               Exports FAULTD_PORT FAULTD_LOG FAULTD_PID FAULTD_URL
+#                               (http://127.0.0.1:PORT) FAULTD_DIR. Fault paths and
+#                               log format: see tests/lib/faultd.py.
 #   stop_faultd                 stop the faultd named by FAULTD_PID
-#   stop_servers                stop every server started from this shell
-#                               (call it in teardown / teardown_file)
+#   stop_servers                stop every server started from this shell and
+#                               not yet stopped: in a test's teardown, only what
+#                               that test started; in teardown_file, setup_file's.
 #   free_port [ADDR]            print a currently free TCP port on ADDR (127.0.0.1)
 #   closed_port                 print a port with nothing listening on 127.0.0.1
 #                               (for "upstream unreachable" tests)
@@ -62,6 +67,7 @@ _wb_tmpdir() {
 	mktemp -d "$base/$1.XXXXXX"
 }
 
+# shellcheck disable=SC2120 # ADDR is optional
 free_port() {
 	local addr="${1:-127.0.0.1}"
 	"$(_wb_python)" - "$addr" <<-'EOF'
@@ -89,19 +95,19 @@ closed_port() {
 }
 
 make_test_ca() {
-	local d="$1" cnf
+	local d="$1"
 	mkdir -p "$d" || return 1
 	(
 		set -e
 		cd "$d"
-		ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+		ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
 		# CA
-		openssl req -x509 $ec -keyout ca.key -out ca.crt -days 30 \
+		openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -days 30 \
 			-subj "/CN=winbuild test CA" \
 			-addext "basicConstraints=critical,CA:TRUE" \
 			-addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
 		# one key and CSR for all server certs
-		openssl req -new $ec -keyout server.key -out server.csr \
+		openssl req -new "${ec[@]}" -keyout server.key -out server.csr \
 			-subj "/CN=localhost" 2>/dev/null
 		cat >ext-good.cnf <<-'EOF'
 			basicConstraints=CA:FALSE
@@ -146,13 +152,19 @@ make_test_ca() {
 	) || { echo "make_test_ca: openssl failed in $d" >&2; return 1; }
 }
 
-# _wb_wait_http URL SECONDS [CURLOPTS...]: until anything answers with HTTP
-_wb_wait_http() {
-	local url="$1" secs="$2" i code
-	shift 2
-	for ((i = 0; i < secs * 20; i++)); do
-		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$@" "$url" 2>/dev/null)
-		[ -n "$code" ] && [ "$code" != 000 ] && return 0
+# _wb_wait_ours PID LOG ERRLOG URL [CURLOPTS...]: wait (up to 5 s) until URL
+# answers and the request shows up in LOG, i.e. it was our server that
+# answered (not another one that won a race for the port). Fails early if PID
+# dies or ERRLOG says the port is taken (nginx would retry bind() for 2.5 s).
+_wb_wait_ours() {
+	local pid="$1" log="$2" errlog="$3" url="$4" i probe
+	shift 4
+	probe="/__wb_probe_$$_$RANDOM$RANDOM"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		grep -qF 'Address already in use' "$errlog" 2>/dev/null && return 1
+		curl -s -o /dev/null --max-time 1 "$@" "$url$probe" 2>/dev/null || true
+		grep -qF "$probe" "$log" 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1
@@ -181,7 +193,7 @@ _wb_forget() {
 }
 
 start_nginx() {
-	local root certdir="${2:-}" cert="${3:-server}" dir try pid ok v6=""
+	local root certdir="${2:-}" cert="${3:-server}" dir pid ok v6=""
 	root=$(cd "$1" && pwd) || { echo "start_nginx: no root dir $1" >&2; return 1; }
 	[ -x "$WB_NGINX_BIN" ] || { echo "start_nginx: $WB_NGINX_BIN missing (apt-get install nginx-light)" >&2; return 1; }
 	if [ -n "$certdir" ]; then
@@ -191,7 +203,7 @@ start_nginx() {
 	[ "${NGINX_IPV6:-0}" = 1 ] && v6=1
 	dir=$(_wb_tmpdir nginx) || return 1
 	mkdir -p "$dir/tmp"
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		local port tport="" listen
 		port=$(free_port) || return 1
 		listen="listen 127.0.0.1:$port;"
@@ -229,6 +241,7 @@ start_nginx() {
 				scgi_temp_path $dir/tmp/scgi;
 				types { text/plain txt; application/octet-stream bin; }
 				default_type application/octet-stream;
+				log_not_found off;
 				sendfile on;
 				keepalive_timeout 10;
 				server {
@@ -239,16 +252,17 @@ start_nginx() {
 			}
 		EOF
 		: >"$dir/access.log"
+		: >"$dir/error.log"
 		rm -f "$dir/nginx.pid"
 		# timeout(1) is the hard stop: nginx gets TERM after WB_SERVER_TIMEOUT s
 		timeout -k 5 "$WB_SERVER_TIMEOUT" "$WB_NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" \
 			-e "$dir/error.log" </dev/null >"$dir/stdout" 2>&1 3>&- &
 		pid=$!
 		ok=""
-		if _wb_wait_http "http://127.0.0.1:$port/" 5; then
+		if _wb_wait_ours "$pid" "$dir/access.log" "$dir/error.log" "http://127.0.0.1:$port"; then
 			ok=1
 			if [ -n "$tport" ] &&
-				! _wb_wait_http "https://127.0.0.1:$tport/" 5 -k; then
+				! _wb_wait_ours "$pid" "$dir/access.log" "$dir/error.log" "https://127.0.0.1:$tport" -k; then
 				ok=""
 			fi
 		fi

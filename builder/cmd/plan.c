@@ -1,0 +1,361 @@
+/* winbuild plan: resolve a recipe and print what will happen, and why. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/buf.h"
+#include "recipe/plan.h"
+
+#define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
+#define PLAN_JSON_SCHEMA 1
+
+int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
+{
+	struct plan_inputs in;
+	struct wb_err e = WB_ERR_INIT;
+
+	memset(&in, 0, sizeof(in));
+	in.recipe = recipe;
+	in.overrides = (const char *const *)run->overrides.v;
+	in.noverrides = run->overrides.nr;
+	in.env_set = run->env_set;
+	in.sets = (const char *const *)run->sets.v;
+	in.nsets = run->sets.nr;
+	if (plan_resolve(&in, plan, &e))
+		return cmd_fail(&e);
+	return WB_OK;
+}
+
+static const char *action_name(enum plan_action a)
+{
+	switch (a) {
+	case PLAN_UNPACK: return "unpack";
+	case PLAN_INSTALL: return "install";
+	case PLAN_PAYLOAD: return "payload";
+	}
+	return "?";
+}
+
+static void origin_str(const struct wb_origin *o, char *out, size_t len)
+{
+	wb_origin_format(o, out, len);
+}
+
+/* "    <- origin" when explaining */
+static void explain(int on, const struct wb_origin *o)
+{
+	char where[512];
+
+	if (!on)
+		return;
+	origin_str(o, where, sizeof(where));
+	printf("    <- %s", where);
+}
+
+static void print_text(const struct plan *p, int ex)
+{
+	size_t pins = 0;
+
+	printf("image %s: Windows Server %s (%s)\n", p->name, p->windows_version,
+	       p->windows_edition);
+	printf("recipe: %s\n", p->recipe_path);
+	for (size_t i = 0; i < p->override_files.nr; i++)
+		printf("override: %s\n", p->override_files.v[i]);
+	printf("policy: require %s", p->policy.require_signature ? "signature" : "digest");
+	explain(ex && p->policy.require_signature, &p->policy.require_origin);
+	printf("; http %s", p->policy.allow_http ? "allowed" : "refused");
+	explain(ex && !p->policy.allow_http, &p->policy.allow_http_origin);
+	printf("; checksum files %s", p->policy.forbid_checksum_urls ? "forbidden" : "allowed");
+	explain(ex && p->policy.forbid_checksum_urls, &p->policy.checksum_urls_origin);
+	putchar('\n');
+	for (size_t i = 0; i < p->nmirrors; i++) {
+		printf("mirror: %s -> %s", p->mirrors[i].from, p->mirrors[i].to);
+		explain(ex, &p->mirrors[i].origin);
+		putchar('\n');
+	}
+	if (p->mirror_only) {
+		printf("mirror only: upstream is never contacted");
+		explain(ex, &p->mirror_only_origin);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		const struct plan_artifact *a = &p->artifacts[i];
+		const struct plan_verify *v = &a->verify;
+
+		printf("\n%s  (component %s %s)\n", a->name, a->component, a->version);
+		for (size_t u = 0; u < a->urls.nr; u++) {
+			printf("  %-8s %zu. %s", u ? "" : "url:", u + 1, a->urls.v[u]);
+			if (!u)
+				explain(ex, &a->url_origin);
+			putchar('\n');
+		}
+		if (a->replaced)
+			printf("  %-8s replaced by an override\n", "");
+		if (v->sha256) {
+			printf("  %-8s sha256 %s", "verify:", v->sha256);
+			explain(ex, &v->sha256_origin);
+			putchar('\n');
+		}
+		if (v->sha512) {
+			printf("  %-8s sha512 %s", "verify:", v->sha512);
+			explain(ex, &v->sha512_origin);
+			putchar('\n');
+		}
+		if (v->source)
+			printf("  %-8s published at: %s\n", "", v->source);
+		for (size_t u = 0; u < v->sha256_urls.nr; u++) {
+			printf("  %-8s sha256 from checksum file %s", "verify:", v->sha256_urls.v[u]);
+			if (!u)
+				explain(ex, &v->sha256_url_origin);
+			putchar('\n');
+		}
+		for (size_t u = 0; u < v->sha512_urls.nr; u++) {
+			printf("  %-8s sha512 from checksum file %s", "verify:", v->sha512_urls.v[u]);
+			if (!u)
+				explain(ex, &v->sha512_url_origin);
+			putchar('\n');
+		}
+		for (size_t u = 0; u < v->minisig_urls.nr; u++) {
+			printf("  %-8s minisign signature %s", "verify:", v->minisig_urls.v[u]);
+			if (!u)
+				explain(ex, &v->minisign_origin);
+			putchar('\n');
+		}
+		for (size_t k = 0; k < v->nkeys; k++) {
+			const struct plan_key *key = &v->keys[k];
+			printf("  %-8s   key %s%s%s%s%s%s", "", key->keyid_hex,
+			       key->name ? " (" : "", key->name ? key->name : "",
+			       key->name ? ")" : "",
+			       key->pk.allow_legacy ? ", legacy allowed" : "",
+			       key->pk.file_check ? "" : ", no file check");
+			explain(ex, &key->origin);
+			putchar('\n');
+		}
+		if (v->needs_pin) {
+			pins++;
+			printf("  %-8s NEEDS PIN: %s\n", "verify:", v->needs_pin);
+			printf("  %-8s (pin it once with 'winbuild lock --accept-new', then review the lock)\n", "");
+		}
+		printf("  %-8s ", a->action == PLAN_UNPACK ? "unpack:" :
+		       a->action == PLAN_INSTALL ? "install:" : "payload:");
+		switch (a->action) {
+		case PLAN_UNPACK:
+			printf("into %s (strip %d", a->dest_win, a->strip);
+			for (size_t k = 0; k < a->include.nr; k++)
+				printf("%s%s", k ? " " : ", include ", a->include.v[k]);
+			printf(")");
+			break;
+		case PLAN_INSTALL:
+			printf("to %s", a->dest_win);
+			break;
+		case PLAN_PAYLOAD:
+			printf("to %s (%s", a->dest_win, a->payload_type);
+			for (size_t k = 0; k < a->payload_props.nr; k++)
+				printf(" %s", a->payload_props.v[k]);
+			printf(")");
+			break;
+		}
+		explain(ex, &a->dest_origin);
+		putchar('\n');
+	}
+	printf("\n%zu artifacts from %zu components", p->nartifacts, p->ncomponents);
+	if (pins)
+		printf("; %zu need a pin (winbuild lock --accept-new)", pins);
+	putchar('\n');
+	if (ex) {
+		printf("\nresolved values:\n");
+		for (size_t i = 0; i < p->nvalues; i++) {
+			char where[512];
+			origin_str(&p->values[i].origin, where, sizeof(where));
+			printf("  %s = %s    <- %s\n", p->values[i].key, p->values[i].value, where);
+		}
+	}
+}
+
+static json_t *json_strlist(const struct wb_strlist *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+static json_t *json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *json_origin(const struct wb_origin *o)
+{
+	char where[512];
+
+	origin_str(o, where, sizeof(where));
+	return json_string(where);
+}
+
+static json_t *artifact_json(const struct plan_artifact *a)
+{
+	const struct plan_verify *v = &a->verify;
+	json_t *j = json_object(), *vj = json_object(), *oj = json_object();
+
+	json_object_set_new(j, "name", json_string(a->name));
+	json_object_set_new(j, "component", json_string(a->component));
+	json_object_set_new(j, "version", json_string(a->version));
+	json_object_set_new(j, "url", json_string(a->upstream_url));
+	json_object_set_new(j, "filename", json_string(a->filename));
+	json_object_set_new(j, "urls", json_strlist(&a->urls));
+	json_object_set_new(j, "replaced", json_boolean(a->replaced));
+
+	json_object_set_new(vj, "sha256", json_str_or_null(v->sha256));
+	json_object_set_new(vj, "sha512", json_str_or_null(v->sha512));
+	json_object_set_new(vj, "source", json_str_or_null(v->source));
+	json_object_set_new(vj, "sha256_urls", json_strlist(&v->sha256_urls));
+	json_object_set_new(vj, "sha512_urls", json_strlist(&v->sha512_urls));
+	if (v->nkeys) {
+		json_t *mj = json_object(), *keys = json_array();
+		json_object_set_new(mj, "urls", json_strlist(&v->minisig_urls));
+		for (size_t k = 0; k < v->nkeys; k++) {
+			json_t *kj = json_object();
+			json_object_set_new(kj, "id", json_string(v->keys[k].keyid_hex));
+			json_object_set_new(kj, "name", json_str_or_null(v->keys[k].name));
+			json_object_set_new(kj, "key", json_string(v->keys[k].text));
+			json_object_set_new(kj, "allow_legacy", json_boolean(v->keys[k].pk.allow_legacy));
+			json_object_set_new(kj, "file_check", json_boolean(v->keys[k].pk.file_check));
+			json_object_set_new(kj, "origin", json_origin(&v->keys[k].origin));
+			json_array_append_new(keys, kj);
+		}
+		json_object_set_new(mj, "keys", keys);
+		json_object_set_new(vj, "minisign", mj);
+	} else {
+		json_object_set_new(vj, "minisign", json_null());
+	}
+	json_object_set_new(vj, "needs_pin", json_str_or_null(v->needs_pin));
+	json_object_set_new(j, "verify", vj);
+
+	json_object_set_new(j, "action", json_string(action_name(a->action)));
+	json_object_set_new(j, "destination", json_string(a->dest_win));
+	json_object_set_new(j, "tree_path", json_string(a->dest_tree));
+	if (a->action == PLAN_UNPACK) {
+		json_t *uj = json_object(), *lj = json_object();
+		json_object_set_new(uj, "strip", json_integer(a->strip));
+		json_object_set_new(uj, "include", json_strlist(&a->include));
+		json_object_set_new(uj, "format", json_string(a->format));
+		json_object_set_new(lj, "max_bytes", json_integer((json_int_t)(a->limits.max_bytes ? a->limits.max_bytes : EXTRACT_DEFAULT_MAX_BYTES)));
+		json_object_set_new(lj, "max_entries", json_integer((json_int_t)(a->limits.max_entries ? a->limits.max_entries : EXTRACT_DEFAULT_MAX_ENTRIES)));
+		json_object_set_new(lj, "max_ratio", json_integer((json_int_t)(a->limits.max_ratio ? a->limits.max_ratio : EXTRACT_DEFAULT_MAX_RATIO)));
+		json_object_set_new(uj, "limits", lj);
+		json_object_set_new(j, "unpack", uj);
+	}
+	if (a->action == PLAN_PAYLOAD) {
+		json_t *pj = json_object(), *props = json_object();
+		json_object_set_new(pj, "type", json_string(a->payload_type));
+		for (size_t k = 0; k < a->payload_props.nr; k++) {
+			const char *kv = a->payload_props.v[k], *eq = strchr(kv, '=');
+			char *key = xstrndup(kv, (size_t)(eq - kv));
+			json_object_set_new(props, key, json_string(eq + 1));
+			free(key);
+		}
+		json_object_set_new(pj, "properties", props);
+		json_object_set_new(j, "payload", pj);
+	}
+	json_object_set_new(oj, "url", json_origin(&a->url_origin));
+	json_object_set_new(oj, "verify", json_origin(&v->origin));
+	json_object_set_new(oj, "destination", json_origin(&a->dest_origin));
+	json_object_set_new(j, "origins", oj);
+	return j;
+}
+
+static int print_json(const struct plan *p)
+{
+	json_t *root = json_object(), *img = json_object(), *pol = json_object();
+	json_t *mirrors = json_array(), *comps = json_array(), *arts = json_array();
+	json_t *values = json_array();
+	int ret;
+
+	json_object_set_new(root, "schema", json_integer(PLAN_JSON_SCHEMA));
+	json_object_set_new(img, "name", json_string(p->name));
+	json_object_set_new(img, "windows_version", json_string(p->windows_version));
+	json_object_set_new(img, "windows_edition", json_string(p->windows_edition));
+	json_object_set_new(img, "recipe", json_string(p->recipe_path));
+	json_object_set_new(img, "overrides", json_strlist(&p->override_files));
+	json_object_set_new(img, "cloudbase_init_provider", json_string(p->cloudbase_provider));
+	json_object_set_new(img, "service_manager", json_string(p->service_manager));
+	json_object_set_new(img, "pause_image", json_string(p->pause_image));
+	json_object_set_new(img, "cni", json_string(p->cni));
+	json_object_set_new(img, "windows_features", json_strlist(&p->windows_features));
+	json_object_set_new(img, "builders", json_strlist(&p->builders));
+	json_object_set_new(root, "image", img);
+
+	json_object_set_new(pol, "require", json_string(p->policy.require_signature ? "signature" : "digest"));
+	json_object_set_new(pol, "allow_http", json_boolean(p->policy.allow_http));
+	json_object_set_new(pol, "checksum_urls", json_string(p->policy.forbid_checksum_urls ? "forbid" : "allow"));
+	json_object_set_new(root, "policy", pol);
+
+	for (size_t i = 0; i < p->nmirrors; i++) {
+		json_t *m = json_object();
+		json_object_set_new(m, "from", json_string(p->mirrors[i].from));
+		json_object_set_new(m, "to", json_string(p->mirrors[i].to));
+		json_object_set_new(m, "origin", json_origin(&p->mirrors[i].origin));
+		json_array_append_new(mirrors, m);
+	}
+	json_object_set_new(root, "mirrors", mirrors);
+	json_object_set_new(root, "mirror_only", json_boolean(p->mirror_only));
+
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		const struct plan_component *c = &p->components[i];
+		json_t *cj = json_object(), *fw = json_array();
+		json_object_set_new(cj, "name", json_string(c->name));
+		json_object_set_new(cj, "version", json_string(c->version));
+		json_object_set_new(cj, "file", json_string(c->file));
+		json_object_set_new(cj, "purl", json_str_or_null(c->purl));
+		json_object_set_new(cj, "path", json_strlist(&c->path));
+		json_object_set_new(cj, "directories", json_strlist(&c->directories));
+		json_object_set_new(cj, "defender_exclusions", json_strlist(&c->defender_exclusions));
+		for (size_t k = 0; k < c->nfirewall; k++) {
+			json_t *f = json_object();
+			json_object_set_new(f, "name", json_string(c->firewall[k].name));
+			json_object_set_new(f, "port", json_integer(c->firewall[k].port));
+			json_object_set_new(f, "protocol", json_string(c->firewall[k].protocol));
+			json_array_append_new(fw, f);
+		}
+		json_object_set_new(cj, "firewall", fw);
+		json_array_append_new(comps, cj);
+	}
+	json_object_set_new(root, "components", comps);
+	for (size_t i = 0; i < p->nartifacts; i++)
+		json_array_append_new(arts, artifact_json(&p->artifacts[i]));
+	json_object_set_new(root, "artifacts", arts);
+	for (size_t i = 0; i < p->nvalues; i++) {
+		json_t *v = json_object();
+		json_object_set_new(v, "key", json_string(p->values[i].key));
+		json_object_set_new(v, "value", json_string(p->values[i].value));
+		json_object_set_new(v, "origin", json_origin(&p->values[i].origin));
+		json_array_append_new(values, v);
+	}
+	json_object_set_new(root, "values", values);
+	ret = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(root);
+	return ret ? WB_EIO : WB_OK;
+}
+
+int cmd_plan(int argc, char **argv, struct wb_run *run)
+{
+	struct plan plan;
+	int ret;
+
+	if ((ret = cmd_parse_options(argc, argv, "-O --set --explain --json", PLAN_USAGE, run)))
+		return ret;
+	if (run->positional.nr != 1)
+		return cmd_usage(PLAN_USAGE);
+	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
+		return ret;
+	if (run->json)
+		ret = print_json(&plan);
+	else
+		print_text(&plan, run->explain);
+	plan_release(&plan);
+	return ret;
+}
