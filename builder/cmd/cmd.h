@@ -61,6 +61,7 @@ int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_stage(int argc, char **argv, struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the
