@@ -71,23 +71,60 @@ static char *templates_dir(void)
 }
 
 /*
- * Test hook (docs/stage.md): WINBUILD_TEST_KILL_AT=POINT[:N] sends SIGKILL
- * to this process the Nth time (default 1st) the stage reaches POINT, to
- * test that a killed stage leaves no partial tree.
+ * Test hooks (docs/stage.md), for the kill-safety and corruption tests:
+ *   WINBUILD_TEST_KILL_AT=POINT[:N]  SIGKILL this process the Nth time
+ *                                    (default 1st) the stage reaches POINT
+ *   WINBUILD_TEST_RUN_AT=POINT:CMD   run CMD with sh -c the first time the
+ *                                    stage reaches POINT
  */
-struct kill_hook {
-	char point[64];
-	long remaining;
+struct test_hook {
+	char kill_point[64], run_point[64];
+	long kill_remaining;
+	const char *run_cmd;
 };
 
-static void kill_hook(void *ctx, const char *point)
+static void test_hook(void *ctx, const char *point)
 {
-	struct kill_hook *k = ctx;
+	struct test_hook *h = ctx;
 
-	if (strcmp(k->point, point) || --k->remaining > 0)
-		return;
-	fflush(NULL);
-	raise(SIGKILL);
+	if (h->run_cmd && !strcmp(h->run_point, point)) {
+		const char *cmd = h->run_cmd;
+
+		h->run_cmd = NULL;
+		fflush(NULL);
+		if (system(cmd) != 0)
+			fprintf(stderr, "winbuild: test hook command failed: %s\n", cmd);
+	}
+	if (h->kill_point[0] && !strcmp(h->kill_point, point) &&
+	    --h->kill_remaining <= 0) {
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+}
+
+/* "POINT:REST" or "POINT": copy POINT, return REST (or NULL). */
+static const char *split_point(const char *s, char *point, size_t len)
+{
+	const char *colon = strchr(s, ':');
+
+	snprintf(point, len, "%.*s", (int)(colon ? (size_t)(colon - s) : strlen(s)), s);
+	return colon ? colon + 1 : NULL;
+}
+
+static int setup_test_hook(struct test_hook *h)
+{
+	const char *k = getenv("WINBUILD_TEST_KILL_AT");
+	const char *r = getenv("WINBUILD_TEST_RUN_AT");
+
+	memset(h, 0, sizeof(*h));
+	if (k && *k) {
+		const char *n = split_point(k, h->kill_point, sizeof(h->kill_point));
+
+		h->kill_remaining = n ? strtol(n, NULL, 10) : 1;
+	}
+	if (r && *r)
+		h->run_cmd = split_point(r, h->run_point, sizeof(h->run_point));
+	return h->kill_point[0] || h->run_cmd;
 }
 
 static int quarantine(struct wb_run *run, const struct fetch_item *it)
@@ -119,8 +156,7 @@ int cmd_stage(int argc, char **argv, struct wb_run *run)
 	struct stage_input *in = NULL;
 	struct stage_opts o;
 	struct stage_result res;
-	struct kill_hook kh;
-	const char *kill_at = getenv("WINBUILD_TEST_KILL_AT");
+	struct test_hook th;
 	char *tdir = NULL;
 	int ret;
 
@@ -154,15 +190,9 @@ int cmd_stage(int argc, char **argv, struct wb_run *run)
 	tdir = templates_dir();
 	o.out_dir = run->out_dir;
 	o.templates_dir = tdir;
-	if (kill_at && *kill_at) {
-		const char *colon = strchr(kill_at, ':');
-		size_t n = colon ? (size_t)(colon - kill_at) : strlen(kill_at);
-
-		memset(&kh, 0, sizeof(kh));
-		snprintf(kh.point, sizeof(kh.point), "%.*s", (int)n, kill_at);
-		kh.remaining = colon ? strtol(colon + 1, NULL, 10) : 1;
-		o.hook = kill_hook;
-		o.hook_ctx = &kh;
+	if (setup_test_hook(&th)) {
+		o.hook = test_hook;
+		o.hook_ctx = &th;
 	}
 	if (stage_run(&plan, in, &o, &res, &e) < 0) {
 		ret = cmd_fail(&e);
