@@ -184,20 +184,34 @@ static int check(struct fixture *fx, const char *text, const void *data,
 	return ret < 0 ? e->code : 0;
 }
 
-/* Sign DATA with ALG and TC, render, and check against the pinned key. */
+/* Render P and check it for DATA against K, or the fixture's key. */
+static int check_parts(struct fixture *fx, const struct parts *p,
+		       const char *data, const struct minisign_pubkey *k,
+		       struct wb_err *e)
+{
+	struct minisign_pubkey own;
+	char text[8192];
+
+	if (!k) {
+		pinned(fx, &own);
+		k = &own;
+	}
+	render(p, "\n", text, sizeof(text));
+	return check(fx, text, data, k, 1, NULL, e);
+}
+
+/* Sign DATA with ALG and TC and check it against the pinned key. */
 static int sign_and_check(struct fixture *fx, const char *alg, const char *tc,
 			  int allow_legacy, int file_check, struct wb_err *e)
 {
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
 	pinned(fx, &k);
 	k.allow_legacy = allow_legacy;
 	k.file_check = file_check;
 	sign_parts(fx, alg, DATA, strlen(DATA), tc, &p);
-	render(&p, "\n", text, sizeof(text));
-	return check(fx, text, DATA, &k, 1, NULL, e);
+	return check_parts(fx, &p, DATA, &k, e);
 }
 
 static void assert_msg(const struct wb_err *e, const char *part)
@@ -279,93 +293,67 @@ static void test_key_rotation(void **state)
 
 static void test_tampered_file(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192], data[] = DATA;
+	char data[] = DATA;
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	data[3] ^= 0x01;
-	assert_int_equal(check(fx, text, data, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, data, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "signature verification failed");
 }
 
 static void test_tampered_sig(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p, q;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	for (int bit = 0; bit < 512; bit += 37) {
 		q = p;
 		q.sig[bit / 8] ^= (unsigned char)(1 << bit % 8);
-		render(&q, "\n", text, sizeof(text));
-		assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+		assert_int_equal(check_parts(*state, &q, DATA, NULL, &e), WB_EVERIFY);
 	}
 }
 
 static void test_tampered_global_sig(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.gsig[40] ^= 0x10;
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "comment signature verification failed");
 }
 
 static void test_tampered_trusted_comment(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.tc[5] ^= 0x01;   /* "timestamp" -> "timesuamp" */
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "comment signature verification failed");
 }
 
 static void test_wrong_key_id(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.keyid[7] = 0xaa;
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "signature key id 'AA07060504030201' does not match the pinned key '0807060504030201'");
 }
 
 static void test_wrong_key(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 	struct fixture other;
 
 	/* another key under the same key id: the signature must not verify */
@@ -373,9 +361,8 @@ static void test_wrong_key(void **state)
 	assert_int_equal(make_key(&other), 0);
 	pinned(&other, &k);
 	EVP_PKEY_free(other.key);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
+	assert_int_equal(check_parts(*state, &p, DATA, &k, &e), WB_EVERIFY);
 }
 
 static void test_legacy_refused_by_default(void **state)
@@ -393,20 +380,17 @@ static void test_legacy_allowed(void **state)
 	struct wb_err e = WB_ERR_INIT;
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
 	assert_int_equal(sign_and_check(fx, "Ed", TC_A, 1, 1, &e), 0);
 	/* a legacy signature over other bytes still fails */
 	pinned(fx, &k);
 	k.allow_legacy = 1;
 	sign_parts(fx, "Ed", "other", 5, TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &p, DATA, &k, &e), WB_EVERIFY);
 	/* and a prehashed signature passed off as legacy fails */
 	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
 	memcpy(p.alg, "Ed", 2);
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &p, DATA, &k, &e), WB_EVERIFY);
 }
 
 static void test_comment_control_bytes(void **state)
@@ -456,9 +440,7 @@ static void test_bad_r_and_s(void **state)
 {
 	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p, q;
-	char text[8192];
 	unsigned carry = 0;
 	/* L, little-endian */
 	static const unsigned char l[32] = {
@@ -467,7 +449,6 @@ static void test_bad_r_and_s(void **state)
 		0, 0, 0, 0x10,
 	};
 
-	pinned(fx, &k);
 	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
 	/* S + L: the same scalar, not canonical */
 	q = p;
@@ -476,19 +457,16 @@ static void test_bad_r_and_s(void **state)
 		q.sig[32 + i] = (unsigned char)carry;
 		carry >>= 8;
 	}
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 	/* R the identity point, R with y >= p */
 	q = p;
 	memset(q.sig, 0, 32);
 	q.sig[0] = 1;
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 	memset(q.sig, 0xff, 32);
 	q.sig[0] = 0xf0;
 	q.sig[31] = 0x7f;
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 }
 
 /* ---- public keys ---- */
