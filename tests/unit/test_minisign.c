@@ -393,6 +393,41 @@ static void test_legacy_allowed(void **state)
 	assert_int_equal(check_parts(fx, &p, DATA, &k, &e), WB_EVERIFY);
 }
 
+static void test_legacy_file_unreadable(void **state)
+{
+	struct fixture *fx = *state;
+	struct wb_err e = WB_ERR_INIT;
+	struct minisign_pubkey k;
+	struct minisign_sig sig;
+	struct minisign_result res;
+	struct parts p;
+	unsigned char h[64] = { 0 };
+	char text[8192], empty[] = "/tmp/wb-empty-XXXXXX";
+	int fd;
+
+	pinned(fx, &k);
+	k.allow_legacy = 1;
+	sign_parts(fx, "Ed", "", 0, TC_A, &p);
+	render(&p, "\n", text, sizeof(text));
+	assert_int_equal(minisign_sig_parse(text, strlen(text), &sig, &e), 0);
+	/* a directory is not an empty file: could not verify, not verified */
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, "/tmp", "a.bin", &res, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, "/nonexistent/a.bin", "a.bin",
+					 &res, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, NULL, "a.bin", &res, &e), -1);
+	assert_int_equal(e.code, WB_EUSAGE);
+	/* an empty regular file is fine */
+	fd = mkstemp(empty);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, empty, "a.bin", &res, &e), 0);
+	minisign_result_release(&res);
+	unlink(empty);
+	minisign_sig_release(&sig);
+}
+
 static void test_comment_control_bytes(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
@@ -781,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_key),
 		cmocka_unit_test(test_legacy_refused_by_default),
 		cmocka_unit_test(test_legacy_allowed),
+		cmocka_unit_test(test_legacy_file_unreadable),
 		cmocka_unit_test(test_comment_control_bytes),
 		cmocka_unit_test(test_file_field),
 		cmocka_unit_test(test_file_check_off),
