@@ -190,10 +190,6 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 }
 
 @test "service_manager nssm: StartKubelet.ps1 reads kubeadm-flags.env, nssm.exe staged" {
-	{
-		cat "$WORK/fixtures.yaml"
-		replace_entry nssm nssm-2.24.zip | sed 's/^/  /; s/^  //'
-	} >"$WORK/nssm.yaml"
 	replace_entry nssm nssm-2.24.zip >>"$WORK/fixtures.yaml"
 	stage_shipped --set node.service_manager=nssm --set components.nssm.enabled=true
 	assert_status 0
