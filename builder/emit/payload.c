@@ -58,7 +58,8 @@ static int add_file(struct archive *a, const char *tree_dir,
 		goto out;
 	while ((n = read(fd, chunk, CHUNK)) > 0) {
 		if (dc.size + (unsigned long long)n > f->size) {
-			wb_error(e, WB_EVERIFY, "staged file '%s' is larger than the manifest says",
+			wb_error(e, WB_EVERIFY, "staged file '%s' does not match the manifest "
+				 "(larger than its size): stage again",
 				 f->tree_path);
 			goto out;
 		}
