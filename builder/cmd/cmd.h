@@ -70,6 +70,7 @@ const char *cmd_data_dir(char *buf, size_t len);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_stage(int argc, char **argv, struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the
