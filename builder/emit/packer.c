@@ -10,8 +10,8 @@
 #include "emit/scripts.h"
 #include "lib/fs.h"
 #include "lib/tmpl.h"
+#include "stage/render.h"
 
-#define TEMPLATE_MAX (1u << 20)
 #define CD_LABEL "WINBUILD"
 #define ARCHIVE_IN_VM "C:\\Windows\\Temp\\winbuild-payload.zip"
 
@@ -103,21 +103,19 @@ static void set_hcl(struct tmpl_vars *v, const char *name, const char *s)
 	buf_release(&b);
 }
 
-/* Render DATA_DIR/packer/REL with VARS, appending to OUT. */
+/* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
+ * to OUT. */
 static int render(const char *data_dir, const char *rel,
 		  const struct tmpl_vars *vars, struct buf *out, struct wb_err *e)
 {
 	char *path = xasprintf("%s/packer/%s", data_dir, rel);
-	struct buf src = BUF_INIT;
-	int ret = -1;
+	struct render_vars rv = RENDER_VARS_INIT;
+	int ret;
 
-	if (fs_read_file(path, TEMPLATE_MAX, WB_EIO, &src, e)) {
-		wb_error_prefix(e, "template");
-		goto out;
-	}
-	ret = tmpl_render(path, src.ptr, src.len, vars, out, e);
-out:
-	buf_release(&src);
+	for (size_t i = 0; i < vars->nr; i++)
+		render_set(&rv, vars->v[i].name, vars->v[i].value);
+	ret = render_file(path, &rv, out, e);
+	render_vars_release(&rv);
 	free(path);
 	return ret;
 }

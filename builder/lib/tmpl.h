@@ -1,14 +1,9 @@
 /*
- * A deliberately small template renderer for the files winbuild generates
- * (PowerShell steps, Packer HCL pieces). Templates are files in the repo
- * (packer/...), never C string literals.
- *
- * Syntax: "{{name}}" is replaced by the value of NAME, where NAME is
- * [a-z0-9_]+. Nothing else is special: a "{{" not followed by a name and
- * "}}" is copied as is (so PowerShell's "{ {" and HCL's "${...}" pass
- * through). A name with no value is an error naming the template line.
- * Values are inserted verbatim: the caller quotes them for the target
- * language (see emit/scripts.c for PowerShell quoting).
+ * An owned set of template variables (names and values copied), for code
+ * that computes values before rendering them with stage/render.h, whose
+ * render_vars only borrow their strings. Values are inserted verbatim by
+ * the renderer: the caller quotes them for the target language (see
+ * emit/scripts.c and emit/packer.c).
  */
 #ifndef WB_TMPL_H
 #define WB_TMPL_H
@@ -37,12 +32,5 @@ void tmpl_setf(struct tmpl_vars *vars, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 const char *tmpl_get(const struct tmpl_vars *vars, const char *name);
 void tmpl_vars_release(struct tmpl_vars *vars);
-
-/*
- * Render SRC (LEN bytes, named WHAT in errors) with VARS, appending to OUT.
- * Errors are WB_EUSAGE: "WHAT:LINE: no value for '{{name}}'".
- */
-int tmpl_render(const char *what, const char *src, size_t len,
-		const struct tmpl_vars *vars, struct buf *out, struct wb_err *e);
 
 #endif
