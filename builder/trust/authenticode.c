@@ -133,7 +133,7 @@ int authenticode_pe_parse(const unsigned char *data, size_t len,
 				"certificate table (offset %zu, %zu bytes) lies outside the file (%zu bytes)",
 				pe->cert_off, pe->cert_len, len);
 	if (pe->cert_off + pe->cert_len != len)
-		return wb_error(e, WB_EUSAGE,
+		return wb_error(e, WB_EVERIFY,
 				"%zu bytes after the certificate table are not covered by the signature",
 				len - pe->cert_off - pe->cert_len);
 	if (pe->cert_len < 8)

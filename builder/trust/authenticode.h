@@ -21,9 +21,10 @@
  *   7. the signer is an allowed publisher (subject or SHA-256 thumbprint).
  *
  * Errors: WB_EVERIFY when a check failed (not signed, digest mismatch, bad
- * signature, untrusted chain, missing EKU, publisher not allowed),
- * WB_EUSAGE when the file could not be checked (not a PE or MSI, malformed
- * structure, unsupported feature, unreadable roots), WB_EIO on I/O errors.
+ * signature, untrusted chain, missing EKU, publisher not allowed, bytes
+ * appended after the signature), WB_EUSAGE when the file could not be
+ * checked (not a PE or MSI, malformed structure, unsupported feature,
+ * unreadable roots), WB_EIO on I/O errors.
  * Messages name the file.
  */
 #ifndef WB_AUTHENTICODE_H
@@ -98,7 +99,8 @@ struct authenticode_pe {
 	size_t cert_len;         /* both 0 when the file is unsigned */
 };
 
-/* Parse the PE headers of DATA (LEN bytes). Errors are WB_EUSAGE. */
+/* Parse the PE headers of DATA (LEN bytes). Errors are WB_EUSAGE, except
+ * WB_EVERIFY for bytes after the certificate table. */
 int authenticode_pe_parse(const unsigned char *data, size_t len,
 			  struct authenticode_pe *pe, struct wb_err *e);
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# winbuild sig authenticode: Authenticode on PE and MSI files, checked
+# against osslsigncode's own verdict on every file. Fixtures (test PKI,
+# mingw-w64 binaries, an msibuild MSI, osslsigncode signatures) are made
+# once per run by tests/lib/authenticode.bash.
+load helpers
+load ../lib/authenticode
+
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	(ac_make_fixtures "$FX") >"$BATS_FILE_TMPDIR/fixtures.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/fixtures.log" >&2
+		return 1
+	}
+}
+
+# accepts FILE [options]: winbuild and osslsigncode both accept FILE
+accepts() {
+	local f=$1
+	shift
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status 0
+	assert_output_has "Authenticode signature verified: $FX/$f"
+	ossl_verify "$FX/$f"
+}
+
+# refuses CODE FILE REASON [options]: winbuild exits CODE naming FILE and
+# REASON, and osslsigncode refuses FILE too
+refuses() {
+	local code=$1 f=$2 reason=$3
+	shift 3
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status "$code"
+	assert_output_has "'$FX/$f'"
+	assert_output_has "$reason"
+	run ossl_verify "$FX/$f"
+	[ "$status" -ne 0 ]
+}
+
+@test "a signed PE32+ .exe verifies: signer, thumbprint, no timestamp" {
+	accepts good.exe
+	assert_output_has "signer:     O=Example Corp,CN=Example Code Signing"
+	assert_output_has "issuer:     CN=Test Root CA"
+	assert_output_has "thumbprint: $(cat "$FX/cs.thumbprint") (sha256)"
+	assert_output_has "digest:     sha256"
+	assert_output_has "timestamp:  none"
+}
+
+@test "a signed PE32 .exe and a signed .dll verify" {
+	accepts good32.exe
+	accepts good.dll
+}
+
+@test "a signed MSI verifies" {
+	accepts good.msi
+	assert_output_has "signer:     O=Example Corp,CN=Example Code Signing"
+}
+
+@test "an RFC 3161 timestamp is verified and printed" {
+	accepts ts.exe
+	assert_output_has "timestamp:  20"
+	assert_output_lacks "timestamp:  none"
+}
+
+@test "an expired signer with a valid timestamp from its validity verifies" {
+	accepts expired-ts.exe
+	assert_output_has "signer:     CN=Expired Signer"
+	assert_output_has "timestamp:  2020-06-01T00:00:00Z"
+}
+
+@test "an expired signer without a timestamp is refused" {
+	refuses 1 expired.exe "signer 'CN=Expired Signer' does not chain to a trusted root: certificate has expired"
+}
+
+@test "a tampered byte inside the signed range of a PE is refused" {
+	refuses 1 tampered.exe "PE image hash does not match the signed digest"
+}
+
+@test "a tampered byte in an MSI stream is refused" {
+	refuses 1 tampered.msi "MSI hash does not match the signed digest"
+}
+
+@test "bytes appended after the signature are refused" {
+	refuses 1 trailing.exe "22 bytes after the certificate table are not covered by the signature"
+}
+
+@test "unsigned PE and MSI files are refused" {
+	refuses 1 hello.exe "not signed (no Authenticode signature)"
+	refuses 1 hello.msi "not signed (no Authenticode signature)"
+}
+
+@test "a signer from another CA is refused" {
+	refuses 1 other.exe "signer 'CN=Other CA Signer' does not chain to a trusted root"
+	refuses 1 other.msi "signer 'CN=Other CA Signer' does not chain to a trusted root"
+}
+
+@test "the other CA's file verifies under the other CA's roots only" {
+	wb sig authenticode "$FX/other.exe" --roots "$FX/other-ca.pem"
+	assert_status 0
+	wb sig authenticode "$FX/good.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+}
+
+@test "a certificate without the code-signing EKU is refused" {
+	refuses 1 noeku.exe "signer 'CN=No Code Signing EKU' lacks the code-signing extended key usage"
+}
+
+@test "a publisher not on the list is refused (the signature itself is sound)" {
+	wb sig authenticode "$FX/good.exe" --roots "$FX/ca.pem" --publisher "CN=Someone Else"
+	assert_status 1
+	assert_output_has "'$FX/good.exe'"
+	assert_output_has "is not an allowed publisher"
+	# publishers are winbuild policy: osslsigncode accepts the file
+	ossl_verify "$FX/good.exe"
+}
+
+@test "a publisher is allowed by subject or by SHA-256 thumbprint" {
+	accepts good.exe --publisher "CN=Someone Else" --publisher "O=Example Corp,CN=Example Code Signing"
+	accepts good.exe --publisher "/CN=Example Code Signing/O=Example Corp"
+	accepts good.msi --publisher "$(cat "$FX/cs.thumbprint")"
+	accepts good.exe --publisher "$(tr a-f A-F <"$FX/cs.thumbprint")"
+}
+
+@test "a timestamp whose authority is not under the roots is refused" {
+	wb sig authenticode "$FX/expired-ts.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+	assert_output_has "timestamp authority 'CN=Test TSA' is not trusted"
+}
+
+@test "could not verify exits 2: missing file, not PE/MSI, unreadable roots" {
+	wb sig authenticode "$FX/missing.exe" --roots "$FX/ca.pem"
+	assert_status 2
+	assert_output_has "cannot open '$FX/missing.exe'"
+	wb sig authenticode "$FX/hello.c" --roots "$FX/ca.pem"
+	assert_status 2
+	assert_output_has "not a PE or MSI file"
+	wb sig authenticode "$FX/good.exe" --roots "$FX/nope.pem"
+	assert_status 2
+	assert_output_has "cannot read roots '$FX/nope.pem'"
+}
+
+@test "usage errors exit 2" {
+	wb sig authenticode
+	assert_status 2
+	assert_output_has "give exactly one FILE"
+	wb sig authenticode a.exe b.exe
+	assert_status 2
+	wb sig authenticode a.exe --frob
+	assert_status 2
+	assert_output_has "unknown option '--frob'"
+}
