@@ -351,6 +351,7 @@ static int cfb_open(struct cfb *f, const unsigned char *d, size_t len,
 		goto out;
 	}
 	f->visited = xcalloc(f->ndir, 1);
+	f->visited[0] = 1;   /* the root is nobody's child */
 	/* the mini FAT and the mini stream */
 	s = le32(d + 0x3c);
 	if (s != CFB_ENDOFCHAIN && le32(d + 0x40)) {
