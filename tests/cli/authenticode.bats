@@ -149,3 +149,83 @@ refuses() {
 	assert_status 2
 	assert_output_has "unknown option '--frob'"
 }
+
+# ---- the recipe / override policy ----
+
+# a copy of the plan fixtures with a roots file beside an override in site/
+policy_setup() {
+	cp -R "$WB_SRC/tests/cli/fixtures/plan/." "$WORK/"
+	mkdir -p "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+}
+
+@test "policy: a global authenticode override applies to every component, roots relative to the override" {
+	policy_setup
+	cat >site/ac.yaml <<'YAML'
+kind: override
+authenticode:
+  require: true
+  roots: roots.pem
+  publishers: ["O=Example Corp,CN=Example Code Signing"]
+YAML
+	wb plan img.yaml -O site/ac.yaml
+	assert_status 0
+	assert_output_has "authenticode: .exe/.dll/.msi must be signed under roots site/roots.pem, publishers: O=Example Corp,CN=Example Code Signing"
+	[ "$(grep -c 'authenticode:' <<<"$output")" -ge 2 ]
+	wb plan img.yaml -O site/ac.yaml --json
+	assert_status 0
+	python3 -c 'import json, sys
+arts = json.load(sys.stdin)["artifacts"]
+assert arts and all(a["authenticode"] == {"require": True, "roots": "site/roots.pem",
+	"publishers": ["O=Example Corp,CN=Example Code Signing"]} for a in arts)' <<<"$output"
+}
+
+@test "policy: a component's authenticode map applies to that component only" {
+	policy_setup
+	thumb=$(tr a-f A-F <"$FX/cs.thumbprint")
+	cat >img-ac.yaml <<YAML
+kind: image
+include: [img.yaml]
+components:
+  containerd:
+    authenticode:
+      roots: site/roots.pem
+      publishers: ["$thumb"]
+YAML
+	wb plan img-ac.yaml --explain
+	assert_status 0
+	assert_output_has "authenticode: .exe/.dll/.msi checked when signed under roots site/roots.pem"
+	assert_output_has "publishers: $(cat "$FX/cs.thumbprint")"
+	assert_output_has "img-ac.yaml:6:14"
+	[ "$(grep -c 'authenticode:' <<<"$output")" -eq "$(grep -c 'component containerd' <<<"$output")" ]
+}
+
+@test "policy: a later layer cannot loosen a global require: true" {
+	policy_setup
+	printf 'kind: override\nauthenticode: {require: true, roots: roots.pem}\n' >site/ac.yaml
+	wb plan img.yaml -O site/ac.yaml --set authenticode.require=false
+	assert_status 0
+	assert_output_has "must be signed"
+	assert_output_lacks "checked when signed"
+}
+
+# policy_refused YAML MESSAGE: an override holding YAML fails the plan
+# with exit 2 and MESSAGE
+policy_refused() {
+	printf 'kind: override\n%s\n' "$1" >site/ac.yaml
+	wb plan img.yaml -O site/ac.yaml
+	assert_status 2
+	assert_output_has "$2"
+}
+
+@test "policy: authenticode needs readable roots and known keys" {
+	policy_setup
+	policy_refused 'authenticode: {require: true}' \
+		"site/ac.yaml:2:15: 'authenticode' needs 'roots'"
+	policy_refused 'authenticode: {require: true, roots: missing.pem}' \
+		"'authenticode.roots': cannot read 'site/missing.pem'"
+	policy_refused 'authenticode: {require: yes-please, roots: roots.pem}' \
+		"'authenticode.require' must be true or false"
+	policy_refused 'authenticode: {roots: roots.pem, publisher: x}' \
+		"unknown key 'authenticode.publisher'"
+}
