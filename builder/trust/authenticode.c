@@ -411,13 +411,13 @@ static int cfb_name_is(const unsigned char *ent, const unsigned char *name, size
 	return le16(ent + 0x40) == n && !memcmp(ent, name, n);
 }
 
-static const struct cfb *cfb_sort_ctx;
-
-/* The signing order: raw UTF-16LE name bytes (with the terminating NUL). */
-static int cfb_cmp(const void *a, const void *b)
+/* The signing order: raw UTF-16LE name bytes (with the terminating NUL).
+ * CTX is the struct cfb (qsort_r, so verification is thread-safe). */
+static int cfb_cmp(const void *a, const void *b, void *ctx)
 {
-	const unsigned char *ea = cfb_sort_ctx->dir + (size_t)*(const uint32_t *)a * 128;
-	const unsigned char *eb = cfb_sort_ctx->dir + (size_t)*(const uint32_t *)b * 128;
+	const struct cfb *f = ctx;
+	const unsigned char *ea = f->dir + (size_t)*(const uint32_t *)a * 128;
+	const unsigned char *eb = f->dir + (size_t)*(const uint32_t *)b * 128;
 	size_t la = le16(ea + 0x40), lb = le16(eb + 0x40);
 	int d = memcmp(ea, eb, la < lb ? la : lb);
 
@@ -481,10 +481,10 @@ static int cfb_hash_storage(struct cfb *f, uint32_t idx, int depth, EVP_MD_CTX *
 		return wb_error(e, WB_EUSAGE, "MSI storages nest deeper than %d", CFB_MAX_DEPTH);
 	if (cfb_children(f, idx, &kids, &n, e))
 		return -1;
-	cfb_sort_ctx = f;
-	qsort(kids, n, sizeof(*kids), cfb_cmp);
+	if (n > 1)
+		qsort_r(kids, n, sizeof(*kids), cfb_cmp, f);
 	for (size_t i = 1; i < n; i++)
-		if (!cfb_cmp(&kids[i - 1], &kids[i])) {
+		if (!cfb_cmp(&kids[i - 1], &kids[i], f)) {
 			free(kids);
 			return wb_error(e, WB_EUSAGE, "MSI storage holds two entries of the same name");
 		}
