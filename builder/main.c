@@ -56,6 +56,45 @@ static const struct wb_command commands[] = {
 	  "  --explain            show where every value came from (file:line)\n"
 	  "  --json               machine-readable plan (docs/plan-json.md)\n" },
 	{ "version", cmd_version, "version", "print the version", "" },
+	{ "fetch", cmd_fetch, "fetch RECIPE [options]",
+	  "download and verify every artifact into the cache",
+	  "Options:\n"
+	  "  -O, --override FILE  override file (repeatable)\n"
+	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
+	  "  -j, --jobs N         parallel transfers (default 4)\n"
+	  "  --offline            use only the cache; name every missing artifact\n"
+	  "  --locked             refuse anything that differs from the lock file\n"
+	  "  --lock FILE          the lock file (default winbuild.lock)\n"
+	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
+	  "  --cacert FILE        CA bundle for HTTPS (default $SSL_CERT_FILE, system)\n"
+	  "  --no-progress        no progress bars\n"
+	  "  --json               print a JSON summary on stdout\n"
+	  "  -q, --quiet          only errors\n"
+	  "\nexit codes: 0 all verified, 1 something did not verify (or --locked\n"
+	  "differs), 2 could not be checked or recipe error, 3 network error or\n"
+	  "--offline with artifacts missing from the cache, 5 I/O error\n" },
+	{ "lock", cmd_lock, "lock RECIPE [options]",
+	  "fetch, verify and write winbuild.lock",
+	  "Options: as fetch, plus\n"
+	  "  --accept-new         pin needs_pin artifacts as downloaded (trust on\n"
+	  "                       first use); prints every pin it made\n" },
+	{ "stage", cmd_stage, "stage RECIPE [-o OUT] [options]",
+	  "fetch if needed, then build OUT/<name>/tree and manifest.json",
+	  "Builds the Windows system drive of the image in OUT/<name>/tree (default\n"
+	  "OUT: out) from verified cache entries, with the generated config files,\n"
+	  "and OUT/<name>/manifest.json (docs/stage.md, docs/manifest.md). The\n"
+	  "tree is built beside the old one and swapped in only when complete.\n\n"
+	  "Options: as fetch, plus\n"
+	  "  -o, --out DIR        output directory (default out)\n"
+	  "\nenvironment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
+	  "315532800, 1980-01-01), WINBUILD_TEMPLATES (template directory)\n"
+	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
+	  "quarantined), 2 recipe or template error, 3 network error, 4 hostile or\n"
+	  "broken archive, colliding paths, 5 I/O error\n" },
+	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
+	  "inspect and prune the download cache",
+	  "  ls   list entries with size and the artifacts that refer to them\n"
+	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)

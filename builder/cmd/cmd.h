@@ -58,5 +58,24 @@ struct plan;
  * prints the error and returns its exit code on failure. */
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan);
 int cmd_sig(int argc, char **argv, struct wb_run *run);
+int cmd_fetch(int argc, char **argv, struct wb_run *run);
+int cmd_lock(int argc, char **argv, struct wb_run *run);
+int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_stage(int argc, char **argv, struct wb_run *run);
+
+/*
+ * The fetch driver shared by fetch, lock (and stage/build): resolve the
+ * plan from RUN, read the lock file, open the cache and fetch everything
+ * with the progress display. On return *ITEMS (plan->nartifacts of them)
+ * holds every artifact's result, or is NULL when nothing was fetched (the
+ * plan is then released). Returns 0 or -1 with E.
+ */
+struct plan;
+struct fetch_item;
+int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
+		   struct fetch_item **items, struct wb_err *e);
+void cmd_fetch_items_free(struct fetch_item *items, size_t n);
+/* Print each failed item's message to stderr. */
+void cmd_fetch_report(const struct fetch_item *items, size_t n);
 
 #endif

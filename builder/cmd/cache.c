@@ -1,0 +1,110 @@
+/* winbuild cache ls|gc: inspect and prune the download cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cmd/cmd.h"
+#include "fetch/cache.h"
+
+#define CACHE_USAGE "cache ls|gc [--cache DIR] [--json]"
+
+static int cache_ls(struct cache *c, int json)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct cache_listing l;
+	unsigned long long total = 0;
+
+	if (cache_list(c, &l, &e) < 0) {
+		cache_listing_release(&l);
+		return cmd_fail(&e);
+	}
+	if (json) {
+		json_t *root = json_object(), *arr = json_array();
+		char *text;
+
+		for (size_t i = 0; i < l.nr; i++) {
+			json_t *o = json_object(), *a = json_array();
+			for (size_t k = 0; k < l.v[i].nartifacts; k++)
+				json_array_append_new(a, json_string(l.v[i].artifacts[k]));
+			json_object_set_new(o, "sha256", json_string(l.v[i].sha256));
+			json_object_set_new(o, "size", json_integer((json_int_t)l.v[i].size));
+			json_object_set_new(o, "artifacts", a);
+			json_array_append_new(arr, o);
+		}
+		json_object_set_new(root, "cache", json_string(c->root));
+		json_object_set_new(root, "entries", arr);
+		json_object_set_new(root, "tmp_files", json_integer((json_int_t)l.ntmp));
+		json_object_set_new(root, "quarantined", json_integer((json_int_t)l.nquarantine));
+		text = json_dumps(root, JSON_INDENT(2));
+		printf("%s\n", text);
+		free(text);
+		json_decref(root);
+	} else {
+		for (size_t i = 0; i < l.nr; i++) {
+			printf("%s %12llu", l.v[i].sha256, l.v[i].size);
+			if (!l.v[i].nartifacts)
+				printf(" (unreferenced)");
+			for (size_t k = 0; k < l.v[i].nartifacts; k++)
+				printf("%s%s", k ? ", " : " ", l.v[i].artifacts[k]);
+			putchar('\n');
+			total += l.v[i].size;
+		}
+		printf("%zu entr%s, %llu bytes; %zu temp file%s, %zu quarantined (in %s)\n",
+		       l.nr, l.nr == 1 ? "y" : "ies", total, l.ntmp, l.ntmp == 1 ? "" : "s",
+		       l.nquarantine, c->root);
+	}
+	cache_listing_release(&l);
+	return 0;
+}
+
+static int cache_gc_cmd(struct cache *c, int quiet)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct cache_gc_stats st;
+
+	if (cache_gc(c, &st, &e) < 0)
+		return cmd_fail(&e);
+	if (!quiet)
+		printf("removed %zu unreferenced entr%s, %zu temp file%s, %zu quarantined, "
+		       "%zu stale ref%s; freed %llu bytes\n",
+		       st.removed_entries, st.removed_entries == 1 ? "y" : "ies",
+		       st.removed_tmp, st.removed_tmp == 1 ? "" : "s",
+		       st.removed_quarantine, st.removed_refs,
+		       st.removed_refs == 1 ? "" : "s", st.freed_bytes);
+	return 0;
+}
+
+int cmd_cache(int argc, char **argv, struct wb_run *run)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct cache c = CACHE_INIT;
+	const char *sub;
+	char *dir;
+	int ret;
+
+	ret = cmd_parse_options(argc, argv, "--cache --json -q", CACHE_USAGE, run);
+	if (ret)
+		return ret;
+	if (run->positional.nr != 1)
+		return cmd_usage("%s", CACHE_USAGE);
+	sub = run->positional.v[0];
+	if (strcmp(sub, "ls") && strcmp(sub, "gc")) {
+		fprintf(stderr, "winbuild: unknown cache command '%s'\n", sub);
+		return cmd_usage("%s", CACHE_USAGE);
+	}
+	dir = cache_default_dir(run->cache_dir, &e);
+	if (!dir)
+		return cmd_fail(&e);
+	ret = cache_open(&c, dir, !strcmp(sub, "gc"), &e);
+	free(dir);
+	if (ret < 0)
+		return cmd_fail(&e);
+	if (!strcmp(sub, "ls"))
+		ret = cache_ls(&c, run->json);
+	else
+		ret = cache_gc_cmd(&c, run->quiet);
+	cache_close(&c);
+	return ret;
+}

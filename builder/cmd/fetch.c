@@ -1,0 +1,323 @@
+/*
+ * winbuild fetch RECIPE: resolve the plan and fill the cache with every
+ * artifact, verified. Also the shared driver (cmd_fetch_plan) that lock,
+ * and later stage/build, use: plan + lock file + cache + progress display.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cmd/cmd.h"
+#include "fetch/cache.h"
+#include "fetch/fetch.h"
+#include "fetch/lockfile.h"
+#include "lib/buf.h"
+#include "recipe/plan.h"
+
+#define FETCH_USAGE \
+	"fetch RECIPE [-O FILE]... [--set K=V]... [-j N] [--offline] [--locked] " \
+	"[--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [--json] [-q]"
+
+/* ---- display ---------------------------------------------------------- */
+
+struct display {
+	struct wb_run *run;
+	int tty;          /* draw bars */
+	int drawn;        /* lines of bars on screen */
+	struct wb_log inner;  /* the run's own sink, used after clearing bars */
+};
+
+static void human(unsigned long long n, char *out, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(out, len, "%.1f %s", v, unit[u]);
+	else
+		snprintf(out, len, "%llu B", n);
+}
+
+static void clear_bars(struct display *d)
+{
+	for (; d->drawn > 0; d->drawn--)
+		fputs("\033[1A\033[2K", stderr);
+}
+
+static void on_progress(void *ctx, const struct fetch_progress *p)
+{
+	struct display *d = ctx;
+	char a[32], b[32], rate[32];
+	double r;
+
+	if (!d->tty)
+		return;
+	clear_bars(d);
+	for (size_t i = 0; i < p->nxfers; i++) {
+		const struct fetch_xfer_progress *x = &p->xfers[i];
+		int pct = x->total ? (int)(x->now * 100 / x->total) : 0, w = 24;
+		int fill = x->total ? pct * w / 100 : 0;
+
+		human(x->now, a, sizeof(a));
+		human(x->total, b, sizeof(b));
+		fprintf(stderr, "  %-28.28s [%.*s%*s] %3d%% %s / %s\n", x->name, fill,
+			"########################", w - fill, "", pct, a,
+			x->total ? b : "?");
+		d->drawn++;
+	}
+	r = p->elapsed > 0 ? (double)p->bytes_now / p->elapsed : 0;
+	human(p->bytes_now, a, sizeof(a));
+	human(p->bytes_total, b, sizeof(b));
+	human((unsigned long long)r, rate, sizeof(rate));
+	fprintf(stderr, "  total %s of %s, %s/s", a, b, rate);
+	if (r > 0 && p->bytes_total > p->bytes_now)
+		fprintf(stderr, ", ETA %.0fs", (double)(p->bytes_total - p->bytes_now) / r);
+	fprintf(stderr, ", %zu/%zu done\n", p->items_done, p->items_total);
+	d->drawn++;
+}
+
+static void on_done(void *ctx, const struct fetch_item *it)
+{
+	struct display *d = ctx;
+	char size[32], *how;
+
+	if (d->run->quiet || d->run->json || it->status)
+		return;
+	clear_bars(d);
+	human(it->size, size, sizeof(size));
+	how = verify_evidence_describe(&it->ev);
+	fprintf(stderr, "%s %s (%s, sha256 %.16s..., %s)\n",
+		it->from_cache ? "cached " : "fetched", it->art->name, size, it->sha256, how);
+	free(how);
+}
+
+static void log_emit(struct wb_log *log, int level, const char *msg)
+{
+	struct display *d = log->ctx;
+
+	clear_bars(d);
+	if (d->inner.emit)
+		d->inner.emit(&d->inner, level, msg);
+}
+
+/* ---- the driver ------------------------------------------------------- */
+
+static int load_plan(struct wb_run *run, struct plan *plan, struct wb_err *e)
+{
+	struct plan_inputs in;
+
+	memset(&in, 0, sizeof(in));
+	in.recipe = run->positional.v[0];
+	in.overrides = (const char *const *)run->overrides.v;
+	in.noverrides = run->overrides.nr;
+	in.env_set = run->env_set;
+	in.sets = (const char *const *)run->sets.v;
+	in.nsets = run->sets.nr;
+	return plan_resolve(&in, plan, e);
+}
+
+static int url_in(const struct wb_strlist *l, const char *url)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], url))
+			return 1;
+	return 0;
+}
+
+/* --locked: every artifact in the lock, at a URL the plan still has, and
+ * nothing in the lock that the plan lost. */
+static int check_locked(const struct plan *plan, const struct lockfile *lf,
+			const char *path, struct wb_err *e)
+{
+	for (size_t i = 0; i < plan->nartifacts; i++) {
+		const struct plan_artifact *a = &plan->artifacts[i];
+		const struct lock_entry *le = lockfile_find(lf, a->name);
+
+		if (!le)
+			return wb_error(e, WB_EVERIFY,
+					"--locked: artifact '%s' is not in the lock file '%s'; "
+					"run 'winbuild lock'", a->name, path);
+		if (!url_in(&a->urls, le->url))
+			return wb_error(e, WB_EVERIFY,
+					"--locked: artifact '%s' is locked at '%s', which the "
+					"plan no longer uses (plan: '%s')", a->name, le->url,
+					a->urls.nr ? a->urls.v[0] : a->upstream_url);
+	}
+	for (size_t i = 0; i < lf->nr; i++)
+		if (!plan_find_artifact(plan, lf->v[i].name))
+			return wb_error(e, WB_EVERIFY,
+					"--locked: the lock file '%s' holds artifact '%s', "
+					"which the plan does not have", path, lf->v[i].name);
+	return 0;
+}
+
+int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
+		   struct fetch_item **itemsp, struct wb_err *e)
+{
+	struct lockfile lf;
+	struct cache c = CACHE_INIT;
+	struct fetch_opts o;
+	struct fetch_item *items = NULL;
+	struct display d;
+	struct wb_log log;
+	char *dir = NULL;
+	int ret, have_lock;
+
+	*itemsp = NULL;
+	memset(plan, 0, sizeof(*plan));
+	memset(&lf, 0, sizeof(lf));
+	if (load_plan(run, plan, e) < 0)
+		return -1;
+	have_lock = lockfile_read(run->lock_path, &lf, e);
+	if (have_lock < 0)
+		goto fail;
+	if (run->locked && !have_lock) {
+		wb_error(e, WB_EUSAGE, "--locked, but there is no lock file '%s'; "
+			 "run 'winbuild lock' first", run->lock_path);
+		goto fail;
+	}
+	if (run->locked && check_locked(plan, &lf, run->lock_path, e) < 0)
+		goto fail;
+	dir = cache_default_dir(run->cache_dir, e);
+	if (!dir || cache_open(&c, dir, 0, e) < 0)
+		goto fail;
+	free(dir);
+
+	items = xcalloc(plan->nartifacts + 1, sizeof(*items));
+	for (size_t i = 0; i < plan->nartifacts; i++) {
+		const struct lock_entry *le = lockfile_find(&lf, plan->artifacts[i].name);
+
+		items[i].art = &plan->artifacts[i];
+		if (le && (run->locked || plan->artifacts[i].verify.needs_pin))
+			items[i].lock_sha256 = le->sha256;
+	}
+
+	memset(&d, 0, sizeof(d));
+	d.run = run;
+	d.tty = !run->no_progress && !run->quiet && !run->json && isatty(STDERR_FILENO);
+	d.inner = run->log;
+	log = run->log;
+	log.emit = log_emit;
+	log.ctx = &d;
+	if (run->quiet)
+		log.level = WB_LOG_WARN;
+	memset(&o, 0, sizeof(o));
+	o.jobs = run->jobs > 0 ? run->jobs : 4;
+	o.offline = run->offline;
+	o.accept_new = accept_new;
+	o.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	o.log = &log;
+	o.on_progress = on_progress;
+	o.on_done = on_done;
+	o.ctx = &d;
+	ret = fetch_all(plan, items, plan->nartifacts, &c, &o, e);
+	clear_bars(&d);
+	/* lock pins point into LF: keep them valid for the caller as copies */
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		items[i].lock_sha256 = NULL;
+	lockfile_release(&lf);
+	cache_close(&c);
+	*itemsp = items;
+	return ret;
+fail:
+	free(dir);
+	lockfile_release(&lf);
+	plan_release(plan);
+	return -1;
+}
+
+void cmd_fetch_items_free(struct fetch_item *items, size_t n)
+{
+	for (size_t i = 0; items && i < n; i++)
+		fetch_item_release(&items[i]);
+	free(items);
+}
+
+/* Print every failed item's message (the summary names only the first). */
+void cmd_fetch_report(const struct fetch_item *items, size_t n)
+{
+	for (size_t i = 0; items && i < n; i++)
+		if (items[i].status)
+			fprintf(stderr, "winbuild: %s\n", items[i].err.msg);
+}
+
+static json_t *item_json(const struct fetch_item *it)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", json_string(it->art->name));
+	json_object_set_new(o, "ok", json_boolean(!it->status));
+	if (it->status) {
+		json_object_set_new(o, "exit", json_integer(it->status));
+		json_object_set_new(o, "error", json_string(it->err.msg));
+		return o;
+	}
+	json_object_set_new(o, "cached", json_boolean(it->from_cache));
+	json_object_set_new(o, "sha256", json_string(it->sha256));
+	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
+	json_object_set_new(o, "url", json_string(it->url ? it->url : ""));
+	json_object_set_new(o, "path", json_string(it->path ? it->path : ""));
+	if (it->ev.methods & VERIFY_MINISIGN) {
+		json_object_set_new(o, "key_id", json_string(it->ev.keyid_hex));
+		json_object_set_new(o, "trusted_comment",
+				    json_string(it->ev.trusted_comment ? it->ev.trusted_comment : ""));
+	}
+	if (it->ev.checksum_url)
+		json_object_set_new(o, "checksum_url", json_string(it->ev.checksum_url));
+	return o;
+}
+
+int cmd_fetch(int argc, char **argv, struct wb_run *run)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct plan plan;
+	struct fetch_item *items = NULL;
+	int ret;
+
+	ret = cmd_parse_options(argc, argv,
+				"-O --set --cache --cacert --lock -j --offline --locked "
+				"--json -q -v --no-progress", FETCH_USAGE, run);
+	if (ret)
+		return ret;
+	if (run->positional.nr != 1)
+		return cmd_usage("%s", FETCH_USAGE);
+	ret = cmd_fetch_plan(run, 0, &plan, &items, &e);
+	if (run->json && items) {
+		json_t *root = json_object(), *arr = json_array();
+		char *text;
+
+		for (size_t i = 0; i < plan.nartifacts; i++)
+			json_array_append_new(arr, item_json(&items[i]));
+		json_object_set_new(root, "recipe", json_string(plan.name ? plan.name : ""));
+		json_object_set_new(root, "ok", json_boolean(!ret));
+		json_object_set_new(root, "artifacts", arr);
+		text = json_dumps(root, JSON_INDENT(2));
+		printf("%s\n", text);
+		free(text);
+		json_decref(root);
+	}
+	if (ret < 0) {
+		if (!items || run->offline) {
+			ret = cmd_fail(&e);
+		} else {
+			cmd_fetch_report(items, plan.nartifacts);
+			ret = e.code ? e.code : WB_EIO;
+		}
+	} else if (!run->quiet && !run->json) {
+		fprintf(stderr, "fetched %zu artifact%s into the cache, all verified\n",
+			plan.nartifacts, plan.nartifacts == 1 ? "" : "s");
+	}
+	if (items) {
+		cmd_fetch_items_free(items, plan.nartifacts);
+		plan_release(&plan);
+	}
+	return ret;
+}

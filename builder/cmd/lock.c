@@ -1,0 +1,64 @@
+/*
+ * winbuild lock RECIPE: fetch and verify every artifact, then write the
+ * lock file (--lock FILE, default winbuild.lock) recording per artifact the
+ * URL, size, SHA-256 and the evidence. --accept-new is the only
+ * trust-on-first-use path: needs_pin artifacts without a pin are accepted
+ * as downloaded, and what was pinned is printed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "fetch/fetch.h"
+#include "fetch/lockfile.h"
+#include "recipe/plan.h"
+
+#define LOCK_USAGE \
+	"lock RECIPE [-O FILE]... [--set K=V]... [--accept-new] [--lock FILE] " \
+	"[-j N] [--cache DIR] [--cacert FILE] [--no-progress] [-q]"
+
+int cmd_lock(int argc, char **argv, struct wb_run *run)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct plan plan;
+	struct fetch_item *items = NULL;
+	int accept_new = 0, ret;
+	const struct cmd_opt extra[] = {
+		{ "--accept-new", NULL, 0, NULL, NULL, &accept_new },
+		{ NULL, NULL, 0, NULL, NULL, NULL },
+	};
+
+	ret = cmd_parse_options_ex(argc, argv,
+				   "-O --set --cache --cacert --lock -j --offline -q -v "
+				   "--no-progress", extra, LOCK_USAGE, run);
+	if (ret)
+		return ret;
+	if (run->positional.nr != 1)
+		return cmd_usage("%s", LOCK_USAGE);
+	if (cmd_fetch_plan(run, accept_new, &plan, &items, &e) < 0) {
+		if (!items)
+			return cmd_fail(&e);
+		cmd_fetch_report(items, plan.nartifacts);
+		fprintf(stderr, "winbuild: lock file '%s' not written\n", run->lock_path);
+		ret = e.code ? e.code : WB_EIO;
+		goto out;
+	}
+	for (size_t i = 0; i < plan.nartifacts; i++)
+		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW)
+			printf("pinned %s: sha256 %s, %llu bytes, from %s (accepted as new: "
+			       "review this before trusting it)\n", items[i].art->name,
+			       items[i].sha256, items[i].size, items[i].url);
+	if (lockfile_write(run->lock_path, plan.name, items, plan.nartifacts, &e) < 0) {
+		ret = cmd_fail(&e);
+		goto out;
+	}
+	if (!run->quiet)
+		fprintf(stderr, "wrote '%s' (%zu artifact%s)\n", run->lock_path,
+			plan.nartifacts, plan.nartifacts == 1 ? "" : "s");
+	ret = 0;
+out:
+	cmd_fetch_items_free(items, plan.nartifacts);
+	plan_release(&plan);
+	return ret;
+}

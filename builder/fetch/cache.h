@@ -1,0 +1,125 @@
+/*
+ * The content-addressed download cache (DESIGN §5).
+ *
+ * Layout under the cache root:
+ *   sha256/ab/abcdef...   verified entries, named by their SHA-256
+ *   tmp/                  downloads in progress (unique temp files)
+ *   quarantine/           entries whose bytes no longer match their name
+ *   refs/<key>            one small JSON file per (artifact, URLs, verify
+ *                         spec): which entry verified for it and how, so a
+ *                         warm fetch knows the digest without the network
+ *   lock                  flock: held exclusively around insert, ref write,
+ *                         quarantine and gc steps (short critical sections)
+ *   gc.lock               flock: shared by every process using the cache
+ *                         for its whole run, exclusive for `cache gc`, so gc
+ *                         never removes another process's temp file
+ *
+ * An entry becomes visible only by rename(2) of a verified, fsynced temp
+ * file; a process that finds the entry already present discards its own
+ * temp file. Nothing in sha256/ is ever written in place.
+ */
+#ifndef WB_CACHE_H
+#define WB_CACHE_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+
+struct cache {
+	char *root;       /* owned */
+	int lock_fd;      /* <root>/lock */
+	int gc_fd;        /* <root>/gc.lock, held shared (or exclusive for gc) */
+};
+
+#define CACHE_INIT { NULL, -1, -1 }
+
+/*
+ * The cache directory: OPT (--cache) if set, else $WINBUILD_CACHE, else
+ * $XDG_CACHE_HOME/winbuild, else $HOME/.cache/winbuild. Returns a new
+ * string, or NULL with WB_EUSAGE when none can be determined.
+ */
+char *cache_default_dir(const char *opt, struct wb_err *e);
+
+/*
+ * Open (creating as needed) the cache at DIR and take the shared gc lock
+ * (exclusive when FOR_GC). Errors are WB_EIO.
+ */
+int cache_open(struct cache *c, const char *dir, int for_gc, struct wb_err *e);
+void cache_close(struct cache *c);
+
+/* 1 if S is a cache key: exactly 64 lowercase hex digits. */
+int cache_is_key(const char *s);
+
+/* Path of the entry for SHA256_HEX (64 lowercase hex digits); new string. */
+char *cache_entry_path(const struct cache *c, const char *sha256_hex);
+
+/*
+ * Look up the entry SHA256_HEX and re-hash it. Returns 1 when present and
+ * intact (*SIZE set), 0 when absent. A present entry whose bytes do not
+ * hash to its name is moved to quarantine/ and 0 is returned with
+ * *QUARANTINED set to a new string naming where it went (caller frees and
+ * reports). -1 with WB_EIO on I/O errors.
+ */
+int cache_lookup(struct cache *c, const char *sha256_hex,
+		 unsigned long long *size, char **quarantined, struct wb_err *e);
+
+/*
+ * Move the entry SHA256_HEX to quarantine/ under the lock, because a reader
+ * found that its bytes do not hash to its name (stage re-hashes while it
+ * reads). *WHERE is set to a new string naming where it went, or NULL if
+ * the entry was already gone. Errors are WB_EIO.
+ */
+int cache_quarantine(struct cache *c, const char *sha256_hex, char **where,
+		     struct wb_err *e);
+
+/* Create a new temp file under tmp/. *PATH (new string) and *FD (open for
+ * writing) are set. Errors are WB_EIO. */
+int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e);
+
+/*
+ * Make the verified temp file TMP_PATH (open as FD, which this closes) the
+ * entry SHA256_HEX: fsync, then under the lock rename into place unless the
+ * entry already exists, in which case the temp file is removed. The temp
+ * file is gone afterwards in every case. Errors are WB_EIO.
+ */
+int cache_insert(struct cache *c, const char *tmp_path, int fd,
+		 const char *sha256_hex, struct wb_err *e);
+
+/*
+ * Refs. KEY is a 64-hex-digit name (cache_ref_key), JSON_TEXT a small JSON
+ * object that holds at least "artifact" and "sha256". cache_ref_read
+ * returns 1 and a new string in *JSON_TEXT, 0 when there is no ref.
+ */
+void cache_ref_key(const char *spec, char out[65]);
+int cache_ref_write(struct cache *c, const char *key, const char *json_text,
+		    struct wb_err *e);
+int cache_ref_read(struct cache *c, const char *key, char **json_text,
+		   struct wb_err *e);
+
+/* One entry as `cache ls` shows it. */
+struct cache_entry_info {
+	char sha256[65];
+	unsigned long long size;
+	char **artifacts;     /* names of artifacts whose refs point here */
+	size_t nartifacts;
+};
+
+struct cache_listing {
+	struct cache_entry_info *v;   /* sorted by sha256 */
+	size_t nr, alloc;
+	size_t ntmp, nquarantine;     /* files in tmp/ and quarantine/ */
+};
+
+int cache_list(struct cache *c, struct cache_listing *out, struct wb_err *e);
+void cache_listing_release(struct cache_listing *l);
+
+struct cache_gc_stats {
+	size_t removed_entries, removed_tmp, removed_quarantine, removed_refs;
+	unsigned long long freed_bytes;
+};
+
+/* Remove temp files, quarantined files, refs that point at missing
+ * entries, and entries no ref points to. Needs the cache opened FOR_GC. */
+int cache_gc(struct cache *c, struct cache_gc_stats *st, struct wb_err *e);
+
+#endif

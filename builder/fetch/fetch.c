@@ -1,0 +1,935 @@
+/*
+ * The transfer engine. One struct job per artifact walks its targets in
+ * order (sha256 checksum file, sha512 checksum file, signature, artifact),
+ * each through the URL try order, with one transfer at a time; jobs run in
+ * parallel on one curl multi handle.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "fetch/fetch.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "trust/checksum.h"
+#include "trust/minisign.h"
+
+enum target {
+	T_SHA256_FILE,
+	T_SHA512_FILE,
+	T_SIG_FILE,
+	T_MAIN,
+	T_NR,
+};
+
+static const char *const target_what[T_NR] = {
+	"sha256 checksum file", "sha512 checksum file", "signature", "artifact",
+};
+
+enum job_state {
+	J_WAIT,      /* ready to start (or waiting for its backoff) */
+	J_RUNNING,   /* a transfer is in the multi handle */
+	J_DONE,
+};
+
+struct job {
+	struct fetch_item *it;
+	struct verify_needs needs;
+	enum job_state state;
+	enum target target;
+	struct wb_strlist urls[T_NR];  /* allowed URLs per target */
+	size_t url_idx;
+	int tries;                     /* failed attempts on this URL */
+	int resumes;                   /* resumed attempts (progress made) */
+	double not_before;             /* backoff: monotonic seconds */
+	int saw_verify_failure;
+
+	/* the current transfer */
+	CURL *h;
+	char errbuf[CURL_ERROR_SIZE];
+	int too_big;
+	int io_error;
+	unsigned long long attempt_bytes;
+
+	/* aux targets: fetched text */
+	struct buf text[T_SIG_FILE + 1];
+	char *text_url[T_SIG_FILE + 1];
+
+	/* main target: the temp file and the running digests */
+	char *tmp_path;
+	int fd;
+	struct digest_ctx dc;
+	int dc_live;
+	unsigned long long have;       /* bytes written to the temp file */
+	unsigned long long total;      /* expected size, 0 when unknown */
+	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
+};
+
+struct engine {
+	const struct plan *plan;
+	const struct fetch_opts *o;
+	struct cache *c;
+	CURLM *multi;
+	struct job *jobs;
+	size_t njobs;
+	int running;
+	double t0;
+	double last_progress;
+	unsigned long long bytes_now;
+	size_t done;
+	/* tunables */
+	int max_tries;
+	long backoff_ms;
+	long connect_timeout, low_speed_time;
+	unsigned long long max_size;
+	char user_agent[64];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long env_long(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end || n < min || n > max)
+		return def;
+	return n;
+}
+
+static void elog(struct engine *en, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void elog(struct engine *en, int level, const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX];
+	va_list ap;
+
+	if (!en->o->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wb_log(en->o->log, level, "%s", msg);
+}
+
+/* ---- ref spec and refs ------------------------------------------------ */
+
+static void spec_list(struct buf *b, const char *what, const struct wb_strlist *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		buf_addf(b, "%s %s\n", what, l->v[i]);
+}
+
+char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
+{
+	const struct plan_artifact *a = it->art;
+	const struct plan_verify *v = &a->verify;
+	struct buf b = BUF_INIT;
+
+	buf_addf(&b, "winbuild-ref 1\nartifact %s\nfilename %s\n", a->name, a->filename);
+	spec_list(&b, "url", &a->urls);
+	buf_addf(&b, "sha256 %s\nsha512 %s\nneeds_pin %s\n", v->sha256 ? v->sha256 : "-",
+		 v->sha512 ? v->sha512 : "-", v->needs_pin ? "yes" : "no");
+	spec_list(&b, "sha256_url", &v->sha256_urls);
+	spec_list(&b, "sha512_url", &v->sha512_urls);
+	spec_list(&b, "minisig_url", &v->minisig_urls);
+	for (size_t i = 0; i < v->nkeys; i++) {
+		char pk[65];
+		digest_hex(v->keys[i].pk.pk, 32, pk);
+		buf_addf(&b, "key %s %s legacy=%d file_check=%d\n", v->keys[i].keyid_hex,
+			 pk, v->keys[i].pk.allow_legacy, v->keys[i].pk.file_check);
+	}
+	buf_addf(&b, "policy require_signature=%d allow_http=%d forbid_checksum_urls=%d\n",
+		 plan->policy.require_signature, plan->policy.allow_http,
+		 plan->policy.forbid_checksum_urls);
+	buf_addf(&b, "lock %s\n", it->lock_sha256 ? it->lock_sha256 : "-");
+	return buf_detach(&b, NULL);
+}
+
+static void ref_key(const struct engine *en, const struct fetch_item *it, char key[65])
+{
+	char *spec = fetch_ref_spec(en->plan, it);
+
+	cache_ref_key(spec, key);
+	free(spec);
+}
+
+static void json_set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
+{
+	json_t *o = json_object();
+	char key[65], *text;
+	int ret;
+
+	json_set_str(o, "artifact", it->art->name);
+	json_set_str(o, "sha256", it->sha256);
+	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
+	json_set_str(o, "url", it->url);
+	json_object_set_new(o, "methods", json_integer(it->ev.methods));
+	if (it->ev.methods & VERIFY_MINISIGN) {
+		json_set_str(o, "key_id", it->ev.keyid_hex);
+		json_set_str(o, "trusted_comment", it->ev.trusted_comment);
+		json_set_str(o, "sig_url", it->ev.sig_url);
+	}
+	json_set_str(o, "checksum_url", it->ev.checksum_url);
+	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
+	json_decref(o);
+	ref_key(en, it, key);
+	ret = cache_ref_write(en->c, key, text, e);
+	free(text);
+	return ret;
+}
+
+static char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? xstrdup(s) : NULL;
+}
+
+/* 1 on a verified cache hit, 0 on a miss, -1 on error. */
+static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
+{
+	struct fetch_item *it = j->it;
+	char key[65], *text = NULL;
+	const char *sha = NULL;
+	json_t *ref = NULL;
+	unsigned long long size;
+	int r;
+
+	ref_key(en, it, key);
+	r = cache_ref_read(en->c, key, &text, e);
+	if (r < 0)
+		return -1;
+	if (r) {
+		ref = json_loads(text, 0, NULL);
+		free(text);
+		sha = json_string_value(json_object_get(ref, "sha256"));
+		if (sha && strlen(sha) != 64)
+			sha = NULL;
+	}
+	if (!sha) {
+		/* No ref: a pinned digest alone is enough to trust an entry. */
+		unsigned pin_only = VERIFY_PINNED_SHA256 | VERIFY_LOCK_PIN;
+		if (j->needs.methods & ~pin_only)
+			goto miss;
+		sha = it->lock_sha256 ? it->lock_sha256 : it->art->verify.sha256;
+		if (!sha)
+			goto miss;
+	}
+	r = cache_lookup(en->c, sha, &size, &it->quarantined, e);
+	if (r <= 0) {
+		if (it->quarantined)
+			elog(en, WB_LOG_WARN,
+			     "cache entry for '%s' was corrupt (sha256 %s); moved to '%s', fetching again",
+			     it->art->name, sha, it->quarantined);
+		json_decref(ref);
+		return r;
+	}
+	memcpy(it->sha256, sha, 65);
+	it->size = size;
+	it->from_cache = 1;
+	it->path = cache_entry_path(en->c, sha);
+	if (ref) {
+		it->url = jstr(ref, "url");
+		it->ev.methods = (unsigned)json_integer_value(json_object_get(ref, "methods"));
+		if (it->ev.methods & VERIFY_MINISIGN) {
+			const char *k = json_string_value(json_object_get(ref, "key_id"));
+			snprintf(it->ev.keyid_hex, sizeof(it->ev.keyid_hex), "%s", k ? k : "");
+			it->ev.trusted_comment = jstr(ref, "trusted_comment");
+			it->ev.sig_url = jstr(ref, "sig_url");
+		}
+		it->ev.checksum_url = jstr(ref, "checksum_url");
+	} else {
+		it->ev.methods = j->needs.methods;
+		it->url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
+	}
+	json_decref(ref);
+	return 1;
+miss:
+	json_decref(ref);
+	return 0;
+}
+
+/* ---- transfers -------------------------------------------------------- */
+
+static void main_reset(struct job *j)
+{
+	if (j->fd >= 0) {
+		if (ftruncate(j->fd, 0) < 0 || lseek(j->fd, 0, SEEK_SET) < 0)
+			j->io_error = errno;
+	}
+	if (j->dc_live)
+		digest_release(&j->dc);
+	j->dc_live = 0;
+	j->have = 0;
+}
+
+static int main_begin(struct engine *en, struct job *j, struct wb_err *e)
+{
+	if (!j->tmp_path && cache_tmp_create(en->c, &j->tmp_path, &j->fd, e) < 0)
+		return -1;
+	if (!j->dc_live) {
+		memset(&j->dc, 0, sizeof(j->dc));
+		if (digest_init(&j->dc, j->needs.digest_algs, e) < 0)
+			return -1;
+		j->dc_live = 1;
+	}
+	return 0;
+}
+
+static void main_discard(struct job *j)
+{
+	main_reset(j);
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	if (j->tmp_path)
+		unlink(j->tmp_path);
+	free(j->tmp_path);
+	j->tmp_path = NULL;
+}
+
+static unsigned long long target_cap(const struct job *j, enum target t)
+{
+	if (t == T_MAIN)
+		return j->max_size;
+	if (t == T_SIG_FILE)
+		return MINISIGN_SIGFILE_MAX;
+	return CHECKSUM_FILE_MAX;
+}
+
+static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
+{
+	struct job *j = ud;
+	size_t n = sz * nmemb;
+	long code = 0;
+
+	curl_easy_getinfo(j->h, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 300)
+		return n;   /* an error body: never part of the artifact */
+	if (j->target != T_MAIN) {
+		if (j->text[j->target].len + n > target_cap(j, j->target)) {
+			j->too_big = 1;
+			return 0;
+		}
+		buf_add(&j->text[j->target], data, n);
+		j->attempt_bytes += n;
+		return n;
+	}
+	if (j->have > 0 && code == 200 && j->attempt_bytes == 0) {
+		/* We asked for a range and got the whole body: start over. */
+		struct wb_err e = WB_ERR_INIT;
+
+		main_reset(j);
+		memset(&j->dc, 0, sizeof(j->dc));
+		if (digest_init(&j->dc, j->needs.digest_algs, &e) < 0) {
+			j->io_error = EIO;
+			return 0;
+		}
+		j->dc_live = 1;
+	}
+	if (j->have + n > target_cap(j, T_MAIN)) {
+		j->too_big = 1;
+		return 0;
+	}
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(j->fd, data + off, n - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			j->io_error = errno;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	digest_update(&j->dc, data, n);
+	j->have += n;
+	j->attempt_bytes += n;
+	return n;
+}
+
+static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
+{
+	const char *url = j->urls[j->target].v[j->url_idx];
+	char range[48];
+	CURL *h;
+
+	if (j->target == T_MAIN && main_begin(en, j, e) < 0)
+		return -1;
+	if (j->target != T_MAIN)
+		buf_reset(&j->text[j->target]);
+	h = curl_easy_init();
+	if (!h)
+		return wb_error(e, WB_EIO, "cannot create a curl handle");
+	j->h = h;
+	j->errbuf[0] = '\0';
+	j->too_big = j->io_error = 0;
+	j->attempt_bytes = 0;
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, j);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, j);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (en->o->cacert && *en->o->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, en->o->cacert);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, en->user_agent);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, en->connect_timeout);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, en->low_speed_time);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+	if (j->target == T_MAIN) {
+		curl_off_t left = (curl_off_t)(en->max_size - j->have);
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, left);
+		if (j->have > 0 && !strncasecmp(url, "http", 4)) {
+			snprintf(range, sizeof(range), "%llu-", j->have);
+			curl_easy_setopt(h, CURLOPT_RANGE, range);
+		} else {
+			main_reset(j);
+			if (main_begin(en, j, e) < 0) {
+				curl_easy_cleanup(h);
+				j->h = NULL;
+				return -1;
+			}
+		}
+	} else {
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
+				 (curl_off_t)target_cap(j, j->target));
+	}
+	if (curl_multi_add_handle(en->multi, h) != CURLM_OK) {
+		curl_easy_cleanup(h);
+		j->h = NULL;
+		return wb_error(e, WB_EIO, "cannot add a curl transfer");
+	}
+	j->state = J_RUNNING;
+	en->running++;
+	return 0;
+}
+
+/* ---- job progression -------------------------------------------------- */
+
+static void finish_job(struct engine *en, struct job *j, int code, const struct wb_err *err)
+{
+	struct fetch_item *it = j->it;
+
+	if (code) {
+		it->status = code;
+		if (err && err != &it->err)
+			it->err = *err;
+		it->err.code = code;
+	}
+	main_discard(j);
+	if (j->dc_live)
+		digest_release(&j->dc);
+	j->dc_live = 0;
+	j->state = J_DONE;
+	en->done++;
+	if (en->o->on_done)
+		en->o->on_done(en->o->ctx, it);
+}
+
+/* Move to the first target (from T) that has URLs; T_MAIN always has. */
+static void goto_target(struct job *j, enum target t)
+{
+	while (t < T_MAIN && !j->urls[t].nr)
+		t++;
+	j->target = t;
+	j->url_idx = 0;
+	j->tries = 0;
+	j->resumes = 0;
+	j->not_before = 0;
+	j->state = J_WAIT;
+}
+
+/* The current URL failed for good: the next one, or give up. */
+static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
+{
+	if (j->target == T_MAIN)
+		main_reset(j);
+	j->url_idx++;
+	j->tries = 0;
+	j->resumes = 0;
+	j->not_before = 0;
+	if (j->url_idx < j->urls[j->target].nr) {
+		j->state = J_WAIT;
+		return;
+	}
+	if (j->urls[j->target].nr > 1) {
+		struct wb_err e2 = *why;
+		wb_error_prefix(&e2, "artifact '%s': every URL of the %s failed; last",
+				j->it->art->name, target_what[j->target]);
+		finish_job(en, j, j->saw_verify_failure ? WB_EVERIFY : why->code, &e2);
+	} else {
+		finish_job(en, j, j->saw_verify_failure ? WB_EVERIFY : why->code, why);
+	}
+}
+
+static void complete_main(struct engine *en, struct job *j, const char *url)
+{
+	struct fetch_item *it = j->it;
+	struct digest_result dr;
+	struct verify_input in;
+	struct wb_err e = WB_ERR_INIT;
+	int ret;
+
+	digest_final(&j->dc, &dr);
+	j->dc_live = 0;
+	memset(&in, 0, sizeof(in));
+	in.art = it->art;
+	in.policy = &en->plan->policy;
+	in.needs = &j->needs;
+	in.dr = &dr;
+	in.url = url;
+	in.data_path = j->tmp_path;
+	in.lock_sha256 = it->lock_sha256;
+	if (j->text_url[T_SHA256_FILE]) {
+		in.sha256_file = j->text[T_SHA256_FILE].ptr;
+		in.sha256_file_len = j->text[T_SHA256_FILE].len;
+		in.sha256_file_url = j->text_url[T_SHA256_FILE];
+	}
+	if (j->text_url[T_SHA512_FILE]) {
+		in.sha512_file = j->text[T_SHA512_FILE].ptr;
+		in.sha512_file_len = j->text[T_SHA512_FILE].len;
+		in.sha512_file_url = j->text_url[T_SHA512_FILE];
+	}
+	if (j->text_url[T_SIG_FILE]) {
+		in.sig_file = j->text[T_SIG_FILE].ptr;
+		in.sig_file_len = j->text[T_SIG_FILE].len;
+		in.sig_file_url = j->text_url[T_SIG_FILE];
+	}
+	verify_evidence_release(&it->ev);
+	ret = verify_artifact(&in, &it->ev, &e);
+	if (ret < 0) {
+		if (e.code == WB_EVERIFY) {
+			j->saw_verify_failure = 1;
+			it->err = e;
+			/* Another URL may serve the right bytes; this one never will. */
+			if (j->url_idx + 1 < j->urls[T_MAIN].nr) {
+				elog(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);
+				next_url(en, j, &e);
+				return;
+			}
+		}
+		finish_job(en, j, e.code ? e.code : WB_EIO, &e);
+		return;
+	}
+	digest_hex(dr.sha256, 32, it->sha256);
+	it->size = dr.size;
+	free(it->url);
+	it->url = xstrdup(url);
+	ret = cache_insert(en->c, j->tmp_path, j->fd, it->sha256, &e);
+	j->fd = -1;
+	free(j->tmp_path);
+	j->tmp_path = NULL;
+	if (!ret) {
+		it->path = cache_entry_path(en->c, it->sha256);
+		ret = write_ref(en, it, &e);
+	}
+	finish_job(en, j, ret ? e.code : 0, ret ? &e : NULL);
+}
+
+static int retryable(CURLcode rc, long code)
+{
+	if (rc == CURLE_HTTP_RETURNED_ERROR)
+		return code >= 500 || code == 408 || code == 429;
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
+{
+	struct job *j;
+	struct wb_err e = WB_ERR_INIT;
+	const char *url;
+	char *priv = NULL;
+	long code = 0;
+
+	curl_easy_getinfo(h, CURLINFO_PRIVATE, &priv);
+	j = (struct job *)priv;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_multi_remove_handle(en->multi, h);
+	en->running--;
+	j->h = NULL;
+	url = j->urls[j->target].v[j->url_idx];
+
+	if (rc == CURLE_OK && (code == 0 || (code >= 200 && code < 300)) &&
+	    !j->io_error) {
+		curl_easy_cleanup(h);
+		if (j->target == T_MAIN) {
+			complete_main(en, j, url);
+			return;
+		}
+		j->text_url[j->target] = xstrdup(url);
+		goto_target(j, (enum target)(j->target + 1));
+		return;
+	}
+	curl_easy_cleanup(h);
+
+	if (j->io_error) {
+		wb_error(&e, WB_EIO, "artifact '%s': cannot write '%s': %s", j->it->art->name,
+			 j->tmp_path ? j->tmp_path : "?", strerror(j->io_error));
+		finish_job(en, j, WB_EIO, &e);
+		return;
+	}
+	if (j->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s' is larger than the limit of %llu bytes",
+			 j->it->art->name, target_what[j->target], url,
+			 target_cap(j, j->target));
+		next_url(en, j, &e);
+		return;
+	}
+	if (rc == CURLE_HTTP_RETURNED_ERROR)
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld", j->it->art->name,
+			 target_what[j->target], url, code);
+	else
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s", j->it->art->name,
+			 target_what[j->target], url,
+			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+	if (j->target == T_MAIN && code == 416)
+		main_reset(j);   /* our range was bad: start over next time */
+
+	if (!retryable(rc, code)) {
+		next_url(en, j, &e);
+		return;
+	}
+	if (j->target == T_MAIN && j->attempt_bytes > 0 && j->resumes < 8 &&
+	    !strncasecmp(url, "http", 4)) {
+		/* Progress was made: resume at once, without spending a try. */
+		j->resumes++;
+		elog(en, WB_LOG_INFO, "%s; resuming at byte %llu", e.msg, j->have);
+		j->state = J_WAIT;
+		j->not_before = 0;
+		return;
+	}
+	if (++j->tries >= en->max_tries) {
+		next_url(en, j, &e);
+		return;
+	}
+	j->not_before = now_s() + (double)(en->backoff_ms << (j->tries - 1)) / 1000.0;
+	elog(en, WB_LOG_INFO, "%s; retrying (%d of %d)", e.msg, j->tries + 1, en->max_tries);
+	j->state = J_WAIT;
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+static void report_progress(struct engine *en, int force)
+{
+	struct fetch_xfer_progress *xs;
+	struct fetch_progress p;
+	double t = now_s();
+	size_t n = 0;
+
+	if (!en->o->on_progress || (!force && t - en->last_progress < 0.2))
+		return;
+	en->last_progress = t;
+	xs = xcalloc(en->njobs + 1, sizeof(*xs));
+	memset(&p, 0, sizeof(p));
+	for (size_t i = 0; i < en->njobs; i++) {
+		struct job *j = &en->jobs[i];
+		curl_off_t cl = -1;
+
+		if (j->state != J_RUNNING || j->target != T_MAIN)
+			continue;
+		curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		if (cl > 0 && (unsigned long long)cl + j->have - j->attempt_bytes > j->total)
+			j->total = (unsigned long long)cl + j->have - j->attempt_bytes;
+		xs[n].name = j->it->art->name;
+		xs[n].now = j->have;
+		xs[n].total = j->total;
+		p.bytes_now += j->have;
+		p.bytes_total += j->total;
+		n++;
+	}
+	for (size_t i = 0; i < en->njobs; i++)
+		if (en->jobs[i].state == J_DONE && !en->jobs[i].it->status &&
+		    !en->jobs[i].it->from_cache) {
+			p.bytes_now += en->jobs[i].it->size;
+			p.bytes_total += en->jobs[i].it->size;
+		}
+	p.xfers = xs;
+	p.nxfers = n;
+	p.items_done = en->done;
+	p.items_total = en->njobs;
+	p.elapsed = t - en->t0;
+	en->o->on_progress(en->o->ctx, &p);
+	free(xs);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static void allowed_urls(struct engine *en, struct job *j, enum target t,
+			 const struct wb_strlist *from)
+{
+	for (size_t i = 0; i < from->nr; i++) {
+		if (verify_url_allowed(&en->plan->policy, from->v[i]))
+			wb_strlist_push(&j->urls[t], from->v[i]);
+		else
+			elog(en, WB_LOG_WARN,
+			     "artifact '%s': skipping '%s' (policy.allow_http: false)",
+			     j->it->art->name, from->v[i]);
+	}
+}
+
+static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
+{
+	const struct plan_artifact *a = j->it->art;
+	const struct plan_verify *v = &a->verify;
+
+	if (verify_plan(a, &en->plan->policy, j->it->lock_sha256, en->o->accept_new,
+			&j->needs, e) < 0)
+		return -1;
+	if (j->needs.methods & VERIFY_CHECKSUM_SHA256)
+		allowed_urls(en, j, T_SHA256_FILE, &v->sha256_urls);
+	if (j->needs.methods & VERIFY_CHECKSUM_SHA512)
+		allowed_urls(en, j, T_SHA512_FILE, &v->sha512_urls);
+	if (j->needs.methods & VERIFY_MINISIGN)
+		allowed_urls(en, j, T_SIG_FILE, &v->minisig_urls);
+	allowed_urls(en, j, T_MAIN, &a->urls);
+	for (enum target t = T_SHA256_FILE; t < T_NR; t++) {
+		int wanted = t == T_MAIN ||
+			(t == T_SHA256_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA256)) ||
+			(t == T_SHA512_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA512)) ||
+			(t == T_SIG_FILE && (j->needs.methods & VERIFY_MINISIGN));
+		if (wanted && !j->urls[t].nr)
+			return wb_error(e, a->urls.nr || t != T_MAIN ? WB_EVERIFY : WB_EUSAGE,
+					"artifact '%s': no URL for its %s is allowed%s",
+					a->name, target_what[t],
+					en->plan->policy.allow_http ? "" :
+					" (policy.allow_http: false)");
+	}
+	goto_target(j, T_SHA256_FILE);
+	return 0;
+}
+
+static void job_release(struct job *j)
+{
+	for (int t = 0; t < T_NR; t++)
+		wb_strlist_release(&j->urls[t]);
+	for (int t = 0; t <= T_SIG_FILE; t++) {
+		buf_release(&j->text[t]);
+		free(j->text_url[t]);
+	}
+	if (j->h)
+		curl_easy_cleanup(j->h);
+	main_discard(j);
+	if (j->dc_live)
+		digest_release(&j->dc);
+}
+
+static int severity(int code)
+{
+	/* lower is more severe */
+	switch (code) {
+	case WB_EVERIFY: return 0;
+	case WB_EUSAGE: return 1;
+	case WB_ENET: return 2;
+	default: return 3;
+	}
+}
+
+static void summarise(struct fetch_item *items, size_t n, struct wb_err *e)
+{
+	size_t failed = 0, first = 0;
+	int code = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].status)
+			continue;
+		if (!failed || severity(items[i].status) < severity(code)) {
+			code = items[i].status;
+			first = i;
+		}
+		failed++;
+	}
+	if (failed == 1)
+		wb_error(e, code, "%s", items[first].err.msg);
+	else
+		wb_error(e, code, "%zu of %zu artifacts failed; first: %s", failed, n,
+			 items[first].err.msg);
+}
+
+static int run_engine(struct engine *en, struct wb_err *e)
+{
+	int ret = 0;
+
+	while (en->done < en->njobs) {
+		double t = now_s(), wait = 0.2;
+		int still, nq;
+		CURLMsg *m;
+
+		for (size_t i = 0; i < en->njobs && en->running < en->o->jobs; i++) {
+			struct job *j = &en->jobs[i];
+			if (j->state != J_WAIT)
+				continue;
+			if (j->not_before > t) {
+				if (j->not_before - t < wait)
+					wait = j->not_before - t;
+				continue;
+			}
+			if (start_transfer(en, j, &j->it->err) < 0)
+				finish_job(en, j, j->it->err.code ? j->it->err.code : WB_EIO,
+					   &j->it->err);
+		}
+		if (en->done >= en->njobs)
+			break;
+		if (curl_multi_perform(en->multi, &still) != CURLM_OK) {
+			ret = wb_error(e, WB_EIO, "curl multi handle failed");
+			break;
+		}
+		while ((m = curl_multi_info_read(en->multi, &nq)) != NULL)
+			if (m->msg == CURLMSG_DONE)
+				transfer_done(en, m->easy_handle, m->data.result);
+		report_progress(en, 0);
+		if (en->running)
+			curl_multi_poll(en->multi, NULL, 0, (int)(wait * 1000) + 1, NULL);
+		else if (en->done < en->njobs)
+			usleep((useconds_t)(wait * 1e6) + 1000);
+	}
+	report_progress(en, 1);
+	return ret;
+}
+
+int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
+	      struct cache *c, const struct fetch_opts *o, struct wb_err *e)
+{
+	struct engine en;
+	struct buf missing = BUF_INIT;
+	size_t nmissing = 0;
+	int ret = 0;
+
+	memset(&en, 0, sizeof(en));
+	en.plan = plan;
+	en.o = o;
+	en.c = c;
+	en.njobs = n;
+	en.t0 = now_s();
+	en.max_tries = (int)env_long("WINBUILD_RETRIES", 3, 1, 20);
+	en.backoff_ms = env_long("WINBUILD_RETRY_BACKOFF_MS", 1000, 0, 60000);
+	en.connect_timeout = env_long("WINBUILD_CONNECT_TIMEOUT", 30, 1, 3600);
+	en.low_speed_time = env_long("WINBUILD_LOW_SPEED_TIME", 60, 1, 3600);
+	en.max_size = (unsigned long long)env_long("WINBUILD_MAX_SIZE", 2L << 30, 1,
+						  (long)(64L << 30));
+	snprintf(en.user_agent, sizeof(en.user_agent), "winbuild/%s", WB_VERSION);
+	en.jobs = xcalloc(n ? n : 1, sizeof(*en.jobs));
+
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &en.jobs[i];
+		struct fetch_item *it = &items[i];
+		int r;
+
+		j->it = it;
+		j->fd = -1;
+		j->max_size = en.max_size;
+		for (int t = 0; t <= T_SIG_FILE; t++)
+			buf_init(&j->text[t]);
+		it->status = 0;
+		wb_err_clear(&it->err);
+		if (setup_job(&en, j, &it->err) < 0) {
+			finish_job(&en, j, it->err.code, &it->err);
+			continue;
+		}
+		r = try_cache(&en, j, &it->err);
+		if (r < 0) {
+			finish_job(&en, j, it->err.code ? it->err.code : WB_EIO, &it->err);
+		} else if (r > 0) {
+			finish_job(&en, j, 0, NULL);
+		} else if (o->offline) {
+			wb_error(&it->err, WB_ENET, "artifact '%s' is not in the cache (--offline)",
+				 it->art->name);
+			finish_job(&en, j, WB_ENET, &it->err);
+			buf_addf(&missing, "\n  %s (%s)", it->art->name,
+				 it->art->urls.nr ? it->art->urls.v[0] : it->art->upstream_url);
+			nmissing++;
+		}
+	}
+
+	if (en.done < n) {
+		en.multi = curl_multi_init();
+		if (!en.multi) {
+			ret = wb_error(e, WB_EIO, "cannot create a curl multi handle");
+			goto out;
+		}
+		curl_multi_setopt(en.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)o->jobs);
+		ret = run_engine(&en, e);
+	}
+	if (ret)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].status)
+			ret = -1;
+	if (ret && nmissing) {
+		int only_missing = 1;
+		for (size_t i = 0; i < n; i++)
+			if (items[i].status && items[i].status != WB_ENET)
+				only_missing = 0;
+		if (only_missing)
+			wb_error(e, WB_ENET, "offline, and %zu artifact%s not in the cache:%s",
+				 nmissing, nmissing == 1 ? " is" : "s are", missing.ptr);
+		else
+			summarise(items, n, e);
+	} else if (ret) {
+		summarise(items, n, e);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		job_release(&en.jobs[i]);
+	if (en.multi)
+		curl_multi_cleanup(en.multi);
+	free(en.jobs);
+	buf_release(&missing);
+	return ret;
+}
+
+void fetch_item_release(struct fetch_item *it)
+{
+	free(it->url);
+	free(it->path);
+	free(it->quarantined);
+	verify_evidence_release(&it->ev);
+	it->url = it->path = it->quarantined = NULL;
+}

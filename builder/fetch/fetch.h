@@ -1,0 +1,98 @@
+/*
+ * Fetch every artifact of a plan into the cache, verified.
+ *
+ * libcurl multi interface, at most OPTS->jobs transfers at once. Per
+ * artifact: a cache hit (through the artifact's ref, or its pinned/locked
+ * SHA-256) makes no request; otherwise the checksum files and the minisign
+ * signature are fetched first (small, capped), then the artifact itself,
+ * each through the plan's URL try order. The digests verification needs are
+ * computed in the write callback (one pass); the bytes go to a temp file in
+ * the cache, are verified (trust/verify.h) and only then renamed into
+ * place.
+ *
+ * Network behaviour: retries with exponential backoff on 5xx and
+ * connection errors (WINBUILD_RETRIES tries per URL, default 3; backoff
+ * base WINBUILD_RETRY_BACKOFF_MS, default 1000), the next URL on 4xx or
+ * when the tries are used up; an interrupted body is resumed with a Range
+ * request, the digest contexts carry on over the bytes already written;
+ * connect timeout WINBUILD_CONNECT_TIMEOUT (s, default 30); low-speed abort
+ * below 1 byte/s for WINBUILD_LOW_SPEED_TIME (s, default 60); at most 10
+ * redirects, only to http/https; TLS verification always on; User-Agent
+ * winbuild/VERSION; proxies from the environment (libcurl's default); a
+ * maximum size per artifact (WINBUILD_MAX_SIZE bytes, default 2 GiB).
+ *
+ * Nothing here prints: progress and results go through the callbacks.
+ */
+#ifndef WB_FETCH_H
+#define WB_FETCH_H
+
+#include <stddef.h>
+
+#include "fetch/cache.h"
+#include "lib/err.h"
+#include "lib/log.h"
+#include "recipe/plan.h"
+#include "trust/verify.h"
+
+struct fetch_item {
+	/* in */
+	const struct plan_artifact *art;
+	const char *lock_sha256;   /* pin from the lock file, or NULL */
+
+	/* out */
+	int status;                /* 0 verified and cached, else enum wb_exit */
+	struct wb_err err;
+	int from_cache;            /* no request was made */
+	char sha256[65];
+	unsigned long long size;
+	char *url;                 /* the plan URL the bytes came from */
+	char *path;                /* the cache entry */
+	struct verify_evidence ev;
+	char *quarantined;         /* a corrupt entry was moved here (reported) */
+};
+
+struct fetch_xfer_progress {
+	const char *name;          /* artifact */
+	unsigned long long now, total;   /* total 0 when unknown */
+};
+
+struct fetch_progress {
+	const struct fetch_xfer_progress *xfers;   /* active transfers */
+	size_t nxfers;
+	size_t items_done, items_total;
+	unsigned long long bytes_now;    /* body bytes received in this run */
+	unsigned long long bytes_total;  /* known sizes of started artifacts */
+	double elapsed;                  /* seconds since fetch_all started */
+};
+
+struct fetch_opts {
+	int jobs;                  /* parallel transfers, >= 1 */
+	int offline;               /* cache only; misses are errors */
+	int accept_new;            /* lock --accept-new: needs_pin may be pinned */
+	const char *cacert;        /* CA bundle, or NULL for the system's */
+	struct wb_log *log;        /* warnings (quarantine, retries); may be NULL */
+	/* Called about five times a second while transfers run. */
+	void (*on_progress)(void *ctx, const struct fetch_progress *p);
+	/* Called once per item when it is done (ok or not). */
+	void (*on_done)(void *ctx, const struct fetch_item *it);
+	void *ctx;
+};
+
+/*
+ * Fetch ITEMS (N of them, ITEMS[i].art set) of PLAN into the open cache C.
+ * Every item gets a status; returns 0 when all are ok, else -1 with E
+ * summarising (its code is the most severe item class: 1 before 2 before 3
+ * before 5). With OPTS->offline every missing artifact is named in one
+ * WB_ENET error.
+ */
+int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
+	      struct cache *c, const struct fetch_opts *opts, struct wb_err *e);
+
+void fetch_item_release(struct fetch_item *it);
+
+/* The ref key spec of an item: everything that decides whether earlier
+ * verified bytes still count (name, URLs, verify spec, policy, lock pin).
+ * New string. */
+char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it);
+
+#endif

@@ -1,0 +1,166 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "fetch/cache.h"
+#include "fetch/lockfile.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+
+#define LOCK_MAX (16 * 1024 * 1024)
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct lock_entry *)a)->name,
+		      ((const struct lock_entry *)b)->name);
+}
+
+int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
+{
+	struct buf text = BUF_INIT;
+	json_error_t je;
+	json_t *root = NULL, *arts, *v;
+	const char *name;
+	int ret = -1;
+
+	memset(lf, 0, sizeof(*lf));
+	if (!fs_exists(path))
+		return 0;
+	if (fs_read_file(path, LOCK_MAX, WB_EUSAGE, &text, e) < 0)
+		return -1;
+	root = json_loadb(text.ptr, text.len, 0, &je);
+	if (!root) {
+		wb_error(e, WB_EUSAGE, "lock file '%s':%d:%d: %s", path, je.line,
+			 je.column, je.text);
+		goto out;
+	}
+	if (json_integer_value(json_object_get(root, "version")) != 1) {
+		wb_error(e, WB_EUSAGE, "lock file '%s': unsupported \"version\"", path);
+		goto out;
+	}
+	arts = json_object_get(root, "artifacts");
+	if (!json_is_object(arts)) {
+		wb_error(e, WB_EUSAGE, "lock file '%s': \"artifacts\" must be an object", path);
+		goto out;
+	}
+	lf->v = xcalloc(json_object_size(arts) + 1, sizeof(*lf->v));
+	json_object_foreach(arts, name, v) {
+		const char *url = json_string_value(json_object_get(v, "url"));
+		const char *sha = json_string_value(json_object_get(v, "sha256"));
+		json_t *size = json_object_get(v, "size");
+		struct lock_entry *le;
+
+		if (!url || !sha || !cache_is_key(sha) || !json_is_integer(size) ||
+		    json_integer_value(size) < 0) {
+			wb_error(e, WB_EUSAGE,
+				 "lock file '%s': artifact '%s' needs \"url\", \"size\" and a "
+				 "lowercase hex \"sha256\"", path, name);
+			goto out;
+		}
+		le = &lf->v[lf->nr++];
+		le->name = xstrdup(name);
+		le->url = xstrdup(url);
+		memcpy(le->sha256, sha, 65);
+		le->size = (unsigned long long)json_integer_value(size);
+	}
+	qsort(lf->v, lf->nr, sizeof(*lf->v), cmp_entry);
+	ret = 1;
+out:
+	if (ret < 0)
+		lockfile_release(lf);
+	json_decref(root);
+	buf_release(&text);
+	return ret;
+}
+
+void lockfile_release(struct lockfile *lf)
+{
+	for (size_t i = 0; i < lf->nr; i++) {
+		free(lf->v[i].name);
+		free(lf->v[i].url);
+	}
+	free(lf->v);
+	memset(lf, 0, sizeof(*lf));
+}
+
+const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *name)
+{
+	struct lock_entry key;
+
+	if (!lf->nr)
+		return NULL;
+	key.name = (char *)name;
+	return bsearch(&key, lf->v, lf->nr, sizeof(key), cmp_entry);
+}
+
+static json_t *evidence(const struct fetch_item *it)
+{
+	json_t *o = json_object(), *pins = json_array();
+	const struct verify_evidence *ev = &it->ev;
+
+	if (ev->methods & VERIFY_MINISIGN) {
+		json_t *m = json_object();
+		json_object_set_new(m, "key_id", json_string(ev->keyid_hex));
+		json_object_set_new(m, "trusted_comment",
+				    json_string(ev->trusted_comment ? ev->trusted_comment : ""));
+		if (ev->sig_url)
+			json_object_set_new(m, "signature_url", json_string(ev->sig_url));
+		json_object_set_new(o, "minisign", m);
+	}
+	if (ev->checksum_url)
+		json_object_set_new(o, "checksum_url", json_string(ev->checksum_url));
+	if (ev->methods & VERIFY_PINNED_SHA256)
+		json_array_append_new(pins, json_string("sha256"));
+	if (ev->methods & VERIFY_PINNED_SHA512)
+		json_array_append_new(pins, json_string("sha512"));
+	if (json_array_size(pins))
+		json_object_set_new(o, "pinned", pins);
+	else
+		json_decref(pins);
+	if (ev->methods & VERIFY_LOCK_PIN)
+		json_object_set_new(o, "lock_pin", json_true());
+	if (ev->methods & VERIFY_ACCEPTED_NEW)
+		json_object_set_new(o, "accepted_new", json_true());
+	return o;
+}
+
+int lockfile_write(const char *path, const char *recipe,
+		   const struct fetch_item *items, size_t n, struct wb_err *e)
+{
+	json_t *root = json_object(), *arts = json_object();
+	char *text;
+	int ret;
+
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "recipe", json_string(recipe ? recipe : ""));
+	for (size_t i = 0; i < n; i++) {
+		const struct fetch_item *it = &items[i];
+		json_t *a;
+
+		if (it->status)
+			continue;
+		a = json_object();
+		json_object_set_new(a, "url", json_string(it->url ? it->url : ""));
+		json_object_set_new(a, "size", json_integer((json_int_t)it->size));
+		json_object_set_new(a, "sha256", json_string(it->sha256));
+		json_object_set_new(a, "verified_by", evidence(it));
+		json_object_set_new(arts, it->art->name, a);
+	}
+	json_object_set_new(root, "artifacts", arts);
+	text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+	json_decref(root);
+	if (!text)
+		return wb_error(e, WB_EIO, "cannot encode the lock file");
+	{
+		size_t len = strlen(text);
+		char *t2 = xmalloc(len + 2);
+		memcpy(t2, text, len);
+		t2[len] = '\n';
+		t2[len + 1] = '\0';
+		ret = fs_write_atomic(path, t2, len + 1, 0644, e);
+		free(t2);
+	}
+	free(text);
+	return ret;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bats
+# winbuild lock, --locked, --accept-new; winbuild cache ls|gc.
+load helpers
+load ../lib/servers
+load fetch_fixtures
+
+setup_file() {
+	make_fixtures "$BATS_FILE_TMPDIR"
+	start_nginx "$WWW"
+	export WINBUILD_RETRY_BACKOFF_MS=20
+}
+
+teardown_file() {
+	stop_servers
+}
+
+@test "lock records url, size, sha256, key id and trusted comment" {
+	{
+		art a "$(H)/a.bin" "minisign: {keys: [{key: $PUB_A}]}"
+		art b "$(H)/b.bin" "sha256: $(sha_of b.bin)"
+	} | recipe
+	wb lock img.yaml
+	assert_status 0
+	python3 - "$(sha_of a.bin)" "$(H)" <<-'PY'
+		import json, sys
+		d = json.load(open("winbuild.lock"))
+		a = d["artifacts"]["a"]
+		assert a["sha256"] == sys.argv[1] and a["size"] == 150000
+		assert a["url"] == sys.argv[2] + "/a.bin"
+		assert "file:a.bin" in a["verified_by"]["minisign"]["trusted_comment"]
+		assert len(a["verified_by"]["minisign"]["key_id"]) == 16
+		assert d["artifacts"]["b"]["verified_by"]["pinned"] == ["sha256"]
+	PY
+}
+
+@test "--locked accepts what the lock holds" {
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb lock img.yaml
+	assert_status 0
+	wb fetch img.yaml --locked
+	assert_status 0
+}
+
+@test "--locked refuses a digest that differs from the lock (exit 1)" {
+	art a "$(H)/a.bin" "sha256_url: $(H)/a.bin.sha256" | recipe
+	wb lock img.yaml
+	assert_status 0
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" winbuild.lock
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml --locked
+	assert_status 1
+	assert_output_has "lock"
+	[ "$(cache_files)" -eq 0 ]
+}
+
+@test "--locked refuses a URL the lock does not hold (exit 1)" {
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb lock img.yaml
+	assert_status 0
+	art a "$(H)/./a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --locked
+	assert_status 1
+	assert_output_has "locked at"
+}
+
+@test "--locked without a lock file is a usage error (exit 2)" {
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --locked
+	assert_status 2
+	assert_output_has "winbuild.lock"
+}
+
+@test "needs_pin: fetch refuses until lock --accept-new pinned it" {
+	art v "$(H)/v.bin" "needs_pin: upstream publishes no digest" | recipe
+	wb fetch img.yaml
+	assert_status 2
+	assert_output_has "--accept-new"
+	wb lock img.yaml
+	assert_status 2
+	[ ! -e winbuild.lock ]
+	wb lock img.yaml --accept-new
+	assert_status 0
+	assert_output_has "pinned v: sha256 $(sha_of v.bin)"
+	grep -q '"accepted_new": true' winbuild.lock
+	wb fetch img.yaml
+	assert_status 0
+}
+
+@test "needs_pin: a pinned artifact whose bytes changed fails (exit 1)" {
+	art v "$(H)/v.bin" "needs_pin: upstream publishes no digest" | recipe
+	wb lock img.yaml --accept-new
+	assert_status 0
+	sed -i "s/$(sha_of v.bin)/$(sha_of b.bin)/" winbuild.lock
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml
+	assert_status 1
+}
+
+@test "cache ls shows entries with size and the artifacts that refer to them" {
+	{
+		art a "$(H)/a.bin" "sha256: $(sha_of a.bin)"
+		art b "$(H)/b.bin" "sha256: $(sha_of b.bin)"
+	} | recipe
+	wb fetch img.yaml
+	assert_status 0
+	wb cache ls
+	assert_status 0
+	assert_output_has "$(sha_of a.bin)       150000 a"
+	assert_output_has "$(sha_of b.bin)       150000 b"
+	assert_output_has "2 entries"
+}
+
+@test "cache gc removes temp files, quarantine and unreferenced entries only" {
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml
+	assert_status 0
+	s=$(sha_of b.bin)
+	mkdir -p "$WINBUILD_CACHE/sha256/${s:0:2}"
+	cp "$WWW/b.bin" "$WINBUILD_CACHE/sha256/${s:0:2}/$s"
+	echo partial >"$WINBUILD_CACHE/tmp/dl-1-abcdef"
+	echo bad >"$WINBUILD_CACHE/quarantine/x"
+	wb cache gc
+	assert_status 0
+	assert_output_has "removed 1 unreferenced entry, 1 temp file, 1 quarantined"
+	[ "$(cache_files)" -eq 1 ]
+	[ "$(tmp_files)" -eq 0 ]
+	wb fetch img.yaml --offline
+	assert_status 0
+}
+
+@test "cache with an unknown subcommand is a usage error" {
+	wb cache frob
+	assert_status 2
+}

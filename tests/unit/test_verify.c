@@ -1,0 +1,295 @@
+/* trust/verify: policy decisions and the verdict, on hand-built plans. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/buf.h"
+#include "trust/verify.h"
+
+#define DATA "the artifact bytes\n"
+
+struct fx {
+	struct plan_artifact art;
+	struct plan_policy pol;
+	struct digest_result dr;
+	char sha256[65], sha512[129];
+	struct verify_needs needs;
+	struct verify_input in;
+	struct verify_evidence ev;
+	struct wb_err e;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+	struct digest_ctx d;
+	struct wb_err e = WB_ERR_INIT;
+
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(digest_init(&d, DIGEST_SHA256 | DIGEST_SHA512 | DIGEST_BLAKE2B512, &e), 0);
+	digest_update(&d, DATA, strlen(DATA));
+	digest_final(&d, &f->dr);
+	digest_hex(f->dr.sha256, 32, f->sha256);
+	digest_hex(f->dr.sha512, 64, f->sha512);
+	f->art.name = xstrdup("demo");
+	f->art.filename = xstrdup("demo.tar.gz");
+	wb_strlist_push(&f->art.urls, "https://example.org/demo.tar.gz");
+	f->pol.allow_http = 1;
+	f->in.art = &f->art;
+	f->in.policy = &f->pol;
+	f->in.needs = &f->needs;
+	f->in.dr = &f->dr;
+	f->in.url = "https://example.org/demo.tar.gz";
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	free(f->art.name);
+	free(f->art.filename);
+	free(f->art.verify.sha256);
+	free(f->art.verify.sha512);
+	free(f->art.verify.needs_pin);
+	wb_strlist_release(&f->art.urls);
+	wb_strlist_release(&f->art.verify.sha256_urls);
+	free(f->art.verify.keys);
+	verify_evidence_release(&f->ev);
+	free(f);
+	return 0;
+}
+
+static int plan_and_verify(struct fx *f)
+{
+	wb_err_clear(&f->e);
+	if (verify_plan(&f->art, &f->pol, f->in.lock_sha256, 0, &f->needs, &f->e) < 0)
+		return -1;
+	verify_evidence_release(&f->ev);
+	return verify_artifact(&f->in, &f->ev, &f->e);
+}
+
+static void test_pinned_sha256(void **state)
+{
+	struct fx *f = *state;
+
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_int_equal(f->needs.digest_algs, DIGEST_SHA256);
+	assert_true(f->ev.methods & VERIFY_PINNED_SHA256);
+}
+
+static void test_pinned_sha256_mismatch(void **state)
+{
+	struct fx *f = *state;
+	char bad[65];
+
+	memcpy(bad, f->sha256, 65);
+	bad[0] = bad[0] == '0' ? '1' : '0';
+	f->art.verify.sha256 = xstrdup(bad);
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "'demo'"));
+	assert_non_null(strstr(f->e.msg, bad));
+	assert_non_null(strstr(f->e.msg, f->sha256));
+	assert_non_null(strstr(f->e.msg, "https://example.org/demo.tar.gz"));
+}
+
+static void test_pinned_sha512(void **state)
+{
+	struct fx *f = *state;
+
+	f->art.verify.sha512 = xstrdup(f->sha512);
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_true(f->needs.digest_algs & DIGEST_SHA512);
+	f->art.verify.sha512[5] ^= 1;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+}
+
+static void test_all_methods_must_pass(void **state)
+{
+	struct fx *f = *state;
+	char *good;
+
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->art.verify.sha512 = xstrdup(f->sha512);
+	f->art.verify.sha512[0] = f->art.verify.sha512[0] == 'a' ? 'b' : 'a';
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "sha512"));
+	good = xstrdup(f->sha512);
+	free(f->art.verify.sha512);
+	f->art.verify.sha512 = good;
+	assert_int_equal(plan_and_verify(f), 0);
+}
+
+static void test_checksum_file(void **state)
+{
+	struct fx *f = *state;
+	char *text = xasprintf("%s  demo.tar.gz\n%s  other.zip\n", f->sha256,
+			       "0000000000000000000000000000000000000000000000000000000000000000");
+
+	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	f->in.sha256_file = text;
+	f->in.sha256_file_len = strlen(text);
+	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_string_equal(f->ev.checksum_url, "https://example.org/SHA256SUMS");
+	free(text);
+
+	/* names only another file: could not check */
+	text = xasprintf("%s  other.zip\n", f->sha256);
+	f->in.sha256_file = text;
+	f->in.sha256_file_len = strlen(text);
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+	assert_non_null(strstr(f->e.msg, "SHA256SUMS"));
+	free(text);
+
+	/* a digest for our file that does not match */
+	text = xstrdup("1111111111111111111111111111111111111111111111111111111111111111  demo.tar.gz\n");
+	f->in.sha256_file = text;
+	f->in.sha256_file_len = strlen(text);
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	free(text);
+}
+
+static void test_forbid_checksum_urls(void **state)
+{
+	struct fx *f = *state;
+
+	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	f->pol.forbid_checksum_urls = 1;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "forbid"));
+	/* with a pin as well, the checksum file is simply not used */
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_false(f->needs.methods & VERIFY_CHECKSUM_SHA256);
+}
+
+static void test_require_signature(void **state)
+{
+	struct fx *f = *state;
+
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->pol.require_signature = 1;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "require"));
+	/* a lock pin does not stand in for the signature either */
+	f->in.lock_sha256 = f->sha256;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+}
+
+static void test_signature_required_but_missing_text(void **state)
+{
+	struct fx *f = *state;
+
+	f->art.verify.keys = xcalloc(1, sizeof(*f->art.verify.keys));
+	f->art.verify.nkeys = 1;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+	assert_true(f->needs.digest_algs & DIGEST_BLAKE2B512);
+	/* garbage signature text: could not check */
+	f->in.sig_file = "not a signature";
+	f->in.sig_file_len = strlen(f->in.sig_file);
+	f->in.sig_file_url = "https://example.org/demo.tar.gz.minisig";
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+	assert_non_null(strstr(f->e.msg, ".minisig"));
+}
+
+static void test_needs_pin(void **state)
+{
+	struct fx *f = *state;
+	char bad[65];
+
+	f->art.verify.needs_pin = xstrdup("no digest upstream");
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+	assert_non_null(strstr(f->e.msg, "--accept-new"));
+	assert_int_equal(verify_plan(&f->art, &f->pol, NULL, 1, &f->needs, &f->e), 0);
+	assert_int_equal(f->needs.methods, VERIFY_ACCEPTED_NEW);
+	f->in.lock_sha256 = f->sha256;
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_true(f->ev.methods & VERIFY_LOCK_PIN);
+	memcpy(bad, f->sha256, 65);
+	bad[63] = bad[63] == '0' ? '1' : '0';
+	f->in.lock_sha256 = bad;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "lock"));
+}
+
+static void test_allow_http(void **state)
+{
+	struct fx *f = *state;
+
+	assert_true(verify_url_allowed(&f->pol, "http://x/y"));
+	f->pol.allow_http = 0;
+	assert_false(verify_url_allowed(&f->pol, "http://x/y"));
+	assert_false(verify_url_allowed(&f->pol, "HTTP://x/y"));
+	assert_true(verify_url_allowed(&f->pol, "https://x/y"));
+	assert_true(verify_url_allowed(&f->pol, "file:///x/y"));
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->in.url = "http://example.org/demo.tar.gz";
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "allow_http"));
+}
+
+static void test_no_method(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+}
+
+static void test_describe(void **state)
+{
+	struct fx *f = *state;
+	char *s;
+
+	f->ev.methods = VERIFY_MINISIGN | VERIFY_PINNED_SHA256;
+	memcpy(f->ev.keyid_hex, "0123456789ABCDEF", 17);
+	f->ev.trusted_comment = xstrdup("file:demo.tar.gz");
+	s = verify_evidence_describe(&f->ev);
+	assert_non_null(strstr(s, "0123456789ABCDEF"));
+	assert_non_null(strstr(s, "file:demo.tar.gz"));
+	assert_non_null(strstr(s, "pinned sha256"));
+	free(s);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_pinned_sha256),
+		T(test_pinned_sha256_mismatch),
+		T(test_pinned_sha512),
+		T(test_all_methods_must_pass),
+		T(test_checksum_file),
+		T(test_forbid_checksum_urls),
+		T(test_require_signature),
+		T(test_signature_required_but_missing_text),
+		T(test_needs_pin),
+		T(test_allow_http),
+		T(test_no_method),
+		T(test_describe),
+	};
+
+	return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
+}
