@@ -1086,6 +1086,13 @@ int authenticode_verify_file(const char *path,
 			     const struct authenticode_policy *pol,
 			     struct authenticode_result *res, struct wb_err *e)
 {
+	return authenticode_verify_path(path, path, pol, res, e);
+}
+
+int authenticode_verify_path(const char *path, const char *name,
+			     const struct authenticode_policy *pol,
+			     struct authenticode_result *res, struct wb_err *e)
+{
 	struct stat st;
 	void *map;
 	int fd, ret;
@@ -1094,24 +1101,24 @@ int authenticode_verify_file(const char *path,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return wb_error(e, errno == ENOENT ? WB_EUSAGE : WB_EIO,
-				"cannot open '%s': %s", path, strerror(errno));
+				"cannot open '%s': %s", name, strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return wb_error(e, WB_EUSAGE, "'%s' is not a regular file", path);
+		return wb_error(e, WB_EUSAGE, "'%s' is not a regular file", name);
 	}
 	if ((unsigned long long)st.st_size > AUTHENTICODE_FILE_MAX) {
 		close(fd);
-		return wb_error(e, WB_EUSAGE, "'%s' is larger than 4 GiB", path);
+		return wb_error(e, WB_EUSAGE, "'%s' is larger than 4 GiB", name);
 	}
 	if (st.st_size == 0) {
 		close(fd);
-		return wb_error(e, WB_EUSAGE, "'%s': not a PE or MSI file (empty)", path);
+		return wb_error(e, WB_EUSAGE, "'%s': not a PE or MSI file (empty)", name);
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
-		return wb_error(e, WB_EIO, "cannot map '%s': %s", path, strerror(errno));
-	ret = authenticode_verify_mem(map, (size_t)st.st_size, path, pol, res, e);
+		return wb_error(e, WB_EIO, "cannot map '%s': %s", name, strerror(errno));
+	ret = authenticode_verify_mem(map, (size_t)st.st_size, name, pol, res, e);
 	munmap(map, (size_t)st.st_size);
 	return ret;
 }

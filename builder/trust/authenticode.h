@@ -82,6 +82,11 @@ int authenticode_verify_file(const char *path,
 			     const struct authenticode_policy *pol,
 			     struct authenticode_result *res, struct wb_err *e);
 
+/* The same, naming the file NAME (not PATH) in messages. */
+int authenticode_verify_path(const char *path, const char *name,
+			     const struct authenticode_policy *pol,
+			     struct authenticode_result *res, struct wb_err *e);
+
 /* The same on bytes in memory; NAME is used in messages. */
 int authenticode_verify_mem(const unsigned char *data, size_t len,
 			    const char *name,

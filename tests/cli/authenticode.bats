@@ -229,3 +229,86 @@ policy_refused() {
 	policy_refused 'authenticode: {roots: roots.pem, publisher: x}' \
 		"unknown key 'authenticode.publisher'"
 }
+
+# ---- staging: the policy applied to staged files ----
+
+# stage_recipe POLICY_YAML FILE...: $WORK/img.yaml whose component "demo"
+# installs each fixture FILE (file:// URL, pinned) into C:\k, with POLICY_YAML
+# as the image's top-level authenticode map
+stage_recipe() {
+	local policy=$1 f
+	shift
+	mkdir -p "$WORK/components" "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
+		for f in "$@"; do
+			printf '  %s:\n    url: file://%s/%s\n' "${f//./-}" "$FX" "$f"
+			printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
+			printf '    install: {to: '\''C:\\k\\%s'\''}\n' "$f"
+		done
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
+	[ -z "$policy" ] || printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
+}
+
+# manifest_auth TREE_PATH: the manifest's authenticode entry for one file
+manifest_auth() {
+	python3 -c 'import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.argv[2]][0], sort_keys=True))' \
+		"$WORK/out/t/manifest.json" "$1"
+}
+
+@test "stage: signed .exe and .msi pass; signer, thumbprint and timestamp go into the manifest" {
+	stage_recipe '{require: true, roots: site/roots.pem}' good.msi ts.exe expired-ts.exe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/ts.exe
+	assert_output_has '"digest": "sha256", "issuer": "CN=Test Root CA", "signed": true, "signer": "O=Example Corp,CN=Example Code Signing"'
+	assert_output_has "\"thumbprint_sha256\": \"$(cat "$FX/cs.thumbprint")\""
+	assert_output_has '"timestamp": "20'
+	run manifest_auth k/expired-ts.exe
+	assert_output_has '"timestamp": "2020-06-01T00:00:00Z"'
+	run manifest_auth k/good.msi
+	assert_output_has '"signed": true'
+	assert_output_has '"timestamp": null'
+}
+
+@test "stage: a file failing the policy fails the stage (exit 1) naming artifact, file and reason; no tree" {
+	stage_recipe '{require: true, roots: site/roots.pem}' good.exe other.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'other-exe': 'k/other.exe': signer 'CN=Other CA Signer' does not chain to a trusted root"
+	[ ! -e "$WORK/out/t/tree" ]
+	stage_recipe '{require: true, roots: site/roots.pem, publishers: [CN=Nobody]}' good.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/good.exe': signer 'O=Example Corp,CN=Example Code Signing'"
+	assert_output_has "is not an allowed publisher"
+	stage_recipe '{require: true, roots: site/roots.pem}' hello.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/hello.exe': not signed"
+}
+
+@test "stage: require false lets unsigned files pass (recorded) but still refuses a bad signature" {
+	stage_recipe '{require: false, roots: site/roots.pem}' hello.exe good.dll
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/hello.exe
+	assert_output_has '{"signed": false}'
+	stage_recipe '{require: false, roots: site/roots.pem}' tampered.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/tampered.exe': PE image hash does not match the signed digest"
+}
+
+@test "stage: without an authenticode policy nothing is checked" {
+	stage_recipe '' hello.exe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/hello.exe
+	assert_output_has 'null'
+}
