@@ -102,7 +102,8 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		wb_strlist_push(&wdirs, w);
 		free(w);
 	}
-	qsort(wdirs.v, wdirs.nr, sizeof(*wdirs.v), cmp_str);
+	if (wdirs.nr > 1)
+		qsort(wdirs.v, wdirs.nr, sizeof(*wdirs.v), cmp_str);
 	for (size_t i = 0; i < wdirs.nr; i++)
 		json_array_append_new(dirs, json_string(wdirs.v[i]));
 	wb_strlist_release(&wdirs);
