@@ -102,7 +102,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		wb_strlist_push(&wdirs, w);
 		free(w);
 	}
-	if (wdirs.nr > 1)
+	if (wdirs.nr)
 		qsort(wdirs.v, wdirs.nr, sizeof(*wdirs.v), cmp_str);
 	for (size_t i = 0; i < wdirs.nr; i++)
 		json_array_append_new(dirs, json_string(wdirs.v[i]));

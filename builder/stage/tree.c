@@ -457,7 +457,8 @@ static int normalise(int dfd, const char *path, time_t mtime, struct wb_err *e)
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			wb_strlist_push(&names, de->d_name);
 	closedir(d);
-	qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+	if (names.nr)
+		qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
 	for (size_t i = 0; !ret && i < names.nr; i++) {
 		const char *n = names.v[i];
 		struct stat st;
@@ -527,7 +528,8 @@ int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
 	free(unpack);
 	if (ret < 0 || normalise_path(t->root, t->mtime, e) < 0)
 		return -1;
-	qsort(t->files, t->nfiles, sizeof(*t->files), cmp_file);
+	if (t->nfiles)
+		qsort(t->files, t->nfiles, sizeof(*t->files), cmp_file);
 	hook_at(hook, hook_ctx, "before-swap");
 	if (fs_exists(t->final)) {
 		if (renameat2(AT_FDCWD, t->root, AT_FDCWD, t->final, RENAME_EXCHANGE) < 0) {

@@ -336,3 +336,31 @@ assert a["a"]["ok"] and a["a"]["key_id"] and not a["t"]["ok"] and a["t"]["exit"]
 	wait
 	grep -qx "winbuild/[0-9.]*" "$WORK/ua.log"
 }
+
+@test "on a TTY: a progress bar per transfer and a total line; plain lines otherwise" {
+	# /slow/ keeps the transfer running long enough for several redraws
+	{
+		art big "$(H)/big.bin" "sha256: $(sha_of big.bin)"
+		art s "$(F)/slow/a.bin?tty" "sha256: $(sha_of a.bin)"
+	} | recipe
+	export WINBUILD_LOW_SPEED_TIME=30
+	# script(1) gives winbuild a pseudo-terminal on stderr; stop after ~3 s
+	timeout 4 script -qec "$WINBUILD fetch img.yaml -j 2" "$WORK/tty.log" >/dev/null 2>&1 || true
+	grep -q $'\r' "$WORK/tty.log"
+	grep -aq "total" "$WORK/tty.log"
+	grep -aq "big" "$WORK/tty.log"
+	# not a TTY: no carriage-return redraws
+	rm -rf "$WINBUILD_CACHE"
+	art big "$(H)/big.bin" "sha256: $(sha_of big.bin)" | recipe
+	wb fetch img.yaml
+	assert_status 0
+	! grep -q $'\r' <<<"$output"
+	assert_output_has "big"
+}
+
+@test "--no-progress on a TTY prints no progress bars" {
+	art big "$(H)/big2.bin" "sha256: $(sha_of big2.bin)" | recipe
+	script -qec "$WINBUILD fetch img.yaml --no-progress" "$WORK/tty.log" >/dev/null 2>&1
+	grep -aq "big" "$WORK/tty.log"
+	! grep -aq "total" "$WORK/tty.log"
+}
