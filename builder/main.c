@@ -95,6 +95,22 @@ static const struct wb_command commands[] = {
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"
 	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
+	{ "emit", cmd_emit,
+	  "emit RECIPE [--builder NAME]... [-o OUT] [options]",
+	  "write Packer inputs (HCL2, var file, PowerShell) from the staged output",
+	  "Reads OUT/<name>/manifest.json and tree/ (written by 'winbuild stage')\n"
+	  "and writes OUT/<name>/packer/ (docs/packer.md).\n\n"
+	  "  -b, --builder NAME   emit only this builder (repeatable; one of the\n"
+	  "                       recipe's packer.builders)\n"
+	  "  -o, --out DIR        output directory (default out)\n"
+	  "  -O, --override FILE  override file (repeatable)\n"
+	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
+	  "  --format FMT         packer (default) or image-builder: a JSON var file\n"
+	  "                       for kubernetes-sigs/image-builder in\n"
+	  "                       OUT/<name>/image-builder/<name>.json\n"
+	  "  --mirror-url URL     with image-builder: where the mirror of the\n"
+	  "                       verified artifacts is served (URL/<host>/<path>)\n"
+	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)
