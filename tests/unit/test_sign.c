@@ -113,6 +113,7 @@ static void test_sign_failure_leaves_script(void **state)
 	assert_string_equal(before.ptr, after.ptr);
 	assert_false(fs_exists(tmp));
 	o.program = "/nonexistent/osslsigncode";
+	free((char *)o.key);
 	o.key = o.cert;
 	assert_int_equal(sign_script(&o, script, &e), -1);
 	assert_non_null(strstr(e.msg, "cannot run '/nonexistent/osslsigncode'"));
