@@ -110,7 +110,16 @@ static const struct wb_command commands[] = {
 	  "                       OUT/<name>/image-builder/<name>.json\n"
 	  "  --mirror-url URL     with image-builder: where the mirror of the\n"
 	  "                       verified artifacts is served (URL/<host>/<path>)\n"
-	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n" },
+	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n"
+	  "  --sign-scripts       Authenticode-sign every script with osslsigncode;\n"
+	  "                       the template then runs them with execution_policy\n"
+	  "                       \"allsigned\" (docs/authenticode.md). Key, one of:\n"
+	  "  --sign-cert FILE --sign-key FILE     PEM certificate chain and key\n"
+	  "  --sign-pkcs12 FILE                   PKCS#12 file\n"
+	  "  --sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI\n"
+	  "                       a key kept in a PKCS#11 token (HSM)\n"
+	  "  --sign-pass-file FILE  key password, PKCS#12 password or token PIN\n"
+	  "  --sign-timestamp URL   RFC 3161 timestamp server (needs network)\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)

@@ -18,7 +18,8 @@ extern char **environ;
 
 int sign_requested(const struct sign_opts *o)
 {
-	return o->cert || o->key || o->pkcs12 || o->pkcs11_uri || o->pkcs11_module;
+	return o->cert || o->key || o->pkcs12 || o->pkcs11_uri || o->pkcs11_module ||
+	       o->pass_file || o->timestamp_url;
 }
 
 int sign_check_opts(const struct sign_opts *o, struct wb_err *e)

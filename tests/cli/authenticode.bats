@@ -312,3 +312,75 @@ print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.
 	run manifest_auth k/hello.exe
 	assert_output_has 'null'
 }
+
+# ---- emit --sign-scripts ----
+
+# emit_staged: a staged windows-2022-containerd output (emit's fixture
+# writer), then `winbuild emit` for qemu with the given options
+emit_staged() {
+	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
+	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
+		PKR_VAR_azure_client_secret=secret
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
+	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm "$@"
+}
+
+PK=out/windows-2022-containerd/packer
+
+@test "emit --sign-scripts: every script verifies with osslsigncode and parses; the template says allsigned" {
+	emit_staged --sign-scripts --sign-cert "$FX/cs.pem" --sign-key "$FX/cs.key"
+	assert_status 0
+	files=("$PK"/scripts/*.ps1)
+	[ "${#files[@]}" -ge 7 ]
+	for f in "${files[@]}"; do
+		grep -q '^# SIG # Begin signature block' "$f"
+		osslsigncode verify -CAfile "$FX/ca.pem" -in "$f" >/dev/null 2>&1 ||
+			{ echo "osslsigncode refuses $f" >&2; return 1; }
+	done
+	[ "$(grep -c 'execution_policy = "allsigned"' "$PK/windows-2022-containerd.pkr.hcl")" -ge 3 ]
+	! grep -q '"bypass"' "$PK/windows-2022-containerd.pkr.hcl"
+	run packer validate "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	run packer fmt -check "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	if [ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ]; then
+		run node "$WB_SRC/tests/ps/psparse.cjs" "${files[@]}"
+		[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	fi
+}
+
+@test "emit --sign-scripts with a PKCS#12 file and a password file" {
+	printf 'p12-secret\n' >pass.txt
+	openssl pkcs12 -export -in "$FX/cs.pem" -inkey "$FX/cs.key" -out cs.p12 \
+		-passout file:pass.txt
+	emit_staged --sign-scripts --sign-pkcs12 cs.p12 --sign-pass-file pass.txt
+	assert_status 0
+	osslsigncode verify -CAfile "$FX/ca.pem" -in "$PK/scripts/04-containerd.ps1" >/dev/null 2>&1
+	# the password is never on a command line
+	! grep -rq p12-secret "$PK"
+}
+
+@test "emit without --sign-scripts: unsigned scripts, execution_policy bypass" {
+	emit_staged
+	assert_status 0
+	! grep -q 'SIG # Begin signature block' "$PK"/scripts/*.ps1
+	grep -q 'execution_policy = "bypass"' "$PK/windows-2022-containerd.pkr.hcl"
+	! grep -q allsigned "$PK/windows-2022-containerd.pkr.hcl"
+}
+
+@test "emit: signing options are checked; a failing signer fails emit and writes no packer dir" {
+	emit_staged --sign-scripts
+	assert_status 2
+	assert_output_has "--sign-scripts needs a key"
+	emit_staged --sign-key "$FX/cs.key" --sign-cert "$FX/cs.pem"
+	assert_status 2
+	assert_output_has "--sign-* options need --sign-scripts"
+	emit_staged --sign-scripts --sign-key "$FX/cs.key"
+	assert_status 2
+	assert_output_has "--sign-key needs --sign-cert"
+	emit_staged --sign-scripts --sign-cert "$FX/cs.pem" --sign-key "$FX/missing.key"
+	assert_status 5
+	assert_output_has "osslsigncode could not sign"
+	[ ! -e "$PK" ]
+}
