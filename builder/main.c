@@ -19,10 +19,14 @@ static const struct wb_command commands[] = {
 	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
 	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
 	{ "sig", cmd_sig,
-	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]",
-	  "verify a minisign signature as winbuild does",
+	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
+	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
+	  "verify a minisign or Authenticode signature as winbuild does",
 	  "sub-commands:\n"
 	  "  verify               verify FILE against its minisign signature\n"
+	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
+	  "                       .dll) or MSI file; print signer, thumbprint and\n"
+	  "                       timestamp (docs/authenticode.md)\n"
 	  "\noptions:\n"
 	  "  -p, --public-key-file KEYFILE\n"
 	  "                       the public key file (minisign .pub)\n"
@@ -33,6 +37,11 @@ static const struct wb_command commands[] = {
 	  "  --allow-legacy       accept legacy 'Ed' (not prehashed) signatures\n"
 	  "  --no-file-check      do not require the trusted comment's 'file:'\n"
 	  "                       field to equal the base name of FILE\n"
+	  "\nauthenticode options:\n"
+	  "  --roots FILE         trusted roots, PEM (code signing and timestamps;\n"
+	  "                       default: the system CA bundle)\n"
+	  "  --publisher X        allowed signer: subject (as printed) or SHA-256\n"
+	  "                       thumbprint (repeatable; default: any signer)\n"
 	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "plan", cmd_plan,
@@ -101,7 +110,16 @@ static const struct wb_command commands[] = {
 	  "                       OUT/<name>/image-builder/<name>.json\n"
 	  "  --mirror-url URL     with image-builder: where the mirror of the\n"
 	  "                       verified artifacts is served (URL/<host>/<path>)\n"
-	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n" },
+	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n"
+	  "  --sign-scripts       Authenticode-sign every script with osslsigncode;\n"
+	  "                       the template then runs them with execution_policy\n"
+	  "                       \"allsigned\" (docs/authenticode.md). Key, one of:\n"
+	  "  --sign-cert FILE --sign-key FILE     PEM certificate chain and key\n"
+	  "  --sign-pkcs12 FILE                   PKCS#12 file\n"
+	  "  --sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI\n"
+	  "                       a key kept in a PKCS#11 token (HSM)\n"
+	  "  --sign-pass-file FILE  key password, PKCS#12 password or token PIN\n"
+	  "  --sign-timestamp URL   RFC 3161 timestamp server (needs network)\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)

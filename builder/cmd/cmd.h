@@ -61,9 +61,12 @@ int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_emit(int argc, char **argv, struct wb_run *run);
 
 /* emit.c: write OUT/<name>/packer for a resolved PLAN (--builder list in
- * REQ_BUILDERS, may be empty); prints errors, returns the exit code. */
+ * REQ_BUILDERS, may be empty), signing the scripts with SIGN unless it is
+ * NULL; prints errors, returns the exit code. */
+struct sign_opts;
 int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct wb_strlist *req_builders);
+		  const struct wb_strlist *req_builders,
+		  const struct sign_opts *sign);
 /* The directory holding the templates (packer/): $WINBUILD_DATA_DIR, the
  * binary's directory in a source tree, or the installed share directory. */
 const char *cmd_data_dir(char *buf, size_t len);

@@ -14,6 +14,9 @@
 #include "recipe/plan.h"
 
 #define EMIT_USAGE "emit RECIPE [--builder NAME]... [-o OUT] [-O FILE]... [--set KEY=VALUE]...\n" \
+	"       [--sign-scripts (--sign-cert FILE --sign-key FILE | --sign-pkcs12 FILE |\n" \
+	"        --sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI)\n" \
+	"        [--sign-pass-file FILE] [--sign-timestamp URL]]\n" \
 	"       winbuild emit RECIPE --format image-builder --mirror-url URL [--lock FILE]"
 
 #ifndef WB_SHAREDIR
@@ -83,7 +86,8 @@ static int select_builders(const struct plan *p, const struct wb_strlist *req,
 }
 
 int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct wb_strlist *req_builders)
+		  const struct wb_strlist *req_builders,
+		  const struct sign_opts *sign)
 {
 	struct wb_strlist sel = WB_STRLIST_INIT;
 	struct staged_manifest m;
@@ -111,6 +115,7 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	o.data_dir = cmd_data_dir(data, sizeof(data));
 	o.out_dir = outdir;
 	o.builders = &sel;
+	o.sign = sign;
 	if (emit_packer(plan, &m, &o, &e)) {
 		ret = cmd_fail(&e);
 		goto out;
@@ -174,16 +179,29 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 {
 	struct wb_strlist builders = WB_STRLIST_INIT;
 	const char *format = "packer", *mirror_url = NULL;
+	struct sign_opts so;
+	int sign_scripts = 0;
 	const struct cmd_opt extra[] = {
 		{ "--builder", "-b", 1, NULL, &builders, NULL },
 		{ "--format", NULL, 1, &format, NULL, NULL },
 		{ "--mirror-url", NULL, 1, &mirror_url, NULL, NULL },
+		{ "--sign-scripts", NULL, 0, NULL, NULL, &sign_scripts },
+		{ "--sign-cert", NULL, 1, &so.cert, NULL, NULL },
+		{ "--sign-key", NULL, 1, &so.key, NULL, NULL },
+		{ "--sign-pkcs12", NULL, 1, &so.pkcs12, NULL, NULL },
+		{ "--sign-pkcs11-uri", NULL, 1, &so.pkcs11_uri, NULL, NULL },
+		{ "--sign-pkcs11-module", NULL, 1, &so.pkcs11_module, NULL, NULL },
+		{ "--sign-pass-file", NULL, 1, &so.pass_file, NULL, NULL },
+		{ "--sign-timestamp", NULL, 1, &so.timestamp_url, NULL, NULL },
 		{ NULL, NULL, 0, NULL, NULL, NULL },
 	};
+	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	int ret;
 
 	memset(&plan, 0, sizeof(plan));
+	memset(&so, 0, sizeof(so));
+	so.program = getenv("WINBUILD_OSSLSIGNCODE");
 	if ((ret = cmd_parse_options_ex(argc, argv, "-O --set -o --lock -q -v", extra,
 					EMIT_USAGE, run)))
 		goto out;
@@ -201,12 +219,25 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 		ret = WB_EUSAGE;
 		goto out;
 	}
+	if (sign_scripts != sign_requested(&so) ||
+	    (sign_scripts && strcmp(format, "packer"))) {
+		fprintf(stderr, "winbuild: %s\n", sign_scripts && strcmp(format, "packer") ?
+			"--sign-scripts applies to --format packer only" : sign_scripts ?
+			"--sign-scripts needs a key: --sign-key, --sign-pkcs12 or --sign-pkcs11-uri" :
+			"--sign-* options need --sign-scripts");
+		ret = WB_EUSAGE;
+		goto out;
+	}
+	if (sign_scripts && sign_check_opts(&so, &e)) {
+		ret = cmd_fail(&e);
+		goto out;
+	}
 	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
 		goto out;
 	if (!strcmp(format, "image-builder"))
 		ret = emit_image_builder(run, &plan, mirror_url);
 	else
-		ret = cmd_emit_plan(run, &plan, &builders);
+		ret = cmd_emit_plan(run, &plan, &builders, sign_scripts ? &so : NULL);
 	plan_release(&plan);
 out:
 	wb_strlist_release(&builders);

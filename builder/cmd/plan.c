@@ -53,6 +53,21 @@ static void explain(int on, const struct wb_origin *o)
 	printf("    <- %s", where);
 }
 
+/* "authenticode: required, roots FILE, publishers A; B" for C's files */
+static void print_authenticode(const struct plan_component *c, int ex)
+{
+	const struct plan_authenticode *au = c ? &c->authenticode : NULL;
+
+	if (!au || !au->set)
+		return;
+	printf("  %-8s .exe/.dll/.msi %s under roots %s", "authenticode:",
+	       au->require ? "must be signed" : "checked when signed", au->roots);
+	explain(ex, &au->roots_origin);
+	for (size_t k = 0; k < au->publishers.nr; k++)
+		printf("%s%s", k ? "; " : ", publishers: ", au->publishers.v[k]);
+	putchar('\n');
+}
+
 static void print_text(const struct plan *p, int ex)
 {
 	size_t pins = 0;
@@ -137,6 +152,7 @@ static void print_text(const struct plan *p, int ex)
 			printf("  %-8s NEEDS PIN: %s\n", "verify:", v->needs_pin);
 			printf("  %-8s (pin it once with 'winbuild lock --accept-new', then review the lock)\n", "");
 		}
+		print_authenticode(plan_find_component(p, a->component), ex);
 		printf("  %-8s ", a->action == PLAN_UNPACK ? "unpack:" :
 		       a->action == PLAN_INSTALL ? "install:" : "payload:");
 		switch (a->action) {
@@ -195,7 +211,8 @@ static json_t *json_origin(const struct wb_origin *o)
 	return json_string(where);
 }
 
-static json_t *artifact_json(const struct plan_artifact *a)
+static json_t *artifact_json(const struct plan_artifact *a,
+			     const struct plan_component *c)
 {
 	const struct plan_verify *v = &a->verify;
 	json_t *j = json_object(), *vj = json_object(), *oj = json_object();
@@ -259,6 +276,13 @@ static json_t *artifact_json(const struct plan_artifact *a)
 		}
 		json_object_set_new(pj, "properties", props);
 		json_object_set_new(j, "payload", pj);
+	}
+	if (c && c->authenticode.set) {
+		json_t *aj = json_object();
+		json_object_set_new(aj, "require", json_boolean(c->authenticode.require));
+		json_object_set_new(aj, "roots", json_string(c->authenticode.roots));
+		json_object_set_new(aj, "publishers", json_strlist(&c->authenticode.publishers));
+		json_object_set_new(j, "authenticode", aj);
 	}
 	json_object_set_new(oj, "url", json_origin(&a->url_origin));
 	json_object_set_new(oj, "verify", json_origin(&v->origin));
@@ -325,7 +349,8 @@ static int print_json(const struct plan *p)
 	}
 	json_object_set_new(root, "components", comps);
 	for (size_t i = 0; i < p->nartifacts; i++)
-		json_array_append_new(arts, artifact_json(&p->artifacts[i]));
+		json_array_append_new(arts, artifact_json(&p->artifacts[i],
+				      plan_find_component(p, p->artifacts[i].component)));
 	json_object_set_new(root, "artifacts", arts);
 	for (size_t i = 0; i < p->nvalues; i++) {
 		json_t *v = json_object();

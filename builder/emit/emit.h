@@ -17,6 +17,7 @@
 #define WB_EMIT_H
 
 #include "emit/manifest.h"
+#include "emit/sign.h"
 #include "lib/err.h"
 #include "lib/strlist.h"
 #include "recipe/plan.h"
@@ -25,6 +26,9 @@ struct emit_opts {
 	const char *data_dir;             /* holds packer/ (the templates) */
 	const char *out_dir;              /* OUT/<recipe> */
 	const struct wb_strlist *builders;/* requested builders, all supported */
+	const struct sign_opts *sign;     /* --sign-scripts: sign every script and
+					     run them with execution_policy
+					     "allsigned"; NULL: unsigned, "bypass" */
 };
 
 /* 1 if NAME is a builder emit knows (azure-arm, vsphere-iso, qemu,

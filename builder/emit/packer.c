@@ -182,6 +182,7 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	set_hcl(&v, "aws_ami_filter", wv->aws_ami_filter);
 	set_hcl(&v, "vsphere_guest_os_type", wv->vsphere_guest);
 	set_hcl(&v, "image_name", p->name);
+	set_hcl(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
 	tmpl_set(&v, "name_raw", p->name);
 	tmpl_set(&v, "version_raw", p->windows_version);
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
@@ -306,6 +307,11 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 		}
 		if (!r)
 			r = write_buf(tmp, dst, &out, e);
+		if (!r && o->sign) {
+			char *path = fs_join(tmp, dst);
+			r = sign_script(o->sign, path, e);
+			free(path);
+		}
 		free(rel);
 		free(dst);
 		if (r)

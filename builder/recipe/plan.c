@@ -73,6 +73,8 @@ void plan_release(struct plan *p)
 		free(c->homepage);
 		free(c->license);
 		free(c->purl);
+		free(c->authenticode.roots);
+		wb_strlist_release(&c->authenticode.publishers);
 		wb_strlist_release(&c->path);
 		wb_strlist_release(&c->directories);
 		wb_strlist_release(&c->defender_exclusions);
@@ -88,6 +90,8 @@ void plan_release(struct plan *p)
 		free(p->mirrors[i].to);
 	}
 	free(p->mirrors);
+	free(p->authenticode.roots);
+	wb_strlist_release(&p->authenticode.publishers);
 	for (size_t i = 0; i < p->nvalues; i++) {
 		free(p->values[i].key);
 		free(p->values[i].value);
@@ -115,4 +119,23 @@ const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 		if (!strcmp(plan->artifacts[i].name, name))
 			return &plan->artifacts[i];
 	return NULL;
+}
+
+const struct plan_component *plan_find_component(const struct plan *plan,
+						 const char *name)
+{
+	for (size_t i = 0; i < plan->ncomponents; i++)
+		if (!strcmp(plan->components[i].name, name))
+			return &plan->components[i];
+	return NULL;
+}
+
+void plan_authenticode_policy(const struct plan_authenticode *a,
+			      struct authenticode_policy *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->require = a->require;
+	out->roots = a->roots;
+	out->publishers = (const char *const *)a->publishers.v;
+	out->npublishers = a->publishers.nr;
 }

@@ -16,6 +16,7 @@
 #include "lib/err.h"
 #include "lib/strlist.h"
 #include "stage/extract.h"
+#include "trust/authenticode.h"
 #include "trust/minisign.h"
 
 /* Where a value came from. FILE is "path" for files, "env WINBUILD_SET" or
@@ -89,6 +90,26 @@ struct plan_artifact {
 	struct wb_strlist payload_props;  /* "KEY=VALUE", sorted by key */
 };
 
+/*
+ * `authenticode: {require, roots, publishers}` at the top level (every
+ * component) or under `components.<n>` (that component; each key given
+ * there replaces the global one, except that a global `require: true`
+ * always holds). Applies to the staged .exe, .dll and .msi files.
+ */
+struct plan_authenticode {
+	int set;                       /* a policy applies */
+	int require;                   /* unsigned files fail */
+	char *roots;                   /* PEM file, relative to the declaring
+					  file already resolved */
+	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
+	struct wb_origin origin;       /* of the map (component's, else global) */
+	struct wb_origin require_origin, roots_origin;
+};
+
+/* Point OUT at A's settings (A must outlive OUT's use). */
+void plan_authenticode_policy(const struct plan_authenticode *a,
+			      struct authenticode_policy *out);
+
 struct plan_firewall {
 	char *name;
 	int port;
@@ -105,6 +126,7 @@ struct plan_component {
 	struct wb_strlist defender_exclusions;
 	struct plan_firewall *firewall;
 	size_t nfirewall;
+	struct plan_authenticode authenticode;  /* effective for this component */
 	struct wb_origin version_origin;
 };
 
@@ -134,6 +156,7 @@ struct plan {
 	struct wb_strlist override_files;
 
 	struct plan_policy policy;
+	struct plan_authenticode authenticode;  /* the global `authenticode:` */
 	struct plan_mirror *mirrors;
 	size_t nmirrors;
 	int mirror_only;
@@ -175,5 +198,7 @@ void plan_release(struct plan *plan);
 
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);
+const struct plan_component *plan_find_component(const struct plan *plan,
+						 const char *name);
 
 #endif

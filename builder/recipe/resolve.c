@@ -6,10 +6,12 @@
  * replacements and policy, and convert the result into a struct plan.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/buf.h"
 #include "lib/fs.h"
@@ -27,6 +29,8 @@ struct resolver {
 	struct rnode *top;             /* image + overrides + env + --set */
 	struct rnode *policy_layers[64];
 	size_t npolicy_layers;
+	struct rnode *auth_layers[64];   /* each layer's top-level authenticode */
+	size_t nauth_layers;
 	const char *include_stack[MAX_INCLUDE_DEPTH + 1];
 	size_t ninclude;
 };
@@ -254,8 +258,12 @@ static void push_policy_layer(struct resolver *r, const struct rnode *layer)
 {
 	const struct rnode *pol = rnode_get(layer, "policy");
 
+	const struct rnode *auth = rnode_get(layer, "authenticode");
+
 	if (pol && r->npolicy_layers < ARRAY_SIZE(r->policy_layers))
 		r->policy_layers[r->npolicy_layers++] = rnode_clone(pol);
+	if (auth && r->nauth_layers < ARRAY_SIZE(r->auth_layers))
+		r->auth_layers[r->nauth_layers++] = rnode_clone(auth);
 }
 
 static int check_policy_layer(struct resolver *r, const struct rnode *layer)
@@ -884,6 +892,85 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	return policy_check_artifact(r, a, vn);
 }
 
+/* ---- authenticode ---- */
+
+/*
+ * The `authenticode` map N (or none) over GLOBAL (or none) into OUT: keys
+ * given in N replace GLOBAL's, except that a global require: true holds.
+ * `roots` is relative to the file that sets it and must be readable now.
+ */
+static int convert_authenticode(struct resolver *r, const struct rnode *n,
+				const struct plan_authenticode *global,
+				struct plan_authenticode *out, const char *ctx)
+{
+	const struct rnode *k;
+	char what[300];
+
+	snprintf(what, sizeof(what), "%s%sauthenticode", ctx, *ctx ? "." : "");
+	memset(out, 0, sizeof(*out));
+	if (global && global->set) {
+		*out = *global;
+		out->roots = global->roots ? xstrdup(global->roots) : NULL;
+		memset(&out->publishers, 0, sizeof(out->publishers));
+		for (size_t i = 0; i < global->publishers.nr; i++)
+			wb_strlist_push(&out->publishers, global->publishers.v[i]);
+	}
+	if (!n)
+		return 0;
+	out->set = 1;
+	out->origin = n->origin;
+	if ((k = rnode_get(n, "require")) &&
+	    (schema_bool(k) == 1 || !global || !global->require)) {
+		out->require = schema_bool(k) == 1;
+		out->require_origin = k->origin;
+	}
+	if ((k = rnode_get(n, "roots"))) {
+		free(out->roots);
+		out->roots = relative_to(k->origin.file, k->scalar);
+		out->roots_origin = k->origin;
+		if (access(out->roots, R_OK))
+			return err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
+				      what, out->roots, strerror(errno));
+	}
+	if ((k = rnode_get(n, "publishers"))) {
+		wb_strlist_release(&out->publishers);
+		for (size_t i = 0; i < k->nr; i++) {
+			const char *v = k->items[i]->scalar;
+
+			if (!*v)
+				return err_at(r, &k->items[i]->origin,
+					      "'%s.publishers' holds an empty entry", what);
+			if (is_hex(v, 64)) {
+				char *l = lower(xstrdup(v));
+				wb_strlist_push(&out->publishers, l);
+				free(l);
+			} else {
+				wb_strlist_push(&out->publishers, v);
+			}
+		}
+	}
+	if (!out->roots)
+		return err_at(r, &n->origin,
+			      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
+	return 0;
+}
+
+/* A top-level authenticode.require: true in any layer holds: later layers
+ * (overrides, --set) may tighten it, never loosen it. */
+static void tighten_authenticode(struct resolver *r)
+{
+	struct plan_authenticode *a = &r->plan->authenticode;
+
+	for (size_t i = 0; i < r->nauth_layers; i++) {
+		const struct rnode *n = rnode_get(r->auth_layers[i], "require");
+
+		if (a->set && !a->require && n && schema_bool(n) == 1) {
+			a->require = 1;
+			a->require_origin = n->origin;
+		}
+	}
+}
+
 /* ---- components ---- */
 
 static int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
@@ -1021,6 +1108,9 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 			c->nfirewall++;
 		}
 	}
+	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
+				 &c->authenticode, ctx))
+		return -1;
 	arts = rnode_get(cn, "artifacts");
 	if (!arts->nr)
 		return err_at(r, &arts->origin, "'%s.artifacts' is empty", ctx);
@@ -1180,6 +1270,9 @@ static int convert_top(struct resolver *r)
 			wb_strlist_push(&p->builders, all[i]);
 	}
 	resolve_policy(r);
+	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, ""))
+		return -1;
+	tighten_authenticode(r);
 	if ((n = rnode_get(top, "mirror_only"))) {
 		p->mirror_only = schema_bool(n) == 1;
 		p->mirror_only_origin = n->origin;
@@ -1275,6 +1368,8 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	rnode_free(r.top);
 	for (size_t i = 0; i < r.npolicy_layers; i++)
 		rnode_free(r.policy_layers[i]);
+	for (size_t i = 0; i < r.nauth_layers; i++)
+		rnode_free(r.auth_layers[i]);
 	if (ret)
 		plan_release(plan);
 	return ret;

@@ -77,6 +77,13 @@ static const struct schema_key schema_firewall[] = {
 	END
 };
 
+const struct schema_key schema_authenticode[] = {
+	{ "require", S_BOOL, NULL, NULL, 0 },
+	{ "roots", S_STR, NULL, NULL, 0 },
+	{ "publishers", S_STRLIST, NULL, NULL, 0 },
+	END
+};
+
 const struct schema_key schema_component[] = {
 	{ "kind", S_ENUM, NULL, "component", S_REQUIRED },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
@@ -91,6 +98,7 @@ const struct schema_key schema_component[] = {
 	{ "directories", S_STRLIST, NULL, NULL, 0 },
 	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
+	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
 	/* set by the image recipe, beside the component's own keys */
 	{ "file", S_STR, NULL, NULL, 0 },
 	{ "enabled", S_BOOL, NULL, NULL, 0 },
@@ -156,6 +164,7 @@ const struct schema_key schema_image[] = {
 	{ "node", S_MAP, schema_node, NULL, 0 },
 	{ "packer", S_MAP, schema_packer, NULL, 0 },
 	{ "policy", S_MAP, schema_policy, NULL, 0 },
+	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
 	{ "keys", S_MAPOF, schema_key_map, NULL, 0 },
 	{ "mirrors", S_LISTOF, schema_mirror, NULL, 0 },
 	{ "mirror_only", S_BOOL, NULL, NULL, 0 },

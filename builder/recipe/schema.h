@@ -38,6 +38,7 @@ struct schema_key {
 extern const struct schema_key schema_image[];
 extern const struct schema_key schema_component[];
 extern const struct schema_key schema_policy[];
+extern const struct schema_key schema_authenticode[];
 extern const struct schema_key schema_override_only[];
 
 /* Check map N against TABLE. CTX names N in messages ("artifact 'x'").

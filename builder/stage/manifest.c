@@ -7,6 +7,7 @@
 #include "lib/fs.h"
 #include "lib/winpath.h"
 #include "stage/stage.h"
+#include "trust/authenticode.h"
 
 #define MANIFEST_SCHEMA 1
 
@@ -18,6 +19,23 @@ static const char *action_name(enum plan_action a)
 	case PLAN_PAYLOAD: return "payload";
 	}
 	return "?";
+}
+
+/* "authenticode": {...} of a checked file (docs/manifest.md) */
+static json_t *authenticode_json(const struct authenticode_result *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "signed", json_boolean(r->is_signed));
+	if (!r->is_signed)
+		return o;
+	json_object_set_new(o, "signer", json_string(r->subject));
+	json_object_set_new(o, "issuer", json_string(r->issuer));
+	json_object_set_new(o, "thumbprint_sha256", json_string(r->thumbprint));
+	json_object_set_new(o, "digest", json_string(r->digest));
+	json_object_set_new(o, "timestamp", r->has_timestamp ?
+			    json_string(r->timestamp_str) : json_null());
+	return o;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -72,6 +90,8 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "artifact", str_or_null(f->artifact));
 		json_object_set_new(o, "component", json_string(f->component));
 		json_object_set_new(o, "generated", json_boolean(!f->artifact));
+		if (f->authenticode)
+			json_object_set_new(o, "authenticode", authenticode_json(f->authenticode));
 		json_array_append_new(files, o);
 		free(w);
 	}

@@ -1,5 +1,5 @@
-/* The stage: artifacts, component directories, generated files, swap,
- * manifest, in that order (docs/stage.md). */
+/* The stage: artifacts, component directories, Authenticode checks,
+ * generated files, swap, manifest, in that order (docs/stage.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +7,7 @@
 #include "lib/fs.h"
 #include "lib/winpath.h"
 #include "stage/stage.h"
+#include "trust/authenticode.h"
 
 static void hook_at(const struct stage_opts *o, const char *point)
 {
@@ -56,6 +57,46 @@ static int make_directories(struct tree *t, const struct plan *plan,
 	return 0;
 }
 
+/*
+ * Authenticode on every staged .exe, .dll and .msi of a component that has
+ * a policy, before the tree is final (docs/authenticode.md). Any failure
+ * is a verification failure (exit 1) naming the artifact, the tree path
+ * and the reason; results stay with the file for the manifest.
+ */
+static int check_authenticode(struct tree *t, const struct plan *plan,
+			      struct wb_err *e)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tree_file *f = &t->files[i];
+		const struct plan_component *c;
+		struct authenticode_policy pol;
+		struct authenticode_result *r;
+		char *full;
+		int ret;
+
+		if (!f->artifact || !authenticode_wants(f->path))
+			continue;
+		c = plan_find_component(plan, f->component);
+		if (!c || !c->authenticode.set)
+			continue;
+		plan_authenticode_policy(&c->authenticode, &pol);
+		full = fs_join(t->root, f->path);
+		r = xcalloc(1, sizeof(*r));
+		ret = authenticode_verify_path(full, f->path, &pol, r, e);
+		free(full);
+		if (ret < 0) {
+			authenticode_result_release(r);
+			free(r);
+			if (e->code != WB_EIO)
+				e->code = WB_EVERIFY;
+			wb_error_prefix(e, "authenticode: artifact '%s'", f->artifact);
+			return -1;
+		}
+		f->authenticode = r;
+	}
+	return 0;
+}
+
 int stage_run(const struct plan *plan, const struct stage_input *in,
 	      const struct stage_opts *o, struct stage_result *res,
 	      struct wb_err *e)
@@ -80,6 +121,8 @@ int stage_run(const struct plan *plan, const struct stage_input *in,
 			goto out;
 		}
 	}
+	if (check_authenticode(&t, plan, e) < 0)
+		goto out;
 	if (stage_generate(&t, plan, o->templates_dir, e) < 0)
 		goto out;
 	hook_at(o, "generated");

@@ -19,6 +19,7 @@
 #include "lib/fs.h"
 #include "lib/winpath.h"
 #include "stage/tree.h"
+#include "trust/authenticode.h"
 #include "trust/digest.h"
 
 #define IO_BLOCK (1024 * 1024)
@@ -138,6 +139,7 @@ static void record(struct tree *t, const char *path, unsigned long long size,
 	digest_hex(sha, 32, f->sha256);
 	f->artifact = artifact;
 	f->component = component;
+	f->authenticode = NULL;
 }
 
 /* ---- begin / release ---------------------------------------------------- */
@@ -204,8 +206,12 @@ void tree_release(struct tree *t)
 	t->lock_fd = -1;
 	tdestroy(t->claims, claim_free);
 	t->claims = NULL;
-	for (size_t i = 0; i < t->nfiles; i++)
+	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
+		if (t->files[i].authenticode)
+			authenticode_result_release(t->files[i].authenticode);
+		free(t->files[i].authenticode);
+	}
 	free(t->files);
 	t->files = NULL;
 	t->nfiles = t->alloc_files = 0;

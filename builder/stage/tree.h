@@ -23,12 +23,16 @@
 #include "lib/strlist.h"
 #include "stage/extract.h"
 
+struct authenticode_result;
+
 struct tree_file {
 	char *path;                 /* tree path, '/' separators */
 	unsigned long long size;
 	char sha256[65];
 	const char *artifact;       /* borrowed; NULL for a generated file */
 	const char *component;      /* borrowed */
+	struct authenticode_result *authenticode; /* owned; set when the
+					 file's Authenticode was checked */
 };
 
 struct tree {

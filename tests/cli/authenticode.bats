@@ -1,0 +1,386 @@
+#!/usr/bin/env bats
+# winbuild sig authenticode: Authenticode on PE and MSI files, checked
+# against osslsigncode's own verdict on every file. Fixtures (test PKI,
+# mingw-w64 binaries, an msibuild MSI, osslsigncode signatures) are made
+# once per run by tests/lib/authenticode.bash.
+load helpers
+load ../lib/authenticode
+
+setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	(ac_make_fixtures "$FX") >"$BATS_FILE_TMPDIR/fixtures.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/fixtures.log" >&2
+		return 1
+	}
+}
+
+# accepts FILE [options]: winbuild and osslsigncode both accept FILE
+accepts() {
+	local f=$1
+	shift
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status 0
+	assert_output_has "Authenticode signature verified: $FX/$f"
+	ossl_verify "$FX/$f"
+}
+
+# refuses CODE FILE REASON [options]: winbuild exits CODE naming FILE and
+# REASON, and osslsigncode refuses FILE too
+refuses() {
+	local code=$1 f=$2 reason=$3
+	shift 3
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status "$code"
+	assert_output_has "'$FX/$f'"
+	assert_output_has "$reason"
+	run ossl_verify "$FX/$f"
+	[ "$status" -ne 0 ]
+}
+
+@test "a signed PE32+ .exe verifies: signer, thumbprint, no timestamp" {
+	accepts good.exe
+	assert_output_has "signer:     O=Example Corp,CN=Example Code Signing"
+	assert_output_has "issuer:     CN=Test Root CA"
+	assert_output_has "thumbprint: $(cat "$FX/cs.thumbprint") (sha256)"
+	assert_output_has "digest:     sha256"
+	assert_output_has "timestamp:  none"
+}
+
+@test "a signed PE32 .exe and a signed .dll verify" {
+	accepts good32.exe
+	accepts good.dll
+}
+
+@test "a signed MSI verifies" {
+	accepts good.msi
+	assert_output_has "signer:     O=Example Corp,CN=Example Code Signing"
+}
+
+@test "an RFC 3161 timestamp is verified and printed" {
+	accepts ts.exe
+	assert_output_has "timestamp:  20"
+	assert_output_lacks "timestamp:  none"
+}
+
+@test "an expired signer with a valid timestamp from its validity verifies" {
+	accepts expired-ts.exe
+	assert_output_has "signer:     CN=Expired Signer"
+	assert_output_has "timestamp:  2020-06-01T00:00:00Z"
+}
+
+@test "an expired signer without a timestamp is refused" {
+	refuses 1 expired.exe "signer 'CN=Expired Signer' does not chain to a trusted root: certificate has expired"
+}
+
+@test "a tampered byte inside the signed range of a PE is refused" {
+	refuses 1 tampered.exe "PE image hash does not match the signed digest"
+}
+
+@test "a tampered byte in an MSI stream is refused" {
+	refuses 1 tampered.msi "MSI hash does not match the signed digest"
+}
+
+@test "bytes appended after the signature are refused" {
+	refuses 1 trailing.exe "22 bytes after the certificate table are not covered by the signature"
+}
+
+@test "unsigned PE and MSI files are refused" {
+	refuses 1 hello.exe "not signed (no Authenticode signature)"
+	refuses 1 hello.msi "not signed (no Authenticode signature)"
+}
+
+@test "a signer from another CA is refused" {
+	refuses 1 other.exe "signer 'CN=Other CA Signer' does not chain to a trusted root"
+	refuses 1 other.msi "signer 'CN=Other CA Signer' does not chain to a trusted root"
+}
+
+@test "the other CA's file verifies under the other CA's roots only" {
+	wb sig authenticode "$FX/other.exe" --roots "$FX/other-ca.pem"
+	assert_status 0
+	wb sig authenticode "$FX/good.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+}
+
+@test "a certificate without the code-signing EKU is refused" {
+	refuses 1 noeku.exe "signer 'CN=No Code Signing EKU' lacks the code-signing extended key usage"
+}
+
+@test "a publisher not on the list is refused (the signature itself is sound)" {
+	wb sig authenticode "$FX/good.exe" --roots "$FX/ca.pem" --publisher "CN=Someone Else"
+	assert_status 1
+	assert_output_has "'$FX/good.exe'"
+	assert_output_has "is not an allowed publisher"
+	# publishers are winbuild policy: osslsigncode accepts the file
+	ossl_verify "$FX/good.exe"
+}
+
+@test "a publisher is allowed by subject or by SHA-256 thumbprint" {
+	accepts good.exe --publisher "CN=Someone Else" --publisher "O=Example Corp,CN=Example Code Signing"
+	accepts good.exe --publisher "/CN=Example Code Signing/O=Example Corp"
+	accepts good.msi --publisher "$(cat "$FX/cs.thumbprint")"
+	accepts good.exe --publisher "$(tr a-f A-F <"$FX/cs.thumbprint")"
+}
+
+@test "a timestamp whose authority is not under the roots is refused" {
+	wb sig authenticode "$FX/expired-ts.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+	assert_output_has "timestamp authority 'CN=Test TSA' is not trusted"
+}
+
+@test "could not verify exits 2: missing file, not PE/MSI, unreadable roots" {
+	wb sig authenticode "$FX/missing.exe" --roots "$FX/ca.pem"
+	assert_status 2
+	assert_output_has "cannot open '$FX/missing.exe'"
+	wb sig authenticode "$FX/hello.c" --roots "$FX/ca.pem"
+	assert_status 2
+	assert_output_has "not a PE or MSI file"
+	wb sig authenticode "$FX/good.exe" --roots "$FX/nope.pem"
+	assert_status 2
+	assert_output_has "cannot read roots '$FX/nope.pem'"
+}
+
+@test "usage errors exit 2" {
+	wb sig authenticode
+	assert_status 2
+	assert_output_has "give exactly one FILE"
+	wb sig authenticode a.exe b.exe
+	assert_status 2
+	wb sig authenticode a.exe --frob
+	assert_status 2
+	assert_output_has "unknown option '--frob'"
+}
+
+# ---- the recipe / override policy ----
+
+# a copy of the plan fixtures with a roots file beside an override in site/
+policy_setup() {
+	cp -R "$WB_SRC/tests/cli/fixtures/plan/." "$WORK/"
+	mkdir -p "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+}
+
+@test "policy: a global authenticode override applies to every component, roots relative to the override" {
+	policy_setup
+	cat >site/ac.yaml <<'YAML'
+kind: override
+authenticode:
+  require: true
+  roots: roots.pem
+  publishers: ["O=Example Corp,CN=Example Code Signing"]
+YAML
+	wb plan img.yaml -O site/ac.yaml
+	assert_status 0
+	assert_output_has "authenticode: .exe/.dll/.msi must be signed under roots site/roots.pem, publishers: O=Example Corp,CN=Example Code Signing"
+	[ "$(grep -c 'authenticode:' <<<"$output")" -ge 2 ]
+	wb plan img.yaml -O site/ac.yaml --json
+	assert_status 0
+	python3 -c 'import json, sys
+arts = json.load(sys.stdin)["artifacts"]
+assert arts and all(a["authenticode"] == {"require": True, "roots": "site/roots.pem",
+	"publishers": ["O=Example Corp,CN=Example Code Signing"]} for a in arts)' <<<"$output"
+}
+
+@test "policy: a component's authenticode map applies to that component only" {
+	policy_setup
+	thumb=$(tr a-f A-F <"$FX/cs.thumbprint")
+	cat >img-ac.yaml <<YAML
+kind: image
+include: [img.yaml]
+components:
+  containerd:
+    authenticode:
+      roots: site/roots.pem
+      publishers: ["$thumb"]
+YAML
+	wb plan img-ac.yaml --explain
+	assert_status 0
+	assert_output_has "authenticode: .exe/.dll/.msi checked when signed under roots site/roots.pem"
+	assert_output_has "publishers: $(cat "$FX/cs.thumbprint")"
+	assert_output_has "img-ac.yaml:6:14"
+	[ "$(grep -c 'authenticode:' <<<"$output")" -eq "$(grep -c 'component containerd' <<<"$output")" ]
+}
+
+@test "policy: a later layer cannot loosen a global require: true" {
+	policy_setup
+	printf 'kind: override\nauthenticode: {require: true, roots: roots.pem}\n' >site/ac.yaml
+	wb plan img.yaml -O site/ac.yaml --set authenticode.require=false
+	assert_status 0
+	assert_output_has "must be signed"
+	assert_output_lacks "checked when signed"
+}
+
+# policy_refused YAML MESSAGE: an override holding YAML fails the plan
+# with exit 2 and MESSAGE
+policy_refused() {
+	printf 'kind: override\n%s\n' "$1" >site/ac.yaml
+	wb plan img.yaml -O site/ac.yaml
+	assert_status 2
+	assert_output_has "$2"
+}
+
+@test "policy: authenticode needs readable roots and known keys" {
+	policy_setup
+	policy_refused 'authenticode: {require: true}' \
+		"site/ac.yaml:2:15: 'authenticode' needs 'roots'"
+	policy_refused 'authenticode: {require: true, roots: missing.pem}' \
+		"'authenticode.roots': cannot read 'site/missing.pem'"
+	policy_refused 'authenticode: {require: yes-please, roots: roots.pem}' \
+		"'authenticode.require' must be true or false"
+	policy_refused 'authenticode: {roots: roots.pem, publisher: x}' \
+		"unknown key 'authenticode.publisher'"
+}
+
+# ---- staging: the policy applied to staged files ----
+
+# stage_recipe POLICY_YAML FILE...: $WORK/img.yaml whose component "demo"
+# installs each fixture FILE (file:// URL, pinned) into C:\k, with POLICY_YAML
+# as the image's top-level authenticode map
+stage_recipe() {
+	local policy=$1 f
+	shift
+	mkdir -p "$WORK/components" "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
+		for f in "$@"; do
+			printf '  %s:\n    url: file://%s/%s\n' "${f//./-}" "$FX" "$f"
+			printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
+			printf '    install: {to: '\''C:\\k\\%s'\''}\n' "$f"
+		done
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
+	[ -z "$policy" ] || printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
+}
+
+# manifest_auth TREE_PATH: the manifest's authenticode entry for one file
+manifest_auth() {
+	python3 -c 'import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.argv[2]][0], sort_keys=True))' \
+		"$WORK/out/t/manifest.json" "$1"
+}
+
+@test "stage: signed .exe and .msi pass; signer, thumbprint and timestamp go into the manifest" {
+	stage_recipe '{require: true, roots: site/roots.pem}' good.msi ts.exe expired-ts.exe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/ts.exe
+	assert_output_has '"digest": "sha256", "issuer": "CN=Test Root CA", "signed": true, "signer": "O=Example Corp,CN=Example Code Signing"'
+	assert_output_has "\"thumbprint_sha256\": \"$(cat "$FX/cs.thumbprint")\""
+	assert_output_has '"timestamp": "20'
+	run manifest_auth k/expired-ts.exe
+	assert_output_has '"timestamp": "2020-06-01T00:00:00Z"'
+	run manifest_auth k/good.msi
+	assert_output_has '"signed": true'
+	assert_output_has '"timestamp": null'
+}
+
+@test "stage: a file failing the policy fails the stage (exit 1) naming artifact, file and reason; no tree" {
+	stage_recipe '{require: true, roots: site/roots.pem}' good.exe other.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'other-exe': 'k/other.exe': signer 'CN=Other CA Signer' does not chain to a trusted root"
+	[ ! -e "$WORK/out/t/tree" ]
+	stage_recipe '{require: true, roots: site/roots.pem, publishers: [CN=Nobody]}' good.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/good.exe': signer 'O=Example Corp,CN=Example Code Signing'"
+	assert_output_has "is not an allowed publisher"
+	stage_recipe '{require: true, roots: site/roots.pem}' hello.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/hello.exe': not signed"
+}
+
+@test "stage: require false lets unsigned files pass (recorded) but still refuses a bad signature" {
+	stage_recipe '{require: false, roots: site/roots.pem}' hello.exe good.dll
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/hello.exe
+	assert_output_has '{"signed": false}'
+	stage_recipe '{require: false, roots: site/roots.pem}' tampered.exe
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/tampered.exe': PE image hash does not match the signed digest"
+}
+
+@test "stage: without an authenticode policy nothing is checked" {
+	stage_recipe '' hello.exe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/hello.exe
+	assert_output_has 'null'
+}
+
+# ---- emit --sign-scripts ----
+
+# emit_staged: a staged windows-2022-containerd output (emit's fixture
+# writer), then `winbuild emit` for qemu with the given options
+emit_staged() {
+	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
+	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
+		PKR_VAR_azure_client_secret=secret
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
+	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm "$@"
+}
+
+PK=out/windows-2022-containerd/packer
+
+@test "emit --sign-scripts: every script verifies with osslsigncode and parses; the template says allsigned" {
+	emit_staged --sign-scripts --sign-cert "$FX/cs.pem" --sign-key "$FX/cs.key"
+	assert_status 0
+	files=("$PK"/scripts/*.ps1)
+	[ "${#files[@]}" -ge 7 ]
+	for f in "${files[@]}"; do
+		grep -q '^# SIG # Begin signature block' "$f"
+		osslsigncode verify -CAfile "$FX/ca.pem" -in "$f" >/dev/null 2>&1 ||
+			{ echo "osslsigncode refuses $f" >&2; return 1; }
+	done
+	[ "$(grep -c 'execution_policy = "allsigned"' "$PK/windows-2022-containerd.pkr.hcl")" -ge 3 ]
+	! grep -q '"bypass"' "$PK/windows-2022-containerd.pkr.hcl"
+	run packer validate "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	run packer fmt -check "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	if [ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ]; then
+		run node "$WB_SRC/tests/ps/psparse.cjs" "${files[@]}"
+		[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	fi
+}
+
+@test "emit --sign-scripts with a PKCS#12 file and a password file" {
+	printf 'p12-secret\n' >pass.txt
+	openssl pkcs12 -export -in "$FX/cs.pem" -inkey "$FX/cs.key" -out cs.p12 \
+		-passout file:pass.txt
+	emit_staged --sign-scripts --sign-pkcs12 cs.p12 --sign-pass-file pass.txt
+	assert_status 0
+	osslsigncode verify -CAfile "$FX/ca.pem" -in "$PK/scripts/04-containerd.ps1" >/dev/null 2>&1
+	# the password is never on a command line
+	! grep -rq p12-secret "$PK"
+}
+
+@test "emit without --sign-scripts: unsigned scripts, execution_policy bypass" {
+	emit_staged
+	assert_status 0
+	! grep -q 'SIG # Begin signature block' "$PK"/scripts/*.ps1
+	grep -q 'execution_policy = "bypass"' "$PK/windows-2022-containerd.pkr.hcl"
+	! grep -q allsigned "$PK/windows-2022-containerd.pkr.hcl"
+}
+
+@test "emit: signing options are checked; a failing signer fails emit and writes no packer dir" {
+	emit_staged --sign-scripts
+	assert_status 2
+	assert_output_has "--sign-scripts needs a key"
+	emit_staged --sign-key "$FX/cs.key" --sign-cert "$FX/cs.pem"
+	assert_status 2
+	assert_output_has "--sign-* options need --sign-scripts"
+	emit_staged --sign-scripts --sign-key "$FX/cs.key"
+	assert_status 2
+	assert_output_has "--sign-key needs --sign-cert"
+	emit_staged --sign-scripts --sign-cert "$FX/cs.pem" --sign-key "$FX/missing.key"
+	assert_status 5
+	assert_output_has "osslsigncode could not sign"
+	[ ! -e "$PK" ]
+}

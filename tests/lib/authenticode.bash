@@ -1,0 +1,148 @@
+# Authenticode test fixtures, made at test time (docs/authenticode.md):
+#   ac_make_fixtures DIR
+# builds, with openssl, a test PKI in DIR (every certificate issued with
+# explicit dates by `openssl ca`, so the CA and the TSA are valid at the
+# timestamp time 2020-06-01):
+#   ca.pem        Test Root CA (2015-2045)
+#   other-ca.pem  Other Root CA: signs other.pem
+#   cs.pem/.key   O=Example Corp, CN=Example Code Signing (EKU codeSigning)
+#   noeku.pem     CN=No Code Signing EKU (EKU serverAuth only)
+#   other.pem     CN=Other CA Signer (codeSigning, issued by Other Root CA)
+#   expired.pem   CN=Expired Signer (codeSigning, 2020-01-01..2021-01-01)
+#   tsa.pem       CN=Test TSA (critical EKU timeStamping)
+# and small real binaries: hello.exe (PE32+), hello32.exe (PE32),
+# hello.dll (mingw-w64) and hello.msi (msitools' msibuild), then signs them
+# with osslsigncode (the built-in RFC 3161 TSA for timestamps):
+#   good.exe good32.exe good.dll good.msi   signed by cs
+#   ts.exe                                  cs + timestamp now
+#   expired-ts.exe                          expired + timestamp 2020-06-01
+#   expired.exe noeku.exe other.exe other.msi  the refusals
+#   tampered.exe tampered.msi               one byte changed after signing
+#   trailing.exe                            bytes appended after signing
+
+ac_ext_config() {
+	cat <<'EOF'
+[ca]
+default_ca = tca
+[tca]
+dir = db
+database = db/index.txt
+serial = db/serial
+new_certs_dir = db
+default_md = sha256
+policy = pol
+unique_subject = no
+copy_extensions = none
+[pol]
+commonName = supplied
+organizationName = optional
+[v3_root]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[v3_cs]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = codeSigning
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[v3_noeku]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[v3_tsa]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,timeStamping
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+}
+
+# ac_ca NAME SUBJECT: a self-signed root NAME.pem/NAME.key (2015-2045)
+ac_ca() {
+	openssl req -new -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" \
+		-subj "$2" 2>/dev/null &&
+	openssl ca -batch -selfsign -config ext.cnf -keyfile "$1.key" -in "$1.csr" \
+		-out "$1.pem" -startdate 20150101000000Z -enddate 20450101000000Z \
+		-extfile ext.cnf -extensions v3_root >/dev/null 2>&1
+}
+
+# ac_cert NAME SUBJECT EXT CA START END: NAME.pem/NAME.key issued by CA
+ac_cert() {
+	openssl req -new -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" \
+		-subj "$2" 2>/dev/null &&
+	openssl ca -batch -config ext.cnf -cert "$4.pem" -keyfile "$4.key" \
+		-in "$1.csr" -out "$1.pem" -startdate "$5" -enddate "$6" \
+		-extfile ext.cnf -extensions "$3" >/dev/null 2>&1
+}
+
+# ac_sign CERT IN OUT [osslsigncode options]
+ac_sign() {
+	local cert=$1 in=$2 out=$3
+	shift 3
+	osslsigncode sign -certs "$cert.pem" -key "$cert.key" "$@" \
+		-in "$in" -out "$out" >/dev/null
+}
+
+# ac_flip FILE OFFSET: change the byte at OFFSET
+ac_flip() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "$(printf '\\%03o' $(( (b ^ 1) & 255 )))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+ac_make_fixtures() {
+	local d=$1 off
+	mkdir -p "$d" && cd "$d" || return 1
+	ac_ext_config >ext.cnf
+	rm -rf db && mkdir db && : >db/index.txt && echo 1000 >db/serial
+	ac_ca other-ca "/CN=Other Root CA" || return 1
+	ac_cert other "/CN=Other CA Signer" v3_cs other-ca 20250101000000Z 20450101000000Z || return 1
+	ac_ca ca "/CN=Test Root CA" || return 1
+	ac_cert cs "/O=Example Corp/CN=Example Code Signing" v3_cs ca 20250101000000Z 20450101000000Z || return 1
+	ac_cert noeku "/CN=No Code Signing EKU" v3_noeku ca 20250101000000Z 20450101000000Z || return 1
+	ac_cert expired "/CN=Expired Signer" v3_cs ca 20200101000000Z 20210101000000Z || return 1
+	ac_cert tsa "/CN=Test TSA" v3_tsa ca 20150101000000Z 20450101000000Z || return 1
+
+	printf 'int main(void) { return 0; }\n' >hello.c
+	printf '__declspec(dllexport) int hello(void) { return 42; }\n' >lib.c
+	x86_64-w64-mingw32-gcc -O2 -s -o hello.exe hello.c || return 1
+	i686-w64-mingw32-gcc -O2 -s -o hello32.exe hello.c || return 1
+	x86_64-w64-mingw32-gcc -O2 -s -shared -o hello.dll lib.c || return 1
+	printf 'WINBUILD-PAYLOAD-MARKER\n' >payload.txt
+	msibuild hello.msi -s "winbuild test" "Example Corp" ";1033" \
+		"{8D8E7A1C-3F5B-4E2A-9C6D-1B2A3C4D5E6F}" || return 1
+	msibuild hello.msi -a Payload payload.txt || return 1
+
+	ac_sign cs hello.exe good.exe || return 1
+	ac_sign cs hello32.exe good32.exe || return 1
+	ac_sign cs hello.dll good.dll || return 1
+	ac_sign cs hello.msi good.msi || return 1
+	ac_sign cs hello.exe ts.exe -TSA-certs tsa.pem -TSA-key tsa.key || return 1
+	ac_sign expired hello.exe expired-ts.exe -TSA-certs tsa.pem -TSA-key tsa.key \
+		-TSA-time "$(date -u -d 2020-06-01 +%s)" || return 1
+	ac_sign expired hello.exe expired.exe || return 1
+	ac_sign noeku hello.exe noeku.exe || return 1
+	ac_sign other hello.exe other.exe || return 1
+	ac_sign other hello.msi other.msi || return 1
+
+	cp good.exe tampered.exe
+	ac_flip tampered.exe 1040          # inside .text (file offset 0x400 + 16)
+	cp good.msi tampered.msi
+	off=$(grep -abo WINBUILD-PAYLOAD-MARKER tampered.msi | head -1 | cut -d: -f1)
+	[ -n "$off" ] || return 1
+	ac_flip tampered.msi "$off"
+	cp good.exe trailing.exe
+	printf 'appended after signing' >>trailing.exe
+	openssl x509 -in cs.pem -noout -fingerprint -sha256 | sed 's/.*=//; s/://g' |
+		tr 'A-F' 'a-f' >cs.thumbprint
+}
+
+# ossl_verify FILE: osslsigncode's own verdict under the test roots
+ossl_verify() {
+	osslsigncode verify -CAfile "$FX/ca.pem" -TSA-CAfile "$FX/ca.pem" -in "$1" >/dev/null 2>&1
+}
