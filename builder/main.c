@@ -16,34 +16,6 @@ static int cmd_help(int argc, char **argv, struct wb_run *run);
 static int cmd_version(int argc, char **argv, struct wb_run *run);
 
 static const struct wb_command commands[] = {
-	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
-	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
-	{ "sig", cmd_sig,
-	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
-	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
-	  "verify a minisign or Authenticode signature as winbuild does",
-	  "sub-commands:\n"
-	  "  verify               verify FILE against its minisign signature\n"
-	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
-	  "                       .dll) or MSI file; print signer, thumbprint and\n"
-	  "                       timestamp (docs/authenticode.md)\n"
-	  "\noptions:\n"
-	  "  -p, --public-key-file KEYFILE\n"
-	  "                       the public key file (minisign .pub)\n"
-	  "  -P, --public-key KEY the public key itself (base64)\n"
-	  "  -m, --file FILE      the signed file\n"
-	  "  -x, --sig-file SIGFILE\n"
-	  "                       the signature (default FILE.minisig)\n"
-	  "  --allow-legacy       accept legacy 'Ed' (not prehashed) signatures\n"
-	  "  --no-file-check      do not require the trusted comment's 'file:'\n"
-	  "                       field to equal the base name of FILE\n"
-	  "\nauthenticode options:\n"
-	  "  --roots FILE         trusted roots, PEM (code signing and timestamps;\n"
-	  "                       default: the system CA bundle)\n"
-	  "  --publisher X        allowed signer: subject (as printed) or SHA-256\n"
-	  "                       thumbprint (repeatable; default: any signer)\n"
-	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
-	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "plan", cmd_plan,
 	  "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]",
 	  "resolve a recipe and print what will be fetched, verified and placed",
@@ -55,7 +27,6 @@ static const struct wb_command commands[] = {
 	  "  --set KEY=VALUE      set one value (repeatable; beats everything)\n"
 	  "  --explain            show where every value came from (file:line)\n"
 	  "  --json               machine-readable plan (docs/plan-json.md)\n" },
-	{ "version", cmd_version, "version", "print the version", "" },
 	{ "fetch", cmd_fetch, "fetch RECIPE [options]",
 	  "download and verify every artifact into the cache",
 	  "Options:\n"
@@ -91,10 +62,6 @@ static const struct wb_command commands[] = {
 	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
 	  "quarantined), 2 recipe or template error, 3 network error, 4 hostile or\n"
 	  "broken archive, colliding paths, 5 I/O error\n" },
-	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
-	  "inspect and prune the download cache",
-	  "  ls   list entries with size and the artifacts that refer to them\n"
-	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
 	{ "emit", cmd_emit,
 	  "emit RECIPE [--builder NAME]... [-o OUT] [options]",
 	  "write Packer inputs (HCL2, var file, PowerShell) from the staged output",
@@ -120,6 +87,56 @@ static const struct wb_command commands[] = {
 	  "                       a key kept in a PKCS#11 token (HSM)\n"
 	  "  --sign-pass-file FILE  key password, PKCS#12 password or token PIN\n"
 	  "  --sign-timestamp URL   RFC 3161 timestamp server (needs network)\n" },
+	{ "build", cmd_build,
+	  "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [options]",
+	  "plan, fetch, stage and emit in one go: the everyday command",
+	  "Resolve RECIPE, fetch and verify every artifact into the cache, stage\n"
+	  "OUT/<name>/tree and its manifest, and write the Packer inputs to\n"
+	  "OUT/<name>/packer/. Takes the options of stage and emit (not --format).\n\n"
+	  "  -o, --out DIR        output directory (default out)\n"
+	  "  -O, --override FILE  apply an override file (repeatable)\n"
+	  "  --set KEY=VALUE      set one value (repeatable)\n"
+	  "  --builder NAME       emit only these Packer builders (repeatable)\n"
+	  "  -j, --jobs N         parallel downloads (default 4)\n"
+	  "  --offline            use only the cache\n"
+	  "  --locked             refuse anything that differs from the lock file\n"
+	  "  --cacert FILE        CA bundle for HTTPS\n"
+	  "  --sign-scripts ...   Authenticode-sign the PowerShell scripts (see emit)\n"
+	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
+	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
+	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
+	  "inspect and prune the download cache",
+	  "  ls   list entries with size and the artifacts that refer to them\n"
+	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
+	{ "sig", cmd_sig,
+	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
+	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
+	  "verify a minisign or Authenticode signature as winbuild does",
+	  "sub-commands:\n"
+	  "  verify               verify FILE against its minisign signature\n"
+	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
+	  "                       .dll) or MSI file; print signer, thumbprint and\n"
+	  "                       timestamp (docs/authenticode.md)\n"
+	  "\noptions:\n"
+	  "  -p, --public-key-file KEYFILE\n"
+	  "                       the public key file (minisign .pub)\n"
+	  "  -P, --public-key KEY the public key itself (base64)\n"
+	  "  -m, --file FILE      the signed file\n"
+	  "  -x, --sig-file SIGFILE\n"
+	  "                       the signature (default FILE.minisig)\n"
+	  "  --allow-legacy       accept legacy 'Ed' (not prehashed) signatures\n"
+	  "  --no-file-check      do not require the trusted comment's 'file:'\n"
+	  "                       field to equal the base name of FILE\n"
+	  "\nauthenticode options:\n"
+	  "  --roots FILE         trusted roots, PEM (code signing and timestamps;\n"
+	  "                       default: the system CA bundle)\n"
+	  "  --publisher X        allowed signer: subject (as printed) or SHA-256\n"
+	  "                       thumbprint (repeatable; default: any signer)\n"
+	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
+	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
+	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
+	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
+	{ "version", cmd_version, "version", "print the version", "" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)

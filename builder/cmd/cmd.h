@@ -74,6 +74,16 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
 int cmd_stage(int argc, char **argv, struct wb_run *run);
+int cmd_build(int argc, char **argv, struct wb_run *run);
+
+/* The common options stage (and build) accept. */
+#define CMD_STAGE_OPTIONS "-O --set -o --cache --cacert --lock -j --offline --locked " \
+	"-q -v --no-progress"
+
+/* Fetch and stage run->positional.v[0] (options already parsed): the body
+ * of `winbuild stage`, shared with `emit` and `build`. Prints its errors;
+ * returns the exit code. */
+int cmd_stage_recipe(struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the

@@ -19,6 +19,9 @@
 	"        [--sign-pass-file FILE] [--sign-timestamp URL]]\n" \
 	"       winbuild emit RECIPE --format image-builder --mirror-url URL [--lock FILE]"
 
+#define BUILD_USAGE "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]...\n" \
+	"       [-j N] [--offline] [--locked] [--cacert FILE] [--sign-scripts ...]"
+
 #ifndef WB_SHAREDIR
 #define WB_SHAREDIR "/usr/local/share/winbuild"
 #endif
@@ -175,71 +178,133 @@ out:
 	return ret;
 }
 
-int cmd_emit(int argc, char **argv, struct wb_run *run)
-{
-	struct wb_strlist builders = WB_STRLIST_INIT;
-	const char *format = "packer", *mirror_url = NULL;
+/* Options emit and build share: builders, format, signing. */
+struct emit_args {
+	struct wb_strlist builders;
+	const char *format, *mirror_url;
 	struct sign_opts so;
-	int sign_scripts = 0;
-	const struct cmd_opt extra[] = {
-		{ "--builder", "-b", 1, NULL, &builders, NULL },
-		{ "--format", NULL, 1, &format, NULL, NULL },
-		{ "--mirror-url", NULL, 1, &mirror_url, NULL, NULL },
-		{ "--sign-scripts", NULL, 0, NULL, NULL, &sign_scripts },
-		{ "--sign-cert", NULL, 1, &so.cert, NULL, NULL },
-		{ "--sign-key", NULL, 1, &so.key, NULL, NULL },
-		{ "--sign-pkcs12", NULL, 1, &so.pkcs12, NULL, NULL },
-		{ "--sign-pkcs11-uri", NULL, 1, &so.pkcs11_uri, NULL, NULL },
-		{ "--sign-pkcs11-module", NULL, 1, &so.pkcs11_module, NULL, NULL },
-		{ "--sign-pass-file", NULL, 1, &so.pass_file, NULL, NULL },
-		{ "--sign-timestamp", NULL, 1, &so.timestamp_url, NULL, NULL },
+	int sign_scripts;
+	struct cmd_opt table[12];
+};
+
+#define EMIT_ONLY_OPTS 9   /* index of --format in emit_args.table */
+
+static void emit_args_init(struct emit_args *a)
+{
+	const struct cmd_opt t[] = {
+		{ "--builder", "-b", 1, NULL, &a->builders, NULL },
+		{ "--sign-scripts", NULL, 0, NULL, NULL, &a->sign_scripts },
+		{ "--sign-cert", NULL, 1, &a->so.cert, NULL, NULL },
+		{ "--sign-key", NULL, 1, &a->so.key, NULL, NULL },
+		{ "--sign-pkcs12", NULL, 1, &a->so.pkcs12, NULL, NULL },
+		{ "--sign-pkcs11-uri", NULL, 1, &a->so.pkcs11_uri, NULL, NULL },
+		{ "--sign-pkcs11-module", NULL, 1, &a->so.pkcs11_module, NULL, NULL },
+		{ "--sign-pass-file", NULL, 1, &a->so.pass_file, NULL, NULL },
+		{ "--sign-timestamp", NULL, 1, &a->so.timestamp_url, NULL, NULL },
+		/* EMIT_ONLY_OPTS: from here on, emit only */
+		{ "--format", NULL, 1, &a->format, NULL, NULL },
+		{ "--mirror-url", NULL, 1, &a->mirror_url, NULL, NULL },
 		{ NULL, NULL, 0, NULL, NULL, NULL },
 	};
+
+	memset(a, 0, sizeof(*a));
+	a->format = "packer";
+	a->so.program = getenv("WINBUILD_OSSLSIGNCODE");
+	memcpy(a->table, t, sizeof(t));
+}
+
+/* Check the combination of emit options; prints and returns WB_EUSAGE. */
+static int emit_args_check(struct emit_args *a)
+{
 	struct wb_err e = WB_ERR_INIT;
+	const char *format = a->format;
+
+	if (strcmp(format, "packer") && strcmp(format, "image-builder")) {
+		fprintf(stderr, "winbuild: --format is 'packer' or 'image-builder', not '%s'\n", format);
+		return WB_EUSAGE;
+	}
+	if (!strcmp(format, "image-builder") && !a->mirror_url) {
+		fprintf(stderr, "winbuild: --format image-builder needs --mirror-url URL\n");
+		return WB_EUSAGE;
+	}
+	if (a->sign_scripts != sign_requested(&a->so) ||
+	    (a->sign_scripts && strcmp(format, "packer"))) {
+		fprintf(stderr, "winbuild: %s\n", a->sign_scripts && strcmp(format, "packer") ?
+			"--sign-scripts applies to --format packer only" : a->sign_scripts ?
+			"--sign-scripts needs a key: --sign-key, --sign-pkcs12 or --sign-pkcs11-uri" :
+			"--sign-* options need --sign-scripts");
+		return WB_EUSAGE;
+	}
+	if (a->sign_scripts && sign_check_opts(&a->so, &e))
+		return cmd_fail(&e);
+	return 0;
+}
+
+/* Emit for run->positional.v[0]; STAGE: 1 always stage first, 0 only when
+ * nothing is staged yet. */
+static int emit_recipe(struct wb_run *run, struct emit_args *a, int stage)
+{
 	struct plan plan;
+	char *mpath = NULL;
 	int ret;
 
 	memset(&plan, 0, sizeof(plan));
-	memset(&so, 0, sizeof(so));
-	so.program = getenv("WINBUILD_OSSLSIGNCODE");
-	if ((ret = cmd_parse_options_ex(argc, argv, "-O --set -o --lock -q -v", extra,
+	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
+		return ret;
+	if (!strcmp(a->format, "packer")) {
+		char *outdir = fs_join(run->out_dir, plan.name);
+		mpath = fs_join(outdir, "manifest.json");
+		free(outdir);
+		if ((stage || !fs_exists(mpath)) && (ret = cmd_stage_recipe(run)))
+			goto out;
+	}
+	if (!strcmp(a->format, "image-builder"))
+		ret = emit_image_builder(run, &plan, a->mirror_url);
+	else
+		ret = cmd_emit_plan(run, &plan, &a->builders, a->sign_scripts ? &a->so : NULL);
+out:
+	free(mpath);
+	plan_release(&plan);
+	return ret;
+}
+
+int cmd_emit(int argc, char **argv, struct wb_run *run)
+{
+	struct emit_args a;
+	int ret;
+
+	emit_args_init(&a);
+	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
 					EMIT_USAGE, run)))
 		goto out;
 	if (run->positional.nr != 1) {
 		ret = cmd_usage("%s", EMIT_USAGE);
 		goto out;
 	}
-	if (strcmp(format, "packer") && strcmp(format, "image-builder")) {
-		fprintf(stderr, "winbuild: --format is 'packer' or 'image-builder', not '%s'\n", format);
-		ret = WB_EUSAGE;
-		goto out;
-	}
-	if (!strcmp(format, "image-builder") && !mirror_url) {
-		fprintf(stderr, "winbuild: --format image-builder needs --mirror-url URL\n");
-		ret = WB_EUSAGE;
-		goto out;
-	}
-	if (sign_scripts != sign_requested(&so) ||
-	    (sign_scripts && strcmp(format, "packer"))) {
-		fprintf(stderr, "winbuild: %s\n", sign_scripts && strcmp(format, "packer") ?
-			"--sign-scripts applies to --format packer only" : sign_scripts ?
-			"--sign-scripts needs a key: --sign-key, --sign-pkcs12 or --sign-pkcs11-uri" :
-			"--sign-* options need --sign-scripts");
-		ret = WB_EUSAGE;
-		goto out;
-	}
-	if (sign_scripts && sign_check_opts(&so, &e)) {
-		ret = cmd_fail(&e);
-		goto out;
-	}
-	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
-		goto out;
-	if (!strcmp(format, "image-builder"))
-		ret = emit_image_builder(run, &plan, mirror_url);
-	else
-		ret = cmd_emit_plan(run, &plan, &builders, sign_scripts ? &so : NULL);
-	plan_release(&plan);
+	if (!(ret = emit_args_check(&a)))
+		ret = emit_recipe(run, &a, 0);
 out:
-	wb_strlist_release(&builders);
+	wb_strlist_release(&a.builders);
+	return ret;
+}
+
+int cmd_build(int argc, char **argv, struct wb_run *run)
+{
+	struct emit_args a;
+	int ret;
+
+	emit_args_init(&a);
+	a.table[EMIT_ONLY_OPTS].name = NULL;   /* build: Packer inputs only */
+	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
+					BUILD_USAGE, run)))
+		goto out;
+	if (run->positional.nr != 1) {
+		ret = cmd_usage("%s", BUILD_USAGE);
+		goto out;
+	}
+	if (!(ret = emit_args_check(&a)))
+		ret = emit_recipe(run, &a, 1);
+out:
+	wb_strlist_release(&a.builders);
 	return ret;
 }

@@ -148,7 +148,7 @@ static int quarantine(struct wb_run *run, const struct fetch_item *it)
 	return 0;
 }
 
-int cmd_stage(int argc, char **argv, struct wb_run *run)
+int cmd_stage_recipe(struct wb_run *run)
 {
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
@@ -160,13 +160,6 @@ int cmd_stage(int argc, char **argv, struct wb_run *run)
 	char *tdir = NULL;
 	int ret;
 
-	ret = cmd_parse_options(argc, argv,
-				"-O --set -o --cache --cacert --lock -j --offline --locked "
-				"-q -v --no-progress", STAGE_USAGE, run);
-	if (ret)
-		return ret;
-	if (run->positional.nr != 1)
-		return cmd_usage("%s", STAGE_USAGE);
 	memset(&o, 0, sizeof(o));
 	memset(&res, 0, sizeof(res));
 	if (source_date_epoch(&o.source_date_epoch) < 0)
@@ -217,4 +210,15 @@ out:
 		plan_release(&plan);
 	}
 	return ret;
+}
+
+int cmd_stage(int argc, char **argv, struct wb_run *run)
+{
+	int ret = cmd_parse_options(argc, argv, CMD_STAGE_OPTIONS, STAGE_USAGE, run);
+
+	if (ret)
+		return ret;
+	if (run->positional.nr != 1)
+		return cmd_usage("%s", STAGE_USAGE);
+	return cmd_stage_recipe(run);
 }

@@ -132,7 +132,11 @@ struct rnode *rnode_merge(struct rnode *dst, struct rnode *src)
 
 		src->items[i] = NULL;
 		if (d) {
-			struct wb_origin ko = s->key_origin;
+			/* a merged map keeps the key origin of its first
+			 * declaration (so "relative to the file that names it"
+			 * stays the recipe); a replaced value takes the new one */
+			int both_maps = d->type == RNODE_MAP && s->type == RNODE_MAP;
+			struct wb_origin ko = both_maps ? d->key_origin : s->key_origin;
 			char *k = xstrdup(s->key);
 			struct rnode *m = rnode_merge(d, s);
 			free(m->key);

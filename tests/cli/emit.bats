@@ -254,11 +254,13 @@ PY
 	grep -q "StartKubelet.ps1" out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
 }
 
-@test "emit: usage errors (unknown builder, builder outside the recipe, no staged output)" {
-	wb emit "$(recipe 2022)"
-	assert_status 4
-	assert_output_has "manifest.json"
-	assert_output_has "stage"
+@test "emit: usage errors (unknown builder, builder outside the recipe); no staged output stages first" {
+	# nothing staged: emit stages first, and offline on an empty cache
+	# that fails listing what is missing, before any packer/ is written
+	wb emit "$(recipe 2022)" --offline --set components.cloudbase-init.enabled=false
+	assert_status 3
+	assert_output_has "kubelet"
+	[ ! -e out/windows-2022-containerd/packer ]
 	staged windows-2022-containerd 2022
 	wb emit "$(recipe 2022)" --builder virtualbox-iso
 	assert_status 2

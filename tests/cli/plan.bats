@@ -411,3 +411,11 @@ PY
 	assert_status 0
 	assert_output_has '"url": "components/containerd.yaml:8:10"'
 }
+
+@test "a component set in an override still finds its file beside the image recipe" {
+	mkdir -p ov
+	printf 'kind: override\ncomponents:\n  containerd:\n    version: "2.0.1"\n' > ov/o.yaml
+	wb plan img.yaml -O ov/o.yaml
+	assert_status 0
+	assert_output_has "containerd  (component containerd 2.0.1)"
+}

@@ -5,18 +5,6 @@ load helpers
 load ../lib/servers
 load stage_fixtures
 
-RECIPE="$WB_SRC/recipes/windows-2022-containerd.yaml"
-NAME=windows-2022-containerd
-
-setup_file() {
-	make_stage_fixtures "$BATS_FILE_TMPDIR"
-	start_nginx "$WWW"
-}
-
-teardown_file() {
-	stop_servers
-}
-
 setup() {
 	common_setup
 	fixture_override >"$WORK/fixtures.yaml"

@@ -9,6 +9,20 @@ make_stage_fixtures() {
 	export WWW
 }
 
+# The shipped recipe the stage and build tests stage against fixtures, and
+# one nginx per test file serving them.
+RECIPE="$WB_SRC/recipes/windows-2022-containerd.yaml"
+NAME=windows-2022-containerd
+
+setup_file() {
+	make_stage_fixtures "$BATS_FILE_TMPDIR"
+	start_nginx "$WWW"
+}
+
+teardown_file() {
+	stop_servers
+}
+
 H() { echo "http://127.0.0.1:$NGINX_PORT"; }
 sha_www() { sha256sum "$WWW/$1" | cut -d' ' -f1; }
 

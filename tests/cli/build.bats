@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# winbuild build: plan + fetch + stage + emit in one command, and emit
+# staging on its own when nothing is staged yet.
+load helpers
+load ../lib/servers
+load stage_fixtures
+
+setup() {
+	common_setup
+	fixture_override >"$WORK/fixtures.yaml"
+	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/pc"
+	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/pcfg" SOURCE_DATE_EPOCH=1700000000
+	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
+		PKR_VAR_azure_client_secret=secret
+}
+
+O() { echo "$WORK/out/$NAME"; }
+
+@test "build writes the tree, the manifest and Packer inputs that packer validates" {
+	wb build "$RECIPE" -O fixtures.yaml --no-progress
+	assert_status 0
+	[ -f "$(O)/tree/k/kubelet.exe" ]
+	[ -f "$(O)/tree/Program Files/containerd/containerd.exe" ]
+	[ -f "$(O)/manifest.json" ]
+	[ -f "$(O)/packer/$NAME.pkr.hcl" ]
+	[ -f "$(O)/packer/$NAME.auto.pkrvars.hcl" ]
+	ls "$(O)"/packer/scripts/*.ps1 >/dev/null
+	cd "$(O)/packer"
+	run packer validate .
+	assert_status 0
+	run packer fmt -check .
+	assert_status 0
+}
+
+@test "build --builder narrows the Packer sources" {
+	wb build "$RECIPE" -O fixtures.yaml --builder qemu --no-progress
+	assert_status 0
+	grep -q 'source "qemu" "node"' "$(O)/packer/$NAME.pkr.hcl"
+	! grep -q 'source "azure-arm"' "$(O)/packer/$NAME.pkr.hcl"
+}
+
+@test "two builds of the same inputs give byte-identical outputs" {
+	wb build "$RECIPE" -O fixtures.yaml --no-progress
+	assert_status 0
+	cp -a "$(O)" first
+	rm -rf out
+	wb build "$RECIPE" -O fixtures.yaml --no-progress
+	assert_status 0
+	diff -r first "$(O)"
+}
+
+@test "build picks up a changed recipe value (containerd 1.7 config)" {
+	fixture_override containerd-1.7.28-windows-amd64.tar.gz >"$WORK/fix17.yaml"
+	wb build "$RECIPE" -O fixtures.yaml --no-progress
+	assert_status 0
+	grep -q '^version = 3' "$(O)/tree/Program Files/containerd/config.toml"
+	wb build "$RECIPE" -O fix17.yaml --set components.containerd.version=1.7.28 --no-progress
+	assert_status 0
+	grep -q '^version = 2' "$(O)/tree/Program Files/containerd/config.toml"
+}
+
+@test "emit stages first when nothing is staged yet" {
+	[ ! -e "$(O)" ]
+	wb emit "$RECIPE" -O fixtures.yaml --builder qemu --no-progress
+	assert_status 0
+	[ -f "$(O)/manifest.json" ]
+	[ -f "$(O)/packer/$NAME.pkr.hcl" ]
+}
+
+@test "build on a tampered artifact exits 1 and writes no output" {
+	python3 - fixtures.yaml <<'PY'
+import re, sys
+p = sys.argv[1]; s = open(p).read()
+s = re.sub(r"(kubelet\.exe\n    verify: \{sha256: )([0-9a-f])",
+           lambda m: m.group(1) + ("0" if m.group(2) != "0" else "1"), s)
+open(p, "w").write(s)
+PY
+	wb build "$RECIPE" -O fixtures.yaml --no-progress
+	assert_status 1
+	assert_output_has "kubelet"
+	[ ! -e "$(O)/tree" ]
+	[ ! -e "$(O)/packer" ]
+}
+
+@test "build with a hostile archive exits 4 and emits nothing" {
+	one_archive dotdot.tgz
+	wb build img.yaml --no-progress
+	assert_status 4
+	[ ! -e out/t/packer ]
+	[ ! -e out/t/tree ]
+}
+
+@test "build refuses --format (emit only) and a bad --set (exit 2)" {
+	wb build "$RECIPE" --format image-builder
+	assert_status 2
+	assert_output_has "unknown option '--format'"
+	wb build "$RECIPE" --set components.nope.version=1
+	assert_status 2
+}
