@@ -25,6 +25,7 @@ CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -Ibuilder \
 	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+WB_BASE_CFLAGS := $(WB_CFLAGS)
 
 ifdef DEVELOPER
 WB_CFLAGS += -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -76,7 +77,7 @@ unit: $(UNIT_BINS)
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS := $(WB_CFLAGS) -O1 -g $(FUZZ_SAN)
+FUZZ_CFLAGS := $(WB_BASE_CFLAGS) -O1 -g $(FUZZ_SAN)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES := $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_BINS := $(FUZZ_NAMES:%=build/fuzz/%)
@@ -104,6 +105,19 @@ fuzz-smoke: fuzz
 
 fuzz-replay: fuzz
 	@bash tests/fuzz/run replay $(FUZZ_NAMES)
+
+deps:
+	@sh .ci/deps
+
+# With a clang that has libFuzzer, the fuzz corpus and regression inputs
+# are replayed too (tests/run); NOFUZZ=1 skips that.
+check: deps
+	@$(MAKE) --no-print-directory winbuild unit
+	@if [ -z "$(NOFUZZ)" ] && command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz >build/fuzz-build.log 2>&1 || \
+		{ cat build/fuzz-build.log; exit 1; }; fi
+	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' \
+		FUZZ_NAMES='$(if $(NOFUZZ),,$(FUZZ_NAMES))' bash tests/run
 
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
