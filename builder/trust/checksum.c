@@ -74,7 +74,7 @@ static int name_matches(const char *name, size_t nlen, const char *filename)
 {
 	size_t flen = strlen(filename);
 
-	if (nlen < flen || memcmp(name + nlen - flen, filename, flen))
+	if (!flen || nlen < flen || memcmp(name + nlen - flen, filename, flen))
 		return 0;
 	return nlen == flen || name[nlen - flen - 1] == '/';
 }

@@ -380,6 +380,10 @@ static int verify_legacy(const unsigned char pk[32], const unsigned char sig[64]
 		return wb_error(e, WB_EIO, "cannot stat '%s': %s", path,
 				strerror(err));
 	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return wb_error(e, WB_EIO, "'%s' is not a regular file", path);
+	}
 	if (st.st_size > 0) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
@@ -505,15 +509,17 @@ int minisign_verify(const struct minisign_sig *sig,
 		size_t flen;
 		const char *f = comment_file_field(sig->trusted_comment, &flen);
 
+		if (!expect_name)
+			return wb_error(e, WB_EUSAGE,
+					"no file name to check the trusted comment against");
 		if (!f)
 			return wb_error(e, WB_EVERIFY,
 					"trusted comment names no file, expected '%s'",
-					expect_name ? expect_name : "");
-		if (!expect_name || strlen(expect_name) != flen ||
-		    memcmp(f, expect_name, flen))
+					expect_name);
+		if (strlen(expect_name) != flen || memcmp(f, expect_name, flen))
 			return wb_error(e, WB_EVERIFY,
 					"trusted comment names file '%.*s', expected '%s'",
-					(int)flen, f, expect_name ? expect_name : "");
+					(int)flen, f, expect_name);
 	}
 
 	res->key_index = (int)(key - keys);

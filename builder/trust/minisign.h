@@ -51,7 +51,8 @@ int minisign_pubkey_parse(const char *text, size_t len,
 			  struct minisign_pubkey *pk, struct wb_err *e);
 
 /* Key id as minisign prints it: 16 uppercase hex digits (little-endian
- * integer order, as `minisign -V` shows it). OUT holds 17 bytes. */
+ * integer order, as `minisign -V` shows it; minisign drops leading zeros,
+ * we keep them). OUT holds 17 bytes. */
 void minisign_keyid_hex(const unsigned char keyid[MINISIGN_KEYID_LEN], char *out);
 
 /* Parse a signature file (at most MINISIGN_SIGFILE_MAX bytes). Errors are

@@ -95,6 +95,8 @@ static void test_path_names(void **state)
 	assert_digest(out, 32, B64);
 	/* a name that merely ends with FILENAME is another file */
 	assert_fails(A64 "  xa.zip\n", "a.zip", DIGEST_SHA256, "no entry for 'a.zip'");
+	/* an empty name matches nothing, not even a directory entry */
+	assert_fails(A64 "  dist/\n", "", DIGEST_SHA256, "no entry for ''");
 }
 
 static void test_sha512_lines(void **state)

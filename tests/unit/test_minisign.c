@@ -184,20 +184,34 @@ static int check(struct fixture *fx, const char *text, const void *data,
 	return ret < 0 ? e->code : 0;
 }
 
-/* Sign DATA with ALG and TC, render, and check against the pinned key. */
+/* Render P and check it for DATA against K, or the fixture's key. */
+static int check_parts(struct fixture *fx, const struct parts *p,
+		       const char *data, const struct minisign_pubkey *k,
+		       struct wb_err *e)
+{
+	struct minisign_pubkey own;
+	char text[8192];
+
+	if (!k) {
+		pinned(fx, &own);
+		k = &own;
+	}
+	render(p, "\n", text, sizeof(text));
+	return check(fx, text, data, k, 1, NULL, e);
+}
+
+/* Sign DATA with ALG and TC and check it against the pinned key. */
 static int sign_and_check(struct fixture *fx, const char *alg, const char *tc,
 			  int allow_legacy, int file_check, struct wb_err *e)
 {
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
 	pinned(fx, &k);
 	k.allow_legacy = allow_legacy;
 	k.file_check = file_check;
 	sign_parts(fx, alg, DATA, strlen(DATA), tc, &p);
-	render(&p, "\n", text, sizeof(text));
-	return check(fx, text, DATA, &k, 1, NULL, e);
+	return check_parts(fx, &p, DATA, &k, e);
 }
 
 static void assert_msg(const struct wb_err *e, const char *part)
@@ -279,93 +293,67 @@ static void test_key_rotation(void **state)
 
 static void test_tampered_file(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192], data[] = DATA;
+	char data[] = DATA;
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	data[3] ^= 0x01;
-	assert_int_equal(check(fx, text, data, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, data, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "signature verification failed");
 }
 
 static void test_tampered_sig(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p, q;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	for (int bit = 0; bit < 512; bit += 37) {
 		q = p;
 		q.sig[bit / 8] ^= (unsigned char)(1 << bit % 8);
-		render(&q, "\n", text, sizeof(text));
-		assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+		assert_int_equal(check_parts(*state, &q, DATA, NULL, &e), WB_EVERIFY);
 	}
 }
 
 static void test_tampered_global_sig(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.gsig[40] ^= 0x10;
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "comment signature verification failed");
 }
 
 static void test_tampered_trusted_comment(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.tc[5] ^= 0x01;   /* "timestamp" -> "timesuamp" */
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "comment signature verification failed");
 }
 
 static void test_wrong_key_id(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
-	pinned(fx, &k);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
 	p.keyid[7] = 0xaa;
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(*state, &p, DATA, NULL, &e), WB_EVERIFY);
 	assert_msg(&e, "signature key id 'AA07060504030201' does not match the pinned key '0807060504030201'");
 }
 
 static void test_wrong_key(void **state)
 {
-	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 	struct fixture other;
 
 	/* another key under the same key id: the signature must not verify */
@@ -373,9 +361,8 @@ static void test_wrong_key(void **state)
 	assert_int_equal(make_key(&other), 0);
 	pinned(&other, &k);
 	EVP_PKEY_free(other.key);
-	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	sign_parts(*state, "ED", DATA, strlen(DATA), TC_A, &p);
+	assert_int_equal(check_parts(*state, &p, DATA, &k, &e), WB_EVERIFY);
 }
 
 static void test_legacy_refused_by_default(void **state)
@@ -393,20 +380,52 @@ static void test_legacy_allowed(void **state)
 	struct wb_err e = WB_ERR_INIT;
 	struct minisign_pubkey k;
 	struct parts p;
-	char text[8192];
 
 	assert_int_equal(sign_and_check(fx, "Ed", TC_A, 1, 1, &e), 0);
 	/* a legacy signature over other bytes still fails */
 	pinned(fx, &k);
 	k.allow_legacy = 1;
 	sign_parts(fx, "Ed", "other", 5, TC_A, &p);
-	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &p, DATA, &k, &e), WB_EVERIFY);
 	/* and a prehashed signature passed off as legacy fails */
 	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
 	memcpy(p.alg, "Ed", 2);
+	assert_int_equal(check_parts(fx, &p, DATA, &k, &e), WB_EVERIFY);
+}
+
+static void test_legacy_file_unreadable(void **state)
+{
+	struct fixture *fx = *state;
+	struct wb_err e = WB_ERR_INIT;
+	struct minisign_pubkey k;
+	struct minisign_sig sig;
+	struct minisign_result res;
+	struct parts p;
+	unsigned char h[64] = { 0 };
+	char text[8192], empty[] = "/tmp/wb-empty-XXXXXX";
+	int fd;
+
+	pinned(fx, &k);
+	k.allow_legacy = 1;
+	sign_parts(fx, "Ed", "", 0, TC_A, &p);
 	render(&p, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(minisign_sig_parse(text, strlen(text), &sig, &e), 0);
+	/* a directory is not an empty file: could not verify, not verified */
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, "/tmp", "a.bin", &res, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, "/nonexistent/a.bin", "a.bin",
+					 &res, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, NULL, "a.bin", &res, &e), -1);
+	assert_int_equal(e.code, WB_EUSAGE);
+	/* an empty regular file is fine */
+	fd = mkstemp(empty);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(minisign_verify(&sig, &k, 1, h, empty, "a.bin", &res, &e), 0);
+	minisign_result_release(&res);
+	unlink(empty);
+	minisign_sig_release(&sig);
 }
 
 static void test_comment_control_bytes(void **state)
@@ -456,9 +475,7 @@ static void test_bad_r_and_s(void **state)
 {
 	struct fixture *fx = *state;
 	struct wb_err e = WB_ERR_INIT;
-	struct minisign_pubkey k;
 	struct parts p, q;
-	char text[8192];
 	unsigned carry = 0;
 	/* L, little-endian */
 	static const unsigned char l[32] = {
@@ -467,7 +484,6 @@ static void test_bad_r_and_s(void **state)
 		0, 0, 0, 0x10,
 	};
 
-	pinned(fx, &k);
 	sign_parts(fx, "ED", DATA, strlen(DATA), TC_A, &p);
 	/* S + L: the same scalar, not canonical */
 	q = p;
@@ -476,19 +492,16 @@ static void test_bad_r_and_s(void **state)
 		q.sig[32 + i] = (unsigned char)carry;
 		carry >>= 8;
 	}
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 	/* R the identity point, R with y >= p */
 	q = p;
 	memset(q.sig, 0, 32);
 	q.sig[0] = 1;
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 	memset(q.sig, 0xff, 32);
 	q.sig[0] = 0xf0;
 	q.sig[31] = 0x7f;
-	render(&q, "\n", text, sizeof(text));
-	assert_int_equal(check(fx, text, DATA, &k, 1, NULL, &e), WB_EVERIFY);
+	assert_int_equal(check_parts(fx, &q, DATA, NULL, &e), WB_EVERIFY);
 }
 
 /* ---- public keys ---- */
@@ -803,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_key),
 		cmocka_unit_test(test_legacy_refused_by_default),
 		cmocka_unit_test(test_legacy_allowed),
+		cmocka_unit_test(test_legacy_file_unreadable),
 		cmocka_unit_test(test_comment_control_bytes),
 		cmocka_unit_test(test_file_field),
 		cmocka_unit_test(test_file_check_off),
