@@ -96,7 +96,10 @@ for p, c in zip("abcdefg", "bcdefgh"):
     print("  %s: \"%s\"" % (c, ("${%s}" % p) * 10))
 ')"
 	sed -i 's/^  containerd: {}/  containerd:\n    version: "${h}"/' h.yaml
-	(ulimit -v 1000000; timed "$WINBUILD" plan h.yaml; echo "$status" >st)
+	# a memory cap makes the old unbounded expansion fail fast (not under
+	# ASan, which reserves terabytes of address space)
+	(grep -qa __asan_init "$WINBUILD" || ulimit -v 1000000
+	 timed "$WINBUILD" plan h.yaml; echo "$status" >st)
 	status=$(cat st)
 	output=$(cat out.txt)
 	assert_status 2
