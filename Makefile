@@ -6,6 +6,8 @@
 #                            the whole suite under sanitizers
 #   make deps                install missing Debian packages (build + tests)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
+#   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
+#   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -23,6 +25,7 @@ CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
 	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+WB_BASE_CFLAGS := $(WB_CFLAGS)
 
 ifdef DEVELOPER
 WB_CFLAGS += -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -68,12 +71,53 @@ build/tests/%: tests/unit/%.c build/libwinbuild.a build/FLAGS
 
 unit: $(UNIT_BINS)
 
+# ---- fuzzing (tests/fuzz/, docs/hardening.md) ----
+# Separate objects in build/fuzz/ (clang, libFuzzer + ASan + UBSan), so the
+# normal build is never clobbered. FUZZ_CC must be a clang with libFuzzer.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := $(WB_BASE_CFLAGS) -O1 -g $(FUZZ_SAN)
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_BINS := $(FUZZ_NAMES:%=build/fuzz/%)
+FUZZ_LIB_OBJS := $(LIB_OBJS:build/%=build/fuzz/%)
+
+build/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+build/fuzz/libwinbuild.a: $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libwinbuild.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libwinbuild.a $(WB_LIBS)
+
+fuzz: $(FUZZ_BINS)
+
+# Fuzz each harness for FUZZ_SECONDS from its committed corpus (new inputs
+# go to build/fuzz/corpus/, never into the tree); crashes land in
+# build/fuzz/artifacts/. fuzz-replay runs the committed corpus and
+# regression inputs once, without fuzzing (part of make check with clang).
+fuzz-smoke: fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run smoke $(FUZZ_NAMES)
+
+fuzz-replay: fuzz
+	@bash tests/fuzz/run replay $(FUZZ_NAMES)
+
 deps:
 	@sh .ci/deps
 
+# With a clang that has libFuzzer, the fuzz corpus and regression inputs
+# are replayed too (tests/run); NOFUZZ=1 skips that.
 check: deps
 	@$(MAKE) --no-print-directory winbuild unit
-	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' bash tests/run
+	@if [ -z "$(NOFUZZ)" ] && command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz >build/fuzz-build.log 2>&1 || \
+		{ cat build/fuzz-build.log; exit 1; }; fi
+	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' \
+		FUZZ_NAMES='$(if $(NOFUZZ),,$(FUZZ_NAMES))' bash tests/run
 
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
@@ -86,6 +130,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check install clean FORCE
+.PHONY: all unit deps check install clean fuzz fuzz-smoke fuzz-replay FORCE
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -4,6 +4,7 @@
  * each command lives in builder/cmd/<name>.c.
  */
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,10 @@ int main(int argc, char **argv)
 	run.log.emit = log_to_stderr;
 	run.log.level = WB_LOG_INFO;
 	run.no_progress = !isatty(STDERR_FILENO);
+
+	/* A file-size limit (ulimit -f) must be an EFBIG write error we report
+	 * and clean up after, not a signal that kills us mid-write. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	if (argc < 2) {
 		list_commands(stderr);

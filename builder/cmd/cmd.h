@@ -97,7 +97,9 @@ struct fetch_item;
 int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		   struct fetch_item **items, struct wb_err *e);
 void cmd_fetch_items_free(struct fetch_item *items, size_t n);
-/* Print each failed item's message to stderr. */
-void cmd_fetch_report(const struct fetch_item *items, size_t n);
+/* Print each failed item's message to stderr; E's message when no item
+ * failed (an interrupt, an engine error). */
+void cmd_fetch_report(const struct fetch_item *items, size_t n,
+		      const struct wb_err *e);
 
 #endif

@@ -3,6 +3,7 @@
  * artifact, verified. Also the shared driver (cmd_fetch_plan) that lock,
  * and later stage/build, use: plan + lock file + cache + progress display.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,19 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 	return 0;
 }
 
+/*
+ * SIGINT/SIGTERM while fetching: the handler only sets this flag; the fetch
+ * loop sees it, drops its transfers and temp files, and the command exits
+ * WB_EINTR (130). The one piece of global state a signal forces on us.
+ */
+static volatile sig_atomic_t fetch_interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	fetch_interrupted = 1;
+}
+
 int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		   struct fetch_item **itemsp, struct wb_err *e)
 {
@@ -168,6 +182,7 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	struct fetch_item *items = NULL;
 	struct display d;
 	struct wb_log log;
+	struct sigaction sa, old_int, old_term;
 	char *dir = NULL;
 	int ret, have_lock;
 
@@ -218,7 +233,15 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	o.on_progress = on_progress;
 	o.on_done = on_done;
 	o.ctx = &d;
+	o.interrupted = &fetch_interrupted;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	ret = fetch_all(plan, items, plan->nartifacts, &c, &o, e);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	clear_bars(&d);
 	/* lock pins point into LF: keep them valid for the caller as copies */
 	for (size_t i = 0; i < plan->nartifacts; i++)
@@ -242,11 +265,18 @@ void cmd_fetch_items_free(struct fetch_item *items, size_t n)
 }
 
 /* Print every failed item's message (the summary names only the first). */
-void cmd_fetch_report(const struct fetch_item *items, size_t n)
+void cmd_fetch_report(const struct fetch_item *items, size_t n,
+		      const struct wb_err *e)
 {
+	size_t failed = 0;
+
 	for (size_t i = 0; items && i < n; i++)
-		if (items[i].status)
+		if (items[i].status) {
 			fprintf(stderr, "winbuild: %s\n", items[i].err.msg);
+			failed++;
+		}
+	if ((!failed || e->code == WB_EINTR) && e->msg[0])
+		fprintf(stderr, "winbuild: %s\n", e->msg);
 }
 
 static json_t *item_json(const struct fetch_item *it)
@@ -308,7 +338,7 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run)
 		if (!items || run->offline) {
 			ret = cmd_fail(&e);
 		} else {
-			cmd_fetch_report(items, plan.nartifacts);
+			cmd_fetch_report(items, plan.nartifacts, &e);
 			ret = e.code ? e.code : WB_EIO;
 		}
 	} else if (!run->quiet && !run->json) {

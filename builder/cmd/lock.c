@@ -39,7 +39,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	if (cmd_fetch_plan(run, accept_new, &plan, &items, &e) < 0) {
 		if (!items)
 			return cmd_fail(&e);
-		cmd_fetch_report(items, plan.nartifacts);
+		cmd_fetch_report(items, plan.nartifacts, &e);
 		fprintf(stderr, "winbuild: lock file '%s' not written\n", run->lock_path);
 		ret = e.code ? e.code : WB_EIO;
 		goto out;

@@ -168,7 +168,7 @@ int cmd_stage_recipe(struct wb_run *run)
 		if (!items || run->offline) {
 			ret = cmd_fail(&e);
 		} else {
-			cmd_fetch_report(items, plan.nartifacts);
+			cmd_fetch_report(items, plan.nartifacts, &e);
 			ret = e.code ? e.code : WB_EIO;
 		}
 		goto out;

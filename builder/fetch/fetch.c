@@ -89,7 +89,7 @@ struct engine {
 	/* tunables */
 	int max_tries;
 	long backoff_ms;
-	long connect_timeout, low_speed_time;
+	long connect_timeout, low_speed_time, low_speed_limit;
 	unsigned long long max_size;
 	char user_agent[64];
 };
@@ -408,7 +408,7 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 		curl_easy_setopt(h, CURLOPT_CAINFO, en->o->cacert);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, en->user_agent);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, en->connect_timeout);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, en->low_speed_limit);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, en->low_speed_time);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
 	if (j->target == T_MAIN) {
@@ -638,8 +638,10 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 		return;
 	}
 	if (j->target == T_MAIN && j->attempt_bytes > 0 && j->resumes < 8 &&
-	    !strncasecmp(url, "http", 4)) {
-		/* Progress was made: resume at once, without spending a try. */
+	    rc != CURLE_OPERATION_TIMEDOUT && !strncasecmp(url, "http", 4)) {
+		/* Progress was made: resume at once, without spending a try.
+		 * Not after a stall (low-speed timeout): a server that trickles
+		 * a few bytes per attempt must not buy itself 8 free rounds. */
 		j->resumes++;
 		elog(en, WB_LOG_INFO, "%s; resuming at byte %llu", e.msg, j->have);
 		j->state = J_WAIT;
@@ -802,6 +804,12 @@ static int run_engine(struct engine *en, struct wb_err *e)
 		int still, nq;
 		CURLMsg *m;
 
+		if (en->o->interrupted && *en->o->interrupted) {
+			/* the caller's job_release() removes every temp file */
+			ret = wb_error(e, WB_EINTR, "interrupted; %zu of %zu artifacts done, "
+				       "partial downloads removed", en->done, en->njobs);
+			break;
+		}
 		for (size_t i = 0; i < en->njobs && en->running < en->o->jobs; i++) {
 			struct job *j = &en->jobs[i];
 			if (j->state != J_WAIT)
@@ -852,6 +860,8 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	en.backoff_ms = env_long("WINBUILD_RETRY_BACKOFF_MS", 1000, 0, 60000);
 	en.connect_timeout = env_long("WINBUILD_CONNECT_TIMEOUT", 30, 1, 3600);
 	en.low_speed_time = env_long("WINBUILD_LOW_SPEED_TIME", 60, 1, 3600);
+	/* below this many bytes/s for low_speed_time seconds is a stall */
+	en.low_speed_limit = env_long("WINBUILD_LOW_SPEED_LIMIT", 100, 1, 1L << 30);
 	en.max_size = (unsigned long long)env_long("WINBUILD_MAX_SIZE", 2L << 30, 1,
 						  (long)(64L << 30));
 	snprintf(en.user_agent, sizeof(en.user_agent), "winbuild/%s", WB_VERSION);
@@ -899,6 +909,10 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	}
 	if (ret)
 		goto out;
+	if (o->interrupted && *o->interrupted) {
+		ret = wb_error(e, WB_EINTR, "interrupted");
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (items[i].status)
 			ret = -1;

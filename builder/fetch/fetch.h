@@ -26,6 +26,7 @@
 #ifndef WB_FETCH_H
 #define WB_FETCH_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "fetch/cache.h"
@@ -76,6 +77,10 @@ struct fetch_opts {
 	/* Called once per item when it is done (ok or not). */
 	void (*on_done)(void *ctx, const struct fetch_item *it);
 	void *ctx;
+	/* Set (to nonzero) from a signal handler to stop: transfers are
+	 * abandoned, temp files removed, fetch_all returns -1 with WB_EINTR.
+	 * May be NULL. */
+	volatile sig_atomic_t *interrupted;
 };
 
 /*

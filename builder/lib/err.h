@@ -16,6 +16,7 @@ enum wb_exit {
 	WB_ENET = 3,     /* network / fetch error */
 	WB_ESTAGE = 4,   /* archive / staging error (hostile entry, limits) */
 	WB_EIO = 5,      /* I/O or internal error */
+	WB_EINTR = 130,  /* interrupted by SIGINT/SIGTERM; temp files removed */
 };
 
 #define WB_ERR_MAX 2048

@@ -379,11 +379,33 @@ fail:
 	return ret;
 }
 
+int rnode_load_buffer(const char *text, size_t len, const char *name,
+		      struct wb_strlist *names, struct rnode **out, struct wb_err *e)
+{
+	struct loader l;
+	int ret;
+
+	*out = NULL;
+	if (len > RNODE_MAX_FILE)
+		return wb_error(e, WB_EUSAGE, "'%s' is larger than %d bytes", name,
+				RNODE_MAX_FILE);
+	memset(&l, 0, sizeof(l));
+	l.text = text;
+	l.len = len;
+	l.file = wb_intern(names, name);
+	l.e = e;
+	if (!yaml_parser_initialize(&l.parser))
+		return wb_error(e, WB_EIO, "cannot initialise the YAML parser");
+	yaml_parser_set_input_string(&l.parser, (const unsigned char *)text, len);
+	ret = load_document(&l, out);
+	yaml_parser_delete(&l.parser);
+	return ret;
+}
+
 int rnode_load_file(const char *path, struct wb_strlist *names,
 		    struct rnode **out, struct wb_err *e)
 {
 	struct buf b = BUF_INIT;
-	struct loader l;
 	int ret;
 
 	*out = NULL;
@@ -391,18 +413,7 @@ int rnode_load_file(const char *path, struct wb_strlist *names,
 		buf_release(&b);
 		return -1;
 	}
-	memset(&l, 0, sizeof(l));
-	l.text = b.ptr;
-	l.len = b.len;
-	l.file = wb_intern(names, path);
-	l.e = e;
-	if (!yaml_parser_initialize(&l.parser)) {
-		buf_release(&b);
-		return wb_error(e, WB_EIO, "cannot initialise the YAML parser");
-	}
-	yaml_parser_set_input_string(&l.parser, (const unsigned char *)b.ptr, b.len);
-	ret = load_document(&l, out);
-	yaml_parser_delete(&l.parser);
+	ret = rnode_load_buffer(b.ptr, b.len, path, names, out, e);
 	buf_release(&b);
 	return ret;
 }

@@ -47,6 +47,11 @@ struct rnode {
 int rnode_load_file(const char *path, struct wb_strlist *names,
 		    struct rnode **out, struct wb_err *e);
 
+/* The same from LEN bytes of TEXT in memory, named NAME in origins and
+ * messages (used by the fuzzer; TEXT need not be NUL-terminated). */
+int rnode_load_buffer(const char *text, size_t len, const char *name,
+		      struct wb_strlist *names, struct rnode **out, struct wb_err *e);
+
 /* Load a YAML flow value (for --set) from TEXT; origins are ORIGIN. */
 int rnode_load_string(const char *text, const struct wb_origin *origin,
 		      struct rnode **out, struct wb_err *e);

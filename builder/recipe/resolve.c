@@ -207,6 +207,39 @@ static int key_segment_ok(const char *s, size_t n)
 	return 1;
 }
 
+/* Well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF),
+ * as libyaml requires of recipe files: --set values end up in the same
+ * plan, and in JSON output. */
+static int utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		unsigned c = *s, n, cp;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return 0;
+		for (unsigned i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (s[i] & 0x3f);
+		}
+		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return 0;
+		s += n + 1;
+	}
+	return 1;
+}
+
 /* Build a tree {a: {b: {c: VALUE}}} from "a.b.c=VALUE". */
 static int parse_set(struct resolver *r, const char *pair,
 		     const struct wb_origin *o, struct rnode **out)
@@ -226,6 +259,9 @@ static int parse_set(struct resolver *r, const char *pair,
 				      (int)(key_end - pair), pair);
 		p = seg_end + 1;
 	}
+	if (!utf8_ok((const unsigned char *)pair))
+		return err_at(r, o, "'%.*s': the value is not valid UTF-8",
+			      (int)(eq - pair), pair);
 	if (eq[1] == '[' || eq[1] == '{') {
 		if (rnode_load_string(eq + 1, o, &val, r->e)) {
 			wb_error_prefix(r->e, "value of '%.*s'", (int)(eq - pair), pair);
@@ -404,6 +440,10 @@ static int expand_into(struct resolver *r, const struct vars *vs, const char *in
 		const char *end;
 		size_t i;
 
+		/* "billion laughs" through nested ${var}s: cap the result */
+		if (out->len > RNODE_MAX_SCALAR)
+			return err_at(r, o, "'%s' expands to more than %d bytes",
+				      what, RNODE_MAX_SCALAR);
 		if (p[0] != '$') {
 			buf_addc(out, *p);
 			continue;
@@ -435,6 +475,9 @@ static int expand_into(struct resolver *r, const struct vars *vs, const char *in
 		}
 		p = end;
 	}
+	if (out->len > RNODE_MAX_SCALAR)
+		return err_at(r, o, "'%s' expands to more than %d bytes", what,
+			      RNODE_MAX_SCALAR);
 	return 0;
 }
 

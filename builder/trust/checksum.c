@@ -206,8 +206,12 @@ int checksum_parse(const char *text, size_t len, const char *filename,
 			memcpy(out, cur, dlen);
 			found = 1;
 		} else if (nothers++ < CHECKSUM_NAMES_SHOWN) {
-			buf_addf(&others, "%s'%.*s'", others.len ? ", " : "",
-				 (int)(ul > 200 ? 200 : ul), nm);
+			/* names come from the server: no control bytes to the terminal */
+			buf_adds(&others, others.len ? ", '" : "'");
+			for (long i = 0; i < (ul > 200 ? 200 : ul); i++)
+				buf_addc(&others, (unsigned char)nm[i] < 0x20 ||
+					 nm[i] == 0x7f ? '?' : nm[i]);
+			buf_addc(&others, '\'');
 		}
 		free(nm);
 	next:

@@ -5,11 +5,7 @@ load ../lib/servers
 load fetch_fixtures
 
 setup_file() {
-	make_fixtures "$BATS_FILE_TMPDIR"
-	make_test_ca "$CA"
-	start_nginx "$WWW" "$CA"
-	start_faultd "$WWW"
-	export WINBUILD_RETRY_BACKOFF_MS=20
+	start_fetch_servers
 }
 
 teardown_file() {

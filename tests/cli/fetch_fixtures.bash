@@ -40,6 +40,16 @@ print(base64.b64encode(a[:10]+b[10:]).decode())' "$PUB_A" "$PUB_B")
 	export WWW KEYS CA PUB_A PUB_B PUB_WRONG T_SHA
 }
 
+# start_fetch_servers: fixtures in $BATS_FILE_TMPDIR, the test CA, nginx
+# (HTTP + HTTPS) and faultd over them, short retry backoff. For setup_file.
+start_fetch_servers() {
+	make_fixtures "$BATS_FILE_TMPDIR"
+	make_test_ca "$CA"
+	start_nginx "$WWW" "$CA"
+	start_faultd "$WWW"
+	export WINBUILD_RETRY_BACKOFF_MS=20
+}
+
 sha_of() { sha256sum "$WWW/$1" | cut -d' ' -f1; }
 
 # art NAME URL VERIFY_LINES...: one artifact (verify lines are YAML at
