@@ -6,6 +6,7 @@
 #                            the whole suite under sanitizers
 #   make deps                install missing Debian packages (build + tests)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
+#   make bench               performance harness (bench/README.md); not part of check
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -75,6 +76,11 @@ check: deps
 	@$(MAKE) --no-print-directory winbuild unit
 	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' bash tests/run
 
+# The harness times an optimised build: no sanitizers, default CFLAGS.
+bench:
+	@$(MAKE) --no-print-directory SANITIZE= winbuild
+	@bash bench/run
+
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
@@ -86,6 +92,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check install clean FORCE
+.PHONY: all unit deps check bench install clean FORCE
 
 -include $(OBJS:.o=.d)
