@@ -21,7 +21,7 @@ PKG_CONFIG ?= pkg-config
 PKGS := libcurl libarchive libcrypto yaml-0.1 jansson
 
 CFLAGS ?= -O2 -g
-WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -Ibuilder \
+WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
 	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

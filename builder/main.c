@@ -69,10 +69,39 @@ static const struct wb_command commands[] = {
 	  "Options: as fetch, plus\n"
 	  "  --accept-new         pin needs_pin artifacts as downloaded (trust on\n"
 	  "                       first use); prints every pin it made\n" },
+	{ "stage", cmd_stage, "stage RECIPE [-o OUT] [options]",
+	  "fetch if needed, then build OUT/<name>/tree and manifest.json",
+	  "Builds the Windows system drive of the image in OUT/<name>/tree (default\n"
+	  "OUT: out) from verified cache entries, with the generated config files,\n"
+	  "and OUT/<name>/manifest.json (docs/stage.md, docs/manifest.md). The\n"
+	  "tree is built beside the old one and swapped in only when complete.\n\n"
+	  "Options: as fetch, plus\n"
+	  "  -o, --out DIR        output directory (default out)\n"
+	  "\nenvironment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
+	  "315532800, 1980-01-01), WINBUILD_TEMPLATES (template directory)\n"
+	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
+	  "quarantined), 2 recipe or template error, 3 network error, 4 hostile or\n"
+	  "broken archive, colliding paths, 5 I/O error\n" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"
 	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
+	{ "emit", cmd_emit,
+	  "emit RECIPE [--builder NAME]... [-o OUT] [options]",
+	  "write Packer inputs (HCL2, var file, PowerShell) from the staged output",
+	  "Reads OUT/<name>/manifest.json and tree/ (written by 'winbuild stage')\n"
+	  "and writes OUT/<name>/packer/ (docs/packer.md).\n\n"
+	  "  -b, --builder NAME   emit only this builder (repeatable; one of the\n"
+	  "                       recipe's packer.builders)\n"
+	  "  -o, --out DIR        output directory (default out)\n"
+	  "  -O, --override FILE  override file (repeatable)\n"
+	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
+	  "  --format FMT         packer (default) or image-builder: a JSON var file\n"
+	  "                       for kubernetes-sigs/image-builder in\n"
+	  "                       OUT/<name>/image-builder/<name>.json\n"
+	  "  --mirror-url URL     with image-builder: where the mirror of the\n"
+	  "                       verified artifacts is served (URL/<host>/<path>)\n"
+	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)

@@ -58,9 +58,19 @@ struct plan;
  * prints the error and returns its exit code on failure. */
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan);
 int cmd_sig(int argc, char **argv, struct wb_run *run);
+int cmd_emit(int argc, char **argv, struct wb_run *run);
+
+/* emit.c: write OUT/<name>/packer for a resolved PLAN (--builder list in
+ * REQ_BUILDERS, may be empty); prints errors, returns the exit code. */
+int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
+		  const struct wb_strlist *req_builders);
+/* The directory holding the templates (packer/): $WINBUILD_DATA_DIR, the
+ * binary's directory in a source tree, or the installed share directory. */
+const char *cmd_data_dir(char *buf, size_t len);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_stage(int argc, char **argv, struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the

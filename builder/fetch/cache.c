@@ -167,11 +167,25 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 		free(path);
 		return 1;
 	}
-	/* Corrupt: move aside under the lock, unless someone already did and
-	 * a good entry took its place. */
+	/* Corrupt: move aside under the lock. */
+	free(path);
+	ret = cache_quarantine(c, hex, quarantined, e);
+	return ret < 0 ? -1 : 0;
+}
+
+int cache_quarantine(struct cache *c, const char *hex, char **where,
+		     struct wb_err *e)
+{
+	char *path;
+	int ret;
+
+	*where = NULL;
+	if (!cache_is_key(hex))
+		return wb_error(e, WB_EIO, "invalid cache key '%s'", hex);
+	path = cache_entry_path(c, hex);
 	ret = lock_ex(c, e);
-	if (!ret)
-		ret = quarantine(c, path, hex, quarantined, e);
+	if (!ret && fs_exists(path))
+		ret = quarantine(c, path, hex, where, e);
 	unlock(c);
 	free(path);
 	return ret < 0 ? -1 : 0;

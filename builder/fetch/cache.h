@@ -63,6 +63,15 @@ char *cache_entry_path(const struct cache *c, const char *sha256_hex);
 int cache_lookup(struct cache *c, const char *sha256_hex,
 		 unsigned long long *size, char **quarantined, struct wb_err *e);
 
+/*
+ * Move the entry SHA256_HEX to quarantine/ under the lock, because a reader
+ * found that its bytes do not hash to its name (stage re-hashes while it
+ * reads). *WHERE is set to a new string naming where it went, or NULL if
+ * the entry was already gone. Errors are WB_EIO.
+ */
+int cache_quarantine(struct cache *c, const char *sha256_hex, char **where,
+		     struct wb_err *e);
+
 /* Create a new temp file under tmp/. *PATH (new string) and *FD (open for
  * writing) are set. Errors are WB_EIO. */
 int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e);

@@ -110,3 +110,13 @@ char *winpath_fold(const char *path)
 		*p = (char)tolower((unsigned char)*p);
 	return s;
 }
+
+char *winpath_from_tree(const char *tree_path)
+{
+	char *w = xasprintf("C:\\%s", tree_path);
+
+	for (char *p = w; *p; p++)
+		if (*p == '/')
+			*p = '\\';
+	return w;
+}

@@ -27,4 +27,9 @@ char *winpath_to_tree(const char *winpath, const char **why);
  * Returns a new string. */
 char *winpath_fold(const char *path);
 
+/* The Windows path of a tree path: C: and a backslash, then PATH with every
+ * '/' turned into a backslash ("Program Files/containerd" becomes
+ * C:\Program Files\containerd). Returns a new string. */
+char *winpath_from_tree(const char *tree_path);
+
 #endif

@@ -1,0 +1,44 @@
+/*
+ * emit: Packer inputs from a resolved plan and its staged output.
+ *
+ *   OUT/<recipe>/packer/<recipe>.pkr.hcl         variables, sources, build
+ *   OUT/<recipe>/packer/<recipe>.auto.pkrvars.hcl values the user edits
+ *   OUT/<recipe>/packer/scripts/NN-*.ps1          provisioning steps
+ *   OUT/<recipe>/packer/payload.zip               archive builders only
+ *   OUT/<recipe>/packer/init/required_plugins.pkr.hcl   for `packer init`
+ *   OUT/<recipe>/packer/README.md
+ *
+ * Everything is rendered from templates under DATA_DIR/packer/ (lib/tmpl.h
+ * syntax) and is deterministic: the same plan, manifest and tree give the
+ * same bytes. The directory is built beside the final one and renamed into
+ * place when complete.
+ */
+#ifndef WB_EMIT_H
+#define WB_EMIT_H
+
+#include "emit/manifest.h"
+#include "lib/err.h"
+#include "lib/strlist.h"
+#include "recipe/plan.h"
+
+struct emit_opts {
+	const char *data_dir;             /* holds packer/ (the templates) */
+	const char *out_dir;              /* OUT/<recipe> */
+	const struct wb_strlist *builders;/* requested builders, all supported */
+};
+
+/* 1 if NAME is a builder emit knows (azure-arm, vsphere-iso, qemu,
+ * hyperv-iso, amazon-ebs). */
+int emit_builder_known(const char *name);
+
+/* Errors: WB_EUSAGE (template or plan problem), WB_ESTAGE (staged output
+ * inconsistent), WB_EVERIFY (a staged file no longer matches the manifest),
+ * WB_EIO. */
+int emit_packer(const struct plan *plan, const struct staged_manifest *m,
+		const struct emit_opts *o, struct wb_err *e);
+
+/* Quoting for generated code; appended to OUT. */
+void emit_ps_quote(struct buf *out, const char *s);   /* 'single quoted' */
+void emit_hcl_quote(struct buf *out, const char *s);  /* "double quoted" */
+
+#endif

@@ -1,0 +1,147 @@
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/imagebuilder.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+
+char *imagebuilder_mirror_url(const char *mirror, const char *up)
+{
+	const char *host = strstr(up, "://");
+	size_t mlen = strlen(mirror);
+
+	if (!host || !host[3] || host[3] == '/')
+		return NULL;
+	host += 3;
+	while (mlen && mirror[mlen - 1] == '/')
+		mlen--;
+	return xasprintf("%.*s/%s", (int)mlen, mirror, host);
+}
+
+static int locked(const struct lockfile *lf, const char *name,
+		  const struct lock_entry **out, struct wb_err *e)
+{
+	*out = lockfile_find(lf, name);
+	if (!*out)
+		return wb_error(e, WB_EUSAGE, "artifact '%s' is not in the lock: run "
+				"'winbuild lock' first", name);
+	return 0;
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	json_object_set_new(o, k, json_string(v));
+}
+
+int imagebuilder_write(const char *path, const struct plan *p,
+		       const struct lockfile *lf, const char *mirror,
+		       struct wb_strlist *warnings, struct wb_err *e)
+{
+	const struct plan_artifact *a;
+	const struct lock_entry *le;
+	json_t *root = json_object();
+	char *s = NULL, *dir = NULL, *url = NULL;
+	int ret = -1;
+
+	if (strncmp(mirror, "http://", 7) && strncmp(mirror, "https://", 8) &&
+	    strncmp(mirror, "file://", 7)) {
+		wb_error(e, WB_EUSAGE, "--mirror-url '%s' is not an http(s) or file URL", mirror);
+		goto out;
+	}
+
+	if ((a = plan_find_artifact(p, "containerd"))) {
+		if (locked(lf, a->name, &le, e))
+			goto out;
+		url = imagebuilder_mirror_url(mirror, a->upstream_url);
+		set_str(root, "containerd_url", url);
+		set_str(root, "containerd_sha256_windows", le->sha256);
+		set_str(root, "containerd_version", a->version);
+		free(url);
+		url = NULL;
+	} else {
+		wb_strlist_push(warnings, "no containerd artifact: containerd_url left out");
+	}
+
+	if ((a = plan_find_artifact(p, "kubelet"))) {
+		char *slash;
+
+		if (locked(lf, a->name, &le, e))
+			goto out;
+		url = imagebuilder_mirror_url(mirror, a->upstream_url);
+		slash = url ? strrchr(url, '/') : NULL;
+		if (slash)
+			*slash = '\0';   /* kubernetes_base_url is the directory */
+		set_str(root, "kubernetes_base_url", url);
+		s = xasprintf("v%s", a->version);
+		set_str(root, "kubernetes_semver", s);
+		free(s);
+		s = NULL;
+		set_str(root, "kubernetes_install_path", "c:\\k");
+		free(url);
+		url = NULL;
+		/* image-builder downloads the other binaries from the same base */
+		for (size_t i = 0; i < p->nartifacts; i++)
+			if (!strcmp(p->artifacts[i].component, a->component) &&
+			    !lockfile_find(lf, p->artifacts[i].name)) {
+				wb_error(e, WB_EUSAGE, "artifact '%s' is not in the lock: run "
+					 "'winbuild lock' first", p->artifacts[i].name);
+				goto out;
+			}
+	} else {
+		wb_strlist_push(warnings, "no kubelet artifact: kubernetes_base_url left out");
+	}
+
+	if ((a = plan_find_artifact(p, "cloudbase-init"))) {
+		if (locked(lf, a->name, &le, e))
+			goto out;
+		url = imagebuilder_mirror_url(mirror, a->upstream_url);
+		set_str(root, "cloudbase_init_url", url);
+		set_str(root, "cloudbase_init_version", a->version);
+		free(url);
+		url = NULL;
+	}
+
+	if ((a = plan_find_artifact(p, "nssm"))) {
+		size_t n = strlen(a->upstream_url);
+
+		if (locked(lf, a->name, &le, e))
+			goto out;
+		if (n > 4 && !strcmp(a->upstream_url + n - 4, ".exe")) {
+			url = imagebuilder_mirror_url(mirror, a->upstream_url);
+			set_str(root, "nssm_url", url);
+			free(url);
+			url = NULL;
+		} else {
+			wb_strlist_push(warnings, "nssm_url left out: image-builder downloads "
+					"nssm.exe itself, the recipe's nssm artifact is an archive");
+		}
+	}
+
+	set_str(root, "pause_image", p->pause_image);
+	set_str(root, "runtime", "containerd");
+	set_str(root, "windows_service_manager",
+		!strcmp(p->service_manager, "nssm") ? "nssm" : "windows_service");
+
+	s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (!s) {
+		wb_error(e, WB_EIO, "cannot encode the image-builder var file");
+		goto out;
+	}
+	dir = fs_dirname(path);
+	if (fs_mkdir_p(dir, 0755, e))
+		goto out;
+	{
+		struct buf b = BUF_INIT;
+		buf_adds(&b, s);
+		buf_addc(&b, '\n');
+		ret = fs_write_atomic(path, b.ptr, b.len, 0644, e);
+		buf_release(&b);
+	}
+out:
+	json_decref(root);
+	free(s);
+	free(dir);
+	free(url);
+	return ret;
+}

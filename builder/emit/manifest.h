@@ -1,0 +1,51 @@
+/*
+ * Reading the staged manifest (OUT/<recipe>/manifest.json, docs/manifest.md)
+ * for emit. Every string is owned by the struct; staged_manifest_release
+ * frees them.
+ */
+#ifndef WB_EMIT_MANIFEST_H
+#define WB_EMIT_MANIFEST_H
+
+#include <stddef.h>
+
+#include "lib/buf.h"
+#include "lib/err.h"
+
+struct staged_artifact {
+	char *name, *component, *version, *url, *action, *destination;
+	char sha256[65];
+	unsigned long long size;
+};
+
+struct staged_file {
+	char *path;        /* Windows path */
+	char *tree_path;   /* relative, '/' separated */
+	char *artifact;    /* NULL for generated files */
+	char *component;   /* may be NULL */
+	char sha256[65];
+	unsigned long long size;
+	int generated;
+};
+
+struct staged_manifest {
+	char *image, *windows_version;
+	long long source_date_epoch;
+	struct staged_artifact *artifacts;
+	size_t nartifacts;
+	struct staged_file *files;
+	size_t nfiles;
+	char **directories;
+	size_t ndirectories;
+	struct buf raw;    /* the file's bytes, copied into the payload as is */
+};
+
+/*
+ * Read and check PATH: schema 1, every file with a relative tree_path
+ * without "..", a 64-hex sha256, sorted by tree_path. Errors: WB_EIO when
+ * unreadable, WB_ESTAGE when malformed (names the field).
+ */
+int staged_manifest_read(const char *path, struct staged_manifest *m,
+			 struct wb_err *e);
+void staged_manifest_release(struct staged_manifest *m);
+
+#endif

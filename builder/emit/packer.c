@@ -1,0 +1,384 @@
+/* Packer HCL2 template, var file, scripts and payload (see emit/emit.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit/emit.h"
+#include "emit/payload.h"
+#include "emit/scripts.h"
+#include "lib/fs.h"
+#include "lib/tmpl.h"
+#include "stage/render.h"
+
+#define CD_LABEL "WINBUILD"
+#define ARCHIVE_IN_VM "C:\\Windows\\Temp\\winbuild-payload.zip"
+
+/* Builders in the order their sources appear. CD: `cd_files` works with
+ * Packer 1.6.6 (checked by `packer validate` in tests/cli/emit.bats);
+ * the others get the zip through the `file` provisioner. */
+static const struct builder {
+	const char *name;
+	int cd;
+} builders[] = {
+	{ "azure-arm", 0 },
+	{ "vsphere-iso", 1 },
+	{ "qemu", 1 },
+	{ "hyperv-iso", 1 },
+	{ "amazon-ebs", 0 },
+};
+
+/* Values that depend on the Windows release, for the var file. */
+static const struct winver {
+	const char *version;
+	const char *azure_sku;
+	const char *aws_ami_filter;
+	const char *vsphere_guest;
+} winvers[] = {
+	{ "2019", "2019-datacenter-gensecond", "Windows_Server-2019-English-Full-Base-*",
+	  "windows2019srv_64Guest" },
+	{ "2022", "2022-datacenter-g2", "Windows_Server-2022-English-Full-Base-*",
+	  "windows2019srvNext_64Guest" },
+	{ "2025", "2025-datacenter-g2", "Windows_Server-2025-English-Full-Base-*",
+	  "windows2022srvNext_64Guest" },
+};
+
+int emit_builder_known(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
+		if (!strcmp(builders[i].name, name))
+			return 1;
+	return 0;
+}
+
+void emit_ps_quote(struct buf *out, const char *s)
+{
+	buf_addc(out, '\'');
+	for (; *s; s++) {
+		/* PowerShell ends a single-quoted string at ' and at the
+		 * typographic quotes U+2018..U+201B; doubling escapes them */
+		if (*s == '\'')
+			buf_addc(out, '\'');
+		else if ((unsigned char)s[0] == 0xe2 && (unsigned char)s[1] == 0x80 &&
+			 (unsigned char)s[2] >= 0x98 && (unsigned char)s[2] <= 0x9b) {
+			buf_add(out, s, 3);
+			buf_add(out, s, 3);
+			s += 2;
+			continue;
+		}
+		buf_addc(out, *s);
+	}
+	buf_addc(out, '\'');
+}
+
+void emit_hcl_quote(struct buf *out, const char *s)
+{
+	buf_addc(out, '"');
+	for (; *s; s++) {
+		switch (*s) {
+		case '"': buf_adds(out, "\\\""); break;
+		case '\\': buf_adds(out, "\\\\"); break;
+		case '\n': buf_adds(out, "\\n"); break;
+		case '\r': buf_adds(out, "\\r"); break;
+		case '\t': buf_adds(out, "\\t"); break;
+		case '$':
+		case '%':
+			buf_addc(out, *s);
+			if (s[1] == '{')
+				buf_addc(out, *s);   /* $${ and %%{ are literal */
+			break;
+		default: buf_addc(out, *s);
+		}
+	}
+	buf_addc(out, '"');
+}
+
+static void set_hcl(struct tmpl_vars *v, const char *name, const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	emit_hcl_quote(&b, s);
+	tmpl_set(v, name, b.ptr);
+	buf_release(&b);
+}
+
+/* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
+ * to OUT. */
+static int render(const char *data_dir, const char *rel,
+		  const struct tmpl_vars *vars, struct buf *out, struct wb_err *e)
+{
+	char *path = xasprintf("%s/packer/%s", data_dir, rel);
+	struct render_vars rv = RENDER_VARS_INIT;
+	int ret;
+
+	for (size_t i = 0; i < vars->nr; i++)
+		render_set(&rv, vars->v[i].name, vars->v[i].value);
+	ret = render_file(path, &rv, out, e);
+	render_vars_release(&rv);
+	free(path);
+	return ret;
+}
+
+static int write_buf(const char *dir, const char *rel, const struct buf *b,
+		     struct wb_err *e)
+{
+	char *path = fs_join(dir, rel);
+	int ret = fs_write_atomic(path, b->ptr, b->len, 0644, e);
+
+	free(path);
+	return ret;
+}
+
+/* HCL list of strings: ["a", "b"] */
+static void hcl_list(struct buf *b, const char *const *v, size_t n)
+{
+	buf_addc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_adds(b, ", ");
+		buf_adds(b, v[i]);
+	}
+	buf_addc(b, ']');
+}
+
+static int selected(const struct emit_opts *o, const char *name)
+{
+	for (size_t i = 0; i < o->builders->nr; i++)
+		if (!strcmp(o->builders->v[i], name))
+			return 1;
+	return 0;
+}
+
+static int emit_hcl(const struct plan *p, const struct emit_opts *o,
+		    const char *tmp, int has_sbom, struct wb_err *e)
+{
+	struct tmpl_vars v = TMPL_VARS_INIT;
+	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, readme = BUF_INIT,
+		tmp_b = BUF_INIT;
+	const char *srcs[ARRAY_SIZE(builders)], *cd[ARRAY_SIZE(builders)],
+		*ar[ARRAY_SIZE(builders)];
+	char *names[ARRAY_SIZE(builders)];
+	const struct winver *wv = NULL;
+	size_t ns = 0, ncd = 0, nar = 0;
+	char *rel = NULL;
+	int ret = -1;
+
+	memset(names, 0, sizeof(names));
+	for (size_t i = 0; i < ARRAY_SIZE(winvers); i++)
+		if (!strcmp(winvers[i].version, p->windows_version))
+			wv = &winvers[i];
+	if (!wv) {
+		wb_error(e, WB_EUSAGE, "no Packer defaults for Windows Server '%s'",
+			 p->windows_version);
+		goto out;
+	}
+	set_hcl(&v, "name", p->name);
+	set_hcl(&v, "windows_version", p->windows_version);
+	set_hcl(&v, "windows_edition", p->windows_edition);
+	set_hcl(&v, "cd_label", CD_LABEL);
+	set_hcl(&v, "archive_in_vm", ARCHIVE_IN_VM);
+	set_hcl(&v, "azure_image_sku", wv->azure_sku);
+	set_hcl(&v, "aws_ami_filter", wv->aws_ami_filter);
+	set_hcl(&v, "vsphere_guest_os_type", wv->vsphere_guest);
+	set_hcl(&v, "image_name", p->name);
+	tmpl_set(&v, "name_raw", p->name);
+	tmpl_set(&v, "version_raw", p->windows_version);
+	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	buf_reset(&tmp_b);
+	buf_adds(&tmp_b, "[\"${path.root}/../tree\", \"${path.root}/../manifest.json\"");
+	if (has_sbom)
+		buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
+	buf_addc(&tmp_b, ']');
+	tmpl_set(&v, "cd_files", tmp_b.ptr);
+
+	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
+		if (!selected(o, builders[i].name))
+			continue;
+		names[ns] = xasprintf("\"source.%s.node\"", builders[i].name);
+		srcs[ns] = names[ns];
+		ns++;
+		if (builders[i].cd)
+			cd[ncd++] = builders[i].name;
+		else
+			ar[nar++] = builders[i].name;
+	}
+	if (!ns) {
+		wb_error(e, WB_EUSAGE, "no Packer builder selected");
+		goto out;
+	}
+	buf_reset(&tmp_b);
+	hcl_list(&tmp_b, srcs, ns);
+	tmpl_set(&v, "sources", tmp_b.ptr);
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *l = pass ? ar : cd;
+		size_t n = pass ? nar : ncd;
+
+		buf_reset(&tmp_b);
+		buf_addc(&tmp_b, '[');
+		for (size_t i = 0; i < n; i++)
+			buf_addf(&tmp_b, "%s\"%s.node\"", i ? ", " : "", l[i]);
+		buf_addc(&tmp_b, ']');
+		tmpl_set(&v, pass ? "archive_builders" : "cd_builders", tmp_b.ptr);
+	}
+
+	/* template: variables, sources, build */
+	if (render(o->data_dir, "hcl/header.pkr.hcl.in", &v, &hcl, e) ||
+	    render(o->data_dir, "hcl/header.pkrvars.hcl.in", &v, &vars, e) ||
+	    render(o->data_dir, "hcl/required_plugins-begin.hcl.in", &v, &plug, e))
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
+		if (!selected(o, builders[i].name))
+			continue;
+		free(rel);
+		rel = xasprintf("hcl/%s.pkr.hcl.in", builders[i].name);
+		buf_addc(&hcl, '\n');
+		if (render(o->data_dir, rel, &v, &hcl, e))
+			goto out;
+		free(rel);
+		rel = xasprintf("hcl/%s.pkrvars.hcl.in", builders[i].name);
+		buf_addc(&vars, '\n');
+		if (render(o->data_dir, rel, &v, &vars, e))
+			goto out;
+		free(rel);
+		rel = xasprintf("hcl/%s.plugin.hcl.in", builders[i].name);
+		if (render(o->data_dir, rel, &v, &plug, e))
+			goto out;
+	}
+	buf_addc(&hcl, '\n');
+	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
+	    (nar && render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
+	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
+	    (ncd && render(o->data_dir, "hcl/build-sysprep-shutdown.pkr.hcl.in", &v, &hcl, e)) ||
+	    (nar && render(o->data_dir, "hcl/build-sysprep-quit.pkr.hcl.in", &v, &hcl, e)) ||
+	    render(o->data_dir, "hcl/build-end.pkr.hcl.in", &v, &hcl, e) ||
+	    render(o->data_dir, "hcl/required_plugins-end.hcl.in", &v, &plug, e) ||
+	    render(o->data_dir, "README.md.in", &v, &readme, e))
+		goto out;
+
+	free(rel);
+	rel = xasprintf("%s.pkr.hcl", p->name);
+	if (write_buf(tmp, rel, &hcl, e))
+		goto out;
+	free(rel);
+	rel = xasprintf("%s.auto.pkrvars.hcl", p->name);
+	if (write_buf(tmp, rel, &vars, e) ||
+	    write_buf(tmp, "init/required_plugins.pkr.hcl", &plug, e) ||
+	    write_buf(tmp, "README.md", &readme, e))
+		goto out;
+	ret = 0;
+out:
+	for (size_t i = 0; i < ns; i++)
+		free(names[i]);
+	free(rel);
+	tmpl_vars_release(&v);
+	buf_release(&hcl);
+	buf_release(&vars);
+	buf_release(&plug);
+	buf_release(&readme);
+	buf_release(&tmp_b);
+	return ret;
+}
+
+static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
+			const struct emit_opts *o, const char *tmp, struct wb_err *e)
+{
+	struct tmpl_vars v = TMPL_VARS_INIT;
+	struct buf common = BUF_INIT, out = BUF_INIT;
+	int ret = -1;
+
+	if (emit_script_vars(p, m, CD_LABEL, ARCHIVE_IN_VM, &v, e))
+		goto done;
+	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	for (unsigned i = 0; i < emit_nscripts; i++) {
+		char *rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);
+		char *dst = xasprintf("scripts/%s.ps1", emit_script_names[i]);
+		int r;
+
+		/* the shared prologue names the step it is rendered into */
+		buf_reset(&common);
+		tmpl_set(&v, "step", emit_script_names[i]);
+		r = render(o->data_dir, "scripts/common.ps1.in", &v, &common, e);
+		if (!r) {
+			tmpl_set(&v, "common", common.ptr);
+			buf_reset(&out);
+			r = render(o->data_dir, rel, &v, &out, e);
+		}
+		if (!r)
+			r = write_buf(tmp, dst, &out, e);
+		free(rel);
+		free(dst);
+		if (r)
+			goto done;
+	}
+	ret = 0;
+done:
+	tmpl_vars_release(&v);
+	buf_release(&common);
+	buf_release(&out);
+	return ret;
+}
+
+int emit_packer(const struct plan *p, const struct staged_manifest *m,
+		const struct emit_opts *o, struct wb_err *e)
+{
+	char *final = fs_join(o->out_dir, "packer");
+	char *tmp = xasprintf("%s/.packer.tmp.%ld", o->out_dir, (long)getpid());
+	char *old = xasprintf("%s/.packer.old.%ld", o->out_dir, (long)getpid());
+	char *tree = fs_join(o->out_dir, "tree");
+	char *sbom = fs_join(o->out_dir, "sbom.cdx.json");
+	char *sub = NULL;
+	int archive = 0, ret = -1;
+
+	if (strcmp(m->image, p->name)) {
+		wb_error(e, WB_ESTAGE, "staged manifest is for '%s', not '%s': stage again",
+			 m->image, p->name);
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
+		if (selected(o, builders[i].name) && !builders[i].cd)
+			archive = 1;
+	if (fs_remove_tree(tmp, e) || fs_mkdir_p(tmp, 0755, e))
+		goto out;
+	sub = fs_join(tmp, "scripts");
+	if (fs_mkdir_p(sub, 0755, e))
+		goto out;
+	free(sub);
+	sub = fs_join(tmp, "init");
+	if (fs_mkdir_p(sub, 0755, e))
+		goto out;
+	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || emit_scripts(p, m, o, tmp, e))
+		goto out;
+	if (archive) {
+		free(sub);
+		sub = fs_join(tmp, "payload.zip");
+		if (payload_write_zip(sub, tree, m, e))
+			goto out;
+	}
+	/* swap: the previous packer/ goes aside, the new one takes its place */
+	if (fs_remove_tree(old, e))
+		goto out;
+	if (fs_exists(final) && rename(final, old)) {
+		wb_error(e, WB_EIO, "cannot move '%s' aside: %s", final, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, final)) {
+		wb_error(e, WB_EIO, "cannot rename '%s' to '%s': %s", tmp, final, strerror(errno));
+		if (fs_exists(old))
+			(void)rename(old, final);
+		goto out;
+	}
+	ret = fs_remove_tree(old, e);
+out:
+	if (ret) {
+		struct wb_err ignore = WB_ERR_INIT;
+		fs_remove_tree(tmp, &ignore);
+	}
+	free(final);
+	free(tmp);
+	free(old);
+	free(tree);
+	free(sbom);
+	free(sub);
+	return ret;
+}

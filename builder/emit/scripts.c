@@ -1,0 +1,234 @@
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "emit/emit.h"
+#include "emit/scripts.h"
+#include "lib/buf.h"
+
+const char *const emit_script_names[] = {
+	"01-windows-features",
+	"02-payload",
+	"03-cloudbase-init",
+	"04-containerd",
+	"05-kubelet",
+	"06-cni",
+	"07-provenance",
+	"08-sysprep",
+};
+const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
+
+#define WINBUILD_DIR "C:\\ProgramData\\winbuild"
+#define CBI_OVERLAY_DIR WINBUILD_DIR "\\cloudbase-init\\"
+
+static void set_ps(struct tmpl_vars *v, const char *name, const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	emit_ps_quote(&b, s ? s : "");
+	tmpl_set(v, name, b.ptr);
+	buf_release(&b);
+}
+
+/* @('a', 'b') of LIST (or @() when empty). */
+static void set_ps_array(struct tmpl_vars *v, const char *name,
+			 const struct wb_strlist *l)
+{
+	struct buf b = BUF_INIT;
+
+	buf_adds(&b, "@(");
+	for (size_t i = 0; i < l->nr; i++) {
+		if (i)
+			buf_adds(&b, ", ");
+		emit_ps_quote(&b, l->v[i]);
+	}
+	buf_addc(&b, ')');
+	tmpl_set(v, name, b.ptr);
+	buf_release(&b);
+}
+
+static const char *win_basename(const char *p)
+{
+	const char *s = strrchr(p, '\\');
+
+	return s ? s + 1 : p;
+}
+
+/* The Windows directory of a Windows file path, newly allocated. */
+static char *win_dirname(const char *p)
+{
+	const char *s = strrchr(p, '\\');
+
+	return s ? xstrndup(p, (size_t)(s - p)) : xstrdup(p);
+}
+
+static const struct staged_file *find_file(const struct staged_manifest *m,
+					   const char *basename)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (!strcasecmp(win_basename(m->files[i].path), basename))
+			return &m->files[i];
+	return NULL;
+}
+
+static int has_suffix_ci(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && !strcasecmp(s + n - k, suf);
+}
+
+static char *provenance_json(const struct plan *p, const struct staged_manifest *m)
+{
+	json_t *root = json_object(), *arts = json_array();
+	char *s;
+
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "image", json_string(p->name));
+	json_object_set_new(root, "windows_version", json_string(p->windows_version));
+	json_object_set_new(root, "windows_edition", json_string(p->windows_edition));
+	json_object_set_new(root, "built_by", json_string("winbuild " WB_VERSION));
+	json_object_set_new(root, "source_date_epoch", json_integer(m->source_date_epoch));
+	json_object_set_new(root, "cloudbase_init_provider", json_string(p->cloudbase_provider));
+	json_object_set_new(root, "service_manager", json_string(p->service_manager));
+	for (size_t i = 0; i < m->nartifacts; i++) {
+		const struct staged_artifact *a = &m->artifacts[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(a->name));
+		json_object_set_new(o, "component", json_string(a->component ? a->component : ""));
+		json_object_set_new(o, "version", json_string(a->version ? a->version : ""));
+		json_object_set_new(o, "url", json_string(a->url ? a->url : ""));
+		json_object_set_new(o, "sha256", json_string(a->sha256));
+		json_object_set_new(o, "size", json_integer((json_int_t)a->size));
+		json_array_append_new(arts, o);
+	}
+	json_object_set_new(root, "artifacts", arts);
+	json_object_set_new(root, "files", json_integer((json_int_t)m->nfiles));
+	s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(root);
+	return s;
+}
+
+int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
+		     const char *cd_label, const char *archive_path,
+		     struct tmpl_vars *v, struct wb_err *e)
+{
+	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
+		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
+		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT;
+	const struct plan_artifact *msi = NULL, *kubelet;
+	const struct staged_file *f;
+	struct buf fw = BUF_INIT;
+	char *s;
+	int ret = -1;
+
+	set_ps(v, "image", p->name);
+	set_ps(v, "windows_version", p->windows_version);
+	set_ps(v, "cd_label", cd_label);
+	set_ps(v, "archive_path", archive_path);
+	set_ps(v, "staging_dir", "C:\\Windows\\Temp\\winbuild-payload");
+	set_ps(v, "winbuild_dir", WINBUILD_DIR);
+	tmpl_setf(v, "file_count", "%zu", m->nfiles);
+	set_ps_array(v, "windows_features", &p->windows_features);
+	set_ps(v, "service_manager", p->service_manager);
+	set_ps(v, "pause_image", p->pause_image);
+	set_ps(v, "cni", p->cni);
+
+	/* PATH, Defender, directories and firewall of every component */
+	buf_adds(&fw, "@(");
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		const struct plan_component *c = &p->components[i];
+
+		for (size_t k = 0; k < c->path.nr; k++)
+			wb_strlist_push_unique(&paths, c->path.v[k]);
+		for (size_t k = 0; k < c->defender_exclusions.nr; k++)
+			wb_strlist_push_unique(&excl, c->defender_exclusions.v[k]);
+		for (size_t k = 0; k < c->directories.nr; k++)
+			wb_strlist_push_unique(&dirs, c->directories.v[k]);
+		for (size_t k = 0; k < c->nfirewall; k++) {
+			if (fw.len > 2)
+				buf_adds(&fw, ", ");
+			buf_adds(&fw, "@{ Name = ");
+			emit_ps_quote(&fw, c->firewall[k].name);
+			buf_addf(&fw, "; Port = %d; Protocol = ", c->firewall[k].port);
+			emit_ps_quote(&fw, c->firewall[k].protocol);
+			buf_adds(&fw, " }");
+		}
+	}
+	buf_addc(&fw, ')');
+	set_ps_array(v, "path_entries", &paths);
+	set_ps_array(v, "defender_exclusions", &excl);
+	set_ps_array(v, "directories", &dirs);
+	tmpl_set(v, "firewall_rules", fw.ptr);
+
+	/* cloudbase-init: the MSI payload, its properties, conf overlays */
+	for (size_t i = 0; i < p->nartifacts; i++)
+		if (p->artifacts[i].action == PLAN_PAYLOAD &&
+		    !strcmp(p->artifacts[i].component, "cloudbase-init"))
+			msi = &p->artifacts[i];
+	set_ps(v, "cloudbase_msi", msi ? msi->dest_win : "");
+	if (msi)
+		for (size_t k = 0; k < msi->payload_props.nr; k++)
+			wb_strlist_push(&props, msi->payload_props.v[k]);
+	set_ps_array(v, "cloudbase_properties", &props);
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (!strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
+		    !strchr(m->files[i].path + strlen(CBI_OVERLAY_DIR), '\\'))
+			wb_strlist_push(&confs, m->files[i].path);
+	set_ps_array(v, "cloudbase_conf_files", &confs);
+	set_ps(v, "cloudbase_dir", "C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init");
+
+	/* containerd */
+	f = find_file(m, "containerd.exe");
+	s = f ? win_dirname(f->path) : xstrdup("C:\\Program Files\\containerd");
+	set_ps(v, "containerd_dir", s);
+	free(s);
+	f = find_file(m, "config.toml");
+	set_ps(v, "containerd_config", f ? f->path : "");
+
+	/* kubelet */
+	kubelet = plan_find_artifact(p, "kubelet");
+	s = kubelet && kubelet->action == PLAN_INSTALL ? win_dirname(kubelet->dest_win)
+						       : xstrdup("C:\\k");
+	set_ps(v, "kube_dir", s);
+	free(s);
+	f = find_file(m, "nssm.exe");
+	set_ps(v, "nssm_exe", f ? f->path : "");
+	if (!strcmp(p->service_manager, "nssm") && !f) {
+		wb_error(e, WB_EUSAGE, "node.service_manager is 'nssm' but no nssm.exe is staged "
+			 "(enable it: --set components.nssm.enabled=true)");
+		goto out;
+	}
+	f = find_file(m, "StartKubelet.ps1");
+	set_ps(v, "kubelet_start_script", f ? f->path : "");
+	if (!strcmp(p->service_manager, "nssm") && !f) {
+		wb_error(e, WB_ESTAGE, "node.service_manager is 'nssm' but the staged tree has "
+			 "no StartKubelet.ps1 (the start script that reads kubeadm-flags.env)");
+		goto out;
+	}
+
+	/* CNI configuration files staged for the recipe's node.cni */
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (has_suffix_ci(m->files[i].path, ".conflist") ||
+		    (has_suffix_ci(m->files[i].path, ".conf") &&
+		     !strncasecmp(m->files[i].path, "C:\\etc\\cni\\", 11)))
+			wb_strlist_push(&conflists, m->files[i].path);
+	set_ps_array(v, "cni_conf_files", &conflists);
+
+	/* provenance: a here-string; JSON lines never start with '@ */
+	s = provenance_json(p, m);
+	tmpl_set(v, "provenance_json", s);
+	free(s);
+	ret = 0;
+out:
+	wb_strlist_release(&paths);
+	wb_strlist_release(&excl);
+	wb_strlist_release(&dirs);
+	wb_strlist_release(&confs);
+	wb_strlist_release(&props);
+	wb_strlist_release(&conflists);
+	buf_release(&fw);
+	return ret;
+}

@@ -1,0 +1,136 @@
+/* The files stage generates, rendered from recipes/templates/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "stage/render.h"
+#include "stage/stage.h"
+
+static const char *const providers[] = {
+	"azure", "aws", "vsphere", "openstack", "nutanix", "generic-http",
+};
+
+static const struct plan_component *component(const struct plan *plan,
+					      const char *name)
+{
+	for (size_t i = 0; i < plan->ncomponents; i++)
+		if (!strcmp(plan->components[i].name, name))
+			return &plan->components[i];
+	return NULL;
+}
+
+/* A value put into a config file verbatim: no quote, backslash, space or
+ * control byte can reach TOML/INI/JSON syntax. */
+static int safe_value(const char *what, const char *v, struct wb_err *e)
+{
+	for (const char *p = v; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789._:/@+-", *p))
+			return wb_error(e, WB_EUSAGE, "%s '%s' holds the character "
+					"'%c', which winbuild does not put into a "
+					"generated config file", what, v, *p);
+	if (!*v)
+		return wb_error(e, WB_EUSAGE, "%s is empty", what);
+	return 0;
+}
+
+/* Render TEMPLATES_DIR/NAME to the tree path PATH for COMPONENT. */
+static int emit(struct tree *t, const char *templates_dir, const char *name,
+		const char *path, const char *comp, const struct render_vars *vars,
+		struct wb_err *e)
+{
+	struct buf out = BUF_INIT;
+	char *tmpl = fs_join(templates_dir, name);
+	int ret = render_file(tmpl, vars, &out, e);
+
+	if (!ret)
+		ret = tree_write(t, path, out.ptr, out.len, comp, e);
+	buf_release(&out);
+	free(tmpl);
+	return ret;
+}
+
+int stage_generate(struct tree *t, const struct plan *plan,
+		   const char *templates_dir, struct wb_err *e)
+{
+	struct render_vars vars = RENDER_VARS_INIT;
+	const struct plan_component *ctd = component(plan, "containerd");
+	char provider_vars[ARRAY_SIZE(providers)][40], *path = NULL;
+	int known = 0, ret = -1;
+
+	if (safe_value("node.pause_image", plan->pause_image, e) < 0)
+		return -1;
+	render_set(&vars, "image", plan->name);
+	render_set(&vars, "windows_version", plan->windows_version);
+	render_set(&vars, "pause_image", plan->pause_image);
+	render_set(&vars, "cni", plan->cni);
+	render_set(&vars, "cni_bin_dir", "C:/opt/cni/bin");
+	render_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
+	render_set(&vars, "service_manager", plan->service_manager);
+	render_set(&vars, "provider", plan->cloudbase_provider);
+	render_set(&vars, "containerd_version", ctd ? ctd->version : "");
+	for (size_t i = 0; i < ARRAY_SIZE(providers); i++) {
+		int on = !strcmp(plan->cloudbase_provider, providers[i]);
+
+		snprintf(provider_vars[i], sizeof(provider_vars[i]), "provider_%s",
+			 providers[i]);
+		for (char *p = provider_vars[i]; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		render_set(&vars, provider_vars[i], on ? "1" : "");
+		known |= on;
+	}
+	if (!known) {
+		wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' has no "
+			 "cloudbase-init template", plan->cloudbase_provider);
+		goto out;
+	}
+
+	if (ctd) {
+		long major = strtol(ctd->version, NULL, 10);
+
+		if (major != 1 && major != 2) {
+			wb_error(e, WB_EUSAGE, "containerd %s: winbuild knows the config "
+				 "format of containerd 1.x (version 2) and 2.x (version 3) "
+				 "only", ctd->version);
+			goto out;
+		}
+		if (emit(t, templates_dir, major == 1 ? "containerd/config.v2.toml" :
+			 "containerd/config.v3.toml", "Program Files/containerd/config.toml",
+			 "containerd", &vars, e) < 0)
+			goto out;
+	}
+	if (component(plan, "cloudbase-init") &&
+	    (emit(t, templates_dir, "cloudbase-init/cloudbase-init.conf",
+		  "ProgramData/winbuild/cloudbase-init/cloudbase-init.conf",
+		  "cloudbase-init", &vars, e) < 0 ||
+	     emit(t, templates_dir, "cloudbase-init/cloudbase-init-unattend.conf",
+		  "ProgramData/winbuild/cloudbase-init/cloudbase-init-unattend.conf",
+		  "cloudbase-init", &vars, e) < 0))
+		goto out;
+	if (strcmp(plan->cni, "none")) {
+		char *tmpl = xasprintf("cni/%s.conflist", plan->cni);
+
+		path = xasprintf("etc/cni/net.d/10-%s.conflist", plan->cni);
+		ret = emit(t, templates_dir, tmpl, path,
+			   strcmp(plan->cni, "win-bridge") ? "windows-cni" : "cni-plugins",
+			   &vars, e);
+		free(tmpl);
+		if (ret < 0)
+			goto out;
+		ret = -1;
+	}
+	if (component(plan, "kubernetes") &&
+	    emit(t, templates_dir, !strcmp(plan->service_manager, "nssm") ?
+		 "kubelet/StartKubelet.ps1" : "kubelet/RegisterKubeletService.ps1",
+		 !strcmp(plan->service_manager, "nssm") ? "k/StartKubelet.ps1" :
+		 "k/RegisterKubeletService.ps1", "kubernetes", &vars, e) < 0)
+		goto out;
+	ret = 0;
+out:
+	free(path);
+	render_vars_release(&vars);
+	return ret;
+}

@@ -1,0 +1,63 @@
+/*
+ * winbuild stage: build OUT/<name>/tree (the Windows system drive) and
+ * OUT/<name>/manifest.json from verified cache entries (docs/stage.md).
+ *
+ * The stage knows nothing of fetching: the caller (cmd/stage.c) fetches
+ * and hands over, per plan artifact, the cache entry and its verified
+ * digest. Every byte is re-hashed while it is read here; a mismatch fails
+ * with WB_EVERIFY and names the artifact in RES->bad_artifact so the caller
+ * can quarantine the entry. Nothing here prints.
+ */
+#ifndef WB_STAGE_H
+#define WB_STAGE_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "lib/err.h"
+#include "recipe/plan.h"
+#include "stage/tree.h"
+
+/* One plan artifact's verified bytes (parallel to plan->artifacts). */
+struct stage_input {
+	const char *path;          /* cache entry */
+	const char *sha256;        /* verified digest, 64 hex */
+	unsigned long long size;
+	const char *url;           /* the URL the bytes came from */
+};
+
+struct stage_opts {
+	const char *out_dir;       /* OUT */
+	const char *templates_dir; /* recipes/templates */
+	time_t source_date_epoch;  /* every mtime in the tree */
+	/* Test hook, called at named points: "begin", "artifact",
+	 * "generated", "before-swap", "after-swap", "done". May be NULL. */
+	tree_hook_fn *hook;
+	void *hook_ctx;
+};
+
+struct stage_result {
+	const struct plan_artifact *bad_artifact; /* on WB_EVERIFY, or NULL */
+	size_t nfiles, ndirs, ngenerated;
+	char *tree_dir;            /* OUT/<name>/tree (new string) */
+	char *manifest_path;       /* OUT/<name>/manifest.json (new string) */
+};
+
+int stage_run(const struct plan *plan, const struct stage_input *in,
+	      const struct stage_opts *o, struct stage_result *res,
+	      struct wb_err *e);
+void stage_result_release(struct stage_result *res);
+
+/* The generated files (generate.c): containerd config.toml, cloudbase-init
+ * conf files, CNI conflist, kubelet service helper, rendered from the
+ * templates in TEMPLATES_DIR into T. Errors: WB_EUSAGE (template, value),
+ * WB_ESTAGE (collision), WB_EIO. */
+int stage_generate(struct tree *t, const struct plan *plan,
+		   const char *templates_dir, struct wb_err *e);
+
+/* Write OUT/<name>/manifest.json (manifest.c, docs/manifest.md). */
+int stage_write_manifest(const char *path, const struct plan *plan,
+			 const struct stage_input *in, const struct tree *t,
+			 time_t epoch, struct wb_err *e);
+
+#endif

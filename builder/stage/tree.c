@@ -1,0 +1,556 @@
+/*
+ * The staged tree: claims (collision checks across artifacts), verified
+ * copies, unpacking through a scratch dir, normalisation and the atomic
+ * swap. See tree.h for the on-disk layout.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/winpath.h"
+#include "stage/tree.h"
+#include "trust/digest.h"
+
+#define IO_BLOCK (1024 * 1024)
+#define TMP_PREFIX ".tree.tmp."
+
+/* ---- claims ----------------------------------------------------------- */
+
+struct claim {
+	char *fold;     /* key: winpath_fold(path) */
+	char *path;     /* as first placed */
+	char *owner;    /* "artifact 'x'" or "generated files of component 'y'" */
+	int is_dir;
+};
+
+static int claim_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct claim *)a)->fold, ((const struct claim *)b)->fold);
+}
+
+static void claim_free(void *p)
+{
+	struct claim *c = p;
+
+	free(c->fold);
+	free(c->path);
+	free(c->owner);
+	free(c);
+}
+
+static char *owner_label(const char *artifact, const char *component)
+{
+	if (artifact)
+		return xasprintf("artifact '%s'", artifact);
+	return xasprintf("the generated files of component '%s'", component);
+}
+
+static int collision(const struct claim *c, const char *path, int want_dir,
+		     const char *owner, struct wb_err *e)
+{
+	char *a = winpath_from_tree(c->path), *b = winpath_from_tree(path);
+	int ret;
+
+	if (want_dir && !c->is_dir)
+		ret = wb_error(e, WB_ESTAGE, "%s places the file '%s', where %s needs "
+			       "the directory '%s'", c->owner, a, owner, b);
+	else if (!want_dir && c->is_dir)
+		ret = wb_error(e, WB_ESTAGE, "%s places the file '%s', where %s needs "
+			       "the directory '%s'", owner, b, c->owner, a);
+	else if (!strcmp(c->path, path))
+		ret = wb_error(e, WB_ESTAGE, "%s and %s both place '%s'", c->owner,
+			       owner, a);
+	else
+		ret = wb_error(e, WB_ESTAGE, "'%s' from %s and '%s' from %s differ "
+			       "only in case (Windows names are case-insensitive)",
+			       a, c->owner, b, owner);
+	free(a);
+	free(b);
+	return ret;
+}
+
+/* Claim one path (IS_DIR: as a directory). A directory may be claimed again
+ * with the same spelling; anything else already there is a collision. */
+static int claim_one(struct tree *t, const char *path, int is_dir,
+		     const char *owner, struct wb_err *e)
+{
+	struct claim key, *c, **found;
+
+	key.fold = winpath_fold(path);
+	found = tfind(&key, &t->claims, claim_cmp);
+	if (found) {
+		c = *found;
+		free(key.fold);
+		if (is_dir && c->is_dir && !strcmp(c->path, path))
+			return 0;
+		return collision(c, path, is_dir, owner, e);
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->fold = key.fold;
+	c->path = xstrdup(path);
+	c->owner = xstrdup(owner);
+	c->is_dir = is_dir;
+	if (!tsearch(c, &t->claims, claim_cmp)) {
+		claim_free(c);
+		return wb_error(e, WB_EIO, "out of memory");
+	}
+	return 0;
+}
+
+/* Claim PATH and every directory above it. */
+static int claim(struct tree *t, const char *path, int is_dir,
+		 const char *artifact, const char *component, struct wb_err *e)
+{
+	char *owner = owner_label(artifact, component), *sub;
+	int ret = 0;
+
+	for (const char *p = strchr(path, '/'); !ret && p; p = strchr(p + 1, '/')) {
+		sub = xstrndup(path, (size_t)(p - path));
+		ret = claim_one(t, sub, 1, owner, e);
+		free(sub);
+	}
+	if (!ret && *path)
+		ret = claim_one(t, path, is_dir, owner, e);
+	free(owner);
+	return ret;
+}
+
+static void record(struct tree *t, const char *path, unsigned long long size,
+		   const unsigned char sha[32], const char *artifact,
+		   const char *component)
+{
+	struct tree_file *f;
+
+	ALLOC_GROW(t->files, t->nfiles + 1, t->alloc_files);
+	f = &t->files[t->nfiles++];
+	f->path = xstrdup(path);
+	f->size = size;
+	digest_hex(sha, 32, f->sha256);
+	f->artifact = artifact;
+	f->component = component;
+}
+
+/* ---- begin / release ---------------------------------------------------- */
+
+static int remove_stale(struct tree *t, struct wb_err *e)
+{
+	DIR *d = opendir(t->dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return wb_error(e, WB_EIO, "cannot read '%s': %s", t->dir, strerror(errno));
+	while (!ret && (de = readdir(d)) != NULL) {
+		char *p;
+
+		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)))
+			continue;
+		p = fs_join(t->dir, de->d_name);
+		ret = fs_remove_tree(p, e);
+		free(p);
+	}
+	closedir(d);
+	return ret;
+}
+
+int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
+	       struct wb_err *e)
+{
+	char *lock;
+
+	t->mtime = mtime;
+	t->dir = fs_join(out, name);
+	t->final = fs_join(t->dir, "tree");
+	t->tmp = xasprintf("%s/%s%ld", t->dir, TMP_PREFIX, (long)getpid());
+	t->root = fs_join(t->tmp, "tree");
+	if (fs_mkdir_p(t->dir, 0755, e) < 0)
+		return -1;
+	lock = fs_join(t->dir, ".stage.lock");
+	t->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (t->lock_fd < 0 || flock(t->lock_fd, LOCK_EX) < 0) {
+		wb_error(e, WB_EIO, "cannot lock '%s': %s", lock, strerror(errno));
+		free(lock);
+		return -1;
+	}
+	free(lock);
+	/* Under the lock no other stage of this output runs: every temp dir
+	 * left here belongs to a run that was killed. */
+	if (remove_stale(t, e) < 0)
+		return -1;
+	if (mkdir(t->tmp, 0755) < 0 || mkdir(t->root, 0755) < 0)
+		return wb_error(e, WB_EIO, "cannot create '%s': %s", t->root,
+				strerror(errno));
+	return 0;
+}
+
+void tree_release(struct tree *t)
+{
+	struct wb_err ignore = WB_ERR_INIT;
+
+	if (t->tmp && t->lock_fd >= 0)
+		fs_remove_tree(t->tmp, &ignore);
+	if (t->lock_fd >= 0)
+		close(t->lock_fd);
+	t->lock_fd = -1;
+	tdestroy(t->claims, claim_free);
+	t->claims = NULL;
+	for (size_t i = 0; i < t->nfiles; i++)
+		free(t->files[i].path);
+	free(t->files);
+	t->files = NULL;
+	t->nfiles = t->alloc_files = 0;
+	wb_strlist_release(&t->dirs);
+	free(t->dir);
+	free(t->tmp);
+	free(t->root);
+	free(t->final);
+	t->dir = t->tmp = t->root = t->final = NULL;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+unsigned tree_file_mode(const char *path)
+{
+	static const char *const exec_ext[] = { ".exe", ".dll", ".ps1", ".cmd", ".bat" };
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < ARRAY_SIZE(exec_ext); i++) {
+		size_t k = strlen(exec_ext[i]);
+
+		if (n > k && !strcasecmp(path + n - k, exec_ext[i]))
+			return 0755;
+	}
+	return 0644;
+}
+
+/* Open a new file at tree path PATH for writing (parents created). */
+static int create_in_tree(struct tree *t, const char *path, char **full,
+			  struct wb_err *e)
+{
+	char *dir;
+	int fd;
+
+	*full = fs_join(t->root, path);
+	dir = fs_dirname(*full);
+	if (fs_mkdir_p(dir, 0755, e) < 0) {
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	fd = open(*full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  tree_file_mode(path));
+	if (fd < 0)
+		return wb_error(e, WB_EIO, "cannot create '%s': %s", *full,
+				strerror(errno));
+	return fd;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int tree_copy_verified(struct tree *t, const char *src, const char *expect,
+		       const char *path, const char *artifact,
+		       const char *component, struct wb_err *e)
+{
+	struct digest_ctx dc;
+	struct digest_result r;
+	unsigned char want[32], *block = NULL;
+	char *full = NULL, got[65];
+	int in = -1, out = -1, ret = -1;
+
+	memset(&dc, 0, sizeof(dc));
+	if (digest_unhex(expect, want, 32) < 0)
+		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
+	if (claim(t, path, 0, artifact, component, e) < 0)
+		return -1;
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+		goto out;
+	}
+	out = create_in_tree(t, path, &full, e);
+	if (out < 0 || digest_init(&dc, DIGEST_SHA256, e) < 0)
+		goto out;
+	block = xmalloc(IO_BLOCK);
+	for (;;) {
+		ssize_t n = read(in, block, IO_BLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			wb_error(e, WB_EIO, "cannot read '%s': %s", src, strerror(errno));
+			goto out;
+		}
+		if (!n)
+			break;
+		digest_update(&dc, block, (size_t)n);
+		if (write_all(out, block, (size_t)n) < 0) {
+			wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+			goto out;
+		}
+	}
+	digest_final(&dc, &r);
+	if (!digest_equal(r.sha256, want, 32)) {
+		digest_hex(r.sha256, 32, got);
+		wb_error(e, WB_EVERIFY, "'%s' does not match its digest: expected %s, "
+			 "actual %s", src, expect, got);
+		goto out;
+	}
+	if (close(out) < 0) {
+		out = -1;
+		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	record(t, path, r.size, r.sha256, artifact, component);
+	ret = 0;
+out:
+	digest_release(&dc);
+	free(block);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	free(full);
+	return ret;
+}
+
+int tree_write(struct tree *t, const char *path, const void *data, size_t len,
+	       const char *component, struct wb_err *e)
+{
+	struct digest_ctx dc;
+	struct digest_result r;
+	char *full = NULL;
+	int fd, ret = -1;
+
+	if (claim(t, path, 0, NULL, component, e) < 0)
+		return -1;
+	fd = create_in_tree(t, path, &full, e);
+	if (fd < 0)
+		goto out;
+	if (write_all(fd, data, len) < 0 || close(fd) < 0) {
+		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+		goto out;
+	}
+	if (digest_init(&dc, DIGEST_SHA256, e) < 0)
+		goto out;
+	digest_update(&dc, data, len);
+	digest_final(&dc, &r);
+	record(t, path, len, r.sha256, NULL, component);
+	ret = 0;
+out:
+	free(full);
+	return ret;
+}
+
+int tree_mkdir(struct tree *t, const char *path, const char *component,
+	       struct wb_err *e)
+{
+	char *full;
+	int ret;
+
+	if (claim(t, path, 1, NULL, component, e) < 0)
+		return -1;
+	full = fs_join(t->root, path);
+	ret = fs_mkdir_p(full, 0755, e);
+	free(full);
+	if (!ret)
+		wb_strlist_push_unique(&t->dirs, path);
+	return ret;
+}
+
+int tree_unpack(struct tree *t, const char *archive, const char *expect,
+		const struct extract_spec *spec, const char *dest,
+		const char *artifact, const char *component, struct wb_err *e)
+{
+	struct extract_result res;
+	char *scratch = xasprintf("%s/unpack/%s", t->tmp, artifact);
+	int ret = -1;
+
+	memset(&res, 0, sizeof(res));
+	if (fs_mkdir_p(scratch, 0755, e) < 0)
+		goto out;
+	if (extract_archive(archive, expect, spec, scratch, &res, e) < 0)
+		goto out;
+	for (size_t i = 0; i < res.nr; i++) {
+		const struct extract_file *f = &res.files[i];
+		char *path = *dest ? xasprintf("%s/%s", dest, f->path) : xstrdup(f->path);
+		char *from = fs_join(scratch, f->path), *to = fs_join(t->root, path);
+		char *dir = fs_dirname(to);
+		int r = claim(t, path, 0, artifact, component, e);
+
+		if (!r)
+			r = fs_mkdir_p(dir, 0755, e);
+		if (!r && rename(from, to) < 0)
+			r = wb_error(e, WB_EIO, "cannot move '%s' to '%s': %s", from, to,
+				     strerror(errno));
+		if (!r)
+			record(t, path, f->size, f->sha256, artifact, component);
+		free(path);
+		free(from);
+		free(to);
+		free(dir);
+		if (r)
+			goto out;
+	}
+	ret = fs_remove_tree(scratch, e);
+out:
+	extract_result_release(&res);
+	free(scratch);
+	return ret;
+}
+
+/* ---- commit ------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Set modes and mtimes below the directory DFD (named PATH), in sorted
+ * order, children before their directory. Anything that is neither a
+ * regular file nor a directory is an internal error. */
+static int normalise(int dfd, const char *path, time_t mtime, struct wb_err *e)
+{
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+	struct wb_strlist names = WB_STRLIST_INIT;
+	struct dirent *de;
+	DIR *d;
+	int ret = 0, fd2 = dup(dfd);
+
+	if (fd2 < 0 || !(d = fdopendir(fd2))) {
+		if (fd2 >= 0)
+			close(fd2);
+		return wb_error(e, WB_EIO, "cannot read '%s': %s", path, strerror(errno));
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			wb_strlist_push(&names, de->d_name);
+	closedir(d);
+	if (names.nr)
+		qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+	for (size_t i = 0; !ret && i < names.nr; i++) {
+		const char *n = names.v[i];
+		struct stat st;
+
+		if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot stat '%s/%s': %s", path, n,
+				       strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			char *sub = fs_join(path, n);
+			int cfd = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (cfd < 0)
+				ret = wb_error(e, WB_EIO, "cannot open '%s': %s", sub,
+					       strerror(errno));
+			else
+				ret = normalise(cfd, sub, mtime, e);
+			if (cfd >= 0)
+				close(cfd);
+			free(sub);
+		} else if (S_ISREG(st.st_mode)) {
+			if (fchmodat(dfd, n, tree_file_mode(n), 0) < 0 ||
+			    utimensat(dfd, n, ts, AT_SYMLINK_NOFOLLOW) < 0)
+				ret = wb_error(e, WB_EIO, "cannot set the mode or time of "
+					       "'%s/%s': %s", path, n, strerror(errno));
+		} else {
+			ret = wb_error(e, WB_EIO, "'%s/%s' is neither a file nor a "
+				       "directory", path, n);
+		}
+	}
+	wb_strlist_release(&names);
+	if (!ret && (fchmod(dfd, 0755) < 0 || futimens(dfd, ts) < 0))
+		ret = wb_error(e, WB_EIO, "cannot set the mode or time of '%s': %s",
+			       path, strerror(errno));
+	return ret;
+}
+
+static int normalise_path(const char *path, time_t mtime, struct wb_err *e)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", path, strerror(errno));
+	ret = normalise(fd, path, mtime, e);
+	close(fd);
+	return ret;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_file *)a)->path,
+		      ((const struct tree_file *)b)->path);
+}
+
+static void hook_at(tree_hook_fn *hook, void *ctx, const char *point)
+{
+	if (hook)
+		hook(ctx, point);
+}
+
+int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
+		struct wb_err *e)
+{
+	struct timespec ts[2] = { { t->mtime, 0 }, { t->mtime, 0 } };
+	char *unpack = fs_join(t->tmp, "unpack");
+	int ret = fs_remove_tree(unpack, e);
+
+	free(unpack);
+	if (ret < 0 || normalise_path(t->root, t->mtime, e) < 0)
+		return -1;
+	if (t->nfiles)
+		qsort(t->files, t->nfiles, sizeof(*t->files), cmp_file);
+	hook_at(hook, hook_ctx, "before-swap");
+	if (fs_exists(t->final)) {
+		if (renameat2(AT_FDCWD, t->root, AT_FDCWD, t->final, RENAME_EXCHANGE) < 0) {
+			/* No RENAME_EXCHANGE on this filesystem: move the old tree
+			 * into the temp dir first (a kill in between leaves no tree
+			 * at the final path, never a partial one). */
+			char *old = fs_join(t->tmp, "old");
+
+			if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+				free(old);
+				return wb_error(e, WB_EIO, "cannot swap '%s' into '%s': %s",
+						t->root, t->final, strerror(errno));
+			}
+			ret = rename(t->final, old);
+			free(old);
+			if (ret < 0 || rename(t->root, t->final) < 0)
+				return wb_error(e, WB_EIO, "cannot move '%s' to '%s': %s",
+						t->root, t->final, strerror(errno));
+		}
+	} else if (rename(t->root, t->final) < 0) {
+		return wb_error(e, WB_EIO, "cannot move '%s' to '%s': %s", t->root,
+				t->final, strerror(errno));
+	}
+	hook_at(hook, hook_ctx, "after-swap");
+	/* the move may have touched the tree root's times */
+	if (utimensat(AT_FDCWD, t->final, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return wb_error(e, WB_EIO, "cannot set the time of '%s': %s", t->final,
+				strerror(errno));
+	return fs_remove_tree(t->tmp, e);
+}

@@ -1,0 +1,344 @@
+#!/usr/bin/env bats
+# winbuild emit: Packer inputs from a staged output. Until `winbuild stage`
+# exists the staged output is written by fixtures/emit/make-staged.py
+# (docs/manifest.md). External validators: Debian's Packer 1.6.6
+# (`packer validate`, `packer fmt -check`, offline) and the tree-sitter
+# PowerShell grammar (tests/ps, installed by `make deps`).
+
+load helpers
+
+BUILDERS="azure-arm vsphere-iso qemu hyperv-iso amazon-ebs"
+PSPARSE="$WB_SRC/tests/ps/psparse.cjs"
+
+setup() {
+	common_setup
+	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
+	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	# secrets are never in the var file: the user passes them like this
+	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
+		PKR_VAR_azure_client_secret=secret
+}
+
+# staged NAME VERSION [flags]: write out/NAME/{tree,manifest.json}
+staged() {
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out "$@"
+}
+
+recipe() {
+	echo "$WB_SRC/recipes/windows-$1-containerd.yaml"
+}
+
+@test "emit: every shipped image recipe x every builder passes packer validate and fmt -check" {
+	command -v packer >/dev/null || skip "packer not installed (make deps)"
+	n=0
+	for r in "$WB_SRC"/recipes/windows-*.yaml; do
+		v=$(basename "$r" .yaml | sed -E 's/windows-([0-9]+)-.*/\1/')
+		name=$(basename "$r" .yaml)
+		for b in $BUILDERS; do
+			rm -rf out
+			staged "$name" "$v"
+			wb emit "$r" --builder "$b"
+			assert_status 0
+			dir="out/$name/packer"
+			run packer validate "$dir"
+			if [ "$status" -ne 0 ]; then
+				echo "packer validate $name $b:" >&2
+				echo "$output" >&2
+				return 1
+			fi
+			run packer fmt -check "$dir"
+			[ "$status" -eq 0 ] || { echo "fmt $name $b: $output" >&2; return 1; }
+			run packer fmt -check "$dir/init"
+			[ "$status" -eq 0 ] || { echo "fmt init $name $b: $output" >&2; return 1; }
+			grep -q "source \"$b\" \"node\"" "$dir/$name.pkr.hcl"
+			[ "$(grep -c '^source ' "$dir/$name.pkr.hcl")" -eq 1 ]
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 15 ]
+}
+
+@test "emit: all builders at once validate; validate runs from another directory" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)"
+	assert_status 0
+	[ "$(grep -c '^source ' out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl)" -eq 5 ]
+	cd /
+	run packer validate "$WORK/out/windows-2022-containerd/packer"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
+
+@test "emit: CD for qemu/vsphere-iso/hyperv-iso, the archive only for azure-arm/amazon-ebs" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --builder qemu --builder hyperv-iso --builder vsphere-iso
+	assert_status 0
+	hcl=out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl
+	[ "$(grep -c 'cd_files' "$hcl")" -eq 3 ]
+	grep -q 'cd_label *= "WINBUILD"' "$hcl"
+	! grep -q 'provisioner "file"' "$hcl"
+	[ ! -e out/windows-2022-containerd/packer/payload.zip ]
+
+	wb emit "$(recipe 2022)" --builder azure-arm --builder amazon-ebs
+	assert_status 0
+	! grep -q 'cd_files' "$hcl"
+	grep -q 'provisioner "file"' "$hcl"
+	grep -q 'only *= \["azure-arm.node", "amazon-ebs.node"\]' "$hcl"
+	zip=out/windows-2022-containerd/packer/payload.zip
+	[ -f "$zip" ]
+	# the manifest travels with the payload, and every manifest file is in it
+	bsdtar -tf "$zip" > list
+	grep -qx manifest.json list
+	python3 - out/windows-2022-containerd/manifest.json list <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+have = set(open(sys.argv[2]).read().split("\n"))
+missing = [f["tree_path"] for f in m["files"] if "tree/" + f["tree_path"] not in have]
+assert not missing, missing
+PY
+	# the archive holds the verified bytes
+	mkdir x && bsdtar -xf "$zip" -C x
+	diff -r x/tree out/windows-2022-containerd/tree
+	cmp x/manifest.json out/windows-2022-containerd/manifest.json
+}
+
+@test "emit: a tree file changed after staging is refused when archived (exit 1)" {
+	staged windows-2022-containerd 2022
+	echo tampered >> "out/windows-2022-containerd/tree/k/kubelet.exe"
+	wb emit "$(recipe 2022)" --builder azure-arm
+	assert_status 1
+	assert_output_has "k/kubelet.exe"
+	assert_output_has "does not match the manifest"
+	[ ! -e out/windows-2022-containerd/packer ]
+	# same size, one byte flipped
+	rm -rf out && staged windows-2022-containerd 2022
+	python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[0]^=1; open(p,"wb").write(b)' \
+		out/windows-2022-containerd/tree/opt/cni/bin/win-bridge.exe
+	wb emit "$(recipe 2022)" --builder amazon-ebs
+	assert_status 1
+	assert_output_has "opt/cni/bin/win-bridge.exe"
+	[ ! -e out/windows-2022-containerd/packer ]
+}
+
+@test "emit: the var file holds editable values and no secret; secrets are sensitive variables" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)"
+	assert_status 0
+	vars=out/windows-2022-containerd/packer/windows-2022-containerd.auto.pkrvars.hcl
+	hcl=out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl
+	! grep -Eq '^(winrm_password|vsphere_password|azure_client_secret)' "$vars"
+	! grep -q secret "$vars" || ! grep -Eq '_secret *=' "$vars"
+	for v in winrm_password vsphere_password azure_client_secret; do
+		python3 - "$hcl" "$v" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r'variable "%s" \{(.*?)\n\}' % sys.argv[2], text, re.S)
+assert m, sys.argv[2]
+assert re.search(r'sensitive\s*=\s*true', m.group(1)), sys.argv[2]
+assert "default" not in m.group(1), sys.argv[2]
+PY
+	done
+	grep -q 'azure_image_sku *= "2022-datacenter-g2"' "$vars"
+	grep -q 'aws_source_ami_name *= "Windows_Server-2022-English-Full-Base-\*"' "$vars"
+	grep -q 'communicator *= "winrm"' "$hcl"
+}
+
+@test "emit: no construct Packer 1.6.6 rejects in the template; plugins in init/ only" {
+	staged windows-2025-containerd 2025
+	wb emit "$(recipe 2025)"
+	assert_status 0
+	dir=out/windows-2025-containerd/packer
+	for f in "$dir"/*.pkr.hcl "$dir"/*.pkrvars.hcl; do
+		! grep -nE 'required_plugins|^[[:space:]]*data[[:space:]]+"|templatefile[[:space:]]*\(|^[[:space:]]*content[[:space:]]*=|use_pwsh|cd_content' "$f"
+		! grep -nE '^[[:space:]]*packer[[:space:]]*\{' "$f"
+	done
+	grep -q required_plugins "$dir/init/required_plugins.pkr.hcl"
+	for p in azure vsphere qemu hyperv amazon; do
+		grep -q "github.com/hashicorp/$p\"" "$dir/init/required_plugins.pkr.hcl"
+	done
+	grep -q 'packer init init/required_plugins.pkr.hcl' "$dir/README.md"
+	grep -q 'packer init' "$dir/windows-2025-containerd.pkr.hcl"
+}
+
+@test "emit: two emits of the same inputs are byte-identical" {
+	staged windows-2019-containerd 2019 --sbom
+	wb emit "$(recipe 2019)"
+	assert_status 0
+	cp -a out/windows-2019-containerd/packer first
+	sleep 1
+	wb emit "$(recipe 2019)"
+	assert_status 0
+	diff -r first out/windows-2019-containerd/packer
+	cmp first/payload.zip out/windows-2019-containerd/packer/payload.zip
+	# and in another output directory, at another time
+	mkdir other && cd other
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2019-containerd 2019 --sbom
+	run "$WINBUILD" emit "$(recipe 2019)"
+	[ "$status" -eq 0 ]
+	diff -r ../first out/windows-2019-containerd/packer
+}
+
+@test "emit: every emitted .ps1 parses with tree-sitter-powershell (no ERROR/MISSING node)" {
+	[ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ] || skip "run make deps (npm ci in tests/ps)"
+	staged windows-2022-containerd 2022 --nssm
+	wb emit "$(recipe 2022)" --set node.service_manager=nssm --set components.nssm.enabled=true
+	assert_status 0
+	files=(out/windows-2022-containerd/packer/scripts/*.ps1)
+	[ "${#files[@]}" -eq 8 ]
+	run node "$PSPARSE" "${files[@]}"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	rm -rf out && staged windows-2019-containerd 2019
+	wb emit "$(recipe 2019)" --set 'node.windows_features=[Containers,Hyper-V]'
+	assert_status 0
+	run node "$PSPARSE" out/windows-2019-containerd/packer/scripts/*.ps1
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	grep -q "'Hyper-V'" out/windows-2019-containerd/packer/scripts/01-windows-features.ps1
+}
+
+@test "emit: the PowerShell parser check catches a broken script" {
+	[ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ] || skip "run make deps (npm ci in tests/ps)"
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --builder qemu
+	assert_status 0
+	# drop the closing brace of the first block of a real emitted script
+	sed '0,/^}$/{/^}$/d}' out/windows-2022-containerd/packer/scripts/05-kubelet.ps1 > broken.ps1
+	! cmp -s broken.ps1 out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
+	run node "$PSPARSE" broken.ps1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"broken.ps1:"*"ERROR"* || "$output" == *"broken.ps1:"*"MISSING"* ]]
+	printf 'if ($x -eq 1 {\n  Write-Host "a"\n' > broken2.ps1
+	run node "$PSPARSE" broken2.ps1
+	[ "$status" -eq 1 ]
+}
+
+@test "emit: scripts are strict, check exit codes and do what the recipe says" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --builder qemu
+	assert_status 0
+	s=out/windows-2022-containerd/packer/scripts
+	for f in "$s"/*.ps1; do
+		grep -qx "\$ErrorActionPreference = 'Stop'" "$f"
+		grep -qx 'Set-StrictMode -Version Latest' "$f"
+		grep -q 'Write-Step' "$f"
+		# native commands only through Invoke-Native, which checks $LASTEXITCODE
+		! grep -nE '^[[:space:]]*&[[:space:]]' "$f" | grep -v '& \$FilePath @ArgumentList'
+		! grep -nE '^[[:space:]]*(sc|msiexec|nssm|sysprep|containerd)(\.exe)?[[:space:]]' "$f"
+		grep -q 'if (\$Ok -notcontains \$code)' "$f"
+	done
+	grep -q "Get-FileHash -Algorithm SHA256" "$s/02-payload.ps1"
+	grep -q "'/qn'" "$s/03-cloudbase-init.ps1"
+	grep -q "'/l\*v'" "$s/03-cloudbase-init.ps1"
+	grep -q "RUN_SERVICE_AS_LOCAL_SYSTEM=1" "$s/03-cloudbase-init.ps1"
+	grep -q "SetSetupComplete.cmd" "$s/03-cloudbase-init.ps1"
+	grep -q "cloudbase-init.conf" "$s/03-cloudbase-init.ps1"
+	grep -q "'--register-service'" "$s/04-containerd.ps1"
+	grep -q "C:\\\\Program Files\\\\containerd\\\\config.toml" "$s/04-containerd.ps1"
+	grep -q "Add-MpPreference" "$s/04-containerd.ps1"
+	grep -q "Port = 10250; Protocol = 'TCP'" "$s/05-kubelet.ps1"
+	grep -q "kube-log-runner.exe" "$s/05-kubelet.ps1"
+	grep -q "'depend=', 'containerd'" "$s/05-kubelet.ps1"
+	grep -q "'C:\\\\var\\\\lib\\\\kubelet'" "$s/05-kubelet.ps1"
+	grep -q "'/generalize', '/oobe', '/mode:vm'" "$s/08-sysprep.ps1"
+	grep -q 'Unattend.xml' "$s/08-sysprep.ps1"
+	grep -q '"windows-2022-containerd"' "$s/07-provenance.ps1"
+}
+
+@test "emit: nssm service manager needs nssm staged" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --set node.service_manager=nssm
+	assert_status 2
+	assert_output_has "nssm"
+	rm -rf out && staged windows-2022-containerd 2022 --nssm
+	wb emit "$(recipe 2022)" --set node.service_manager=nssm --set components.nssm.enabled=true --builder qemu
+	assert_status 0
+	grep -q "'C:\\\\Program Files\\\\nssm\\\\win64\\\\nssm.exe'" out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
+	grep -q "StartKubelet.ps1" out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
+}
+
+@test "emit: usage errors (unknown builder, builder outside the recipe, no staged output)" {
+	wb emit "$(recipe 2022)"
+	assert_status 4
+	assert_output_has "manifest.json"
+	assert_output_has "stage"
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --builder virtualbox-iso
+	assert_status 2
+	assert_output_has "unknown builder 'virtualbox-iso'"
+	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]' --builder azure-arm
+	assert_status 2
+	assert_output_has "not in the recipe"
+	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]'
+	assert_status 0
+	[ "$(grep -c '^source ' out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl)" -eq 1 ]
+	wb emit
+	assert_status 2
+	wb emit "$(recipe 2022)" --format image-builder
+	assert_status 2
+	assert_output_has "--mirror-url"
+}
+
+@test "emit: a manifest for another image is refused" {
+	staged windows-2019-containerd 2019
+	mkdir -p out/windows-2022-containerd
+	cp out/windows-2019-containerd/manifest.json out/windows-2022-containerd/
+	wb emit "$(recipe 2022)"
+	assert_status 4
+	assert_output_has "stage again"
+}
+
+# lock NAME...: a winbuild.lock with a random digest per artifact
+write_lock() {
+	python3 - "$@" <<'PY'
+import hashlib, json, sys
+arts = {}
+for n in sys.argv[1:]:
+    arts[n] = {"url": "https://example.invalid/" + n, "size": 10,
+               "sha256": hashlib.sha256(("lock " + n).encode()).hexdigest(),
+               "verified_by": {"pinned": ["sha256"]}}
+json.dump({"version": 1, "recipe": "windows-2022-containerd", "artifacts": arts},
+          open("winbuild.lock", "w"), indent=2, sort_keys=True)
+PY
+}
+
+@test "emit --format image-builder: JSON with image-builder's names, mirror URLs, digests from the lock" {
+	write_lock cloudbase-init cni-plugins containerd crictl kube-log-runner kube-proxy kubeadm kubectl kubelet windows-cni
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://mirror.example:8080/winbuild/
+	assert_status 0
+	f=out/windows-2022-containerd/image-builder/windows-2022-containerd.json
+	[ -f "$f" ]
+	python3 - "$f" winbuild.lock <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+lock = json.load(open(sys.argv[2]))["artifacts"]
+assert v["containerd_sha256_windows"] == lock["containerd"]["sha256"], v
+assert v["containerd_url"] == "http://mirror.example:8080/winbuild/github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz", v["containerd_url"]
+assert v["kubernetes_base_url"] == "http://mirror.example:8080/winbuild/dl.k8s.io/release/v1.33.5/bin/windows/amd64", v["kubernetes_base_url"]
+assert v["kubernetes_semver"] == "v1.33.5"
+assert v["cloudbase_init_url"].endswith("/github.com/cloudbase/cloudbase-init/releases/download/1.1.6/CloudbaseInitSetup_1_1_6_x64.msi")
+assert v["cloudbase_init_version"] == "1.1.6"
+assert v["containerd_version"] == "2.1.4"
+assert v["runtime"] == "containerd"
+assert v["pause_image"] == "registry.k8s.io/pause:3.10"
+for k, x in v.items():
+    assert isinstance(x, str), k
+PY
+	# deterministic
+	cp "$f" first.json
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://mirror.example:8080/winbuild
+	assert_status 0
+	cmp first.json "$f"
+}
+
+@test "emit --format image-builder: needs the lock, and every used artifact in it" {
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://m/
+	assert_status 2
+	assert_output_has "winbuild lock"
+	write_lock containerd
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://m/
+	assert_status 2
+	assert_output_has "is not in the lock"
+	write_lock cloudbase-init cni-plugins containerd crictl kube-log-runner kube-proxy kubeadm kubectl kubelet windows-cni
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url ftp://m/
+	assert_status 2
+	wb emit "$(recipe 2022)" --format rpm --mirror-url http://m/
+	assert_status 2
+}

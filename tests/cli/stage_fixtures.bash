@@ -1,0 +1,65 @@
+# Fixtures for stage.bats: archives from tests/lib/mkarchives.py served by
+# nginx, an override that points every artifact of the shipped recipes at
+# them, and a writer for one-artifact recipes. Needs tests/lib/servers.bash.
+
+# make_stage_fixtures DIR: DIR/www/{good,hostile}; exports WWW
+make_stage_fixtures() {
+	WWW="$1/www"
+	python3 "$WB_SRC/tests/lib/mkarchives.py" "$WWW" >/dev/null
+	export WWW
+}
+
+H() { echo "http://127.0.0.1:$NGINX_PORT"; }
+sha_www() { sha256sum "$WWW/$1" | cut -d' ' -f1; }
+
+# replace_entry ARTIFACT FILE: one replace: entry (URL + pinned digest)
+replace_entry() {
+	printf '  %s:\n    url: %s/good/%s\n    verify: {sha256: %s}\n' \
+		"$1" "$(H)" "$2" "$(sha_www "good/$2")"
+}
+
+# fixture_override [CONTAINERD_TARBALL]: the override (on stdout) that
+# replaces every artifact of recipes/windows-2022-containerd.yaml
+fixture_override() {
+	local ctd="${1:-containerd-2.1.4-windows-amd64.tar.gz}"
+	echo "kind: override"
+	echo "replace:"
+	replace_entry containerd "$ctd"
+	replace_entry cni-plugins cni-plugins-windows-amd64-v1.7.1.tgz
+	replace_entry windows-cni windows-container-networking-cni-amd64-v0.3.3.zip
+	replace_entry crictl crictl-v1.33.0-windows-amd64.tar.gz
+	replace_entry cloudbase-init CloudbaseInitSetup_1_1_6_x64.msi
+	for b in kubelet kubeadm kube-proxy kubectl kube-log-runner; do
+		replace_entry "$b" "$b.exe"
+	done
+}
+
+# one_archive FILE [UNPACK_EXTRA_YAML]: $WORK/img.yaml with one component
+# "demo" whose artifact "hostile" unpacks hostile/FILE into C:\h
+one_archive() {
+	mkdir -p "$WORK/components"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
+		printf '  hostile:\n    url: %s/hostile/%s\n' "$(H)" "$1"
+		printf '    verify: {sha256: %s}\n' "$(sha_www "hostile/$1")"
+		printf '    unpack:\n      into: C:\\h\n'
+		[ -n "${2:-}" ] && printf '      %s\n' "$2"
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
+}
+
+# two_archives A B: two artifacts unpacking hostile/A and hostile/B into C:\h
+two_archives() {
+	mkdir -p "$WORK/components"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
+		for f in "$@"; do
+			printf '  %s:\n    url: %s/hostile/%s\n' "${f%.tgz}" "$(H)" "$f"
+			printf '    verify: {sha256: %s}\n' "$(sha_www "hostile/$f")"
+			printf '    unpack:\n      into: C:\\h\n'
+		done
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
+}

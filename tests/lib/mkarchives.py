@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Make the archives stage.bats serves, at test time, into DIR.
+
+good/  shaped like the real upstream assets (small fake content):
+  containerd-<v>-windows-amd64.tar.gz   bin/*.exe (strip 1)
+  cni-plugins-windows-amd64-v1.7.1.tgz  flat, entries "./win-bridge.exe"
+  crictl-v1.33.0-windows-amd64.tar.gz   crictl.exe at the root
+  windows-container-networking-cni-amd64-v0.3.3.zip  flat zip
+  nssm-2.24.zip                         nssm-2.24/{win32,win64}/nssm.exe
+  CloudbaseInitSetup_1_1_6_x64.msi      OLE compound-file magic + bytes
+  kubelet.exe ... kube-log-runner.exe   "MZ" + bytes
+hostile/  one archive per attack (see HOSTILE below).
+"""
+import io
+import os
+import random
+import sys
+import tarfile
+import zipfile
+
+rng = random.Random(4)
+
+
+def blob(n, magic=b""):
+    return magic + bytes(rng.getrandbits(8) for _ in range(n))
+
+
+def exe(n=3000):
+    return blob(n, b"MZ\x90\x00")
+
+
+def tar(path, entries, mode="w:gz"):
+    """entries: (name, bytes) or (name, TarInfo-adjuster)."""
+    with tarfile.open(path, mode, format=tarfile.GNU_FORMAT) as t:
+        for name, data in entries:
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 1700000000
+            ti.uname = ti.gname = "builder"
+            if callable(data):
+                data(ti)
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                ti.mode = 0o755 if name.endswith(".exe") else 0o644
+                t.addfile(ti, io.BytesIO(data))
+
+
+def zipf(path, entries):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            zi = zipfile.ZipInfo(name, (2023, 11, 14, 22, 13, 20))
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            if isinstance(data, tuple):      # (bytes, external_attr)
+                zi.external_attr = data[1]
+                data = data[0]
+            z.writestr(zi, data)
+
+
+def good(d):
+    os.makedirs(d, exist_ok=True)
+    bins = ["containerd.exe", "ctr.exe", "containerd-shim-runhcs-v1.exe",
+            "containerd-stress.exe"]
+    for v in ("2.1.4", "1.7.28"):
+        tar(f"{d}/containerd-{v}-windows-amd64.tar.gz",
+            [("bin/", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
+            [(f"bin/{b}", exe()) for b in bins])
+    tar(f"{d}/cni-plugins-windows-amd64-v1.7.1.tgz",
+        [("./", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
+        [(f"./{b}.exe", exe()) for b in ("win-bridge", "win-overlay", "host-local")])
+    tar(f"{d}/crictl-v1.33.0-windows-amd64.tar.gz", [("crictl.exe", exe())])
+    zipf(f"{d}/windows-container-networking-cni-amd64-v0.3.3.zip",
+         [(f"{b}.exe", exe()) for b in ("sdnbridge", "sdnoverlay", "nat")])
+    zipf(f"{d}/nssm-2.24.zip",
+         [("nssm-2.24/win32/nssm.exe", exe()), ("nssm-2.24/win64/nssm.exe", exe()),
+          ("nssm-2.24/src/README.txt", b"nssm\n")])
+    with open(f"{d}/CloudbaseInitSetup_1_1_6_x64.msi", "wb") as f:
+        f.write(blob(8000, b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
+    for b in ("kubelet", "kubeadm", "kube-proxy", "kubectl", "kube-log-runner"):
+        with open(f"{d}/{b}.exe", "wb") as f:
+            f.write(exe(5000))
+    # a second build of containerd, to show a re-stage replaces the tree
+    tar(f"{d}/containerd-next.tar.gz",
+        [(f"bin/{b}", exe()) for b in bins + ["containerd-next.exe"]])
+
+
+def typed(t, **kw):
+    def f(ti):
+        ti.type = t
+        for k, v in kw.items():
+            setattr(ti, k, v)
+    return f
+
+
+# name -> (file, entry the error must name)
+HOSTILE = {
+    "dotdot": ("dotdot.tgz", "../evil-dotdot.exe"),
+    "absolute": ("absolute.tgz", "/tmp/evil-absolute.exe"),
+    "symlink": ("symlink.tgz", "evil-link"),
+    "hardlink": ("hardlink.tgz", "evil-hardlink"),
+    "symlink-then-file": ("symdir.tgz", "d"),
+    "device": ("device.tgz", "evil-dev"),
+    "fifo": ("fifo.tgz", "evil-fifo"),
+    "bomb-size": ("bomb-size.tgz", "big.bin"),
+    "bomb-entries": ("bomb-entries.tgz", "f"),
+    "bomb-ratio": ("bomb-ratio.tgz", "zeros.bin"),
+    "invalid-name": ("invalid-name.tgz", "evil|name.exe"),
+    "reserved-name": ("reserved-name.zip", "CON.exe"),
+    "case-collision": ("case.tgz", "foo.exe"),
+    "truncated": ("truncated.tgz", "truncated.tgz"),
+    "zip-dotdot": ("zip-dotdot.zip", "../evil-zip.exe"),
+    "zip-symlink": ("zip-symlink.zip", "evil-ziplink"),
+}
+
+
+def hostile(d):
+    os.makedirs(d, exist_ok=True)
+    tar(f"{d}/dotdot.tgz", [("ok.exe", exe()), ("../evil-dotdot.exe", exe())])
+    tar(f"{d}/absolute.tgz", [("/tmp/evil-absolute.exe", exe())])
+    tar(f"{d}/symlink.tgz", [("evil-link", typed(tarfile.SYMTYPE, linkname="../../../../etc"))])
+    tar(f"{d}/hardlink.tgz", [("evil-hardlink", typed(tarfile.LNKTYPE, linkname="../../../outside.txt"))])
+    tar(f"{d}/symdir.tgz", [("d", typed(tarfile.SYMTYPE, linkname="/tmp")),
+                            ("d/evil-through-link.txt", b"pwned\n")])
+    tar(f"{d}/device.tgz", [("evil-dev", typed(tarfile.CHRTYPE, devmajor=1, devminor=3))])
+    tar(f"{d}/fifo.tgz", [("evil-fifo", typed(tarfile.FIFOTYPE))])
+    tar(f"{d}/bomb-size.tgz", [("big.bin", blob(300000))])
+    tar(f"{d}/bomb-entries.tgz", [(f"f{i:03d}.txt", b"x") for i in range(60)])
+    tar(f"{d}/bomb-ratio.tgz", [("zeros.bin", bytes(4 << 20))])
+    tar(f"{d}/invalid-name.tgz", [("evil|name.exe", exe())])
+    zipf(f"{d}/reserved-name.zip", [("CON.exe", exe())])
+    tar(f"{d}/case.tgz", [("Foo.exe", exe()), ("foo.exe", exe())])
+    tar(f"{d}/full.tgz", [("a.bin", blob(200000))])
+    with open(f"{d}/full.tgz", "rb") as f:
+        data = f.read()
+    with open(f"{d}/truncated.tgz", "wb") as f:
+        f.write(data[: len(data) // 2])
+    os.unlink(f"{d}/full.tgz")
+    zipf(f"{d}/zip-dotdot.zip", [("../evil-zip.exe", exe())])
+    zipf(f"{d}/zip-symlink.zip", [("evil-ziplink", (b"/etc/passwd", (0o120777 << 16)))])
+    # two artifacts into one directory: same name, and names equal but for case
+    tar(f"{d}/one-a.tgz", [("tool.exe", exe())])
+    tar(f"{d}/one-b.tgz", [("tool.exe", exe())])
+    tar(f"{d}/case-b.tgz", [("TOOL.EXE", exe())])
+
+
+if __name__ == "__main__":
+    root = sys.argv[1]
+    good(os.path.join(root, "good"))
+    hostile(os.path.join(root, "hostile"))
+    if len(sys.argv) > 2 and sys.argv[2] == "--list-hostile":
+        for k, (f, entry) in HOSTILE.items():
+            print(f"{k}\t{f}\t{entry}")
