@@ -23,7 +23,7 @@ PKGS := libcurl libarchive libcrypto yaml-0.1 jansson
 CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
 	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 
 ifdef DEVELOPER
 WB_CFLAGS += -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -223,17 +223,6 @@ int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e)
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
 int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		 const char *hex, struct wb_err *e)
 {
@@ -266,11 +255,10 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		unlock(c);
 		goto out;   /* another process won; ours is discarded below */
 	}
+	/* no fsync of DIR either (see above): a lost rename is a miss */
 	if (rename(tmp_path, final) < 0)
 		ret = wb_error(e, WB_EIO, "cannot rename '%s' to '%s': %s",
 			       tmp_path, final, strerror(errno));
-	else
-		fsync_dir(dir);
 	unlock(c);
 out:
 	if (fd >= 0)
