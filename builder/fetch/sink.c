@@ -32,12 +32,12 @@ static void *worker(void *arg)
 		size_t n;
 		int err = 0;
 
-		while (!s->pending && !s->quit)
+		while (!s->count && !s->quit)
 			pthread_cond_wait(&s->cv, &s->mu);
-		if (!s->pending)
+		if (!s->count)
 			break;
-		p = s->pending;
-		n = s->pending_len;
+		p = s->buf[s->tail];
+		n = s->len[s->tail];
 		pthread_mutex_unlock(&s->mu);
 		if (!s->err)   /* after a failed write, only drain */
 			err = write_all(s->fd, p, n);
@@ -46,7 +46,8 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&s->mu);
 		if (err && !s->err)
 			s->err = err;
-		s->pending = NULL;
+		s->tail = (s->tail + 1) % SINK_NBUF;
+		s->count--;
 		pthread_cond_broadcast(&s->cv);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -60,16 +61,16 @@ int sink_start(struct sink *s, int fd, struct digest_ctx *dc)
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->dc = dc;
-	s->buf[0] = xmalloc(SINK_BUFFER);
-	s->buf[1] = xmalloc(SINK_BUFFER);
+	for (int i = 0; i < SINK_NBUF; i++)
+		s->buf[i] = xmalloc(SINK_BUFFER);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	r = pthread_create(&s->th, NULL, worker, s);
 	if (r) {
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);
-		free(s->buf[0]);
-		free(s->buf[1]);
+		for (int i = 0; i < SINK_NBUF; i++)
+			free(s->buf[i]);
 		memset(s, 0, sizeof(*s));
 		errno = r;
 		return -1;
@@ -78,17 +79,17 @@ int sink_start(struct sink *s, int fd, struct digest_ctx *dc)
 	return 0;
 }
 
-/* Hand buf[cur] to the worker (after it finished the previous one). */
+/* Hand buf[head] to the worker; wait while no other buffer is free. */
 static void hand_over(struct sink *s)
 {
 	pthread_mutex_lock(&s->mu);
-	while (s->pending)
+	while (s->count >= SINK_NBUF - 1)
 		pthread_cond_wait(&s->cv, &s->mu);
-	s->pending = s->buf[s->cur];
-	s->pending_len = s->fill;
+	s->len[s->head] = s->fill;
+	s->count++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	s->cur ^= 1;
+	s->head = (s->head + 1) % SINK_NBUF;
 	s->fill = 0;
 }
 
@@ -113,7 +114,7 @@ int sink_add(struct sink *s, const void *data, size_t n)
 
 		if (k > n)
 			k = n;
-		memcpy(s->buf[s->cur] + s->fill, p, k);
+		memcpy(s->buf[s->head] + s->fill, p, k);
 		s->fill += k;
 		p += k;
 		n -= k;
@@ -130,7 +131,7 @@ int sink_drain(struct sink *s)
 	if (s->fill)
 		hand_over(s);
 	pthread_mutex_lock(&s->mu);
-	while (s->pending)
+	while (s->count)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
 	return s->err;
@@ -150,8 +151,8 @@ int sink_stop(struct sink *s)
 	pthread_join(s->th, NULL);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
-	free(s->buf[0]);
-	free(s->buf[1]);
+	for (int i = 0; i < SINK_NBUF; i++)
+		free(s->buf[i]);
 	memset(s, 0, sizeof(*s));
 	return err;
 }

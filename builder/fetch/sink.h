@@ -1,9 +1,12 @@
 /*
  * The artifact sink: bytes of one download, written to its temp file and
  * hashed on a worker thread, so the curl thread only copies them into a
- * 1 MiB buffer and both cores work (one does the network, the other the
- * SHA-256/BLAKE2b and the write). Two buffers: the curl thread fills one
- * while the worker writes and hashes the other. Nothing here prints.
+ * buffer and both cores work (one does the network, the other the
+ * SHA-256/BLAKE2b and the write). A ring of SINK_NBUF buffers: the curl
+ * thread fills one while the worker writes and hashes the others; it waits
+ * only when the ring is full (the curl thread serves every transfer, so a
+ * shallow ring would stall them all behind the slowest hash). Nothing here
+ * prints.
  */
 #ifndef WB_SINK_H
 #define WB_SINK_H
@@ -13,20 +16,22 @@
 
 #include "trust/digest.h"
 
-#define SINK_BUFFER (1024 * 1024)
+#define SINK_BUFFER (512 * 1024)
+#define SINK_NBUF 8
 
 struct sink {
 	int fd;
 	struct digest_ctx *dc;    /* borrowed; updated on the worker only */
-	char *buf[2];
-	size_t fill;              /* bytes in buf[cur] */
-	int cur;
+	char *buf[SINK_NBUF];
+	size_t len[SINK_NBUF];
+	size_t fill;              /* bytes in buf[head], being filled */
+	unsigned head;            /* the buffer the curl thread fills */
 	/* shared with the worker, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_t th;
-	const char *pending;      /* handed over, not yet written */
-	size_t pending_len;
+	unsigned tail;            /* the next buffer the worker takes */
+	unsigned count;           /* handed over, not yet written */
 	int quit;
 	int err;                  /* errno of a failed write, sticky */
 	int started;
