@@ -8,6 +8,7 @@
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
 #   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
 #   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/
+#   make bench               performance harness (bench/README.md); not part of check
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -24,7 +25,7 @@ PKGS := libcurl libarchive libcrypto yaml-0.1 jansson
 CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
 	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 WB_BASE_CFLAGS := $(WB_CFLAGS)
 
 ifdef DEVELOPER
@@ -119,6 +120,11 @@ check: deps
 	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' \
 		FUZZ_NAMES='$(if $(NOFUZZ),,$(FUZZ_NAMES))' bash tests/run
 
+# The harness times an optimised build: no sanitizers, default CFLAGS.
+bench:
+	@$(MAKE) --no-print-directory SANITIZE= winbuild
+	@bash bench/run
+
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
@@ -130,6 +136,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check install clean fuzz fuzz-smoke fuzz-replay FORCE
+.PHONY: all unit deps check bench install clean fuzz fuzz-smoke fuzz-replay FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -96,6 +96,17 @@ struct plan;
 struct fetch_item;
 int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		   struct fetch_item **items, struct wb_err *e);
+/* cmd_fetch_plan for stage: GATE (may be NULL) runs once the plan, lock
+ * pins and items are ready and before anything is fetched; when it returns
+ * 1 nothing is fetched and this returns 1 (items have no paths). With
+ * DEFER_REHASH, cache hits through a ref are not re-hashed: the caller
+ * hashes while it reads (fetch_item.unverified_hit). */
+struct cache;
+typedef int cmd_fetch_gate_fn(void *ctx, const struct plan *plan,
+			      const struct fetch_item *items, struct cache *c);
+int cmd_fetch_plan_for_stage(struct wb_run *run, struct plan *plan,
+			     struct fetch_item **items, cmd_fetch_gate_fn *gate,
+			     void *gate_ctx, struct wb_err *e);
 void cmd_fetch_items_free(struct fetch_item *items, size_t n);
 /* Print each failed item's message to stderr; E's message when no item
  * failed (an interrupt, an engine error). */

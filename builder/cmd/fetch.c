@@ -173,8 +173,9 @@ static void on_interrupt(int sig)
 	fetch_interrupted = 1;
 }
 
-int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
-		   struct fetch_item **itemsp, struct wb_err *e)
+static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
+		      struct fetch_item **itemsp, cmd_fetch_gate_fn *gate,
+		      void *gate_ctx, int defer_rehash, struct wb_err *e)
 {
 	struct lockfile lf;
 	struct cache c = CACHE_INIT;
@@ -215,6 +216,14 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 			items[i].lock_sha256 = le->sha256;
 	}
 
+	if (gate && gate(gate_ctx, plan, items, &c) == 1) {
+		for (size_t i = 0; i < plan->nartifacts; i++)
+			items[i].lock_sha256 = NULL;
+		lockfile_release(&lf);
+		cache_close(&c);
+		*itemsp = items;
+		return 1;
+	}
 	memset(&d, 0, sizeof(d));
 	d.run = run;
 	d.tty = !run->no_progress && !run->quiet && !run->json && isatty(STDERR_FILENO);
@@ -230,6 +239,7 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	o.accept_new = accept_new;
 	o.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
 	o.log = &log;
+	o.defer_rehash = defer_rehash;
 	o.on_progress = on_progress;
 	o.on_done = on_done;
 	o.ctx = &d;
@@ -255,6 +265,19 @@ fail:
 	lockfile_release(&lf);
 	plan_release(plan);
 	return -1;
+}
+
+int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
+		   struct fetch_item **itemsp, struct wb_err *e)
+{
+	return fetch_plan(run, accept_new, plan, itemsp, NULL, NULL, 0, e);
+}
+
+int cmd_fetch_plan_for_stage(struct wb_run *run, struct plan *plan,
+			     struct fetch_item **itemsp, cmd_fetch_gate_fn *gate,
+			     void *gate_ctx, struct wb_err *e)
+{
+	return fetch_plan(run, 0, plan, itemsp, gate, gate_ctx, 1, e);
 }
 
 void cmd_fetch_items_free(struct fetch_item *items, size_t n)

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "fetch/cache.h"
 #include "fetch/fetch.h"
@@ -18,6 +20,7 @@
 #include "lib/fs.h"
 #include "recipe/plan.h"
 #include "stage/stage.h"
+#include "stage/stamp.h"
 
 #define STAGE_USAGE \
 	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [-j N] [--offline] " \
@@ -148,8 +151,117 @@ static int quarantine(struct wb_run *run, const struct fetch_item *it)
 	return 0;
 }
 
+/* ---- doing nothing when nothing changed (stage/stamp.h) ------------------ */
+
+struct up_to_date {
+	struct wb_run *run;
+	const char *templates_dir;
+	time_t epoch;
+	char *dir;          /* OUT/<name> */
+	int never;          /* always stage (test hooks) */
+};
+
+/* The stamp key of PLAN with SHA256S (per artifact) and ITEMS' lock pins. */
+static int stage_key(struct up_to_date *u, const struct plan *plan,
+		     const struct fetch_item *items, const char *const *sha256s,
+		     char key[65], struct wb_err *e)
+{
+	struct stamp_inputs in;
+	char **specs = xcalloc(plan->nartifacts + 1, sizeof(*specs));
+	int ret;
+
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		specs[i] = fetch_ref_spec(plan, &items[i]);
+	memset(&in, 0, sizeof(in));
+	in.plan = plan;
+	in.sets = &u->run->sets;
+	in.env_set = u->run->env_set;
+	in.ref_specs = (const char *const *)specs;
+	in.sha256s = sha256s;
+	in.templates_dir = u->templates_dir;
+	in.epoch = u->epoch;
+	ret = stamp_key(&in, key, e);
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		free(specs[i]);
+	free(specs);
+	return ret;
+}
+
+/* The digest a ref in the cache names for IT, as fetch would use it. */
+static int ref_sha256(struct cache *c, const struct plan *plan,
+		      const struct fetch_item *it, char out[65])
+{
+	struct wb_err e = WB_ERR_INIT;
+	char *spec = fetch_ref_spec(plan, it), key[65], *text = NULL;
+	const char *sha = NULL;
+	json_t *ref = NULL;
+	int r;
+
+	cache_ref_key(spec, key);
+	free(spec);
+	r = cache_ref_read(c, key, &text, &e);
+	if (r > 0) {
+		ref = json_loads(text, 0, NULL);
+		sha = json_string_value(json_object_get(ref, "sha256"));
+	} else if (!r) {
+		sha = it->lock_sha256 ? it->lock_sha256 : it->art->verify.sha256;
+	}
+	r = sha && strlen(sha) == 64;
+	if (r)
+		memcpy(out, sha, 65);
+	json_decref(ref);
+	free(text);
+	return r;
+}
+
+/* Fetch gate: 1 when OUT/<name> holds a stamp for exactly these inputs and
+ * an untouched tree. Otherwise the stamp is removed before anything
+ * changes, so a stage killed halfway never leaves a stamp behind. */
+static int stage_gate(void *ctx, const struct plan *plan,
+		      const struct fetch_item *items, struct cache *c)
+{
+	struct up_to_date *u = ctx;
+	struct wb_err e = WB_ERR_INIT;
+	char (*shas)[65] = xcalloc(plan->nartifacts + 1, sizeof(*shas));
+	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
+	char key[65];
+	int ok = 1;
+
+	u->dir = fs_join(u->run->out_dir, plan->name);
+	ok = !u->never;
+	for (size_t i = 0; ok && i < plan->nartifacts; i++) {
+		ok = ref_sha256(c, plan, &items[i], shas[i]);
+		sp[i] = shas[i];
+	}
+	if (ok)
+		ok = stage_key(u, plan, items, sp, key, &e) == 0 &&
+			stamp_check(u->dir, key, &e) == 1;
+	free(shas);
+	free(sp);
+	if (!ok)
+		stamp_remove(u->dir);
+	return ok;
+}
+
+/* After a complete stage: record the stamp (a failure only costs the next
+ * run its shortcut). */
+static void stage_stamp(struct up_to_date *u, const struct plan *plan,
+			const struct fetch_item *items)
+{
+	struct wb_err e = WB_ERR_INIT;
+	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
+	char key[65];
+
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		sp[i] = items[i].sha256;
+	if (u->dir && stage_key(u, plan, items, sp, key, &e) == 0)
+		stamp_write(u->dir, key, &e);
+	free(sp);
+}
+
 int cmd_stage_recipe(struct wb_run *run)
 {
+	struct up_to_date u;
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	struct fetch_item *items = NULL;
@@ -164,7 +276,22 @@ int cmd_stage_recipe(struct wb_run *run)
 	memset(&res, 0, sizeof(res));
 	if (source_date_epoch(&o.source_date_epoch) < 0)
 		return WB_EUSAGE;
-	if (cmd_fetch_plan(run, 0, &plan, &items, &e) < 0) {
+	tdir = templates_dir();
+	memset(&u, 0, sizeof(u));
+	u.run = run;
+	u.templates_dir = tdir;
+	u.epoch = o.source_date_epoch;
+	/* the test hooks name points of a full stage: never skip it then */
+	u.never = setup_test_hook(&th);
+	ret = cmd_fetch_plan_for_stage(run, &plan, &items, stage_gate, &u, &e);
+	if (ret == 1) {
+		if (!run->quiet)
+			fprintf(stderr, "up to date: %s/tree (nothing changed since the "
+				"last stage)\n", u.dir);
+		ret = WB_OK;
+		goto out;
+	}
+	if (ret < 0) {
 		if (!items || run->offline) {
 			ret = cmd_fail(&e);
 		} else {
@@ -179,11 +306,11 @@ int cmd_stage_recipe(struct wb_run *run)
 		in[i].sha256 = items[i].sha256;
 		in[i].size = items[i].size;
 		in[i].url = items[i].url;
+		in[i].fresh = !items[i].from_cache;
 	}
-	tdir = templates_dir();
 	o.out_dir = run->out_dir;
 	o.templates_dir = tdir;
-	if (setup_test_hook(&th)) {
+	if (th.kill_point[0] || th.run_cmd) {
 		o.hook = test_hook;
 		o.hook_ctx = &th;
 	}
@@ -200,10 +327,12 @@ int cmd_stage_recipe(struct wb_run *run)
 		fprintf(stderr, "staged %zu files (%zu generated) and %zu directories "
 			"into %s\nmanifest: %s\n", res.nfiles, res.ngenerated, res.ndirs,
 			res.tree_dir, res.manifest_path);
+	stage_stamp(&u, &plan, items);
 	ret = WB_OK;
 out:
 	stage_result_release(&res);
 	free(tdir);
+	free(u.dir);
 	free(in);
 	if (items) {
 		cmd_fetch_items_free(items, plan.nartifacts);

@@ -191,6 +191,23 @@ int cache_quarantine(struct cache *c, const char *hex, char **where,
 	return ret < 0 ? -1 : 0;
 }
 
+int cache_stat(struct cache *c, const char *hex, unsigned long long *size,
+	       struct wb_err *e)
+{
+	struct stat st;
+	char *path;
+	int r;
+
+	if (!cache_is_key(hex))
+		return wb_error(e, WB_EIO, "invalid cache key '%s'", hex);
+	path = cache_entry_path(c, hex);
+	r = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	free(path);
+	if (r)
+		*size = (unsigned long long)st.st_size;
+	return r;
+}
+
 int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e)
 {
 	char *p = xasprintf("%s/tmp/dl-%ld-XXXXXX", c->root, (long)getpid());
@@ -206,17 +223,6 @@ int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e)
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
 int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		 const char *hex, struct wb_err *e)
 {
@@ -227,8 +233,13 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		ret = wb_error(e, WB_EIO, "invalid cache key '%s'", hex);
 		goto out;
 	}
-	if (fsync(fd) < 0 || fchmod(fd, 0444) < 0) {
-		ret = wb_error(e, WB_EIO, "cannot sync '%s': %s", tmp_path,
+	/* No fsync of the data: it cost as much as the whole download (the
+	 * disk, not the network, set the pace). A crash may leave an entry
+	 * whose bytes are not all on disk, but no entry is ever used without
+	 * its bytes being hashed again (cache_lookup, or the stage's one-pass
+	 * read), which quarantines it; the ref only names a digest. */
+	if (fchmod(fd, 0444) < 0) {
+		ret = wb_error(e, WB_EIO, "cannot set the mode of '%s': %s", tmp_path,
 			       strerror(errno));
 		goto out;
 	}
@@ -244,11 +255,10 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		unlock(c);
 		goto out;   /* another process won; ours is discarded below */
 	}
+	/* no fsync of DIR either (see above): a lost rename is a miss */
 	if (rename(tmp_path, final) < 0)
 		ret = wb_error(e, WB_EIO, "cannot rename '%s' to '%s': %s",
 			       tmp_path, final, strerror(errno));
-	else
-		fsync_dir(dir);
 	unlock(c);
 out:
 	if (fd >= 0)

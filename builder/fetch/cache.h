@@ -54,6 +54,15 @@ int cache_is_key(const char *s);
 char *cache_entry_path(const struct cache *c, const char *sha256_hex);
 
 /*
+ * Whether the entry SHA256_HEX is present as a regular file, without
+ * reading it: 1 (*SIZE set) or 0. For a caller that hashes every byte it
+ * reads from the entry and quarantines it on a mismatch (stage). -1 with
+ * WB_EIO on an invalid key.
+ */
+int cache_stat(struct cache *c, const char *sha256_hex,
+	       unsigned long long *size, struct wb_err *e);
+
+/*
  * Look up the entry SHA256_HEX and re-hash it. Returns 1 when present and
  * intact (*SIZE set), 0 when absent. A present entry whose bytes do not
  * hash to its name is moved to quarantine/ and 0 is returned with
@@ -78,7 +87,8 @@ int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e);
 
 /*
  * Make the verified temp file TMP_PATH (open as FD, which this closes) the
- * entry SHA256_HEX: fsync, then under the lock rename into place unless the
+ * entry SHA256_HEX (mode 0444; no fsync, see cache.c): under the lock,
+ * rename into place unless the
  * entry already exists, in which case the temp file is removed. The temp
  * file is gone afterwards in every case. Errors are WB_EIO.
  */

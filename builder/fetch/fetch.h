@@ -44,6 +44,10 @@ struct fetch_item {
 	int status;                /* 0 verified and cached, else enum wb_exit */
 	struct wb_err err;
 	int from_cache;            /* no request was made */
+	int unverified_hit;        /* from_cache with opts->defer_rehash: the
+				    * entry was not re-hashed; the caller must
+				    * hash what it reads (and quarantine on a
+				    * mismatch) */
 	char sha256[65];
 	unsigned long long size;
 	char *url;                 /* the plan URL the bytes came from */
@@ -72,6 +76,10 @@ struct fetch_opts {
 	int accept_new;            /* lock --accept-new: needs_pin may be pinned */
 	const char *cacert;        /* CA bundle, or NULL for the system's */
 	struct wb_log *log;        /* warnings (quarantine, retries); may be NULL */
+	/* A cache hit through a ref is checked by size only, not re-hashed:
+	 * for a caller that hashes every byte it reads anyway (stage), so each
+	 * byte is hashed once. Hits trusted by a pin alone are still hashed. */
+	int defer_rehash;
 	/* Called about five times a second while transfers run. */
 	void (*on_progress)(void *ctx, const struct fetch_progress *p);
 	/* Called once per item when it is done (ok or not). */

@@ -21,6 +21,9 @@ static int place_artifact(struct tree *t, const struct plan_artifact *a,
 {
 	struct extract_spec spec;
 
+	if (a->action != PLAN_UNPACK && in->fresh)
+		return tree_copy_fresh(t, in->path, in->sha256, a->dest_tree, a->name,
+				       a->component, e);
 	if (a->action != PLAN_UNPACK)
 		return tree_copy_verified(t, in->path, in->sha256, a->dest_tree,
 					  a->name, a->component, e);

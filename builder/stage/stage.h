@@ -24,6 +24,9 @@ struct stage_input {
 	const char *sha256;        /* verified digest, 64 hex */
 	unsigned long long size;
 	const char *url;           /* the URL the bytes came from */
+	int fresh;                 /* downloaded and verified by this process
+				    * moments ago (hashed as it arrived): a
+				    * single-file copy need not hash it again */
 };
 
 struct stage_opts {

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -337,6 +339,108 @@ int tree_copy_verified(struct tree *t, const char *src, const char *expect,
 out:
 	digest_release(&dc);
 	free(block);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	free(full);
+	return ret;
+}
+
+/* In-kernel copy of IN to OUT: 0, or -1 with errno. */
+static int copy_kernel(int in, int out)
+{
+	struct stat st;
+	off_t left;
+
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
+	if (fstat(in, &st) < 0)
+		return -1;
+	left = st.st_size;
+	while (left > 0) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;   /* shrank under us: the size check below fails */
+		left -= n;
+	}
+	return 0;
+}
+
+/* Plain read/write copy of IN to OUT (no copy_file_range across
+ * filesystems on older kernels). */
+static int copy_rw(int in, int out)
+{
+	char *block = xmalloc(IO_BLOCK);
+	int ret = 0;
+
+	if (lseek(in, 0, SEEK_SET) < 0 || lseek(out, 0, SEEK_SET) < 0 ||
+	    ftruncate(out, 0) < 0) {
+		free(block);
+		return -1;
+	}
+	for (;;) {
+		ssize_t n = read(in, block, IO_BLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = (int)n;
+			break;
+		}
+		if (write_all(out, block, (size_t)n) < 0) {
+			ret = -1;
+			break;
+		}
+	}
+	free(block);
+	return ret;
+}
+
+int tree_copy_fresh(struct tree *t, const char *src, const char *expect,
+		    const char *path, const char *artifact,
+		    const char *component, struct wb_err *e)
+{
+	unsigned char sha[32];
+	struct stat si, so;
+	char *full = NULL;
+	int in = -1, out = -1, ret = -1;
+
+	if (digest_unhex(expect, sha, 32) < 0)
+		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
+	if (claim(t, path, 0, artifact, component, e) < 0)
+		return -1;
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &si) < 0) {
+		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+		goto out;
+	}
+	out = create_in_tree(t, path, &full, e);
+	if (out < 0)
+		goto out;
+	if (copy_kernel(in, out) < 0 && copy_rw(in, out) < 0) {
+		wb_error(e, WB_EIO, "cannot copy '%s' to '%s': %s", src, full,
+			 strerror(errno));
+		goto out;
+	}
+	if (fstat(out, &so) < 0 || so.st_size != si.st_size) {
+		wb_error(e, WB_EIO, "'%s' changed size while it was copied", src);
+		goto out;
+	}
+	if (close(out) < 0) {
+		out = -1;
+		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	record(t, path, (unsigned long long)si.st_size, sha, artifact, component);
+	ret = 0;
+out:
 	if (in >= 0)
 		close(in);
 	if (out >= 0)

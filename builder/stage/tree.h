@@ -63,6 +63,14 @@ int tree_copy_verified(struct tree *t, const char *src, const char *expect_sha25
 		       const char *path, const char *artifact,
 		       const char *component, struct wb_err *e);
 
+/* Copy SRC, which this process verified as EXPECT_SHA256 moments ago, to
+ * PATH without reading it in user space: a reflink (FICLONE) where the
+ * filesystem shares blocks, else copy_file_range(2), else read/write. Never
+ * a hard link: the tree's modes and mtimes would change the cache entry. */
+int tree_copy_fresh(struct tree *t, const char *src, const char *expect_sha256,
+		    const char *path, const char *artifact, const char *component,
+		    struct wb_err *e);
+
 /* Extract ARCHIVE (verified against EXPECT_SHA256 in the same pass) with
  * SPEC into the tree directory DEST (tree path, "" = root). */
 int tree_unpack(struct tree *t, const char *archive, const char *expect_sha256,

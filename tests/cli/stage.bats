@@ -53,8 +53,8 @@ py() { python3 -c "$@"; }
 	cmp "$(T)/k/kubelet.exe" "$WWW/good/kubelet.exe"
 	cmp "$(T)/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi" \
 		"$WWW/good/CloudbaseInitSetup_1_1_6_x64.msi"
-	# nothing left beside the tree but the manifest (and the lock)
-	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^.stage.lock$')" ]
+	# nothing left beside the tree but the manifest (and the lock and stamp)
+	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^.stage.lock$' -e '^.stage-stamp$')" ]
 }
 
 @test "manifest.json lists every file with Windows path, size, sha256, artifact, component" {
@@ -412,4 +412,89 @@ refused() {
 	wb stage img.yaml --no-progress
 	assert_status 4
 	diff -r "$WORK/old" "$WORK/out/t/tree"
+}
+
+# ---- doing nothing when nothing changed (stage/stamp.h) --------------------
+
+requests() { wc -l <"$NGINX_LOG"; }
+
+@test "an unchanged re-stage does nothing: no request, no new tree" {
+	stage_shipped
+	assert_status 0
+	[ -f "$WORK/out/$NAME/.stage-stamp" ]
+	ino=$(stat -c %i "$(T)/k/kubelet.exe")
+	before=$(requests)
+	stage_shipped
+	assert_status 0
+	assert_output_has "up to date"
+	[ "$(requests)" = "$before" ]
+	[ "$(stat -c %i "$(T)/k/kubelet.exe")" = "$ino" ]
+}
+
+@test "a changed --set stages again" {
+	stage_shipped
+	assert_status 0
+	stage_shipped --set node.cni=nat
+	assert_status 0
+	assert_output_has "staged"
+	[ -f "$(T)/etc/cni/net.d/10-nat.conflist" ]
+}
+
+@test "a touched, edited, added or removed tree file stages again and restores the tree" {
+	stage_shipped
+	assert_status 0
+	cp -a "$(T)" "$WORK/good"
+	touch "$(T)/k/kubelet.exe"
+	stage_shipped
+	assert_output_has "staged"
+	printf X | dd of="$(T)/k/kubeadm.exe" bs=1 seek=10 conv=notrunc 2>/dev/null
+	stage_shipped
+	assert_output_has "staged"
+	diff -r "$WORK/good" "$(T)"
+	echo extra >"$(T)/k/extra.txt"
+	stage_shipped
+	assert_output_has "staged"
+	[ ! -e "$(T)/k/extra.txt" ]
+	rm "$(T)/k/kubectl.exe"
+	stage_shipped
+	assert_output_has "staged"
+	diff -r "$WORK/good" "$(T)"
+	stage_shipped
+	assert_output_has "up to date"
+}
+
+@test "a changed override file or manifest stages again" {
+	stage_shipped
+	assert_status 0
+	echo "# a comment" >>"$WORK/fixtures.yaml"
+	stage_shipped
+	assert_output_has "staged"
+	echo >>"$WORK/out/$NAME/manifest.json"
+	stage_shipped
+	assert_output_has "staged"
+}
+
+@test "a stage that fails removes the stamp; the next one stages" {
+	stage_shipped
+	assert_status 0
+	WINBUILD_TEST_KILL_AT=before-swap stage_shipped
+	[ "$status" -eq 137 ]
+	[ ! -e "$WORK/out/$NAME/.stage-stamp" ]
+	stage_shipped
+	assert_status 0
+	assert_output_has "staged"
+	[ -z "$(ls -d "$WORK/out/$NAME"/.tree.tmp.* 2>/dev/null)" ]
+}
+
+@test "a cache entry from an earlier run is hashed while staging (once): corruption is caught" {
+	stage_shipped
+	assert_status 0
+	sha=$(sha256sum "$WWW/good/kubectl.exe" | cut -d' ' -f1)
+	entry="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
+	chmod u+w "$entry"
+	printf X | dd of="$entry" bs=1 seek=100 conv=notrunc 2>/dev/null
+	stage_shipped --set node.cni=nat
+	assert_status 1
+	assert_output_has "artifact 'kubectl'"
+	ls "$WINBUILD_CACHE/quarantine/$sha".*
 }

@@ -1,0 +1,48 @@
+/*
+ * The up-to-date check of a stage (docs/stage.md, "Doing nothing when
+ * nothing changed"). After a complete stage, OUT/<name>/.stage-stamp holds
+ *
+ *   winbuild-stage-stamp 1
+ *   key <sha256 of every input of the stage>
+ *   tree <sha256 of the tree's metadata: path, type, mode, size, inode,
+ *         ctime, mtime of every entry of tree/ and of manifest.json>
+ *
+ * The next stage with the same key and an untouched tree (same
+ * fingerprint: any write, chmod, touch, rename, add or remove changes a
+ * ctime, an inode or the listing) does nothing. Nothing here prints.
+ */
+#ifndef WB_STAMP_H
+#define WB_STAMP_H
+
+#include <time.h>
+
+#include "lib/err.h"
+#include "lib/strlist.h"
+#include "recipe/plan.h"
+
+struct stamp_inputs {
+	const struct plan *plan;
+	const struct wb_strlist *sets;   /* --set pairs, in order */
+	const char *env_set;             /* WINBUILD_SET, or NULL */
+	const char *const *ref_specs;    /* per artifact: fetch_ref_spec() */
+	const char *const *sha256s;      /* per artifact: the verified digest */
+	const char *templates_dir;
+	time_t epoch;                    /* SOURCE_DATE_EPOCH */
+};
+
+/* OUT: 64 hex. Hashes the winbuild version and binary, every file the plan
+ * was loaded from (plan->interned), the --set/WINBUILD_SET pairs, each
+ * artifact's ref spec and digest, the templates, the epoch. */
+int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e);
+
+/* 1 when DIR (OUT/<name>) holds a stamp with KEY, no temp dir of another
+ * run, and a tree whose fingerprint matches; 0 otherwise; -1 on error. */
+int stamp_check(const char *dir, const char *key, struct wb_err *e);
+
+/* Write DIR/.stage-stamp for KEY and the tree as it is now. */
+int stamp_write(const char *dir, const char *key, struct wb_err *e);
+
+/* Remove DIR/.stage-stamp (before a stage changes anything). */
+void stamp_remove(const char *dir);
+
+#endif
