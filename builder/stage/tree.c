@@ -280,6 +280,22 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/* Close the written file *OUT (FULL) and record PATH in the tree: the
+ * common end of every copy into the tree. */
+static int finish_file(struct tree *t, int *out, const char *full,
+		       const char *path, unsigned long long size,
+		       const unsigned char *sha, const char *artifact,
+		       const char *component, struct wb_err *e)
+{
+	int fd = *out;
+
+	*out = -1;
+	if (close(fd) < 0)
+		return wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+	record(t, path, size, sha, artifact, component);
+	return 0;
+}
+
 int tree_copy_verified(struct tree *t, const char *src, const char *expect,
 		       const char *path, const char *artifact,
 		       const char *component, struct wb_err *e)
@@ -328,14 +344,8 @@ int tree_copy_verified(struct tree *t, const char *src, const char *expect,
 			 "actual %s", src, expect, got);
 		goto out;
 	}
-	if (close(out) < 0) {
-		out = -1;
-		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
-		goto out;
-	}
-	out = -1;
-	record(t, path, r.size, r.sha256, artifact, component);
-	ret = 0;
+	ret = finish_file(t, &out, full, path, r.size, r.sha256, artifact,
+			  component, e);
 out:
 	digest_release(&dc);
 	free(block);
@@ -432,14 +442,8 @@ int tree_copy_fresh(struct tree *t, const char *src, const char *expect,
 		wb_error(e, WB_EIO, "'%s' changed size while it was copied", src);
 		goto out;
 	}
-	if (close(out) < 0) {
-		out = -1;
-		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
-		goto out;
-	}
-	out = -1;
-	record(t, path, (unsigned long long)si.st_size, sha, artifact, component);
-	ret = 0;
+	ret = finish_file(t, &out, full, path, (unsigned long long)si.st_size, sha,
+			  artifact, component, e);
 out:
 	if (in >= 0)
 		close(in);
