@@ -5,6 +5,8 @@
 #   make SANITIZE=address,undefined check
 #                            the whole suite under sanitizers
 #   make deps                install missing Debian packages (build + tests)
+#   make demo                deps, build, then the whole product offline on a
+#                            demo mirror (tests/demo/run; outputs in out/demo)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
 #   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
 #   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/
@@ -119,6 +121,10 @@ check: deps
 	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' \
 		FUZZ_NAMES='$(if $(NOFUZZ),,$(FUZZ_NAMES))' bash tests/run
 
+demo: deps
+	@$(MAKE) --no-print-directory winbuild
+	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
+
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
@@ -130,6 +136,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check install clean fuzz fuzz-smoke fuzz-replay FORCE
+.PHONY: all unit deps check demo install clean fuzz fuzz-smoke fuzz-replay FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bats
+# make demo (tests/demo/run): the whole product against a demo mirror,
+# twice, with byte-identical outputs.
+load helpers
+load ../lib/servers
+
+@test "the demo builds, verifies, validates, and a second run is byte-identical" {
+	export DEMO_DIR="$WORK/demo" DEMO_PORT
+	DEMO_PORT=$(free_port)
+	run bash "$WB_SRC/tests/demo/run"
+	assert_status 0
+	assert_output_has "packer validate: ok"
+	O="$DEMO_DIR/out/windows-2022-containerd"
+	[ -f "$O/manifest.json" ] && [ -f "$O/packer/windows-2022-containerd.pkr.hcl" ]
+	[ -f "$O/tree/k/kubelet.exe" ]
+	file "$O/tree/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi" | grep -q 'MSI Installer' ||
+		head -c 8 "$O/tree/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi" | od -An -tx1 | grep -q 'd0 cf 11 e0'
+	cp -a "$O" "$WORK/first"
+	cp "$DEMO_DIR/winbuild.lock" "$WORK/first.lock"
+	rm -rf "$DEMO_DIR/cache"
+	run bash "$WB_SRC/tests/demo/run"
+	assert_status 0
+	diff -r "$WORK/first" "$O"
+	cmp "$WORK/first.lock" "$DEMO_DIR/winbuild.lock"
+}
