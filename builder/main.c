@@ -105,6 +105,18 @@ static const struct wb_command commands[] = {
 	  "  --sign-scripts ...   Authenticode-sign the PowerShell scripts (see emit)\n"
 	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
+	{ "verify", cmd_verify, "verify OUTDIR | verify --lock FILE [--cache DIR]",
+	  "re-check a staged output against its manifest, or the cache against a lock",
+	  "verify OUTDIR (OUT/<name>, as stage and build write it): re-hash every\n"
+	  "file of OUTDIR/tree against OUTDIR/manifest.json and report each\n"
+	  "modified, missing and extra file or directory.\n"
+	  "verify --lock FILE: re-hash the cache entry of every artifact of the\n"
+	  "lock; a changed entry is quarantined.\n\n"
+	  "  --lock FILE          check the cache against this lock file\n"
+	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
+	  "  -q, --quiet          print only problems\n"
+	  "\nexit codes: 0 everything matches, 1 something is modified, missing or\n"
+	  "extra, 2 usage or unreadable manifest/lock, 5 I/O error\n" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"

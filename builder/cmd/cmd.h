@@ -75,6 +75,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
 int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
+int cmd_verify(int argc, char **argv, struct wb_run *run);
 
 /* The common options stage (and build) accept. */
 #define CMD_STAGE_OPTIONS "-O --set -o --cache --cacert --lock -j --offline --locked " \

@@ -6,11 +6,7 @@ load helpers
 load ../lib/servers
 load stage_fixtures
 
-setup() {
-	common_setup
-	fixture_override >"$WORK/fixtures.yaml"
-	export SOURCE_DATE_EPOCH=1700000000
-}
+setup() { fixture_setup; }
 
 O() { echo "$WORK/out/$NAME"; }
 
