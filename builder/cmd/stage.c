@@ -222,12 +222,7 @@ int cmd_stage_recipe(struct wb_run *run)
 	if (source_date_epoch(&o.source_date_epoch) < 0)
 		return WB_EUSAGE;
 	if (cmd_fetch_plan(run, 0, &plan, &items, &e) < 0) {
-		if (!items || run->offline) {
-			ret = cmd_fail(&e);
-		} else {
-			cmd_fetch_report(items, plan.nartifacts, &e);
-			ret = e.code ? e.code : WB_EIO;
-		}
+		ret = cmd_fetch_failed(run, &plan, items, &e);
 		goto out;
 	}
 	in = xcalloc(plan.nartifacts + 1, sizeof(*in));

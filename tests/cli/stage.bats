@@ -54,7 +54,7 @@ py() { python3 -c "$@"; }
 	cmp "$(T)/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi" \
 		"$WWW/good/CloudbaseInitSetup_1_1_6_x64.msi"
 	# nothing left beside the tree but the manifest (and the lock)
-	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^.stage.lock$')" ]
+	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^sbom.cdx.json$' -e '^.stage.lock$')" ]
 }
 
 @test "manifest.json lists every file with Windows path, size, sha256, artifact, component" {
