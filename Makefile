@@ -121,7 +121,8 @@ check: deps
 	@WINBUILD=$(CURDIR)/winbuild UNIT_BINS='$(UNIT_BINS)' \
 		FUZZ_NAMES='$(if $(NOFUZZ),,$(FUZZ_NAMES))' bash tests/run
 
-demo: deps
+demo:
+	@WB_DEPS_NO_NPM=1 sh .ci/deps
 	@$(MAKE) --no-print-directory winbuild
 	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
 
@@ -131,6 +132,9 @@ install: winbuild
 	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/winbuild.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/winbuild
 
 clean:
 	rm -rf build winbuild
