@@ -5,6 +5,8 @@
 #   make SANITIZE=address,undefined check
 #                            the whole suite under sanitizers
 #   make deps                install missing Debian packages (build + tests)
+#   make demo                deps, build, then the whole product offline on a
+#                            demo mirror (tests/demo/run; outputs in out/demo)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
 #   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
 #   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/
@@ -125,17 +127,25 @@ bench:
 	@$(MAKE) --no-print-directory SANITIZE= winbuild
 	@bash bench/run
 
+demo:
+	@WB_DEPS_NO_NPM=1 sh .ci/deps
+	@$(MAKE) --no-print-directory winbuild
+	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
+
 install: winbuild
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
 	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/winbuild.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/winbuild
 
 clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench install clean fuzz fuzz-smoke fuzz-replay FORCE
+.PHONY: all unit deps check bench demo install clean fuzz fuzz-smoke fuzz-replay FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -105,6 +105,31 @@ static const struct wb_command commands[] = {
 	  "  --sign-scripts ...   Authenticode-sign the PowerShell scripts (see emit)\n"
 	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
+	{ "verify", cmd_verify, "verify OUTDIR | verify --lock FILE [--cache DIR]",
+	  "re-check a staged output against its manifest, or the cache against a lock",
+	  "verify OUTDIR (OUT/<name>, as stage and build write it): re-hash every\n"
+	  "file of OUTDIR/tree against OUTDIR/manifest.json and report each\n"
+	  "modified, missing and extra file or directory.\n"
+	  "verify --lock FILE: re-hash the cache entry of every artifact of the\n"
+	  "lock; a changed entry is quarantined.\n\n"
+	  "  --lock FILE          check the cache against this lock file\n"
+	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
+	  "  -q, --quiet          print only problems\n"
+	  "\nexit codes: 0 everything matches, 1 something is modified, missing or\n"
+	  "extra, 2 usage or unreadable manifest/lock, 5 I/O error\n" },
+	{ "mirror", cmd_mirror, "mirror RECIPE DIR [--sign KEYFILE] [options]",
+	  "export the verified artifacts, checksums and signatures for air-gapped use",
+	  "Fetch and verify every artifact of RECIPE, then write DIR/<host>/<path>\n"
+	  "(the upstream URL's host and path), with <file>.sha256, <file>.sha512\n"
+	  "(sha256sum format), the signature that verified (<file>.minisig), copies\n"
+	  "at the checksum and signature URLs the recipe uses, and DIR/index.json.\n"
+	  "Serve DIR and point a mirrors: rule at it (docs/provenance.md).\n\n"
+	  "  --sign KEYFILE       sign every artifact anew with this minisign secret\n"
+	  "                       key (unencrypted: minisign -G -W); trust it with\n"
+	  "                       signatures.keys and policy.require: signature\n"
+	  "Options: as fetch (-O, --set, -j, --offline, --locked, --lock, --cache,\n"
+	  "--cacert, --no-progress, -q)\n"
+	  "\nexit codes: as fetch; 1 also when a cache entry changed since it was verified\n" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"

@@ -75,6 +75,8 @@ int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
 int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
+int cmd_verify(int argc, char **argv, struct wb_run *run);
+int cmd_mirror(int argc, char **argv, struct wb_run *run);
 
 /* The common options stage (and build) accept. */
 #define CMD_STAGE_OPTIONS "-O --set -o --cache --cacert --lock -j --offline --locked " \
@@ -112,5 +114,9 @@ void cmd_fetch_items_free(struct fetch_item *items, size_t n);
  * failed (an interrupt, an engine error). */
 void cmd_fetch_report(const struct fetch_item *items, size_t n,
 		      const struct wb_err *e);
+/* After cmd_fetch_plan failed: print what failed (one error, or each
+ * item's), return the exit code. */
+int cmd_fetch_failed(struct wb_run *run, const struct plan *plan,
+		     const struct fetch_item *items, const struct wb_err *e);
 
 #endif

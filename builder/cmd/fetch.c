@@ -374,3 +374,12 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run)
 	}
 	return ret;
 }
+
+int cmd_fetch_failed(struct wb_run *run, const struct plan *plan,
+		     const struct fetch_item *items, const struct wb_err *e)
+{
+	if (!items || run->offline)
+		return cmd_fail(e);
+	cmd_fetch_report(items, plan->nartifacts, e);
+	return e->code ? e->code : WB_EIO;
+}

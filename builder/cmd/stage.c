@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "cmd/cmd.h"
+#include "emit/sbom.h"
 #include "fetch/cache.h"
 #include "fetch/fetch.h"
 #include "lib/buf.h"
@@ -259,6 +260,62 @@ static void stage_stamp(struct up_to_date *u, const struct plan *plan,
 	free(sp);
 }
 
+/* How an artifact was verified, for the SBOM: the methods, without the
+ * lock pin (so a --locked build gives the same SBOM). */
+static char *verified_by(const struct verify_evidence *ev)
+{
+	static const struct { unsigned bit; const char *what; } m[] = {
+		{ VERIFY_MINISIGN, "minisign" },
+		{ VERIFY_CHECKSUM_SHA256, "sha256 checksum file" },
+		{ VERIFY_CHECKSUM_SHA512, "sha512 checksum file" },
+		{ VERIFY_PINNED_SHA256, "pinned sha256" },
+		{ VERIFY_PINNED_SHA512, "pinned sha512" },
+		{ VERIFY_ACCEPTED_NEW, "trusted on first use" },
+	};
+	struct buf b = BUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(m); i++)
+		if (ev->methods & m[i].bit) {
+			if (b.len)
+				buf_adds(&b, ", ");
+			buf_adds(&b, m[i].what);
+		}
+	return buf_detach(&b, NULL);
+}
+
+/* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). */
+static int write_sbom(struct wb_run *run, const struct plan *plan,
+		      const struct fetch_item *items)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct sbom_artifact *sa = xcalloc(plan->nartifacts + 1, sizeof(*sa));
+	char *outdir = fs_join(run->out_dir, plan->name);
+	char *mpath = fs_join(outdir, "manifest.json");
+	char *spath = fs_join(outdir, "sbom.cdx.json");
+	int ret = WB_OK;
+
+	for (size_t i = 0; i < plan->nartifacts; i++) {
+		const struct verify_evidence *ev = &items[i].ev;
+
+		sa[i].name = items[i].art->name;
+		sa[i].path = items[i].path;
+		if (ev->methods & VERIFY_MINISIGN) {
+			sa[i].keyid_hex = ev->keyid_hex;
+			sa[i].trusted_comment = ev->trusted_comment;
+		}
+		sa[i].verified_by = verified_by(ev);
+	}
+	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)
+		ret = cmd_fail(&e);
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		free((char *)sa[i].verified_by);
+	free(sa);
+	free(outdir);
+	free(mpath);
+	free(spath);
+	return ret;
+}
+
 int cmd_stage_recipe(struct wb_run *run)
 {
 	struct up_to_date u;
@@ -292,12 +349,7 @@ int cmd_stage_recipe(struct wb_run *run)
 		goto out;
 	}
 	if (ret < 0) {
-		if (!items || run->offline) {
-			ret = cmd_fail(&e);
-		} else {
-			cmd_fetch_report(items, plan.nartifacts, &e);
-			ret = e.code ? e.code : WB_EIO;
-		}
+		ret = cmd_fetch_failed(run, &plan, items, &e);
 		goto out;
 	}
 	in = xcalloc(plan.nartifacts + 1, sizeof(*in));
@@ -323,6 +375,8 @@ int cmd_stage_recipe(struct wb_run *run)
 		}
 		goto out;
 	}
+	if ((ret = write_sbom(run, &plan, items)))
+		goto out;
 	if (!run->quiet)
 		fprintf(stderr, "staged %zu files (%zu generated) and %zu directories "
 			"into %s\nmanifest: %s\n", res.nfiles, res.ngenerated, res.ndirs,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "emit/imagebuilder.h"
+#include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 
@@ -123,21 +124,10 @@ int imagebuilder_write(const char *path, const struct plan *p,
 	set_str(root, "windows_service_manager",
 		!strcmp(p->service_manager, "nssm") ? "nssm" : "windows_service");
 
-	s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (!s) {
-		wb_error(e, WB_EIO, "cannot encode the image-builder var file");
-		goto out;
-	}
 	dir = fs_dirname(path);
 	if (fs_mkdir_p(dir, 0755, e))
 		goto out;
-	{
-		struct buf b = BUF_INIT;
-		buf_adds(&b, s);
-		buf_addc(&b, '\n');
-		ret = fs_write_atomic(path, b.ptr, b.len, 0644, e);
-		buf_release(&b);
-	}
+	ret = json_write_file(path, root, JSON_INDENT(2) | JSON_SORT_KEYS, e);
 out:
 	json_decref(root);
 	free(s);

@@ -199,6 +199,7 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 		json_set_str(o, "key_id", it->ev.keyid_hex);
 		json_set_str(o, "trusted_comment", it->ev.trusted_comment);
 		json_set_str(o, "sig_url", it->ev.sig_url);
+		json_set_str(o, "signature", it->ev.sig_text);
 	}
 	json_set_str(o, "checksum_url", it->ev.checksum_url);
 	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
@@ -272,6 +273,7 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			snprintf(it->ev.keyid_hex, sizeof(it->ev.keyid_hex), "%s", k ? k : "");
 			it->ev.trusted_comment = jstr(ref, "trusted_comment");
 			it->ev.sig_url = jstr(ref, "sig_url");
+			it->ev.sig_text = jstr(ref, "signature");
 		}
 		it->ev.checksum_url = jstr(ref, "checksum_url");
 	} else {

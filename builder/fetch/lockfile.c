@@ -5,6 +5,7 @@
 
 #include "fetch/cache.h"
 #include "fetch/lockfile.h"
+#include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 
@@ -129,7 +130,6 @@ int lockfile_write(const char *path, const char *recipe,
 		   const struct fetch_item *items, size_t n, struct wb_err *e)
 {
 	json_t *root = json_object(), *arts = json_object();
-	char *text;
 	int ret;
 
 	json_object_set_new(root, "version", json_integer(1));
@@ -148,19 +148,7 @@ int lockfile_write(const char *path, const char *recipe,
 		json_object_set_new(arts, it->art->name, a);
 	}
 	json_object_set_new(root, "artifacts", arts);
-	text = json_dumps(root, JSON_SORT_KEYS | JSON_INDENT(2));
+	ret = json_write_file(path, root, JSON_SORT_KEYS | JSON_INDENT(2), e);
 	json_decref(root);
-	if (!text)
-		return wb_error(e, WB_EIO, "cannot encode the lock file");
-	{
-		size_t len = strlen(text);
-		char *t2 = xmalloc(len + 2);
-		memcpy(t2, text, len);
-		t2[len] = '\n';
-		t2[len + 1] = '\0';
-		ret = fs_write_atomic(path, t2, len + 1, 0644, e);
-		free(t2);
-	}
-	free(text);
 	return ret;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/winpath.h"
@@ -55,7 +56,6 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 	json_t *root = json_object(), *arts = json_array(), *files = json_array();
 	json_t *dirs = json_array();
 	struct wb_strlist wdirs = WB_STRLIST_INIT;
-	char *text;
 	int ret;
 
 	json_object_set_new(root, "schema", json_integer(MANIFEST_SCHEMA));
@@ -109,18 +109,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 	wb_strlist_release(&wdirs);
 	json_object_set_new(root, "directories", dirs);
 
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	ret = json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, e);
 	json_decref(root);
-	if (!text)
-		return wb_error(e, WB_EIO, "cannot format '%s'", path);
-	{
-		struct buf b = BUF_INIT;
-
-		buf_adds(&b, text);
-		buf_addc(&b, '\n');
-		free(text);
-		ret = fs_write_atomic(path, b.ptr, b.len, 0644, e);
-		buf_release(&b);
-	}
 	return ret;
 }

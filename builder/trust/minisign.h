@@ -88,4 +88,24 @@ int minisign_verify(const struct minisign_sig *sig,
 		    const char *expect_name, struct minisign_result *res,
 		    struct wb_err *e);
 
+/* An unencrypted minisign secret key (minisign -G -W). */
+struct minisign_seckey {
+	unsigned char keyid[MINISIGN_KEYID_LEN];
+	unsigned char seed[32];
+	unsigned char pk[MINISIGN_PK_LEN];
+};
+
+/* Parse a secret key file; an encrypted key is refused. Errors WB_EUSAGE.
+ * (trust/minisign_sign.c) */
+int minisign_seckey_parse(const char *text, size_t len, struct minisign_seckey *sk,
+			  struct wb_err *e);
+
+/* The text of a prehashed ("ED") signature file for a file whose
+ * BLAKE2b-512 is BLAKE2B, with TRUSTED_COMMENT (one line). New string, or
+ * NULL with E. */
+char *minisign_sign_prehashed(const struct minisign_seckey *sk,
+			      const unsigned char blake2b[64],
+			      const char *trusted_comment,
+			      const char *untrusted_comment, struct wb_err *e);
+
 #endif

@@ -154,6 +154,7 @@ static int check_signature(const struct verify_input *in, struct verify_evidence
 		memcpy(ev->keyid_hex, res.keyid_hex, sizeof(ev->keyid_hex));
 		ev->trusted_comment = xstrdup(res.trusted_comment ? res.trusted_comment : "");
 		ev->sig_url = xstrdup(in->sig_file_url);
+		ev->sig_text = xstrndup(in->sig_file, in->sig_file_len);
 	}
 	minisign_result_release(&res);
 	minisign_sig_release(&sig);
@@ -214,6 +215,7 @@ void verify_evidence_release(struct verify_evidence *ev)
 {
 	free(ev->trusted_comment);
 	free(ev->sig_url);
+	free(ev->sig_text);
 	free(ev->checksum_url);
 	memset(ev, 0, sizeof(*ev));
 }

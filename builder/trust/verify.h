@@ -80,6 +80,8 @@ struct verify_evidence {
 	char keyid_hex[17];        /* minisign key id, when VERIFY_MINISIGN */
 	char *trusted_comment;     /* owned */
 	char *sig_url;             /* owned */
+	char *sig_text;            /* owned: the signature file that verified
+				      (for `winbuild mirror`), or NULL */
 	char *checksum_url;        /* owned: the sha256 (or sha512) file URL */
 };
 

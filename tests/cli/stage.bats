@@ -53,8 +53,8 @@ py() { python3 -c "$@"; }
 	cmp "$(T)/k/kubelet.exe" "$WWW/good/kubelet.exe"
 	cmp "$(T)/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi" \
 		"$WWW/good/CloudbaseInitSetup_1_1_6_x64.msi"
-	# nothing left beside the tree but the manifest (and the lock and stamp)
-	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^.stage.lock$' -e '^.stage-stamp$')" ]
+	# nothing left beside the tree but the manifest and SBOM (and the lock and stamp)
+	[ -z "$(ls -A "$WORK/out/$NAME" | grep -v -e '^tree$' -e '^manifest.json$' -e '^sbom.cdx.json$' -e '^.stage.lock$' -e '^.stage-stamp$')" ]
 }
 
 @test "manifest.json lists every file with Windows path, size, sha256, artifact, component" {

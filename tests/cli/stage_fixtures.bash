@@ -77,3 +77,11 @@ two_archives() {
 	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
+
+# fixture_setup: a test's setup with $WORK/fixtures.yaml (fixture_override)
+# and SOURCE_DATE_EPOCH fixed
+fixture_setup() {
+	common_setup
+	fixture_override >"$WORK/fixtures.yaml"
+	export SOURCE_DATE_EPOCH=1700000000
+}

@@ -29,6 +29,8 @@
 #                               using CERTDIR/CERT.crt (CERT: server (default),
 #                               expired or wrong) and CERTDIR/server.key.
 #                               NGINX_IPV6=1 also listens on [::1], same ports.
+#                               WB_NGINX_PORT=N: HTTP on port N (no retry on
+#                               another port; for outputs that record the URL).
 #                               Exports NGINX_PORT NGINX_TLS_PORT NGINX_LOG
 #                               NGINX_PID NGINX_DIR. One process (master_process
 #                               off), so it works as root or not. NGINX_LOG lines:
@@ -205,7 +207,7 @@ start_nginx() {
 	mkdir -p "$dir/tmp"
 	for _ in 1 2 3 4 5; do
 		local port tport="" listen
-		port=$(free_port) || return 1
+		if [ -n "${WB_NGINX_PORT:-}" ]; then port=$WB_NGINX_PORT; else port=$(free_port) || return 1; fi
 		listen="listen 127.0.0.1:$port;"
 		[ -n "$v6" ] && listen+=" listen [::1]:$port;"
 		local tls=""
@@ -278,6 +280,7 @@ start_nginx() {
 		fi
 		_wb_kill "$pid"
 		# a lost race on the port: try other ports; anything else is fatal
+		[ -z "${WB_NGINX_PORT:-}" ] || break
 		grep -q 'Address already in use' "$dir/error.log" "$dir/stdout" 2>/dev/null || break
 	done
 	echo "start_nginx: nginx did not start; config $dir/nginx.conf; log:" >&2

@@ -1,0 +1,286 @@
+/* The mirror layout writer (emit/mirror.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit/mirror.h"
+#include "lib/json.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "trust/digest.h"
+
+char *mirror_rel_path(const char *url, struct wb_err *e)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+	char *rel, *seg, *save = NULL, *copy;
+
+	if (!p || !p[3] || p[3] == '/') {
+		wb_error(e, WB_EUSAGE, "mirror: URL without a host: '%s'", url);
+		return NULL;
+	}
+	p += 3;
+	n = strcspn(p, "?#");
+	rel = xstrndup(p, n);
+	copy = xstrdup(rel);
+	if (strstr(rel, "//") || rel[strlen(rel) - 1] == '/')
+		goto bad;
+	for (seg = strtok_r(copy, "/", &save); seg; seg = strtok_r(NULL, "/", &save))
+		if (!strcmp(seg, ".") || !strcmp(seg, "..") || strchr(seg, '\\'))
+			goto bad;
+	free(copy);
+	return rel;
+bad:
+	wb_error(e, WB_EUSAGE, "mirror: URL '%s' does not map to a safe path", url);
+	free(copy);
+	free(rel);
+	return NULL;
+}
+
+/* Copy SRC to DST (temp file + rename), digesting every byte; the SHA-256
+ * must be WANT. */
+static int copy_verified(const char *name, const char *src, const char *dst,
+			 const char *want, struct digest_result *r, struct wb_err *e)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", dst, (long)getpid()), hex[65];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	struct digest_ctx d;
+	char buf[1 << 16];
+	ssize_t k;
+
+	memset(&d, 0, sizeof(d));
+	if (in < 0) {
+		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+		goto out;
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		wb_error(e, WB_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (digest_init(&d, DIGEST_SHA512 | DIGEST_BLAKE2B512, e))
+		goto out;
+	while ((k = read(in, buf, sizeof(buf))) > 0) {
+		digest_update(&d, buf, (size_t)k);
+		if (write(out, buf, (size_t)k) != k) {
+			wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+			goto out;
+		}
+	}
+	if (k < 0) {
+		wb_error(e, WB_EIO, "cannot read '%s': %s", src, strerror(errno));
+		goto out;
+	}
+	digest_final(&d, r);
+	memset(&d, 0, sizeof(d));
+	digest_hex(r->sha256, 32, hex);
+	if (strcmp(hex, want)) {
+		wb_error(e, WB_EVERIFY, "the cache entry of '%s' (%s) no longer hashes to %s "
+			 "(got %s); nothing written for it", name, src, want, hex);
+		goto out;
+	}
+	if (fsync(out) < 0 || close(out) < 0) {
+		out = -1;
+		wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	if (rename(tmp, dst) < 0) {
+		wb_error(e, WB_EIO, "cannot rename '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	digest_release(&d);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+/* Write TEXT at DIR/REL and at the mirror path of every URL in EXTRA
+ * (checksum or signature URLs the recipe uses); record REL in LIST. */
+static int put_small(const char *dir, const char *rel, const char *text,
+		     const struct wb_strlist *extra, json_t *list, struct wb_err *e)
+{
+	struct wb_strlist rels = WB_STRLIST_INIT;
+	int ret = 0;
+
+	wb_strlist_push(&rels, rel);
+	for (size_t i = 0; extra && i < extra->nr; i++) {
+		char *r = mirror_rel_path(extra->v[i], e);
+
+		if (!r) {
+			wb_strlist_release(&rels);
+			return -1;
+		}
+		wb_strlist_push_unique(&rels, r);
+		free(r);
+	}
+	for (size_t i = 0; !ret && i < rels.nr; i++) {
+		char *p = fs_join(dir, rels.v[i]), *d = fs_dirname(p);
+
+		ret = fs_mkdir_p(d, 0755, e) || fs_write_atomic(p, text, strlen(text), 0644, e) ? -1 : 0;
+		if (!ret)
+			json_array_append_new(list, json_string(rels.v[i]));
+		free(p);
+		free(d);
+	}
+	wb_strlist_release(&rels);
+	return ret;
+}
+
+/* The URLs of LIST that are not a mirror rule's rewrite (the recipe's own
+ * upstream URLs), into OUT. */
+static void upstream_urls(const struct plan *p, const struct wb_strlist *list,
+			  struct wb_strlist *out)
+{
+	for (size_t i = 0; i < list->nr; i++) {
+		int mirrored = 0;
+
+		for (size_t k = 0; k < p->nmirrors; k++)
+			mirrored |= !strncmp(list->v[i], p->mirrors[k].to,
+					     strlen(p->mirrors[k].to));
+		if (!mirrored)
+			wb_strlist_push(out, list->v[i]);
+	}
+}
+
+static int one(const struct plan *plan, const struct mirror_artifact *m,
+	       const struct mirror_opts *o, json_t *arts, struct mirror_stats *st,
+	       struct wb_err *e)
+{
+	const struct plan_artifact *a = m->art;
+	char *rel = mirror_rel_path(a->upstream_url, e), *dst = NULL, *pdir = NULL;
+	char *text = NULL, *srel = NULL, s256[65], s512[129];
+	json_t *o_ = json_object(), *sums = json_array(), *sigs = json_array();
+	struct digest_result r;
+	struct wb_strlist u256 = WB_STRLIST_INIT, u512 = WB_STRLIST_INIT;
+	struct wb_strlist usig = WB_STRLIST_INIT;
+	int ret = -1;
+
+	upstream_urls(plan, &a->verify.sha256_urls, &u256);
+	upstream_urls(plan, &a->verify.sha512_urls, &u512);
+	upstream_urls(plan, &a->verify.minisig_urls, &usig);
+	if (!rel)
+		goto out;
+	dst = fs_join(o->dir, rel);
+	pdir = fs_dirname(dst);
+	if (fs_mkdir_p(pdir, 0755, e) ||
+	    copy_verified(a->name, m->path, dst, m->sha256, &r, e))
+		goto out;
+	digest_hex(r.sha256, 32, s256);
+	digest_hex(r.sha512, 64, s512);
+	/* checksum files in sha256sum format, at .sha256/.sha512 and the URLs
+	 * the recipe fetches them from */
+	for (int k = 0; k < 2; k++) {
+		free(text);
+		free(srel);
+		text = xasprintf("%s  %s\n", k ? s512 : s256, a->filename);
+		srel = xasprintf("%s.sha%s", rel, k ? "512" : "256");
+		if (put_small(o->dir, srel, text, k ? &u512 : &u256, sums, e))
+			goto out;
+	}
+	free(text);
+	text = NULL;
+	json_object_set_new(o_, "name", json_string(a->name));
+	json_object_set_new(o_, "component", json_string(a->component));
+	json_object_set_new(o_, "version", json_string(a->version));
+	json_object_set_new(o_, "upstream_url", json_string(a->upstream_url));
+	json_object_set_new(o_, "path", json_string(rel));
+	json_object_set_new(o_, "size", json_integer((json_int_t)r.size));
+	json_object_set_new(o_, "sha256", json_string(s256));
+	json_object_set_new(o_, "sha512", json_string(s512));
+	free(srel);
+	srel = xasprintf("%s.minisig", rel);
+	if (o->sign) {
+		char *tc = xasprintf("timestamp:%lld\tfile:%s\thashed", (long long)o->epoch,
+				     a->filename);
+		char kid[17];
+
+		minisign_keyid_hex(o->sign->keyid, kid);
+		text = minisign_sign_prehashed(o->sign, r.blake2b512, tc,
+					       "signature from winbuild mirror --sign", e);
+		if (!text || put_small(o->dir, srel, text, &usig, sigs, e)) {
+			free(tc);
+			goto out;
+		}
+		json_object_set_new(o_, "key_id", json_string(kid));
+		json_object_set_new(o_, "trusted_comment", json_string(tc));
+		json_object_set_new(o_, "resigned", json_true());
+		free(tc);
+		st->signatures++;
+		st->resigned++;
+	} else if (m->sig_text) {
+		if (put_small(o->dir, srel, m->sig_text, &usig, sigs, e))
+			goto out;
+		json_object_set_new(o_, "key_id", json_string(m->keyid_hex ? m->keyid_hex : ""));
+		json_object_set_new(o_, "trusted_comment",
+				    json_string(m->trusted_comment ? m->trusted_comment : ""));
+		st->signatures++;
+	} else {
+		st->unsigned_++;
+	}
+	json_object_set_new(o_, "checksums", sums);
+	json_object_set_new(o_, "signatures", sigs);
+	sums = sigs = NULL;
+	json_array_append(arts, o_);
+	st->artifacts++;
+	ret = 0;
+out:
+	wb_strlist_release(&u256);
+	wb_strlist_release(&u512);
+	wb_strlist_release(&usig);
+	json_decref(o_);
+	json_decref(sums);
+	json_decref(sigs);
+	free(text);
+	free(srel);
+	free(rel);
+	free(dst);
+	free(pdir);
+	return ret;
+}
+
+int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
+		 size_t n, const struct mirror_opts *o, struct mirror_stats *st,
+		 struct wb_err *e)
+{
+	json_t *root = json_object(), *list = json_array();
+	char *text = NULL, *ipath = fs_join(o->dir, "index.json");
+	int ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (fs_mkdir_p(o->dir, 0755, e))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (one(plan, &arts[i], o, list, st, e))
+			goto out;
+	json_object_set_new(root, "schema", json_integer(1));
+	json_object_set_new(root, "image", json_string(plan->name));
+	json_object_set_new(root, "layout", json_string("<upstream host>/<upstream path>"));
+	if (o->sign) {
+		char kid[17];
+
+		minisign_keyid_hex(o->sign->keyid, kid);
+		json_object_set_new(root, "signed_by", json_string(kid));
+	} else {
+		json_object_set_new(root, "signed_by", json_null());
+	}
+	json_object_set(root, "artifacts", list);
+	ret = json_write_file(ipath, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, e);
+out:
+	free(text);
+	free(ipath);
+	json_decref(list);
+	json_decref(root);
+	return ret;
+}

@@ -1,0 +1,37 @@
+/*
+ * OUT/<recipe>/sbom.cdx.json: a CycloneDX 1.5 JSON SBOM of a staged output
+ * (docs/provenance.md). Built from the staged manifest (files, digests,
+ * Authenticode results), the plan (purl, licence, homepage) and what fetch
+ * verified (signer key id, trusted comment, the cache entry, re-read once
+ * for SHA-512). Deterministic: the timestamp is the manifest's
+ * source_date_epoch and the serial number a UUID made from the SHA-256 of
+ * the document without it.
+ */
+#ifndef WB_EMIT_SBOM_H
+#define WB_EMIT_SBOM_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+#include "recipe/plan.h"
+
+/* What fetch knows about one artifact, in plan order. */
+struct sbom_artifact {
+	const char *name;
+	const char *path;             /* the verified cache entry */
+	const char *keyid_hex;        /* minisign key id, or NULL/"" */
+	const char *trusted_comment;  /* or NULL */
+	const char *verified_by;      /* "minisign key ...", for a property */
+};
+
+/*
+ * Write PATH (atomically) for PLAN from the manifest at MANIFEST_PATH and
+ * ARTS (N, one per plan artifact). A cache entry whose SHA-256 is not the
+ * manifest's is WB_EVERIFY; unreadable files WB_EIO; a malformed manifest
+ * WB_ESTAGE.
+ */
+int sbom_write(const char *path, const struct plan *plan,
+	       const char *manifest_path, const struct sbom_artifact *arts,
+	       size_t n, struct wb_err *e);
+
+#endif

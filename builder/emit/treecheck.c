@@ -1,0 +1,208 @@
+/* Re-check a staged output against its manifest (emit/treecheck.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "emit/manifest.h"
+#include "emit/treecheck.h"
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/strlist.h"
+#include "lib/winpath.h"
+#include "trust/digest.h"
+
+const char *treecheck_kind_name(enum treecheck_kind k)
+{
+	switch (k) {
+	case TREECHECK_MODIFIED: return "modified";
+	case TREECHECK_MISSING: return "missing";
+	case TREECHECK_EXTRA: return "extra";
+	}
+	return "?";
+}
+
+static void add(struct treecheck *res, enum treecheck_kind k, const char *path,
+		char *detail)
+{
+	ALLOC_GROW(res->v, res->nr + 1, res->alloc);
+	res->v[res->nr].kind = k;
+	res->v[res->nr].path = xstrdup(path);
+	res->v[res->nr].detail = detail;
+	res->nr++;
+}
+
+static int cmp_problem(const void *a, const void *b)
+{
+	const struct treecheck_problem *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	return c ? c : (int)x->kind - (int)y->kind;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every entry under ROOT/REL, recursively, into FILES (regular files and
+ * anything else that is not a directory) and DIRS, as relative paths. */
+static int walk(const char *root, const char *rel, struct wb_strlist *files,
+		struct wb_strlist *dirs, struct wb_err *e)
+{
+	char *path = *rel ? fs_join(root, rel) : xstrdup(root);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d) {
+		ret = wb_error(e, WB_EIO, "cannot read '%s': %s", path, strerror(errno));
+		free(path);
+		return ret;
+	}
+	while (!ret && (de = readdir(d))) {
+		char *sub, *full;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		sub = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+		full = fs_join(root, sub);
+		if (lstat(full, &st) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot stat '%s': %s", full, strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			wb_strlist_push(dirs, sub);
+			ret = walk(root, sub, files, dirs, e);
+		} else {
+			wb_strlist_push(files, sub);
+		}
+		free(sub);
+		free(full);
+	}
+	closedir(d);
+	free(path);
+	return ret;
+}
+
+static int listed(const struct wb_strlist *sorted, const char *s)
+{
+	return sorted->nr && bsearch(&s, sorted->v, sorted->nr, sizeof(*sorted->v), cmp_str);
+}
+
+/* Is D (relative) a parent directory of some manifest file or dir? */
+static int needed_dir(const struct wb_strlist *paths, const char *d)
+{
+	size_t n = strlen(d);
+
+	for (size_t i = 0; i < paths->nr; i++)
+		if (!strncmp(paths->v[i], d, n) && paths->v[i][n] == '/')
+			return 1;
+	return 0;
+}
+
+static void check_file(const char *tree, const struct staged_file *f,
+		       struct treecheck *res)
+{
+	char *full = fs_join(tree, f->tree_path), hex[65];
+	struct digest_result r;
+	struct wb_err e = WB_ERR_INIT;
+	struct stat st;
+
+	if (lstat(full, &st) < 0) {
+		add(res, TREECHECK_MISSING, f->tree_path, NULL);
+	} else if (!S_ISREG(st.st_mode)) {
+		add(res, TREECHECK_MODIFIED, f->tree_path, xstrdup("not a regular file"));
+	} else if (digest_file(full, DIGEST_SHA256, &r, &e) < 0) {
+		add(res, TREECHECK_MODIFIED, f->tree_path, xstrdup(e.msg));
+	} else {
+		digest_hex(r.sha256, 32, hex);
+		if (strcmp(hex, f->sha256) || r.size != f->size)
+			add(res, TREECHECK_MODIFIED, f->tree_path,
+			    xasprintf("size %llu, sha256 %s; manifest: size %llu, sha256 %s",
+				      r.size, hex, f->size, f->sha256));
+	}
+	free(full);
+}
+
+int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e)
+{
+	struct staged_manifest m;
+	struct wb_strlist files = WB_STRLIST_INIT, dirs = WB_STRLIST_INIT;
+	struct wb_strlist want = WB_STRLIST_INIT, wantdirs = WB_STRLIST_INIT;
+	char *mpath = fs_join(dir, "manifest.json"), *tree = fs_join(dir, "tree");
+	int ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	memset(&m, 0, sizeof(m));
+	if (!fs_exists(mpath)) {
+		wb_error(e, WB_EUSAGE, "'%s' not found: is '%s' a staged output "
+			 "(OUT/<name>)?", mpath, dir);
+		goto out;
+	}
+	if (staged_manifest_read(mpath, &m, e) < 0)
+		goto out;
+	res->nfiles = m.nfiles;
+	res->ndirs = m.ndirectories;
+	for (size_t i = 0; i < m.nfiles; i++)
+		wb_strlist_push(&want, m.files[i].tree_path);
+	for (size_t i = 0; i < m.ndirectories; i++) {
+		const char *why = NULL;
+		char *t = winpath_to_tree(m.directories[i], &why);
+
+		if (!t) {
+			wb_error(e, WB_ESTAGE, "%s: bad directory '%s': %s", mpath,
+				 m.directories[i], why);
+			goto out;
+		}
+		wb_strlist_push(&wantdirs, t);
+		free(t);
+	}
+	if (want.nr)
+		qsort(want.v, want.nr, sizeof(*want.v), cmp_str);
+	if (wantdirs.nr)
+		qsort(wantdirs.v, wantdirs.nr, sizeof(*wantdirs.v), cmp_str);
+	if (!fs_exists(tree)) {
+		add(res, TREECHECK_MISSING, "", xstrdup("the whole tree/ directory"));
+		ret = 0;
+		goto out;
+	}
+	if (walk(tree, "", &files, &dirs, e) < 0)
+		goto out;
+	for (size_t i = 0; i < m.nfiles; i++)
+		check_file(tree, &m.files[i], res);
+	for (size_t i = 0; i < files.nr; i++)
+		if (!listed(&want, files.v[i]))
+			add(res, TREECHECK_EXTRA, files.v[i], NULL);
+	if (dirs.nr)
+		qsort(dirs.v, dirs.nr, sizeof(*dirs.v), cmp_str);
+	for (size_t i = 0; i < wantdirs.nr; i++)
+		if (!listed(&dirs, wantdirs.v[i]))
+			add(res, TREECHECK_MISSING, wantdirs.v[i], xstrdup("directory"));
+	for (size_t i = 0; i < dirs.nr; i++)
+		if (!listed(&wantdirs, dirs.v[i]) && !needed_dir(&want, dirs.v[i]) &&
+		    !needed_dir(&wantdirs, dirs.v[i]))
+			add(res, TREECHECK_EXTRA, dirs.v[i], xstrdup("directory"));
+	if (res->nr)
+		qsort(res->v, res->nr, sizeof(*res->v), cmp_problem);
+	ret = 0;
+out:
+	staged_manifest_release(&m);
+	wb_strlist_release(&files);
+	wb_strlist_release(&dirs);
+	wb_strlist_release(&want);
+	wb_strlist_release(&wantdirs);
+	free(mpath);
+	free(tree);
+	return ret;
+}
+
+void treecheck_release(struct treecheck *res)
+{
+	for (size_t i = 0; i < res->nr; i++) {
+		free(res->v[i].path);
+		free(res->v[i].detail);
+	}
+	free(res->v);
+	memset(res, 0, sizeof(*res));
+}

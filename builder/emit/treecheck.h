@@ -1,0 +1,38 @@
+/*
+ * Re-check a staged output (OUT/<name>/: manifest.json + tree/) against its
+ * manifest, for `winbuild verify`: every file the manifest lists must exist
+ * with its size and SHA-256, every directory it lists must exist, and
+ * nothing else may be in the tree. Nothing here prints.
+ */
+#ifndef WB_EMIT_TREECHECK_H
+#define WB_EMIT_TREECHECK_H
+
+#include <stddef.h>
+
+#include "lib/err.h"
+
+enum treecheck_kind {
+	TREECHECK_MODIFIED = 1,  /* size or SHA-256 differs, or not a file */
+	TREECHECK_MISSING,       /* listed in the manifest, absent */
+	TREECHECK_EXTRA,         /* in the tree, not in the manifest */
+};
+
+struct treecheck_problem {
+	enum treecheck_kind kind;
+	char *path;     /* relative to tree/, '/' separated */
+	char *detail;   /* e.g. "sha256 abc..., manifest def..." or NULL */
+};
+
+struct treecheck {
+	struct treecheck_problem *v;   /* sorted by path */
+	size_t nr, alloc;
+	size_t nfiles, ndirs;          /* what the manifest lists */
+};
+
+/* Check DIR (holding manifest.json and tree/). Returns 0 with RES filled
+ * (RES->nr problems), or -1: WB_EIO unreadable, WB_ESTAGE bad manifest. */
+int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e);
+void treecheck_release(struct treecheck *res);
+const char *treecheck_kind_name(enum treecheck_kind k);
+
+#endif

@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# The man page renders, names every command of the command table, and is
+# installed with the bash completion, which offers the command names.
+load helpers
+
+commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1} /^$/{if(f)exit}'; }
+
+@test "docs/winbuild.1 renders without warnings and names every command" {
+	run bash -c "groff -man -Tutf8 -ww -z '$WB_SRC/docs/winbuild.1' 2>&1"
+	assert_status 0
+	[ -z "$output" ]
+	if command -v man >/dev/null; then
+		MANWIDTH=100 man -l "$WB_SRC/docs/winbuild.1" >page.txt 2>err.txt
+	else
+		groff -man -Tutf8 "$WB_SRC/docs/winbuild.1" >page.txt
+	fi
+	grep -q 'winbuild - build the offline' page.txt
+	for c in $(commands); do
+		[ "$c" = version ] && continue
+		grep -qE "^ +$c( |$)" page.txt || { echo "man page lacks $c" >&2; return 1; }
+	done
+}
+
+@test "bash completion offers every command, and options per command" {
+	run bash -c "
+		source '$WB_SRC/docs/winbuild.bash-completion'
+		COMP_WORDS=(winbuild ''); COMP_CWORD=1; _winbuild; echo \"\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild ve); COMP_CWORD=1; _winbuild; echo \"v:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild mirror --s); COMP_CWORD=2; _winbuild; echo \"m:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild build -b q); COMP_CWORD=3; _winbuild; echo \"b:\${COMPREPLY[*]}\""
+	assert_status 0
+	for c in $(commands); do
+		grep -qw -- "$c" <<<"${lines[0]}" || { echo "completion lacks $c" >&2; return 1; }
+	done
+	assert_output_has "v:verify version"
+	assert_output_has "m:--set --sign"
+	assert_output_has "b:qemu"
+}
+
+@test "make install puts the man page and the completion in place" {
+	# dry run: a real install would rebuild ./winbuild with other flags
+	# under make SANITIZE=... check
+	run make -n -C "$WB_SRC" install PREFIX=/usr DESTDIR=/dest
+	assert_status 0
+	assert_output_has "docs/winbuild.1 /dest/usr/share/man/man1/winbuild.1"
+	assert_output_has "/dest/usr/share/bash-completion/completions/winbuild"
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# winbuild mirror: the upstream-path layout with checksums, signatures and
+# index.json; an air-gapped fetch from it (upstream on a closed port,
+# mirror_only); a mirror re-signed with an enterprise key.
+load helpers
+load ../lib/servers
+load fetch_fixtures
+
+setup_file() {
+	make_fixtures "$BATS_FILE_TMPDIR"
+	start_nginx "$WWW"
+	export UP_PORT=$NGINX_PORT
+	minisign -G -W -p "$KEYS/ent.pub" -s "$KEYS/ent.key" </dev/null >/dev/null
+	export PUB_ENT
+	PUB_ENT=$(tail -n1 "$KEYS/ent.pub")
+}
+
+teardown_file() { stop_servers; }
+
+setup() {
+	common_setup
+	CLOSED=$(closed_port)
+	U="http://127.0.0.1:$CLOSED"
+	# the recipe's upstream is unreachable; the fixture server stands in
+	# for it while the mirror is written
+	recipe <<-EOF
+		$(art a.bin "$U/a.bin" "minisign: {keys: [{key: $PUB_A}]}")
+		$(art b.bin "$U/b.bin" "minisign: {keys: [{key: $PUB_A}]}")
+		$(art u.bin "$U/u.bin" 'sha256_url: "${url}.sha256"')
+	EOF
+	printf 'kind: override\nmirrors:\n  - {from: "%s/", to: "http://127.0.0.1:%s/"}\n' \
+		"$U" "$UP_PORT" >upstream.yaml
+}
+
+# airgap.yaml: mirror_only, every upstream URL to the mirror served on PORT
+airgap() {
+	printf 'kind: override\nmirror_only: true\nmirrors:\n' >airgap.yaml
+	printf '  - {from: "%s/", to: "http://127.0.0.1:%s/127.0.0.1:%s/"}\n' \
+		"$U" "$1" "$CLOSED" >>airgap.yaml
+	printf '%s' "${2:-}" >>airgap.yaml
+}
+
+@test "mirror writes <host>/<path> with checksum files, signatures and index.json" {
+	wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+	assert_output_has "3 artifacts, 2 signatures"
+	d="M/127.0.0.1:$CLOSED"
+	cmp "$d/a.bin" "$WWW/a.bin"
+	cmp "$d/a.bin.minisig" "$WWW/a.bin.minisig"
+	cmp "$d/u.bin" "$WWW/u.bin"
+	(cd "$d" && sha256sum -c a.bin.sha256 && sha256sum -c u.bin.sha256 && sha512sum -c u.bin.sha512)
+	minisign -V -p "$KEYS/a.pub" -m "$d/b.bin" >/dev/null
+	python3 - M/index.json "$CLOSED" <<-'PY'
+		import json, sys
+		ix = json.load(open(sys.argv[1]))
+		names = [a["name"] for a in ix["artifacts"]]
+		assert names == ["a.bin", "b.bin", "u.bin"], names
+		a = ix["artifacts"][0]
+		assert a["path"] == f"127.0.0.1:{sys.argv[2]}/a.bin"
+		assert a["signatures"] == [a["path"] + ".minisig"]
+		assert ix["signed_by"] is None
+	PY
+}
+
+@test "air gap: a fetch from the written mirror with upstream on a closed port and mirror_only" {
+	wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+	start_nginx M
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb fetch img.yaml --no-progress
+	assert_status 3      # upstream is unreachable
+	airgap "$NGINX_PORT"
+	"$WINBUILD" plan img.yaml -O airgap.yaml --json >plan.json
+	python3 - plan.json "$NGINX_PORT" <<-'PY'
+		import json, sys   # mirror_only: only mirror URLs are tried
+		for a in json.load(open(sys.argv[1]))["artifacts"]:
+		    for u in a["urls"] + a["verify"]["sha256_urls"] + (a["verify"]["minisign"] or {"urls": []})["urls"]:
+		        assert u.startswith(f"http://127.0.0.1:{sys.argv[2]}/"), u
+	PY
+	wb fetch img.yaml -O airgap.yaml --no-progress
+	assert_status 0
+	[ "$(nginx_requests "/127.0.0.1:$CLOSED/a.bin")" -ge 1 ]
+	[ "$(nginx_requests "/127.0.0.1:$CLOSED/a.bin.minisig")" -ge 1 ]
+	[ "$(nginx_requests "/127.0.0.1:$CLOSED/u.bin.sha256")" -ge 1 ]
+	stop_nginx
+}
+
+@test "a re-signed mirror passes require: signature with the enterprise key and fails with another" {
+	wb mirror img.yaml M -O upstream.yaml --sign "$KEYS/ent.key" --no-progress
+	assert_status 0
+	assert_output_has "3 signatures (re-signed)"
+	minisign -V -p "$KEYS/ent.pub" -m "M/127.0.0.1:$CLOSED/u.bin" >/dev/null
+	start_nginx M
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-ent"
+	# the recipe trusts upstream key A for a.bin/b.bin; the site trusts only
+	# its own key for every artifact
+	airgap "$NGINX_PORT" "$(printf 'policy: {require: signature}\nsignatures: {keys: [{key: %s}]}\n' "$PUB_ENT")"
+	python3 - "$WORK/components/demo.yaml" <<-'PY'
+		import re, sys
+		p = sys.argv[1]; s = open(p).read()
+		s = re.sub(r"minisign: \{keys: \[\{key: [^}]*\}\]\}", 'sha256_url: "${url}.sha256"', s)
+		open(p, "w").write(s)
+	PY
+	wb fetch img.yaml -O airgap.yaml --no-progress
+	assert_status 0
+	kid=$(python3 -c 'import base64,sys; print(base64.b64decode(sys.argv[1])[2:10][::-1].hex().upper())' "$PUB_ENT")
+	assert_output_has "minisign key $kid"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-other"
+	airgap "$NGINX_PORT" "$(printf 'policy: {require: signature}\nsignatures: {keys: [{key: %s}]}\n' "$PUB_B")"
+	wb fetch img.yaml -O airgap.yaml --no-progress
+	assert_status 1
+	stop_nginx
+}
+
+@test "mirror --sign refuses an encrypted or malformed key (exit 2) and needs RECIPE DIR" {
+	echo "untrusted comment: x" >bad.key
+	echo "AAAA" >>bad.key
+	wb mirror img.yaml M --sign bad.key
+	assert_status 2
+	assert_output_has "secret key"
+	wb mirror img.yaml
+	assert_status 2
+}
