@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # winbuild sig authenticode: Authenticode on PE and MSI files, checked
 # against osslsigncode's own verdict on every file. Fixtures (test PKI,
-# mingw-w64 binaries, an msibuild MSI, osslsigncode signatures) are made
+# mingw-w64 binaries, a wixl MSI, osslsigncode signatures) are made
 # once per run by tests/lib/authenticode.bash.
 load helpers
 load ../lib/authenticode
@@ -261,7 +261,7 @@ print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.
 		"$WORK/out/t/manifest.json" "$1"
 }
 
-@test "stage: signed .exe and .msi pass; signer, thumbprint and timestamp go into the manifest" {
+@test "stage: signed .exe and .msi pass; signer, thumbprint and timestamp go into the manifest and the SBOM" {
 	stage_recipe '{require: true, roots: site/roots.pem}' good.msi ts.exe expired-ts.exe
 	wb stage img.yaml --no-progress
 	assert_status 0
@@ -274,6 +274,22 @@ print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.
 	run manifest_auth k/good.msi
 	assert_output_has '"signed": true'
 	assert_output_has '"timestamp": null'
+	# ... and into the SBOM, as properties of the file's component
+	python3 - out/t/sbom.cdx.json "$(cat "$FX/cs.thumbprint")" <<-'PY'
+		import json, sys
+		bom = json.load(open(sys.argv[1]))
+		comps = {}
+		def walk(cs):
+		    for c in cs:
+		        comps[c["bom-ref"]] = c
+		        walk(c.get("components", []))
+		walk(bom["components"])
+		props = {p["name"].split(":", 1)[1]: p["value"]
+		         for p in comps["file:k/ts.exe"]["properties"]}
+		assert props["authenticode:signer"] == "O=Example Corp,CN=Example Code Signing", props
+		assert props["authenticode:thumbprint_sha256"] == sys.argv[2], props
+		assert props["authenticode:timestamp"].startswith("20"), props
+	PY
 }
 
 @test "stage: a file failing the policy fails the stage (exit 1) naming artifact, file and reason; no tree" {

@@ -11,7 +11,7 @@
 #   expired.pem   CN=Expired Signer (codeSigning, 2020-01-01..2021-01-01)
 #   tsa.pem       CN=Test TSA (critical EKU timeStamping)
 # and small real binaries: hello.exe (PE32+), hello32.exe (PE32),
-# hello.dll (mingw-w64) and hello.msi (msitools' msibuild), then signs them
+# hello.dll (mingw-w64) and hello.msi (msitools' wixl), then signs them
 # with osslsigncode (the built-in RFC 3161 TSA for timestamps):
 #   good.exe good32.exe good.dll good.msi   signed by cs
 #   ts.exe                                  cs + timestamp now
@@ -114,9 +114,30 @@ ac_make_fixtures() {
 	i686-w64-mingw32-gcc -O2 -s -o hello32.exe hello.c || return 1
 	x86_64-w64-mingw32-gcc -O2 -s -shared -o hello.dll lib.c || return 1
 	printf 'WINBUILD-PAYLOAD-MARKER\n' >payload.txt
-	msibuild hello.msi -s "winbuild test" "Example Corp" ";1033" \
-		"{8D8E7A1C-3F5B-4E2A-9C6D-1B2A3C4D5E6F}" || return 1
-	msibuild hello.msi -a Payload payload.txt || return 1
+	cat >hello.wxs <<-'WXS'
+	<?xml version="1.0" encoding="utf-8"?>
+	<Wix xmlns="http://schemas.microsoft.com/wix/2006/wi">
+	  <Product Id="8D8E7A1C-3F5B-4E2A-9C6D-1B2A3C4D5E6F" Name="winbuild test"
+	           Language="1033" Version="1.0.0.0" Manufacturer="Example Corp"
+	           UpgradeCode="0F0E0D0C-0B0A-4090-8070-605040302010">
+	    <Package InstallerVersion="200" Compressed="yes" InstallScope="perMachine"/>
+	    <Media Id="1" Cabinet="p.cab" EmbedCab="yes"/>
+	    <!-- in the (uncompressed) string pool: the tamper test flips a byte here -->
+	    <Property Id="WINBUILDMARKER" Value="WINBUILD-PAYLOAD-MARKER"/>
+	    <Directory Id="TARGETDIR" Name="SourceDir">
+	      <Directory Id="ProgramFiles64Folder">
+	        <Directory Id="INSTALLDIR" Name="hello">
+	          <Component Id="Payload" Guid="1A2B3C4D-5E6F-4A7B-8C9D-0E1F2A3B4C5D" Win64="yes">
+	            <File Id="PayloadTxt" Name="payload.txt" Source="payload.txt" KeyPath="yes"/>
+	          </Component>
+	        </Directory>
+	      </Directory>
+	    </Directory>
+	    <Feature Id="Main" Level="1"><ComponentRef Id="Payload"/></Feature>
+	  </Product>
+	</Wix>
+	WXS
+	wixl -a x64 -o hello.msi hello.wxs || return 1
 
 	ac_sign cs hello.exe good.exe || return 1
 	ac_sign cs hello32.exe good32.exe || return 1
