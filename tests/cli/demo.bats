@@ -27,9 +27,8 @@ load ../lib/servers
 		    assert p["winbuild:signer_key_id"] == keyid, (p, keyid)
 		    assert "file:" + p["winbuild:file_name"] in p["winbuild:trusted_comment"]
 	PY
-	if [ -d "$WB_SRC/tests/sbom/node_modules/ajv-formats" ]; then
-		node "$WB_SRC/tests/sbom/validate.cjs" "$O/sbom.cdx.json"
-	fi
+	need_dep test -d "$WB_SRC/tests/sbom/node_modules/ajv-formats" -- "run make deps (npm ci in tests/sbom)"
+	node "$WB_SRC/tests/sbom/validate.cjs" "$O/sbom.cdx.json"
 	cp -a "$O" "$WORK/first"
 	cp "$DEMO_DIR/winbuild.lock" "$WORK/first.lock"
 	rm -rf "$DEMO_DIR/cache"

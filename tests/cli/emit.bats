@@ -29,7 +29,7 @@ recipe() {
 }
 
 @test "emit: every shipped image recipe x every builder passes packer validate and fmt -check" {
-	command -v packer >/dev/null || skip "packer not installed (make deps)"
+	need_dep command -v packer -- "packer not installed (make deps)"
 	n=0
 	for r in "$WB_SRC"/recipes/windows-*.yaml; do
 		v=$(basename "$r" .yaml | sed -E 's/windows-([0-9]+)-.*/\1/')
@@ -178,7 +178,7 @@ PY
 }
 
 @test "emit: every emitted .ps1 parses with tree-sitter-powershell (no ERROR/MISSING node)" {
-	[ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ] || skip "run make deps (npm ci in tests/ps)"
+	need_dep test -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" -- "run make deps (npm ci in tests/ps)"
 	staged windows-2022-containerd 2022 --nssm
 	wb emit "$(recipe 2022)" --set node.service_manager=nssm --set components.nssm.enabled=true
 	assert_status 0
@@ -195,7 +195,7 @@ PY
 }
 
 @test "emit: the PowerShell parser check catches a broken script" {
-	[ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ] || skip "run make deps (npm ci in tests/ps)"
+	need_dep test -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" -- "run make deps (npm ci in tests/ps)"
 	staged windows-2022-containerd 2022
 	wb emit "$(recipe 2022)" --builder qemu
 	assert_status 0

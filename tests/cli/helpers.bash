@@ -49,3 +49,18 @@ assert_output_lacks() {
 		return 1
 	fi
 }
+
+# need_dep CONDITION_CMD... -- MESSAGE: a test that needs a dependency
+# `make deps` installs. Outside CI a missing one skips the test; in CI
+# (CI=true) it fails, so a broken install can never pass as a skip.
+need_dep() {
+	local msg="${*: -1}"
+	local cmd=("${@:1:$#-2}")
+	if ! "${cmd[@]}" >/dev/null 2>&1; then
+		if [ "${CI:-}" = true ]; then
+			echo "missing dependency in CI: $msg" >&2
+			return 1
+		fi
+		skip "$msg"
+	fi
+}
