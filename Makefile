@@ -26,7 +26,7 @@ PKGS := libcurl libarchive libcrypto yaml-0.1 jansson
 
 CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
-	-Wall -Wextra $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+	-Wall -Wextra -Wno-format-truncation $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 WB_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -pthread
 WB_BASE_CFLAGS := $(WB_CFLAGS)
 

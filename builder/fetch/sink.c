@@ -6,21 +6,7 @@
 
 #include "fetch/sink.h"
 #include "lib/buf.h"
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return errno ? errno : EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+#include "lib/fs.h"
 
 static void *worker(void *arg)
 {
@@ -40,7 +26,7 @@ static void *worker(void *arg)
 		n = s->len[s->tail];
 		pthread_mutex_unlock(&s->mu);
 		if (!s->err)   /* after a failed write, only drain */
-			err = write_all(s->fd, p, n);
+			err = fs_write_all(s->fd, p, n) < 0 ? (errno ? errno : EIO) : 0;
 		if (!err)
 			digest_update(s->dc, p, n);
 		pthread_mutex_lock(&s->mu);

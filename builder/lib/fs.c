@@ -70,6 +70,23 @@ int fs_read_file(const char *path, size_t max, int toobig_code, struct buf *out,
 	return 0;
 }
 
+int fs_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct wb_err *e)
 {
@@ -83,18 +100,8 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 			       strerror(errno));
 		goto out;
 	}
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = wb_error(e, WB_EIO, "cannot write '%s': %s", tmp,
-				       strerror(errno));
-			break;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	if (fs_write_all(fd, p, len) < 0)
+		ret = wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
 	if (!ret && fsync(fd) < 0)
 		ret = wb_error(e, WB_EIO, "cannot sync '%s': %s", tmp,
 			       strerror(errno));

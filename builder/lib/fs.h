@@ -21,6 +21,10 @@ int fs_mkdir_p(const char *path, mode_t mode, struct wb_err *e);
 int fs_read_file(const char *path, size_t max, int toobig_code, struct buf *out,
 		 struct wb_err *e);
 
+/* Write all LEN bytes of DATA to FD, retrying short writes and EINTR.
+ * Returns 0, or -1 with errno set. */
+int fs_write_all(int fd, const void *data, size_t len);
+
 /* Write DATA to PATH atomically with MODE. */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct wb_err *e);

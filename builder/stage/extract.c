@@ -34,6 +34,7 @@
 #include <archive_entry.h>
 #include <openssl/evp.h>
 
+#include "lib/fs.h"
 #include "lib/buf.h"
 #include "lib/winpath.h"
 #include "stage/extract.h"
@@ -380,23 +381,6 @@ static int charge(struct ctx *c, const char *entry, unsigned long long n)
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae,
 		      const char *entry, const char *path)
 {
@@ -440,7 +424,7 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 		}
 		if (charge(c, entry, (unsigned long long)n) < 0)
 			goto out;
-		if (write_all(fd, c->wbuf, (size_t)n) < 0) {
+		if (fs_write_all(fd, c->wbuf, (size_t)n) < 0) {
 			entry_error(c, WB_EIO, entry, "write '%s': %s", path, strerror(errno));
 			goto out;
 		}

@@ -263,23 +263,6 @@ static int create_in_tree(struct tree *t, const char *path, char **full,
 	return fd;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Close the written file *OUT (FULL) and record PATH in the tree: the
  * common end of every copy into the tree. */
 static int finish_file(struct tree *t, int *out, const char *full,
@@ -332,7 +315,7 @@ int tree_copy_verified(struct tree *t, const char *src, const char *expect,
 		if (!n)
 			break;
 		digest_update(&dc, block, (size_t)n);
-		if (write_all(out, block, (size_t)n) < 0) {
+		if (fs_write_all(out, block, (size_t)n) < 0) {
 			wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
 			goto out;
 		}
@@ -403,7 +386,7 @@ static int copy_rw(int in, int out)
 			ret = (int)n;
 			break;
 		}
-		if (write_all(out, block, (size_t)n) < 0) {
+		if (fs_write_all(out, block, (size_t)n) < 0) {
 			ret = -1;
 			break;
 		}
@@ -466,7 +449,7 @@ int tree_write(struct tree *t, const char *path, const void *data, size_t len,
 	fd = create_in_tree(t, path, &full, e);
 	if (fd < 0)
 		goto out;
-	if (write_all(fd, data, len) < 0 || close(fd) < 0) {
+	if (fs_write_all(fd, data, len) < 0 || close(fd) < 0) {
 		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
 		goto out;
 	}
