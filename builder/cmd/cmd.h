@@ -57,6 +57,9 @@ struct plan;
 /* Resolve RECIPE with the run's -O, $WINBUILD_SET and --set into PLAN;
  * prints the error and returns its exit code on failure. */
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan);
+/* The same without printing: the error is left in E for the caller. */
+int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
+		     struct wb_err *e);
 int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_emit(int argc, char **argv, struct wb_run *run);
 

@@ -111,20 +111,6 @@ static void log_emit(struct wb_log *log, int level, const char *msg)
 
 /* ---- the driver ------------------------------------------------------- */
 
-static int load_plan(struct wb_run *run, struct plan *plan, struct wb_err *e)
-{
-	struct plan_inputs in;
-
-	memset(&in, 0, sizeof(in));
-	in.recipe = run->positional.v[0];
-	in.overrides = (const char *const *)run->overrides.v;
-	in.noverrides = run->overrides.nr;
-	in.env_set = run->env_set;
-	in.sets = (const char *const *)run->sets.v;
-	in.nsets = run->sets.nr;
-	return plan_resolve(&in, plan, e);
-}
-
 static int url_in(const struct wb_strlist *l, const char *url)
 {
 	for (size_t i = 0; i < l->nr; i++)
@@ -190,7 +176,7 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	*itemsp = NULL;
 	memset(plan, 0, sizeof(*plan));
 	memset(&lf, 0, sizeof(lf));
-	if (load_plan(run, plan, e) < 0)
+	if (cmd_resolve_plan(run, run->positional.v[0], plan, e) < 0)
 		return -1;
 	have_lock = lockfile_read(run->lock_path, &lf, e);
 	if (have_lock < 0)

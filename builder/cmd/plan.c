@@ -10,10 +10,10 @@
 #define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
 #define PLAN_JSON_SCHEMA 1
 
-int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
+int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
+		     struct wb_err *e)
 {
 	struct plan_inputs in;
-	struct wb_err e = WB_ERR_INIT;
 
 	memset(&in, 0, sizeof(in));
 	in.recipe = recipe;
@@ -22,19 +22,16 @@ int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
-	if (plan_resolve(&in, plan, &e))
-		return cmd_fail(&e);
-	return WB_OK;
+	return plan_resolve(&in, plan, e);
 }
 
-static const char *action_name(enum plan_action a)
+int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
 {
-	switch (a) {
-	case PLAN_UNPACK: return "unpack";
-	case PLAN_INSTALL: return "install";
-	case PLAN_PAYLOAD: return "payload";
-	}
-	return "?";
+	struct wb_err e = WB_ERR_INIT;
+
+	if (cmd_resolve_plan(run, recipe, plan, &e))
+		return cmd_fail(&e);
+	return WB_OK;
 }
 
 static void origin_str(const struct wb_origin *o, char *out, size_t len)
@@ -251,7 +248,7 @@ static json_t *artifact_json(const struct plan_artifact *a,
 	json_object_set_new(vj, "needs_pin", json_str_or_null(v->needs_pin));
 	json_object_set_new(j, "verify", vj);
 
-	json_object_set_new(j, "action", json_string(action_name(a->action)));
+	json_object_set_new(j, "action", json_string(plan_action_name(a->action)));
 	json_object_set_new(j, "destination", json_string(a->dest_win));
 	json_object_set_new(j, "tree_path", json_string(a->dest_tree));
 	if (a->action == PLAN_UNPACK) {

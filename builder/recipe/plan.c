@@ -112,6 +112,16 @@ void plan_release(struct plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
+const char *plan_action_name(enum plan_action a)
+{
+	switch (a) {
+	case PLAN_UNPACK: return "unpack";
+	case PLAN_INSTALL: return "install";
+	case PLAN_PAYLOAD: return "payload";
+	}
+	return "?";
+}
+
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name)
 {

@@ -196,6 +196,9 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 		 struct wb_err *e);
 void plan_release(struct plan *plan);
 
+/* "unpack", "install" or "payload" (plan --json, manifest.json). */
+const char *plan_action_name(enum plan_action a);
+
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);
 const struct plan_component *plan_find_component(const struct plan *plan,

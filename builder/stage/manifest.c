@@ -12,16 +12,6 @@
 
 #define MANIFEST_SCHEMA 1
 
-static const char *action_name(enum plan_action a)
-{
-	switch (a) {
-	case PLAN_UNPACK: return "unpack";
-	case PLAN_INSTALL: return "install";
-	case PLAN_PAYLOAD: return "payload";
-	}
-	return "?";
-}
-
 /* "authenticode": {...} of a checked file (docs/manifest.md) */
 static json_t *authenticode_json(const struct authenticode_result *r)
 {
@@ -73,7 +63,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 							  a->upstream_url));
 		json_object_set_new(o, "sha256", json_string(in[i].sha256));
 		json_object_set_new(o, "size", json_integer((json_int_t)in[i].size));
-		json_object_set_new(o, "action", json_string(action_name(a->action)));
+		json_object_set_new(o, "action", json_string(plan_action_name(a->action)));
 		json_object_set_new(o, "destination", json_string(a->dest_win));
 		json_array_append_new(arts, o);
 	}
