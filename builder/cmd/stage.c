@@ -299,6 +299,7 @@ static int write_sbom(struct wb_run *run, const struct plan *plan,
 
 		sa[i].name = items[i].art->name;
 		sa[i].path = items[i].path;
+		sa[i].sha512 = items[i].sha512;
 		if (ev->methods & VERIFY_MINISIGN) {
 			sa[i].keyid_hex = ev->keyid_hex;
 			sa[i].trusted_comment = ev->trusted_comment;

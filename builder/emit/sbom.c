@@ -262,7 +262,10 @@ int sbom_write(const char *path, const struct plan *plan,
 			json_decref(dlist);
 			goto out;
 		}
-		if (entry_sha512(jstr(ma, "name"), info->path, jstr(ma, "sha256"), sha512, e)) {
+		if (info->sha512 && strlen(info->sha512) == 128)
+			memcpy(sha512, info->sha512, 129);
+		else if (entry_sha512(jstr(ma, "name"), info->path, jstr(ma, "sha256"),
+				      sha512, e)) {
 			json_decref(comps);
 			json_decref(deps);
 			json_decref(dlist);

@@ -19,6 +19,8 @@
 struct sbom_artifact {
 	const char *name;
 	const char *path;             /* the verified cache entry */
+	const char *sha512;           /* from fetch, or NULL/"": then the
+					 entry is read once more for it */
 	const char *keyid_hex;        /* minisign key id, or NULL/"" */
 	const char *trusted_comment;  /* or NULL */
 	const char *verified_by;      /* "minisign key ...", for a property */

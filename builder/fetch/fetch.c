@@ -192,6 +192,8 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 
 	json_set_str(o, "artifact", it->art->name);
 	json_set_str(o, "sha256", it->sha256);
+	if (it->sha512[0])
+		json_set_str(o, "sha512", it->sha512);
 	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
 	json_set_str(o, "url", it->url);
 	json_object_set_new(o, "methods", json_integer(it->ev.methods));
@@ -266,6 +268,10 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	it->from_cache = 1;
 	it->path = cache_entry_path(en->c, sha);
 	if (ref) {
+		const char *s512 = json_string_value(json_object_get(ref, "sha512"));
+
+		if (s512 && strlen(s512) == 128)
+			memcpy(it->sha512, s512, 129);
 		it->url = jstr(ref, "url");
 		it->ev.methods = (unsigned)json_integer_value(json_object_get(ref, "methods"));
 		if (it->ev.methods & VERIFY_MINISIGN) {
@@ -568,6 +574,8 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		return;
 	}
 	digest_hex(dr.sha256, 32, it->sha256);
+	if (dr.algs & DIGEST_SHA512)
+		digest_hex(dr.sha512, 64, it->sha512);
 	it->size = dr.size;
 	free(it->url);
 	it->url = xstrdup(url);

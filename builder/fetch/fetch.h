@@ -49,6 +49,8 @@ struct fetch_item {
 				    * hash what it reads (and quarantine on a
 				    * mismatch) */
 	char sha256[65];
+	char sha512[129];          /* from the download's pass or the ref; ""
+				      for entries an older winbuild cached */
 	unsigned long long size;
 	char *url;                 /* the plan URL the bytes came from */
 	char *path;                /* the cache entry */

@@ -63,9 +63,9 @@ int verify_plan(const struct plan_artifact *art, const struct plan_policy *polic
 				art->name);
 	}
 	needs->methods = m;
-	needs->digest_algs = DIGEST_SHA256;
-	if (m & (VERIFY_PINNED_SHA512 | VERIFY_CHECKSUM_SHA512))
-		needs->digest_algs |= DIGEST_SHA512;
+	/* SHA-512 always: the SBOM records it, and the download's one pass is
+	 * the only read of the bytes that need not be repeated for it */
+	needs->digest_algs = DIGEST_SHA256 | DIGEST_SHA512;
 	if (m & VERIFY_MINISIGN)
 		needs->digest_algs |= DIGEST_BLAKE2B512;
 	return 0;
