@@ -57,6 +57,7 @@ struct job {
 	int saw_verify_failure;
 
 	/* the current transfer */
+	CURLM *multi;                  /* the engine's, for wake_engine */
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
 	int too_big;
@@ -72,7 +73,9 @@ struct job {
 	int fd;
 	struct digest_ctx dc;
 	int dc_live;
-	struct sink sink;              /* writes and hashes on a worker thread */
+	struct sink sink;              /* writes and hashes on worker threads */
+	int paused;                    /* the sink refused bytes: paused until
+					* it has room (run_engine resumes it) */
 	unsigned long long have;       /* bytes written to the temp file */
 	unsigned long long total;      /* expected size, 0 when unknown */
 	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
@@ -295,6 +298,12 @@ miss:
 
 /* ---- transfers -------------------------------------------------------- */
 
+/* A sink has room again (called on one of its threads). */
+static void wake_engine(void *multi)
+{
+	curl_multi_wakeup(multi);
+}
+
 static void main_reset(struct job *j)
 {
 	int err = sink_stop(&j->sink);
@@ -321,7 +330,8 @@ static int main_begin(struct engine *en, struct job *j, struct wb_err *e)
 			return -1;
 		j->dc_live = 1;
 	}
-	if (!j->sink.started && sink_start(&j->sink, j->fd, &j->dc) < 0)
+	if (!j->sink.started &&
+	    sink_start(&j->sink, j->fd, &j->dc, wake_engine, en->multi) < 0)
 		return wb_error(e, WB_EIO, "cannot start a writer thread: %s",
 				strerror(errno));
 	return 0;
@@ -351,6 +361,7 @@ static unsigned long long target_cap(const struct job *j, enum target t)
 static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 {
 	struct job *j = ud;
+	int r;
 	size_t n = sz * nmemb;
 	long code = 0;
 
@@ -377,7 +388,7 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 			return 0;
 		}
 		j->dc_live = 1;
-		if (sink_start(&j->sink, j->fd, &j->dc) < 0) {
+		if (sink_start(&j->sink, j->fd, &j->dc, wake_engine, j->multi) < 0) {
 			j->io_error = errno;
 			return 0;
 		}
@@ -388,9 +399,15 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	}
 	/* written and hashed on the sink's thread; errors surface here or at
 	 * the end of the transfer (transfer_done drains) */
-	if (sink_add(&j->sink, data, n) < 0) {
+	r = sink_offer(&j->sink, data, n);
+	if (r < 0) {
 		j->io_error = j->sink.err;
 		return 0;
+	}
+	if (r > 0) {
+		/* the ring is full: serve the other transfers meanwhile */
+		j->paused = 1;
+		return CURL_WRITEFUNC_PAUSE;
 	}
 	j->have += n;
 	j->attempt_bytes += n;
@@ -411,6 +428,8 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	if (!h)
 		return wb_error(e, WB_EIO, "cannot create a curl handle");
 	j->h = h;
+	j->multi = en->multi;
+	j->paused = 0;
 	j->errbuf[0] = '\0';
 	j->too_big = j->io_error = 0;
 	j->attempt_bytes = 0;
@@ -830,6 +849,31 @@ static void summarise(struct fetch_item *items, size_t n, struct wb_err *e)
 			 items[first].err.msg);
 }
 
+/* A job that may start a transfer at time T (its backoff is over). */
+static int startable(const struct engine *en, double t)
+{
+	if (en->running >= en->o->jobs)
+		return 0;
+	for (size_t i = 0; i < en->njobs; i++)
+		if (en->jobs[i].state == J_WAIT && en->jobs[i].not_before <= t)
+			return 1;
+	return 0;
+}
+
+/* Resume the transfers whose sinks have room again. curl_easy_pause may
+ * deliver the held-back bytes at once, and on_write may pause again. */
+static void resume_paused(struct engine *en)
+{
+	for (size_t i = 0; i < en->njobs; i++) {
+		struct job *j = &en->jobs[i];
+
+		if (j->state == J_RUNNING && j->paused && j->h && sink_has_room(&j->sink)) {
+			j->paused = 0;
+			curl_easy_pause(j->h, CURLPAUSE_CONT);
+		}
+	}
+}
+
 static int run_engine(struct engine *en, struct wb_err *e)
 {
 	int ret = 0;
@@ -868,10 +912,13 @@ static int run_engine(struct engine *en, struct wb_err *e)
 			if (m->msg == CURLMSG_DONE)
 				transfer_done(en, m->easy_handle, m->data.result);
 		report_progress(en, 0);
+		if (startable(en, now_s()))
+			continue;   /* a transfer ended: start the next one now */
 		if (en->running)
 			curl_multi_poll(en->multi, NULL, 0, (int)(wait * 1000) + 1, NULL);
 		else if (en->done < en->njobs)
 			usleep((useconds_t)(wait * 1e6) + 1000);
+		resume_paused(en);
 	}
 	report_progress(en, 1);
 	return ret;

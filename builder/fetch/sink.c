@@ -8,99 +8,167 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 
-static void *worker(void *arg)
-{
-	struct sink *s = arg;
+struct consumer_arg {
+	struct sink *s;
+	int i;
+};
 
+/* Buffers handed over and not yet released by every consumer. Under mu. */
+static unsigned long long in_use(const struct sink *s)
+{
+	unsigned long long low = s->produced;
+
+	for (int i = 0; i < s->ncons; i++)
+		if (s->consumed[i] < low)
+			low = s->consumed[i];
+	return s->produced - low;
+}
+
+/* Consumer I: the first writes each buffer and feeds SHA-256, the others
+ * one digest each. */
+static void consume(struct sink *s, int i)
+{
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
+		unsigned long long before;
 		const char *p;
 		size_t n;
-		int err = 0;
+		int err = 0, skip, wake = 0;
 
-		while (!s->count && !s->quit)
+		while (s->consumed[i] == s->produced && !s->quit)
 			pthread_cond_wait(&s->cv, &s->mu);
-		if (!s->count)
+		if (s->consumed[i] == s->produced)
 			break;
-		p = s->buf[s->tail];
-		n = s->len[s->tail];
+		p = s->buf[s->consumed[i] % SINK_NBUF];
+		n = s->len[s->consumed[i] % SINK_NBUF];
+		skip = s->err != 0;   /* after a failed write, only drain */
 		pthread_mutex_unlock(&s->mu);
-		if (!s->err)   /* after a failed write, only drain */
+		if (i == 0 && !skip) {
 			err = fs_write_all(s->fd, p, n) < 0 ? (errno ? errno : EIO) : 0;
-		if (!err)
-			digest_update(s->dc, p, n);
+			s->dc->size += n;   /* read by the caller after a drain */
+		}
+		if (!skip && !err)
+			digest_update_slot(s->dc, s->slot[i], p, n);
 		pthread_mutex_lock(&s->mu);
 		if (err && !s->err)
 			s->err = err;
-		s->tail = (s->tail + 1) % SINK_NBUF;
-		s->count--;
-		pthread_cond_broadcast(&s->cv);
+		before = in_use(s);
+		s->consumed[i]++;
+		if (in_use(s) != before) {
+			pthread_cond_broadcast(&s->cv);
+			if (s->want_wake && in_use(s) <= SINK_NBUF / 2) {
+				s->want_wake = 0;
+				wake = 1;
+			}
+		}
+		if (wake && s->wake) {
+			pthread_mutex_unlock(&s->mu);
+			s->wake(s->wake_ctx);
+			pthread_mutex_lock(&s->mu);
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void *consumer(void *arg)
+{
+	struct consumer_arg a = *(struct consumer_arg *)arg;
+
+	free(arg);
+	consume(a.s, a.i);
 	return NULL;
 }
 
-int sink_start(struct sink *s, int fd, struct digest_ctx *dc)
+static void join_all(struct sink *s, int n)
 {
-	int r;
+	pthread_mutex_lock(&s->mu);
+	s->quit = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < n; i++)
+		pthread_join(s->th[i], NULL);
+}
 
+static void free_all(struct sink *s)
+{
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	for (int i = 0; i < SINK_NBUF; i++)
+		free(s->buf[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+int sink_start(struct sink *s, int fd, struct digest_ctx *dc,
+	       void (*wake)(void *ctx), void *ctx)
+{
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
 	s->dc = dc;
+	s->wake = wake;
+	s->wake_ctx = ctx;
+	for (int i = 0; i < DIGEST_NSLOTS; i++)
+		if (dc->md[i] || i == 0)   /* slot 0 (SHA-256) also writes */
+			s->slot[s->ncons++] = i;
 	for (int i = 0; i < SINK_NBUF; i++)
 		s->buf[i] = xmalloc(SINK_BUFFER);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	r = pthread_create(&s->th, NULL, worker, s);
-	if (r) {
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->cv);
-		for (int i = 0; i < SINK_NBUF; i++)
-			free(s->buf[i]);
-		memset(s, 0, sizeof(*s));
-		errno = r;
-		return -1;
+	for (int i = 0; i < s->ncons; i++) {
+		struct consumer_arg *a = xmalloc(sizeof(*a));
+		int r;
+
+		a->s = s;
+		a->i = i;
+		r = pthread_create(&s->th[i], NULL, consumer, a);
+		if (r) {
+			free(a);
+			join_all(s, i);
+			free_all(s);
+			errno = r;
+			return -1;
+		}
 	}
 	s->started = 1;
 	return 0;
 }
 
-/* Hand buf[head] to the worker; wait while no other buffer is free. */
+/* Hand the head buffer to the consumers, waiting for room if need be (not
+ * when sink_offer counted the room first). */
 static void hand_over(struct sink *s)
 {
 	pthread_mutex_lock(&s->mu);
-	while (s->count >= SINK_NBUF - 1)
+	while (in_use(s) >= SINK_NBUF - 1)
 		pthread_cond_wait(&s->cv, &s->mu);
-	s->len[s->head] = s->fill;
-	s->count++;
+	s->len[s->produced % SINK_NBUF] = s->fill;
+	s->produced++;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	s->head = (s->head + 1) % SINK_NBUF;
 	s->fill = 0;
 }
 
-static int sticky_err(struct sink *s)
-{
-	int err;
-
-	pthread_mutex_lock(&s->mu);
-	err = s->err;
-	pthread_mutex_unlock(&s->mu);
-	return err;
-}
-
-int sink_add(struct sink *s, const void *data, size_t n)
+int sink_offer(struct sink *s, const void *data, size_t n)
 {
 	const char *p = data;
+	unsigned long long need = (s->fill + n) / SINK_BUFFER;
 
-	if (sticky_err(s))
+	pthread_mutex_lock(&s->mu);
+	if (s->err) {
+		pthread_mutex_unlock(&s->mu);
 		return -1;
+	}
+	/* each full buffer is one hand-over; one buffer is always the head */
+	if (need > SINK_NBUF - 1 - in_use(s) && n <= (SINK_NBUF - 1) * SINK_BUFFER) {
+		s->want_wake = 1;
+		pthread_mutex_unlock(&s->mu);
+		return 1;
+	}
+	pthread_mutex_unlock(&s->mu);
 	while (n) {
 		size_t k = SINK_BUFFER - s->fill;
 
 		if (k > n)
 			k = n;
-		memcpy(s->buf[s->head] + s->fill, p, k);
+		memcpy(s->buf[s->produced % SINK_NBUF] + s->fill, p, k);
 		s->fill += k;
 		p += k;
 		n -= k;
@@ -110,17 +178,30 @@ int sink_add(struct sink *s, const void *data, size_t n)
 	return 0;
 }
 
+int sink_has_room(struct sink *s)
+{
+	int room;
+
+	pthread_mutex_lock(&s->mu);
+	room = in_use(s) <= SINK_NBUF / 2;
+	pthread_mutex_unlock(&s->mu);
+	return room;
+}
+
 int sink_drain(struct sink *s)
 {
+	int err;
+
 	if (!s->started)
 		return 0;
 	if (s->fill)
 		hand_over(s);
 	pthread_mutex_lock(&s->mu);
-	while (s->count)
+	while (in_use(s))
 		pthread_cond_wait(&s->cv, &s->mu);
+	err = s->err;
 	pthread_mutex_unlock(&s->mu);
-	return s->err;
+	return err;
 }
 
 int sink_stop(struct sink *s)
@@ -130,15 +211,7 @@ int sink_stop(struct sink *s)
 	if (!s->started)
 		return 0;
 	err = sink_drain(s);
-	pthread_mutex_lock(&s->mu);
-	s->quit = 1;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	pthread_join(s->th, NULL);
-	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
-	for (int i = 0; i < SINK_NBUF; i++)
-		free(s->buf[i]);
-	memset(s, 0, sizeof(*s));
+	join_all(s, s->ncons);
+	free_all(s);
 	return err;
 }

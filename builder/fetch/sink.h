@@ -1,11 +1,19 @@
 /*
- * The artifact sink: bytes of one download, written to its temp file and
- * hashed on a worker thread, so the curl thread only copies them into a
- * buffer and both cores work (one does the network, the other the
- * SHA-256/BLAKE2b and the write). A ring of SINK_NBUF buffers: the curl
- * thread fills one while the worker writes and hashes the others; it waits
- * only when the ring is full (the curl thread serves every transfer, so a
- * shallow ring would stall them all behind the slowest hash). Nothing here
+ * The artifact sink: the bytes of one download, written to its temp file
+ * and hashed on worker threads, so the curl thread only copies them into a
+ * buffer and both cores work.
+ *
+ * A ring of SINK_NBUF buffers with one consumer thread per digest the
+ * download needs: the first writes each buffer to the file and feeds
+ * SHA-256, the others feed SHA-512 and BLAKE2b-512 (digest_update_slot). A
+ * buffer is reused once every consumer is done with it, so one large
+ * download keeps both cores busy and the slowest digest sets the pace,
+ * not the sum of all three.
+ *
+ * The curl thread never waits on a full ring: sink_offer() takes all of
+ * the bytes or none, and when it takes none the caller pauses the transfer
+ * (CURL_WRITEFUNC_PAUSE) and serves the others; the WAKE callback (from a
+ * consumer thread) tells it when half the ring is free again. Nothing here
  * prints.
  */
 #ifndef WB_SINK_H
@@ -21,36 +29,48 @@
 
 struct sink {
 	int fd;
-	struct digest_ctx *dc;    /* borrowed; updated on the worker only */
+	struct digest_ctx *dc;    /* borrowed; slot i fed by consumer i only */
 	char *buf[SINK_NBUF];
 	size_t len[SINK_NBUF];
-	size_t fill;              /* bytes in buf[head], being filled */
-	unsigned head;            /* the buffer the curl thread fills */
-	/* shared with the worker, under mu */
+	size_t fill;              /* bytes in the head buffer, being filled */
+	void (*wake)(void *ctx);  /* called on a consumer thread; may be NULL */
+	void *wake_ctx;
+	/* shared with the consumers, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	pthread_t th;
-	unsigned tail;            /* the next buffer the worker takes */
-	unsigned count;           /* handed over, not yet written */
+	pthread_t th[DIGEST_NSLOTS];
+	int slot[DIGEST_NSLOTS];  /* consumer i feeds digest slot slot[i] */
+	int ncons;
+	unsigned long long produced;                 /* buffers handed over */
+	unsigned long long consumed[DIGEST_NSLOTS];  /* per consumer */
+	int want_wake;            /* an offer was refused: wake when room */
 	int quit;
 	int err;                  /* errno of a failed write, sticky */
 	int started;
 };
 
-/* Start the worker for FD and DC. 0, or -1 with errno. */
-int sink_start(struct sink *s, int fd, struct digest_ctx *dc);
+/* Start the consumers for FD and DC (one per digest slot DC computes).
+ * WAKE (with CTX) is called, on a consumer thread, when an offer was
+ * refused and half the ring is free again. 0, or -1 with errno. */
+int sink_start(struct sink *s, int fd, struct digest_ctx *dc,
+	       void (*wake)(void *ctx), void *ctx);
 
-/* Take N bytes (copied). 0, or -1 when an earlier write failed (errno in
- * s->err). */
-int sink_add(struct sink *s, const void *data, size_t n);
+/* Take the N bytes (copied) if they fit in the free part of the ring:
+ * 0 taken, 1 not taken (no room: pause and offer them again after WAKE),
+ * -1 when an earlier write failed (errno in s->err). N larger than the
+ * whole ring is taken, waiting for room. */
+int sink_offer(struct sink *s, const void *data, size_t n);
+
+/* 1 when at least half the ring is free (a paused transfer may go on). */
+int sink_has_room(struct sink *s);
 
 /* Wait until every byte taken so far is written and hashed. Returns
  * s->err (0 when all is well). FD and DC may then be used by the caller
- * until the next sink_add. */
+ * until the next sink_offer. */
 int sink_drain(struct sink *s);
 
-/* Drain, stop the worker and free the buffers (no-op when not started).
- * Returns s->err. */
+/* Drain, stop the consumers and free the buffers (no-op when not
+ * started). Returns s->err. */
 int sink_stop(struct sink *s);
 
 #endif

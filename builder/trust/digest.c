@@ -27,7 +27,7 @@ int digest_init(struct digest_ctx *c, unsigned algs, struct wb_err *e)
 {
 	memset(c, 0, sizeof(*c));
 	c->algs = algs | DIGEST_SHA256;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < DIGEST_NSLOTS; i++) {
 		EVP_MD_CTX *md;
 
 		if (!(c->algs & (1u << i)))
@@ -45,10 +45,15 @@ int digest_init(struct digest_ctx *c, unsigned algs, struct wb_err *e)
 
 void digest_update(struct digest_ctx *c, const void *data, size_t len)
 {
-	for (int i = 0; i < 3; i++)
-		if (c->md[i])
-			EVP_DigestUpdate(c->md[i], data, len);
+	for (int i = 0; i < DIGEST_NSLOTS; i++)
+		digest_update_slot(c, i, data, len);
 	c->size += len;
+}
+
+void digest_update_slot(struct digest_ctx *c, int i, const void *data, size_t len)
+{
+	if (c->md[i])
+		EVP_DigestUpdate(c->md[i], data, len);
 }
 
 void digest_final(struct digest_ctx *c, struct digest_result *r)
@@ -56,7 +61,7 @@ void digest_final(struct digest_ctx *c, struct digest_result *r)
 	unsigned char *outs[3] = { r->sha256, r->sha512, r->blake2b512 };
 
 	memset(r, 0, sizeof(*r));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < DIGEST_NSLOTS; i++) {
 		if (!c->md[i])
 			continue;
 		if (EVP_DigestFinal_ex(c->md[i], outs[i], NULL))
@@ -68,7 +73,7 @@ void digest_final(struct digest_ctx *c, struct digest_result *r)
 
 void digest_release(struct digest_ctx *c)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < DIGEST_NSLOTS; i++) {
 		EVP_MD_CTX_free(c->md[i]);
 		c->md[i] = NULL;
 	}

@@ -15,6 +15,8 @@ enum digest_alg {
 	DIGEST_BLAKE2B512 = 1 << 2, /* minisign prehash (ED signatures) */
 };
 
+#define DIGEST_NSLOTS 3            /* md[] slots: bit index of enum digest_alg */
+
 struct digest_result {
 	unsigned algs;                 /* which fields below are set */
 	unsigned char sha256[32];
@@ -25,13 +27,17 @@ struct digest_result {
 
 struct digest_ctx {
 	unsigned algs;
-	void *md[3];                   /* EVP_MD_CTX *, by alg bit index */
+	void *md[DIGEST_NSLOTS];       /* EVP_MD_CTX *, by alg bit index */
 	unsigned long long size;
 };
 
 /* SHA-256 is always computed, whatever ALGS says. */
 int digest_init(struct digest_ctx *c, unsigned algs, struct wb_err *e);
 void digest_update(struct digest_ctx *c, const void *data, size_t len);
+/* For a pass spread over threads (fetch/sink.c): feed only slot I (a
+ * no-op when that algorithm is off) and leave C->size to the caller. One
+ * thread per slot; slots are independent. */
+void digest_update_slot(struct digest_ctx *c, int i, const void *data, size_t len);
 /* Finish into R and release the context. */
 void digest_final(struct digest_ctx *c, struct digest_result *r);
 /* Release without finishing (error paths). Safe on a zeroed ctx. */
