@@ -101,17 +101,28 @@ struct plan;
 struct fetch_item;
 int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		   struct fetch_item **items, struct wb_err *e);
-/* cmd_fetch_plan for stage: GATE (may be NULL) runs once the plan, lock
- * pins and items are ready and before anything is fetched; when it returns
- * 1 nothing is fetched and this returns 1 (items have no paths). With
- * DEFER_REHASH, cache hits through a ref are not re-hashed: the caller
- * hashes while it reads (fetch_item.unverified_hit). */
+/* cmd_fetch_plan for stage, which works while the downloads run. Cache
+ * hits through a ref are not re-hashed (fetch_opts.defer_rehash): the stage
+ * hashes what it reads (fetch_item.unverified_hit). Hooks (each may be
+ * NULL), with CTX:
+ *   gate       once the plan, lock pins and items are ready, before
+ *              anything is fetched; 1 = nothing to do: nothing is fetched
+ *              and cmd_fetch_plan_for_stage returns 1 (items have no paths)
+ *   start      after the gate said 0, before the first transfer; -1 (with
+ *              E) stops: returns -1, the plan released, no items
+ *   item_done  each item as it is done, ok or not, on the fetching thread
+ *              (cache hits before the first transfer starts) */
 struct cache;
-typedef int cmd_fetch_gate_fn(void *ctx, const struct plan *plan,
-			      const struct fetch_item *items, struct cache *c);
+struct cmd_stage_hooks {
+	int (*gate)(void *ctx, const struct plan *plan,
+		    const struct fetch_item *items, struct cache *c);
+	int (*start)(void *ctx, const struct plan *plan, struct wb_err *e);
+	void (*item_done)(void *ctx, const struct fetch_item *it);
+	void *ctx;
+};
 int cmd_fetch_plan_for_stage(struct wb_run *run, struct plan *plan,
-			     struct fetch_item **items, cmd_fetch_gate_fn *gate,
-			     void *gate_ctx, struct wb_err *e);
+			     struct fetch_item **items,
+			     const struct cmd_stage_hooks *hooks, struct wb_err *e);
 void cmd_fetch_items_free(struct fetch_item *items, size_t n);
 /* Print each failed item's message to stderr; E's message when no item
  * failed (an interrupt, an engine error). */

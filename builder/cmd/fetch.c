@@ -29,6 +29,7 @@ struct display {
 	int tty;          /* draw bars */
 	int drawn;        /* lines of bars on screen */
 	struct wb_log inner;  /* the run's own sink, used after clearing bars */
+	const struct cmd_stage_hooks *hooks;  /* stage's, or NULL */
 };
 
 static void human(unsigned long long n, char *out, size_t len)
@@ -90,6 +91,8 @@ static void on_done(void *ctx, const struct fetch_item *it)
 	struct display *d = ctx;
 	char size[32], *how;
 
+	if (d->hooks && d->hooks->item_done)
+		d->hooks->item_done(d->hooks->ctx, it);
 	if (d->run->quiet || d->run->json || it->status)
 		return;
 	clear_bars(d);
@@ -160,8 +163,8 @@ static void on_interrupt(int sig)
 }
 
 static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
-		      struct fetch_item **itemsp, cmd_fetch_gate_fn *gate,
-		      void *gate_ctx, int defer_rehash, struct wb_err *e)
+		      struct fetch_item **itemsp, const struct cmd_stage_hooks *hooks,
+		      struct wb_err *e)
 {
 	struct lockfile lf;
 	struct cache c = CACHE_INIT;
@@ -202,7 +205,7 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 			items[i].lock_sha256 = le->sha256;
 	}
 
-	if (gate && gate(gate_ctx, plan, items, &c) == 1) {
+	if (hooks && hooks->gate && hooks->gate(hooks->ctx, plan, items, &c) == 1) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			items[i].lock_sha256 = NULL;
 		lockfile_release(&lf);
@@ -210,8 +213,16 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		*itemsp = items;
 		return 1;
 	}
+	if (hooks && hooks->start && hooks->start(hooks->ctx, plan, e) < 0) {
+		cmd_fetch_items_free(items, plan->nartifacts);
+		lockfile_release(&lf);
+		cache_close(&c);
+		plan_release(plan);
+		return -1;
+	}
 	memset(&d, 0, sizeof(d));
 	d.run = run;
+	d.hooks = hooks;
 	d.tty = !run->no_progress && !run->quiet && !run->json && isatty(STDERR_FILENO);
 	d.inner = run->log;
 	log = run->log;
@@ -225,7 +236,7 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	o.accept_new = accept_new;
 	o.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
 	o.log = &log;
-	o.defer_rehash = defer_rehash;
+	o.defer_rehash = hooks != NULL;
 	o.on_progress = on_progress;
 	o.on_done = on_done;
 	o.ctx = &d;
@@ -256,14 +267,14 @@ fail:
 int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		   struct fetch_item **itemsp, struct wb_err *e)
 {
-	return fetch_plan(run, accept_new, plan, itemsp, NULL, NULL, 0, e);
+	return fetch_plan(run, accept_new, plan, itemsp, NULL, e);
 }
 
 int cmd_fetch_plan_for_stage(struct wb_run *run, struct plan *plan,
-			     struct fetch_item **itemsp, cmd_fetch_gate_fn *gate,
-			     void *gate_ctx, struct wb_err *e)
+			     struct fetch_item **itemsp,
+			     const struct cmd_stage_hooks *hooks, struct wb_err *e)
 {
-	return fetch_plan(run, 0, plan, itemsp, gate, gate_ctx, 1, e);
+	return fetch_plan(run, 0, plan, itemsp, hooks, e);
 }
 
 void cmd_fetch_items_free(struct fetch_item *items, size_t n)

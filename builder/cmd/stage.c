@@ -160,6 +160,11 @@ struct up_to_date {
 	time_t epoch;
 	char *dir;          /* OUT/<name> */
 	int never;          /* always stage (test hooks) */
+	/* the stage, begun before the downloads so it works while they run */
+	const struct stage_opts *o;
+	const struct fetch_item *items;
+	struct stage st;
+	int begun;
 };
 
 /* The stamp key of PLAN with SHA256S (per artifact) and ITEMS' lock pins. */
@@ -224,6 +229,8 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	struct up_to_date *u = ctx;
 	struct wb_err e = WB_ERR_INIT;
 	char (*shas)[65] = xcalloc(plan->nartifacts + 1, sizeof(*shas));
+
+	u->items = items;
 	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
 	char key[65];
 	int ok = 1;
@@ -258,6 +265,41 @@ static void stage_stamp(struct up_to_date *u, const struct plan *plan,
 	if (u->dir && stage_key(u, plan, items, sp, key, &e) == 0)
 		stamp_write(u->dir, key, &e);
 	free(sp);
+}
+
+/* Fetch hook: not up to date, so the stage begins (lock, temp dir). */
+static int stage_start(void *ctx, const struct plan *plan, struct wb_err *e)
+{
+	struct up_to_date *u = ctx;
+
+	if (stage_begin(&u->st, plan, u->o, e) < 0) {
+		stage_end(&u->st);
+		return -1;
+	}
+	u->begun = 1;
+	return 0;
+}
+
+static void stage_input_of(const struct fetch_item *it, struct stage_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = it->path;
+	in->sha256 = it->sha256;
+	in->size = it->size;
+	in->url = it->url;
+	in->fresh = !it->from_cache;
+}
+
+/* Fetch hook: an artifact is verified (or cached): prepare it now. */
+static void stage_item_done(void *ctx, const struct fetch_item *it)
+{
+	struct up_to_date *u = ctx;
+	struct stage_input in;
+
+	if (it->status || !u->begun || !u->items)
+		return;
+	stage_input_of(it, &in);
+	stage_feed(&u->st, (size_t)(it - u->items), &in);
 }
 
 /* How an artifact was verified, for the SBOM: the methods, without the
@@ -320,10 +362,10 @@ static int write_sbom(struct wb_run *run, const struct plan *plan,
 int cmd_stage_recipe(struct wb_run *run)
 {
 	struct up_to_date u;
+	struct cmd_stage_hooks hooks;
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	struct fetch_item *items = NULL;
-	struct stage_input *in = NULL;
 	struct stage_opts o;
 	struct stage_result res;
 	struct test_hook th;
@@ -341,7 +383,19 @@ int cmd_stage_recipe(struct wb_run *run)
 	u.epoch = o.source_date_epoch;
 	/* the test hooks name points of a full stage: never skip it then */
 	u.never = setup_test_hook(&th);
-	ret = cmd_fetch_plan_for_stage(run, &plan, &items, stage_gate, &u, &e);
+	o.out_dir = run->out_dir;
+	o.templates_dir = tdir;
+	if (th.kill_point[0] || th.run_cmd) {
+		o.hook = test_hook;
+		o.hook_ctx = &th;
+	}
+	u.o = &o;
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.gate = stage_gate;
+	hooks.start = stage_start;
+	hooks.item_done = stage_item_done;
+	hooks.ctx = &u;
+	ret = cmd_fetch_plan_for_stage(run, &plan, &items, &hooks, &e);
 	if (ret == 1) {
 		if (!run->quiet)
 			fprintf(stderr, "up to date: %s/tree (nothing changed since the "
@@ -353,21 +407,13 @@ int cmd_stage_recipe(struct wb_run *run)
 		ret = cmd_fetch_failed(run, &plan, items, &e);
 		goto out;
 	}
-	in = xcalloc(plan.nartifacts + 1, sizeof(*in));
 	for (size_t i = 0; i < plan.nartifacts; i++) {
-		in[i].path = items[i].path;
-		in[i].sha256 = items[i].sha256;
-		in[i].size = items[i].size;
-		in[i].url = items[i].url;
-		in[i].fresh = !items[i].from_cache;
+		struct stage_input in;
+
+		stage_input_of(&items[i], &in);
+		stage_feed(&u.st, i, &in);   /* a no-op for those fed already */
 	}
-	o.out_dir = run->out_dir;
-	o.templates_dir = tdir;
-	if (th.kill_point[0] || th.run_cmd) {
-		o.hook = test_hook;
-		o.hook_ctx = &th;
-	}
-	if (stage_run(&plan, in, &o, &res, &e) < 0) {
+	if (stage_finish(&u.st, &res, &e) < 0) {
 		ret = cmd_fail(&e);
 		if (res.bad_artifact) {
 			for (size_t i = 0; i < plan.nartifacts; i++)
@@ -385,10 +431,11 @@ int cmd_stage_recipe(struct wb_run *run)
 	stage_stamp(&u, &plan, items);
 	ret = WB_OK;
 out:
+	if (u.begun)
+		stage_end(&u.st);
 	stage_result_release(&res);
 	free(tdir);
 	free(u.dir);
-	free(in);
 	if (items) {
 		cmd_fetch_items_free(items, plan.nartifacts);
 		plan_release(&plan);

@@ -88,6 +88,7 @@ struct engine {
 	CURLM *multi;
 	struct job *jobs;
 	size_t njobs;
+	size_t *order;                 /* the order jobs start in */
 	int running;
 	double t0;
 	double last_progress;
@@ -889,8 +890,8 @@ static int run_engine(struct engine *en, struct wb_err *e)
 				       "partial downloads removed", en->done, en->njobs);
 			break;
 		}
-		for (size_t i = 0; i < en->njobs && en->running < en->o->jobs; i++) {
-			struct job *j = &en->jobs[i];
+		for (size_t k = 0; k < en->njobs && en->running < en->o->jobs; k++) {
+			struct job *j = &en->jobs[en->order[k]];
 			if (j->state != J_WAIT)
 				continue;
 			if (j->not_before > t) {
@@ -929,7 +930,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 {
 	struct engine en;
 	struct buf missing = BUF_INIT;
-	size_t nmissing = 0;
+	size_t nmissing = 0, k = 0;
 	int ret = 0;
 
 	memset(&en, 0, sizeof(en));
@@ -948,6 +949,16 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 						  (long)(64L << 30));
 	snprintf(en.user_agent, sizeof(en.user_agent), "winbuild/%s", WB_VERSION);
 	en.jobs = xcalloc(n ? n : 1, sizeof(*en.jobs));
+	/* Archives first: unpacking them is the longest work after the
+	 * download (a stage starts it as soon as one is verified), so it
+	 * overlaps the other downloads instead of trailing them. */
+	en.order = xcalloc(n ? n : 1, sizeof(*en.order));
+	for (size_t i = 0; i < n; i++)
+		if (items[i].art->action == PLAN_UNPACK)
+			en.order[k++] = i;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].art->action != PLAN_UNPACK)
+			en.order[k++] = i;
 
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = &en.jobs[i];
@@ -1017,6 +1028,7 @@ out:
 	if (en.multi)
 		curl_multi_cleanup(en.multi);
 	free(en.jobs);
+	free(en.order);
 	buf_release(&missing);
 	return ret;
 }

@@ -1,5 +1,6 @@
 /* The stage: artifacts, component directories, Authenticode checks,
  * generated files, swap, manifest, in that order (docs/stage.md). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,28 +14,6 @@ static void hook_at(const struct stage_opts *o, const char *point)
 {
 	if (o->hook)
 		o->hook(o->hook_ctx, point);
-}
-
-static int place_artifact(struct tree *t, const struct plan_artifact *a,
-			  const struct stage_input *in, time_t epoch,
-			  struct wb_err *e)
-{
-	struct extract_spec spec;
-
-	if (a->action != PLAN_UNPACK && in->fresh)
-		return tree_copy_fresh(t, in->path, in->sha256, a->dest_tree, a->name,
-				       a->component, e);
-	if (a->action != PLAN_UNPACK)
-		return tree_copy_verified(t, in->path, in->sha256, a->dest_tree,
-					  a->name, a->component, e);
-	memset(&spec, 0, sizeof(spec));
-	spec.strip = a->strip;
-	spec.include = (const char *const *)a->include.v;
-	spec.ninclude = a->include.nr;
-	spec.limits = a->limits;
-	spec.mtime = epoch;
-	return tree_unpack(t, in->path, in->sha256, &spec, a->dest_tree, a->name,
-			   a->component, e);
 }
 
 static int make_directories(struct tree *t, const struct plan *plan,
@@ -100,50 +79,236 @@ static int check_authenticode(struct tree *t, const struct plan *plan,
 	return 0;
 }
 
+/* ---- preparing artifacts on a worker thread ------------------------------ */
+
+enum { PREP_NONE, PREP_QUEUED, PREP_RUNNING, PREP_DONE };
+
+struct prep_slot {
+	int state;
+	char *scratch;
+	struct tree_piece piece;
+	struct wb_err err;
+	int failed;
+};
+
+struct stage_worker {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	int started, quit;
+	const struct plan *plan;
+	time_t epoch;
+	struct stage_input *in;    /* per artifact, as fed */
+	struct prep_slot *slots;   /* per artifact */
+	size_t nslots;
+	size_t *queue, qhead, qtail;
+};
+
+/* Copy or unpack artifact I into its scratch dir (any thread). */
+static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
+{
+	const struct plan_artifact *a = &w->plan->artifacts[i];
+	const struct stage_input *in = &w->in[i];
+	struct prep_slot *sl = &w->slots[i];
+	struct extract_spec spec;
+
+	if (a->action != PLAN_UNPACK) {
+		const char *slash = strrchr(a->dest_tree, '/');
+
+		return tree_prepare_copy(sl->scratch, in->path, in->sha256, in->fresh,
+					 slash ? slash + 1 : a->dest_tree, &sl->piece, e);
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.strip = a->strip;
+	spec.include = (const char *const *)a->include.v;
+	spec.ninclude = a->include.nr;
+	spec.limits = a->limits;
+	spec.mtime = w->epoch;
+	return tree_prepare_unpack(sl->scratch, in->path, in->sha256, &spec,
+				   &sl->piece, e);
+}
+
+/* Take the oldest queued artifact and prepare it. Called with mu held;
+ * returns with it held. 0 when the queue was empty. */
+static int prepare_next(struct stage_worker *w)
+{
+	struct wb_err e = WB_ERR_INIT;
+	size_t i;
+	int r;
+
+	if (w->qhead == w->qtail)
+		return 0;
+	i = w->queue[w->qhead++];
+	w->slots[i].state = PREP_RUNNING;
+	pthread_mutex_unlock(&w->mu);
+	r = prepare(w, i, &e);
+	pthread_mutex_lock(&w->mu);
+	w->slots[i].failed = r < 0;
+	w->slots[i].err = e;
+	w->slots[i].state = PREP_DONE;
+	pthread_cond_broadcast(&w->cv);
+	return 1;
+}
+
+static void *worker_main(void *arg)
+{
+	struct stage_worker *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->quit)
+		if (!prepare_next(w))
+			pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
+{
+	struct stage_worker *w = s->w;
+
+	if (!w || i >= s->plan->nartifacts)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (w->slots[i].state == PREP_NONE) {
+		w->in[i] = *in;
+		w->slots[i].scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
+		w->slots[i].state = PREP_QUEUED;
+		w->queue[w->qtail++] = i;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Wait for artifact I, preparing queued ones on this thread meanwhile. */
+static struct prep_slot *wait_for(struct stage_worker *w, size_t i)
+{
+	struct prep_slot *sl = &w->slots[i];
+
+	pthread_mutex_lock(&w->mu);
+	while (sl->state == PREP_QUEUED || sl->state == PREP_RUNNING)
+		if (!prepare_next(w))
+			pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	return sl;
+}
+
+int stage_begin(struct stage *s, const struct plan *plan,
+		const struct stage_opts *o, struct wb_err *e)
+{
+	struct stage_worker *w;
+	size_t n = plan->nartifacts;
+
+	memset(s, 0, sizeof(*s));
+	s->plan = plan;
+	s->o = o;
+	s->t = (struct tree)TREE_INIT;
+	w = s->w = xcalloc(1, sizeof(*w));
+	w->plan = plan;
+	w->epoch = o->source_date_epoch;
+	w->in = xcalloc(n + 1, sizeof(*w->in));
+	w->slots = xcalloc(n + 1, sizeof(*w->slots));
+	w->nslots = n;
+	w->queue = xcalloc(n + 1, sizeof(*w->queue));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	if (tree_begin(&s->t, o->out_dir, plan->name, o->source_date_epoch, e) < 0)
+		return -1;
+	hook_at(o, "begin");
+	if (make_directories(&s->t, plan, e) < 0)
+		return -1;
+	/* without the thread, stage_finish prepares everything itself */
+	w->started = pthread_create(&w->th, NULL, worker_main, w) == 0;
+	return 0;
+}
+
+int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
+{
+	const struct plan *plan = s->plan;
+	const struct stage_opts *o = s->o;
+	struct stage_worker *w = s->w;
+	struct tree *t = &s->t;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < plan->nartifacts; i++) {
+		const struct plan_artifact *a = &plan->artifacts[i];
+		struct prep_slot *sl = wait_for(w, i);
+
+		hook_at(o, "artifact");
+		if (sl->state != PREP_DONE) {
+			wb_error(e, WB_EIO, "artifact '%s' was never handed to the stage",
+				 a->name);
+			return -1;
+		}
+		if (sl->failed)
+			*e = sl->err;
+		if (sl->failed ||
+		    tree_adopt(t, &sl->piece, a->dest_tree, a->name, a->component, e) < 0) {
+			if (e->code == WB_EVERIFY)
+				res->bad_artifact = a;
+			wb_error_prefix(e, "artifact '%s'", a->name);
+			return -1;
+		}
+	}
+	if (check_authenticode(t, plan, e) < 0)
+		return -1;
+	if (stage_generate(t, plan, o->templates_dir, e) < 0)
+		return -1;
+	hook_at(o, "generated");
+	if (tree_commit(t, o->hook, o->hook_ctx, e) < 0)
+		return -1;
+	res->tree_dir = xstrdup(t->final);
+	res->manifest_path = fs_join(t->dir, "manifest.json");
+	if (stage_write_manifest(res->manifest_path, plan, w->in, t,
+				 o->source_date_epoch, e) < 0)
+		return -1;
+	hook_at(o, "done");
+	res->nfiles = t->nfiles;
+	res->ndirs = t->dirs.nr;
+	for (size_t i = 0; i < t->nfiles; i++)
+		res->ngenerated += !t->files[i].artifact;
+	return 0;
+}
+
+void stage_end(struct stage *s)
+{
+	struct stage_worker *w = s->w;
+
+	if (w) {
+		pthread_mutex_lock(&w->mu);
+		w->quit = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		if (w->started)
+			pthread_join(w->th, NULL);
+		for (size_t i = 0; i < w->nslots; i++) {
+			tree_piece_release(&w->slots[i].piece);
+			free(w->slots[i].scratch);
+		}
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		free(w->in);
+		free(w->slots);
+		free(w->queue);
+		free(w);
+		s->w = NULL;
+	}
+	tree_release(&s->t);
+}
+
 int stage_run(const struct plan *plan, const struct stage_input *in,
 	      const struct stage_opts *o, struct stage_result *res,
 	      struct wb_err *e)
 {
-	struct tree t = TREE_INIT;
+	struct stage s;
 	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (tree_begin(&t, o->out_dir, plan->name, o->source_date_epoch, e) < 0)
-		goto out;
-	hook_at(o, "begin");
-	if (make_directories(&t, plan, e) < 0)
-		goto out;
-	for (size_t i = 0; i < plan->nartifacts; i++) {
-		const struct plan_artifact *a = &plan->artifacts[i];
-
-		hook_at(o, "artifact");
-		if (place_artifact(&t, a, &in[i], o->source_date_epoch, e) < 0) {
-			if (e->code == WB_EVERIFY)
-				res->bad_artifact = a;
-			wb_error_prefix(e, "artifact '%s'", a->name);
-			goto out;
-		}
+	if (stage_begin(&s, plan, o, e) == 0) {
+		for (size_t i = 0; i < plan->nartifacts; i++)
+			stage_feed(&s, i, &in[i]);
+		ret = stage_finish(&s, res, e);
 	}
-	if (check_authenticode(&t, plan, e) < 0)
-		goto out;
-	if (stage_generate(&t, plan, o->templates_dir, e) < 0)
-		goto out;
-	hook_at(o, "generated");
-	if (tree_commit(&t, o->hook, o->hook_ctx, e) < 0)
-		goto out;
-	res->tree_dir = xstrdup(t.final);
-	res->manifest_path = fs_join(t.dir, "manifest.json");
-	if (stage_write_manifest(res->manifest_path, plan, in, &t,
-				 o->source_date_epoch, e) < 0)
-		goto out;
-	hook_at(o, "done");
-	res->nfiles = t.nfiles;
-	res->ndirs = t.dirs.nr;
-	for (size_t i = 0; i < t.nfiles; i++)
-		res->ngenerated += !t.files[i].artifact;
-	ret = 0;
-out:
-	tree_release(&t);
+	stage_end(&s);
 	return ret;
 }
 

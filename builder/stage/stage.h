@@ -46,6 +46,37 @@ struct stage_result {
 	char *manifest_path;       /* OUT/<name>/manifest.json (new string) */
 };
 
+/*
+ * A stage in steps, so the slow part overlaps the downloads:
+ *
+ *   stage_begin()   lock OUT/<name>, make the temp dir and the component
+ *                   directories, start the preparing thread
+ *   stage_feed()    artifact I's bytes are verified: copy or unpack them
+ *                   into its scratch dir on that thread (tree.h), at once
+ *   stage_finish()  in plan order, wait for each artifact and move it into
+ *                   the tree; Authenticode, generated files, swap, manifest
+ *   stage_end()     stop the thread, remove what is left; always call it
+ *
+ * Artifacts not fed by stage_finish() are prepared then, on its thread.
+ * stage_run() does all four for inputs that are all ready.
+ */
+struct stage_worker;
+
+struct stage {
+	const struct plan *plan;
+	const struct stage_opts *o;
+	struct tree t;
+	struct stage_worker *w;
+};
+
+int stage_begin(struct stage *s, const struct plan *plan,
+		const struct stage_opts *o, struct wb_err *e);
+/* IN (copied; its strings must outlive the stage) is plan artifact I's
+ * verified bytes. Call from the thread that calls stage_finish. */
+void stage_feed(struct stage *s, size_t i, const struct stage_input *in);
+int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e);
+void stage_end(struct stage *s);
+
 int stage_run(const struct plan *plan, const struct stage_input *in,
 	      const struct stage_opts *o, struct stage_result *res,
 	      struct wb_err *e);

@@ -263,46 +263,42 @@ static int create_in_tree(struct tree *t, const char *path, char **full,
 	return fd;
 }
 
-/* Close the written file *OUT (FULL) and record PATH in the tree: the
- * common end of every copy into the tree. */
-static int finish_file(struct tree *t, int *out, const char *full,
-		       const char *path, unsigned long long size,
-		       const unsigned char *sha, const char *artifact,
-		       const char *component, struct wb_err *e)
-{
-	int fd = *out;
+/* ---- pieces: prepared outside the tree, then adopted -------------------- */
 
-	*out = -1;
-	if (close(fd) < 0)
-		return wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
-	record(t, path, size, sha, artifact, component);
-	return 0;
+char *tree_scratch(const struct tree *t, const char *artifact)
+{
+	return xasprintf("%s/prep/%s", t->tmp, artifact);
 }
 
-int tree_copy_verified(struct tree *t, const char *src, const char *expect,
-		       const char *path, const char *artifact,
-		       const char *component, struct wb_err *e)
+static void piece_add(struct tree_piece *p, const char *name,
+		      unsigned long long size, const unsigned char sha[32])
+{
+	struct extract_file *f;
+
+	ALLOC_GROW(p->files.files, p->files.nr + 1, p->files.alloc);
+	f = &p->files.files[p->files.nr++];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup(name);
+	f->size = size;
+	memcpy(f->sha256, sha, 32);
+	f->mode = tree_file_mode(name);
+}
+
+/* Read IN to OUT, hashing: the copy of a cache entry nobody hashed in this
+ * run. 0, or -1 with E (WB_EVERIFY when it is not EXPECT). */
+static int copy_hashing(int in, int out, const char *src, const char *full,
+			const unsigned char want[32], const char *expect,
+			struct digest_result *r, struct wb_err *e)
 {
 	struct digest_ctx dc;
-	struct digest_result r;
-	unsigned char want[32], *block = NULL;
-	char *full = NULL, got[65];
-	int in = -1, out = -1, ret = -1;
+	unsigned char *block = xmalloc(IO_BLOCK);
+	char got[65];
+	int ret = -1;
 
-	memset(&dc, 0, sizeof(dc));
-	if (digest_unhex(expect, want, 32) < 0)
-		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
-	if (claim(t, path, 0, artifact, component, e) < 0)
+	if (digest_init(&dc, DIGEST_SHA256, e) < 0) {
+		free(block);
 		return -1;
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
-		goto out;
 	}
-	out = create_in_tree(t, path, &full, e);
-	if (out < 0 || digest_init(&dc, DIGEST_SHA256, e) < 0)
-		goto out;
-	block = xmalloc(IO_BLOCK);
 	for (;;) {
 		ssize_t n = read(in, block, IO_BLOCK);
 
@@ -320,23 +316,17 @@ int tree_copy_verified(struct tree *t, const char *src, const char *expect,
 			goto out;
 		}
 	}
-	digest_final(&dc, &r);
-	if (!digest_equal(r.sha256, want, 32)) {
-		digest_hex(r.sha256, 32, got);
+	digest_final(&dc, r);
+	if (!digest_equal(r->sha256, want, 32)) {
+		digest_hex(r->sha256, 32, got);
 		wb_error(e, WB_EVERIFY, "'%s' does not match its digest: expected %s, "
 			 "actual %s", src, expect, got);
 		goto out;
 	}
-	ret = finish_file(t, &out, full, path, r.size, r.sha256, artifact,
-			  component, e);
+	ret = 0;
 out:
 	digest_release(&dc);
 	free(block);
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	free(full);
 	return ret;
 }
 
@@ -395,38 +385,64 @@ static int copy_rw(int in, int out)
 	return ret;
 }
 
-int tree_copy_fresh(struct tree *t, const char *src, const char *expect,
-		    const char *path, const char *artifact,
-		    const char *component, struct wb_err *e)
+/* Copy without reading in user space: SRC was verified as WANT moments
+ * ago. */
+static int copy_fresh(int in, int out, const char *src, const char *full,
+		      const unsigned char want[32], struct digest_result *r,
+		      struct wb_err *e)
 {
-	unsigned char sha[32];
 	struct stat si, so;
+
+	if (fstat(in, &si) < 0)
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+	if (copy_kernel(in, out) < 0 && copy_rw(in, out) < 0)
+		return wb_error(e, WB_EIO, "cannot copy '%s' to '%s': %s", src, full,
+				strerror(errno));
+	if (fstat(out, &so) < 0 || so.st_size != si.st_size)
+		return wb_error(e, WB_EIO, "'%s' changed size while it was copied", src);
+	memcpy(r->sha256, want, 32);
+	r->size = (unsigned long long)si.st_size;
+	return 0;
+}
+
+int tree_prepare_copy(const char *scratch, const char *src, const char *expect,
+		      int fresh, const char *name, struct tree_piece *p,
+		      struct wb_err *e)
+{
+	struct digest_result r;
+	unsigned char want[32];
 	char *full = NULL;
 	int in = -1, out = -1, ret = -1;
 
-	if (digest_unhex(expect, sha, 32) < 0)
+	memset(p, 0, sizeof(*p));
+	p->scratch = xstrdup(scratch);
+	p->single = 1;
+	if (digest_unhex(expect, want, 32) < 0)
 		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
-	if (claim(t, path, 0, artifact, component, e) < 0)
-		return -1;
 	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0 || fstat(in, &si) < 0) {
+	if (in < 0) {
 		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
 		goto out;
 	}
-	out = create_in_tree(t, path, &full, e);
-	if (out < 0)
+	if (fs_mkdir_p(scratch, 0755, e) < 0)
 		goto out;
-	if (copy_kernel(in, out) < 0 && copy_rw(in, out) < 0) {
-		wb_error(e, WB_EIO, "cannot copy '%s' to '%s': %s", src, full,
-			 strerror(errno));
-		goto out;
-	}
-	if (fstat(out, &so) < 0 || so.st_size != si.st_size) {
-		wb_error(e, WB_EIO, "'%s' changed size while it was copied", src);
+	full = fs_join(scratch, name);
+	out = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		wb_error(e, WB_EIO, "cannot create '%s': %s", full, strerror(errno));
 		goto out;
 	}
-	ret = finish_file(t, &out, full, path, (unsigned long long)si.st_size, sha,
-			  artifact, component, e);
+	memset(&r, 0, sizeof(r));
+	if (fresh ? copy_fresh(in, out, src, full, want, &r, e) < 0 :
+	    copy_hashing(in, out, src, full, want, expect, &r, e) < 0)
+		goto out;
+	ret = close(out);
+	out = -1;
+	if (ret < 0) {
+		wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
+		goto out;
+	}
+	piece_add(p, name, r.size, r.sha256);
 out:
 	if (in >= 0)
 		close(in);
@@ -434,6 +450,52 @@ out:
 		close(out);
 	free(full);
 	return ret;
+}
+
+int tree_prepare_unpack(const char *scratch, const char *archive,
+			const char *expect, const struct extract_spec *spec,
+			struct tree_piece *p, struct wb_err *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->scratch = xstrdup(scratch);
+	if (fs_mkdir_p(scratch, 0755, e) < 0)
+		return -1;
+	return extract_archive(archive, expect, spec, scratch, &p->files, e);
+}
+
+int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,
+	       const char *artifact, const char *component, struct wb_err *e)
+{
+	for (size_t i = 0; i < p->files.nr; i++) {
+		const struct extract_file *f = &p->files.files[i];
+		char *path = p->single ? xstrdup(dest) :
+			*dest ? xasprintf("%s/%s", dest, f->path) : xstrdup(f->path);
+		char *from = fs_join(p->scratch, f->path), *to = fs_join(t->root, path);
+		char *dir = fs_dirname(to);
+		int r = claim(t, path, 0, artifact, component, e);
+
+		if (!r)
+			r = fs_mkdir_p(dir, 0755, e);
+		if (!r && rename(from, to) < 0)
+			r = wb_error(e, WB_EIO, "cannot move '%s' to '%s': %s", from, to,
+				     strerror(errno));
+		if (!r)
+			record(t, path, f->size, f->sha256, artifact, component);
+		free(path);
+		free(from);
+		free(to);
+		free(dir);
+		if (r)
+			return -1;
+	}
+	return fs_remove_tree(p->scratch, e);
+}
+
+void tree_piece_release(struct tree_piece *p)
+{
+	extract_result_release(&p->files);
+	free(p->scratch);
+	p->scratch = NULL;
 }
 
 int tree_write(struct tree *t, const char *path, const void *data, size_t len,
@@ -477,47 +539,6 @@ int tree_mkdir(struct tree *t, const char *path, const char *component,
 	free(full);
 	if (!ret)
 		wb_strlist_push_unique(&t->dirs, path);
-	return ret;
-}
-
-int tree_unpack(struct tree *t, const char *archive, const char *expect,
-		const struct extract_spec *spec, const char *dest,
-		const char *artifact, const char *component, struct wb_err *e)
-{
-	struct extract_result res;
-	char *scratch = xasprintf("%s/unpack/%s", t->tmp, artifact);
-	int ret = -1;
-
-	memset(&res, 0, sizeof(res));
-	if (fs_mkdir_p(scratch, 0755, e) < 0)
-		goto out;
-	if (extract_archive(archive, expect, spec, scratch, &res, e) < 0)
-		goto out;
-	for (size_t i = 0; i < res.nr; i++) {
-		const struct extract_file *f = &res.files[i];
-		char *path = *dest ? xasprintf("%s/%s", dest, f->path) : xstrdup(f->path);
-		char *from = fs_join(scratch, f->path), *to = fs_join(t->root, path);
-		char *dir = fs_dirname(to);
-		int r = claim(t, path, 0, artifact, component, e);
-
-		if (!r)
-			r = fs_mkdir_p(dir, 0755, e);
-		if (!r && rename(from, to) < 0)
-			r = wb_error(e, WB_EIO, "cannot move '%s' to '%s': %s", from, to,
-				     strerror(errno));
-		if (!r)
-			record(t, path, f->size, f->sha256, artifact, component);
-		free(path);
-		free(from);
-		free(to);
-		free(dir);
-		if (r)
-			goto out;
-	}
-	ret = fs_remove_tree(scratch, e);
-out:
-	extract_result_release(&res);
-	free(scratch);
 	return ret;
 }
 
@@ -613,10 +634,10 @@ int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
 		struct wb_err *e)
 {
 	struct timespec ts[2] = { { t->mtime, 0 }, { t->mtime, 0 } };
-	char *unpack = fs_join(t->tmp, "unpack");
-	int ret = fs_remove_tree(unpack, e);
+	char *prep = fs_join(t->tmp, "prep");
+	int ret = fs_remove_tree(prep, e);
 
-	free(unpack);
+	free(prep);
 	if (ret < 0 || normalise_path(t->root, t->mtime, e) < 0)
 		return -1;
 	if (t->nfiles)

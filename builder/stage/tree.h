@@ -5,7 +5,8 @@
  *   OUT/<name>/.stage.lock          flock, held for the whole run
  *   OUT/<name>/.tree.tmp.<pid>/     everything of one run:
  *       tree/                       the new tree
- *       unpack/<artifact>/          scratch for one archive
+ *       prep/<artifact>/            one artifact's files, prepared before
+ *                                   they are moved into tree/
  *   OUT/<name>/tree/                the previous (then the new) tree
  *
  * Every path placed in the tree is claimed first: two owners (artifacts or
@@ -57,25 +58,48 @@ struct tree {
 int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
 	       struct wb_err *e);
 
-/* Copy the cache file SRC to the tree path PATH, hashing in the same pass;
- * WB_EVERIFY when the bytes do not hash to EXPECT_SHA256 (64 hex). */
-int tree_copy_verified(struct tree *t, const char *src, const char *expect_sha256,
-		       const char *path, const char *artifact,
-		       const char *component, struct wb_err *e);
+/*
+ * An artifact's files, prepared outside the tree, then adopted into it.
+ *
+ * Preparing (copying a cache entry, unpacking an archive) is the slow part
+ * and touches nothing of struct tree: it writes below SCRATCH only
+ * (tree_scratch(), one per artifact), so stage.c prepares artifacts on a
+ * worker thread while others still download. Adopting claims each file's
+ * tree path, moves it in and records it: cheap, on the stage's thread, in
+ * plan order, so collisions are reported alike whatever finished first.
+ */
+struct tree_piece {
+	char *scratch;                /* the artifact's scratch dir */
+	struct extract_result files;  /* paths relative to SCRATCH */
+	int single;                   /* one file, adopted at DEST itself */
+};
 
-/* Copy SRC, which this process verified as EXPECT_SHA256 moments ago, to
- * PATH without reading it in user space: a reflink (FICLONE) where the
- * filesystem shares blocks, else copy_file_range(2), else read/write. Never
- * a hard link: the tree's modes and mtimes would change the cache entry. */
-int tree_copy_fresh(struct tree *t, const char *src, const char *expect_sha256,
-		    const char *path, const char *artifact, const char *component,
-		    struct wb_err *e);
+/* TMP/prep/<ARTIFACT> of T (new string). */
+char *tree_scratch(const struct tree *t, const char *artifact);
+
+/* Copy the cache file SRC to SCRATCH/NAME as a single-file piece. FRESH:
+ * this process verified SRC as EXPECT_SHA256 (64 hex) moments ago, so the
+ * copy is not read in user space (a reflink (FICLONE) where the filesystem
+ * shares blocks, else copy_file_range(2), else read/write); never a hard
+ * link: the tree's modes and mtimes would change the cache entry.
+ * Otherwise the bytes are hashed while copied, and WB_EVERIFY when they
+ * are not EXPECT_SHA256. Release P either way. */
+int tree_prepare_copy(const char *scratch, const char *src,
+		      const char *expect_sha256, int fresh, const char *name,
+		      struct tree_piece *p, struct wb_err *e);
 
 /* Extract ARCHIVE (verified against EXPECT_SHA256 in the same pass) with
- * SPEC into the tree directory DEST (tree path, "" = root). */
-int tree_unpack(struct tree *t, const char *archive, const char *expect_sha256,
-		const struct extract_spec *spec, const char *dest,
-		const char *artifact, const char *component, struct wb_err *e);
+ * SPEC into SCRATCH. Release P either way. */
+int tree_prepare_unpack(const char *scratch, const char *archive,
+			const char *expect_sha256, const struct extract_spec *spec,
+			struct tree_piece *p, struct wb_err *e);
+
+/* Claim the tree paths of P's files below DEST (tree path, "" = root; a
+ * single file is placed at DEST), move them into T and record them. */
+int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,
+	       const char *artifact, const char *component, struct wb_err *e);
+
+void tree_piece_release(struct tree_piece *p);
 
 /* Write a generated file (artifact NULL) at PATH. */
 int tree_write(struct tree *t, const char *path, const void *data, size_t len,

@@ -50,6 +50,10 @@ Paths (FILE is a path under --root; ".." is refused with 400):
   /404/FILE             404, every time (whether FILE exists or not).
   /slow/FILE            200 with full Content-Length; the first 64 bytes at
                         once, then 1 byte per second.
+  /hold/FILE            200 with full Content-Length; half the body, then
+                        nothing until the file FILE.release exists under
+                        --root (checked every 50 ms), then the rest. For
+                        "while this download waits, that work goes on".
   /redirect/REST        302 to /REST (so /redirect/reset/a.bin chains).
   /redirloop/X          302 to /redirloop/X?hop=N+1, forever.
   /hugeheaders/FILE     200 with a 4 MiB "X-Huge" response header, then the
@@ -291,6 +295,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             hop = int(q.get("hop", ["0"])[0] or 0) + 1
             loc = "/redirloop/%s?hop=%d" % (urllib.parse.quote(rest), hop)
             self.send_simple(302, b"", [("Location", loc)])
+            return
+
+        if seg == "hold":
+            data = self.load(rest)
+            if data is None:
+                return
+            release = self.resolve(rest + ".release")
+            self.fault = seg
+            body = self.start_body(data, allow_range=False)
+            if body is None:
+                return
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            while not os.path.exists(release):
+                time.sleep(0.05)
+            self.wfile.write(body[len(body) // 2:])
             return
 
         if seg in ("truncate", "closeearly", "badlength", "slow", "hugeheaders"):

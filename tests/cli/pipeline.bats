@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# winbuild stage as a pipeline: archives are requested first and unpacked
+# while other artifacts still download; a failed download stops the stage
+# and leaves nothing behind. No timing: the server holds a download until
+# the test releases it.
+load helpers
+load ../lib/servers
+load stage_fixtures
+
+setup_file() {
+	make_stage_fixtures "$BATS_FILE_TMPDIR"
+	start_nginx "$WWW"
+	start_faultd "$WWW"
+}
+
+setup() {
+	common_setup
+	rm -f "$WWW"/good/*.release
+}
+
+T() { echo "$WORK/out/$NAME/tree"; }
+
+# the fixture override with one artifact's URL at faultd under PREFIX
+# (hold, 404, ...) or plain: override_via ARTIFACT FILE PREFIX
+override_via() {
+	fixture_override | sed "s|url: $(H)/good/$2\$|url: $FAULTD_URL/$3/good/$2|"
+}
+
+# every artifact through faultd, plain: its log shows the request order
+override_all_faultd() {
+	fixture_override | sed "s|url: $(H)/|url: $FAULTD_URL/|"
+}
+
+@test "archives are requested before the other artifacts" {
+	override_all_faultd >"$WORK/o.yaml"
+	: >"$FAULTD_LOG"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" -j 1 --no-progress -q
+	assert_status 0
+	# "GET /good/FILE HTTP/1.1" 200 ...: the files in request order
+	sed -n 's|^"GET /good/\([^ ]*\) .*|\1|p' "$FAULTD_LOG" >"$WORK/order"
+	cat "$WORK/order"
+	[ "$(wc -l <"$WORK/order")" -eq 10 ]
+	[ "$(grep -Ec '\.(tar\.gz|tgz|zip)$' "$WORK/order")" -eq 4 ]
+	# with -j 1, no archive after any other artifact
+	awk '{ a = ($0 ~ /\.(tar\.gz|tgz|zip)$/) }
+	     a && other { bad = 1 } !a { other = 1 } END { exit bad }' "$WORK/order"
+}
+
+@test "an archive is unpacked while another artifact is still downloading" {
+	override_via kubelet kubelet.exe hold >"$WORK/o.yaml"
+	"$WINBUILD" stage "$RECIPE" -O "$WORK/o.yaml" -o "$WORK/out" --no-progress -q \
+		>"$WORK/log" 2>&1 3>&- &
+	pid=$!
+	# kubelet is held half way; containerd's files must appear in its
+	# scratch dir meanwhile (nothing else would put them there before
+	# kubelet is complete)
+	seen=0
+	for _ in $(seq 1 600); do
+		if ls "$WORK/out/$NAME"/.tree.tmp.*/prep/containerd/*.exe >/dev/null 2>&1; then
+			seen=1
+			break
+		fi
+		sleep 0.1
+	done
+	grep -q '"GET /hold/good/kubelet.exe' "$FAULTD_LOG"
+	touch "$WWW/good/kubelet.exe.release"
+	wait "$pid" || { cat "$WORK/log"; false; }
+	[ "$seen" = 1 ] || { echo "containerd was not unpacked while kubelet downloaded"; false; }
+	cmp "$(T)/k/kubelet.exe" "$WWW/good/kubelet.exe"
+	[ -f "$(T)/Program Files/containerd/containerd.exe" ]
+	[ -z "$(ls -d "$WORK/out/$NAME"/.tree.tmp.* 2>/dev/null)" ]
+}
+
+@test "the same tree whether artifacts were prepared during the downloads or after" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" -o "$WORK/a" --no-progress -q
+	assert_status 0
+	# from the cache: every artifact is handed over before any transfer
+	wb stage "$RECIPE" -O "$WORK/o.yaml" -o "$WORK/b" --no-progress -q
+	assert_status 0
+	# and with one held download, so the rest is prepared before it ends
+	override_via kubelet kubelet.exe hold >"$WORK/h.yaml"
+	rm -rf "$WINBUILD_CACHE"
+	( sleep 1; touch "$WWW/good/kubelet.exe.release" ) 3>&- &
+	wb stage "$RECIPE" -O "$WORK/h.yaml" -o "$WORK/c" --no-progress -q
+	assert_status 0
+	diff -r -x .stage-stamp "$WORK/a/$NAME/tree" "$WORK/b/$NAME/tree"
+	diff -r -x .stage-stamp "$WORK/a/$NAME/tree" "$WORK/c/$NAME/tree"
+	cmp "$WORK/a/$NAME/manifest.json" "$WORK/b/$NAME/manifest.json"
+}
+
+@test "a failed download stops the stage: exit 3, old tree kept, no temp dir" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress -q
+	assert_status 0
+	cp -a "$(T)" "$WORK/old"
+	override_via kubelet kubelet.exe 404 >"$WORK/bad.yaml"
+	rm -rf "$WINBUILD_CACHE"   # pinned: a cached kubelet would be used
+	wb stage "$RECIPE" -O "$WORK/bad.yaml" --no-progress --set node.cni=nat
+	assert_status 3
+	assert_output_has "kubelet"
+	assert_output_has "HTTP 404"
+	diff -r "$WORK/old" "$(T)"
+	[ -z "$(ls -d "$WORK/out/$NAME"/.tree.tmp.* 2>/dev/null)" ]
+}
