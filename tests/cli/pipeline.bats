@@ -51,9 +51,9 @@ override_all_faultd() {
 	"$WINBUILD" stage "$RECIPE" -O "$WORK/o.yaml" -o "$WORK/out" --no-progress -q \
 		>"$WORK/log" 2>&1 3>&- &
 	pid=$!
-	# kubelet is held half way; containerd's files must appear in its
-	# scratch dir meanwhile (nothing else would put them there before
-	# kubelet is complete)
+	# kubelet cannot complete before the release: containerd's files must
+	# appear in its scratch dir before that (a stage that prepared only
+	# after the downloads would never get there)
 	seen=0
 	for _ in $(seq 1 600); do
 		if ls "$WORK/out/$NAME"/.tree.tmp.*/prep/containerd/*.exe >/dev/null 2>&1; then
@@ -62,9 +62,9 @@ override_all_faultd() {
 		fi
 		sleep 0.1
 	done
-	grep -q '"GET /hold/good/kubelet.exe' "$FAULTD_LOG"
 	touch "$WWW/good/kubelet.exe.release"
 	wait "$pid" || { cat "$WORK/log"; false; }
+	grep -q '"GET /hold/good/kubelet.exe' "$FAULTD_LOG"
 	[ "$seen" = 1 ] || { echo "containerd was not unpacked while kubelet downloaded"; false; }
 	cmp "$(T)/k/kubelet.exe" "$WWW/good/kubelet.exe"
 	[ -f "$(T)/Program Files/containerd/containerd.exe" ]
