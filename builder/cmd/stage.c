@@ -221,8 +221,10 @@ static int ref_sha256(struct cache *c, const struct plan *plan,
 }
 
 /* Fetch gate: 1 when OUT/<name> holds a stamp for exactly these inputs and
- * an untouched tree. Otherwise the stamp is removed before anything
- * changes, so a stage killed halfway never leaves a stamp behind. */
+ * an untouched tree. Otherwise the stage begins (stage_start): under its
+ * lock it reads the stamp for what it may reuse, then removes it before
+ * anything changes, so a stage killed halfway never leaves a stamp
+ * behind. */
 static int stage_gate(void *ctx, const struct plan *plan,
 		      const struct fetch_item *items, struct cache *c)
 {
@@ -246,8 +248,6 @@ static int stage_gate(void *ctx, const struct plan *plan,
 			stamp_check(u->dir, key, &e) == 1;
 	free(shas);
 	free(sp);
-	if (!ok)
-		stamp_remove(u->dir);
 	return ok;
 }
 
@@ -258,12 +258,22 @@ static void stage_stamp(struct up_to_date *u, const struct plan *plan,
 {
 	struct wb_err e = WB_ERR_INIT;
 	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
-	char key[65];
+	struct wb_strlist preps = WB_STRLIST_INIT;
+	char key[65], prep[65];
 
-	for (size_t i = 0; i < plan->nartifacts; i++)
+	for (size_t i = 0; i < plan->nartifacts; i++) {
 		sp[i] = items[i].sha256;
+		if (stamp_prep_key(&plan->artifacts[i], items[i].sha256, u->epoch,
+				   prep, &e) == 0) {
+			char *l = xasprintf("%s %s", plan->artifacts[i].name, prep);
+
+			wb_strlist_push(&preps, l);
+			free(l);
+		}
+	}
 	if (u->dir && stage_key(u, plan, items, sp, key, &e) == 0)
-		stamp_write(u->dir, key, &e);
+		stamp_write(u->dir, key, &preps, &e);
+	wb_strlist_release(&preps);
 	free(sp);
 }
 
@@ -424,10 +434,15 @@ int cmd_stage_recipe(struct wb_run *run)
 	}
 	if ((ret = write_sbom(run, &plan, items)))
 		goto out;
-	if (!run->quiet)
+	if (!run->quiet) {
 		fprintf(stderr, "staged %zu files (%zu generated) and %zu directories "
-			"into %s\nmanifest: %s\n", res.nfiles, res.ngenerated, res.ndirs,
-			res.tree_dir, res.manifest_path);
+			"into %s\n", res.nfiles, res.ngenerated, res.ndirs, res.tree_dir);
+		if (res.nreused)
+			fprintf(stderr, "reused the files of %zu of %zu artifacts from "
+				"the previous tree (unchanged)\n", res.nreused,
+				plan.nartifacts);
+		fprintf(stderr, "manifest: %s\n", res.manifest_path);
+	}
 	stage_stamp(&u, &plan, items);
 	ret = WB_OK;
 out:

@@ -4,11 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/winpath.h"
 #include "stage/stage.h"
+#include "stage/stamp.h"
 #include "trust/authenticode.h"
+#include "trust/digest.h"
 
 static void hook_at(const struct stage_opts *o, const char *point)
 {
@@ -89,6 +93,11 @@ struct prep_slot {
 	struct tree_piece piece;
 	struct wb_err err;
 	int failed;
+	/* the previous tree's files of this artifact, when the stamp vouches
+	 * for them (load_reuse), and whether this run's prep key matches */
+	char *old_key;
+	struct extract_result old;
+	int reuse;
 };
 
 struct stage_worker {
@@ -98,6 +107,7 @@ struct stage_worker {
 	int started, quit;
 	const struct plan *plan;
 	time_t epoch;
+	const char *old_root;      /* OUT/<name>/tree, the previous tree */
 	struct stage_input *in;    /* per artifact, as fed */
 	struct prep_slot *slots;   /* per artifact */
 	size_t nslots;
@@ -112,6 +122,10 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 	struct prep_slot *sl = &w->slots[i];
 	struct extract_spec spec;
 
+	if (sl->reuse)
+		return tree_prepare_reuse(sl->scratch, w->old_root, a->dest_tree,
+					  &sl->old, a->action != PLAN_UNPACK,
+					  &sl->piece, e);
 	if (a->action != PLAN_UNPACK) {
 		const char *slash = strrchr(a->dest_tree, '/');
 
@@ -170,6 +184,13 @@ void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 		return;
 	pthread_mutex_lock(&w->mu);
 	if (w->slots[i].state == PREP_NONE) {
+		struct prep_slot *sl = &w->slots[i];
+		struct wb_err ignore = WB_ERR_INIT;
+		char key[65];
+
+		sl->reuse = sl->old_key &&
+			stamp_prep_key(&s->plan->artifacts[i], in->sha256, w->epoch, key,
+				       &ignore) == 0 && !strcmp(key, sl->old_key);
 		w->in[i] = *in;
 		w->slots[i].scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
 		w->slots[i].state = PREP_QUEUED;
@@ -190,6 +211,88 @@ static struct prep_slot *wait_for(struct stage_worker *w, size_t i)
 			pthread_cond_wait(&w->cv, &w->mu);
 	pthread_mutex_unlock(&w->mu);
 	return sl;
+}
+
+/* The files artifact A placed in the previous tree, from its manifest
+ * (TREE_PATHS relative to A's destination, or its basename for a single
+ * file) into OLD. 0 when the manifest does not list them as expected. */
+static int old_files(const struct plan_artifact *a, json_t *files,
+		     struct extract_result *old)
+{
+	size_t dl = strlen(a->dest_tree), k;
+	int single = a->action != PLAN_UNPACK;
+	json_t *f;
+
+	json_array_foreach(files, k, f) {
+		const char *art = json_string_value(json_object_get(f, "artifact"));
+		const char *tp = json_string_value(json_object_get(f, "tree_path"));
+		const char *sha = json_string_value(json_object_get(f, "sha256"));
+		json_t *size = json_object_get(f, "size");
+		const char *rel;
+		struct extract_file *x;
+
+		if (!art || strcmp(art, a->name))
+			continue;
+		if (!tp || !sha || strlen(sha) != 64 || !json_is_integer(size) ||
+		    json_integer_value(size) < 0)
+			return 0;
+		if (single) {
+			if (strcmp(tp, a->dest_tree))
+				return 0;
+			rel = strrchr(tp, '/') ? strrchr(tp, '/') + 1 : tp;
+		} else if (dl) {
+			if (strncmp(tp, a->dest_tree, dl) || tp[dl] != '/')
+				return 0;
+			rel = tp + dl + 1;
+		} else {
+			rel = tp;
+		}
+		if (!*rel)
+			return 0;
+		ALLOC_GROW(old->files, old->nr + 1, old->alloc);
+		x = &old->files[old->nr++];
+		memset(x, 0, sizeof(*x));
+		x->path = xstrdup(rel);
+		x->size = (unsigned long long)json_integer_value(size);
+		x->mode = tree_file_mode(x->path);
+		if (digest_unhex(sha, x->sha256, 32) < 0)
+			return 0;
+	}
+	return old->nr > 0 && (!single || old->nr == 1);
+}
+
+/* Under the stage lock: when the stamp still describes the previous tree,
+ * note each artifact's prep key and files there (stage_feed compares the
+ * keys). Then remove the stamp: from here on the tree may change. */
+static void load_reuse(struct stage *s)
+{
+	struct stage_worker *w = s->w;
+	struct wb_strlist preps = WB_STRLIST_INIT;
+	struct wb_err ignore = WB_ERR_INIT;
+	char *mpath = fs_join(s->t.dir, "manifest.json");
+	json_t *m = NULL, *files;
+
+	if (stamp_reusable(s->t.dir, &preps, &ignore) == 1)
+		m = json_load_file(mpath, 0, NULL);
+	stamp_remove(s->t.dir);
+	files = json_object_get(m, "files");
+	for (size_t i = 0; files && i < w->nslots; i++) {
+		const struct plan_artifact *a = &s->plan->artifacts[i];
+		struct prep_slot *sl = &w->slots[i];
+		size_t nl = strlen(a->name);
+
+		for (size_t k = 0; k < preps.nr && !sl->old_key; k++)
+			if (!strncmp(preps.v[k], a->name, nl) && preps.v[k][nl] == ' ')
+				sl->old_key = xstrdup(preps.v[k] + nl + 1);
+		if (sl->old_key && !old_files(a, files, &sl->old)) {
+			extract_result_release(&sl->old);
+			free(sl->old_key);
+			sl->old_key = NULL;
+		}
+	}
+	json_decref(m);
+	free(mpath);
+	wb_strlist_release(&preps);
 }
 
 int stage_begin(struct stage *s, const struct plan *plan,
@@ -213,6 +316,8 @@ int stage_begin(struct stage *s, const struct plan *plan,
 	pthread_cond_init(&w->cv, NULL);
 	if (tree_begin(&s->t, o->out_dir, plan->name, o->source_date_epoch, e) < 0)
 		return -1;
+	w->old_root = s->t.final;
+	load_reuse(s);
 	hook_at(o, "begin");
 	if (make_directories(&s->t, plan, e) < 0)
 		return -1;
@@ -248,6 +353,7 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 			wb_error_prefix(e, "artifact '%s'", a->name);
 			return -1;
 		}
+		res->nreused += sl->reuse;
 	}
 	if (check_authenticode(t, plan, e) < 0)
 		return -1;
@@ -283,6 +389,8 @@ void stage_end(struct stage *s)
 		for (size_t i = 0; i < w->nslots; i++) {
 			tree_piece_release(&w->slots[i].piece);
 			free(w->slots[i].scratch);
+			free(w->slots[i].old_key);
+			extract_result_release(&w->slots[i].old);
 		}
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);

@@ -42,6 +42,8 @@ struct stage_opts {
 struct stage_result {
 	const struct plan_artifact *bad_artifact; /* on WB_EVERIFY, or NULL */
 	size_t nfiles, ndirs, ngenerated;
+	size_t nreused;            /* artifacts whose files were reused from
+				    * the previous tree (docs/stage.md) */
 	char *tree_dir;            /* OUT/<name>/tree (new string) */
 	char *manifest_path;       /* OUT/<name>/manifest.json (new string) */
 };

@@ -233,22 +233,25 @@ static int other_run_dirs(const char *dir)
 	return found;
 }
 
-int stamp_check(const char *dir, const char *key, struct wb_err *e)
+/* Read DIR's stamp into B: 1 when it is one whose tree fingerprint
+ * matches the tree as it is now, 0 when not (or there is none), -1 on a
+ * read error. KEY, when not NULL, must match too. */
+static int read_valid(const char *dir, const char *key, struct buf *b,
+		      struct wb_err *e)
 {
 	char *path = fs_join(dir, STAMP_NAME), want[65], got[65], *k, *t;
-	struct buf b = BUF_INIT;
 	int ret = 0;
 
-	if (!fs_exists(path) || other_run_dirs(dir))
+	if (!fs_exists(path))
 		goto out;
-	if (fs_read_file(path, 4096, WB_EIO, &b, e) < 0) {
+	if (fs_read_file(path, STAMP_FILE_MAX, WB_EIO, b, e) < 0) {
 		ret = -1;
 		goto out;
 	}
-	k = strstr(b.ptr, "\nkey ");
-	t = strstr(b.ptr, "\ntree ");
-	if (strncmp(b.ptr, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) || !k || !t ||
-	    strncmp(k + 5, key, 64) || k[5 + 64] != '\n')
+	k = strstr(b->ptr, "\nkey ");
+	t = strstr(b->ptr, "\ntree ");
+	if (strncmp(b->ptr, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) || !k || !t ||
+	    k[5 + 64] != '\n' || (key && strncmp(k + 5, key, 64)))
 		goto out;
 	memcpy(want, t + 6, 64);
 	want[64] = '\0';
@@ -256,23 +259,78 @@ int stamp_check(const char *dir, const char *key, struct wb_err *e)
 		goto out;
 	ret = !strcmp(want, got);
 out:
-	buf_release(&b);
 	free(path);
 	return ret;
 }
 
-int stamp_write(const char *dir, const char *key, struct wb_err *e)
+int stamp_check(const char *dir, const char *key, struct wb_err *e)
 {
-	char *path = fs_join(dir, STAMP_NAME), fp[65], *text;
+	struct buf b = BUF_INIT;
+	int ret = other_run_dirs(dir) ? 0 : read_valid(dir, key, &b, e);
+
+	buf_release(&b);
+	return ret;
+}
+
+int stamp_reusable(const char *dir, struct wb_strlist *preps, struct wb_err *e)
+{
+	struct buf b = BUF_INIT;
+	int ret = read_valid(dir, NULL, &b, e);
+
+	for (char *l = b.ptr; ret == 1 && l && *l;) {
+		char *nl = strchr(l, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(l, "prep ", 5))
+			wb_strlist_push(preps, l + 5);
+		l = nl ? nl + 1 : NULL;
+	}
+	buf_release(&b);
+	return ret;
+}
+
+int stamp_prep_key(const struct plan_artifact *a, const char *sha256,
+		   time_t epoch, char out[65], struct wb_err *e)
+{
+	struct digest_ctx d;
+	char num[96];
+
+	if (hash_init(&d, e) < 0)
+		return -1;
+	hash_str(&d, "magic", "winbuild-prep 1");
+	hash_self(&d);
+	hash_str(&d, "artifact", a->name);
+	hash_str(&d, "component", a->component);
+	hash_str(&d, "sha256", sha256);
+	hash_str(&d, "action", plan_action_name(a->action));
+	hash_str(&d, "dest", a->dest_tree);
+	snprintf(num, sizeof(num), "%d %llu %llu %llu %lld", a->strip,
+		 a->limits.max_bytes, a->limits.max_entries, a->limits.max_ratio,
+		 (long long)epoch);
+	hash_str(&d, "numbers", num);
+	for (size_t i = 0; i < a->include.nr; i++)
+		hash_str(&d, "include", a->include.v[i]);
+	hash_done(&d, out);
+	return 0;
+}
+
+int stamp_write(const char *dir, const char *key, const struct wb_strlist *preps,
+		struct wb_err *e)
+{
+	char *path = fs_join(dir, STAMP_NAME), fp[65];
+	struct buf text = BUF_INIT;
 	int ret;
 
 	if (fingerprint(dir, fp) < 0) {
 		free(path);
 		return wb_error(e, WB_EIO, "cannot read the staged tree in '%s'", dir);
 	}
-	text = xasprintf("%s\nkey %s\ntree %s\n", STAMP_MAGIC, key, fp);
-	ret = fs_write_atomic(path, text, strlen(text), 0644, e);
-	free(text);
+	buf_addf(&text, "%s\nkey %s\ntree %s\n", STAMP_MAGIC, key, fp);
+	for (size_t i = 0; preps && i < preps->nr; i++)
+		buf_addf(&text, "prep %s\n", preps->v[i]);
+	ret = fs_write_atomic(path, text.ptr, text.len, 0644, e);
+	buf_release(&text);
 	free(path);
 	return ret;
 }

@@ -6,10 +6,14 @@
  *   key <sha256 of every input of the stage>
  *   tree <sha256 of the tree's metadata: path, type, mode, size, inode,
  *         ctime, mtime of every entry of tree/ and of manifest.json>
+ *   prep <artifact> <sha256 of what its files in the tree depend on>
+ *   ...
  *
  * The next stage with the same key and an untouched tree (same
  * fingerprint: any write, chmod, touch, rename, add or remove changes a
- * ctime, an inode or the listing) does nothing. Nothing here prints.
+ * ctime, an inode or the listing) does nothing. A stage with another key
+ * but an untouched tree reuses the files of every artifact whose prep key
+ * is unchanged ("Re-staging only what changed"). Nothing here prints.
  */
 #ifndef WB_STAMP_H
 #define WB_STAMP_H
@@ -39,8 +43,22 @@ int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e);
  * run, and a tree whose fingerprint matches; 0 otherwise; -1 on error. */
 int stamp_check(const char *dir, const char *key, struct wb_err *e);
 
-/* Write DIR/.stage-stamp for KEY and the tree as it is now. */
-int stamp_write(const char *dir, const char *key, struct wb_err *e);
+/* 1 when DIR's stamp still describes its tree (any key): PREPS gets its
+ * "ARTIFACT PREPKEY" lines. 0 otherwise, -1 on a read error. Call under the
+ * stage lock (tree.h), before anything changes. */
+int stamp_reusable(const char *dir, struct wb_strlist *preps, struct wb_err *e);
+
+/* The prep key of artifact A with the verified digest SHA256: the winbuild
+ * binary, name, component, digest, action, destination, strip, include,
+ * limits and EPOCH. Equal keys give the same files with the same modes and
+ * mtimes in the tree. OUT: 64 hex. */
+int stamp_prep_key(const struct plan_artifact *a, const char *sha256,
+		   time_t epoch, char out[65], struct wb_err *e);
+
+/* Write DIR/.stage-stamp for KEY and the tree as it is now, with PREPS
+ * ("ARTIFACT PREPKEY" lines; may be NULL). */
+int stamp_write(const char *dir, const char *key, const struct wb_strlist *preps,
+		struct wb_err *e);
 
 /* Remove DIR/.stage-stamp (before a stage changes anything). */
 void stamp_remove(const char *dir);

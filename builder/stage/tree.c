@@ -463,13 +463,54 @@ int tree_prepare_unpack(const char *scratch, const char *archive,
 	return extract_archive(archive, expect, spec, scratch, &p->files, e);
 }
 
+/* The tree path of a piece's file REL below DEST (DEST itself when SINGLE). */
+static char *piece_path(const char *dest, int single, const char *rel)
+{
+	if (single)
+		return xstrdup(dest);
+	return *dest ? xasprintf("%s/%s", dest, rel) : xstrdup(rel);
+}
+
+int tree_prepare_reuse(const char *scratch, const char *old_root,
+		       const char *dest, const struct extract_result *old,
+		       int single, struct tree_piece *p, struct wb_err *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->scratch = xstrdup(scratch);
+	p->single = single;
+	for (size_t i = 0; i < old->nr; i++) {
+		const struct extract_file *f = &old->files[i];
+		char *rel = piece_path(dest, single, f->path);
+		char *from = fs_join(old_root, rel), *to = fs_join(scratch, f->path);
+		char *dir = fs_dirname(to);
+		struct stat st;
+		int r = fs_mkdir_p(dir, 0755, e);
+
+		if (!r && (lstat(from, &st) < 0 || !S_ISREG(st.st_mode) ||
+			   (unsigned long long)st.st_size != f->size))
+			r = wb_error(e, WB_EIO, "'%s' is not the file the previous "
+				     "stage left there", from);
+		if (!r && link(from, to) < 0)
+			r = wb_error(e, WB_EIO, "cannot link '%s' to '%s': %s", from, to,
+				     strerror(errno));
+		if (!r)
+			piece_add(p, f->path, f->size, f->sha256);
+		free(rel);
+		free(from);
+		free(to);
+		free(dir);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
 int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,
 	       const char *artifact, const char *component, struct wb_err *e)
 {
 	for (size_t i = 0; i < p->files.nr; i++) {
 		const struct extract_file *f = &p->files.files[i];
-		char *path = p->single ? xstrdup(dest) :
-			*dest ? xasprintf("%s/%s", dest, f->path) : xstrdup(f->path);
+		char *path = piece_path(dest, p->single, f->path);
 		char *from = fs_join(p->scratch, f->path), *to = fs_join(t->root, path);
 		char *dir = fs_dirname(to);
 		int r = claim(t, path, 0, artifact, component, e);

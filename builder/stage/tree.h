@@ -94,6 +94,16 @@ int tree_prepare_unpack(const char *scratch, const char *archive,
 			const char *expect_sha256, const struct extract_spec *spec,
 			struct tree_piece *p, struct wb_err *e);
 
+/* Reuse the files OLD (paths relative to DEST, or the basename of DEST
+ * when SINGLE) of the previous tree OLD_ROOT, which the stage stamp vouches
+ * for (stamp.h): hard links into SCRATCH, no byte read or written. The
+ * previous tree is swapped out and removed at commit, so the new tree ends
+ * up the only owner of these inodes; modes and mtimes come out the same
+ * (the prep key holds the epoch). Release P either way. */
+int tree_prepare_reuse(const char *scratch, const char *old_root,
+		       const char *dest, const struct extract_result *old,
+		       int single, struct tree_piece *p, struct wb_err *e);
+
 /* Claim the tree paths of P's files below DEST (tree path, "" = root; a
  * single file is placed at DEST), move them into T and record them. */
 int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,

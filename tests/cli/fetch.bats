@@ -340,8 +340,18 @@ assert a["a"]["ok"] and a["a"]["key_id"] and not a["t"]["ok"] and a["t"]["exit"]
 		art s "$(F)/slow/a.bin?tty" "sha256: $(sha_of a.bin)"
 	} | recipe
 	export WINBUILD_LOW_SPEED_TIME=30
-	# script(1) gives winbuild a pseudo-terminal on stderr; stop after ~3 s
-	timeout 4 script -qec "$WINBUILD fetch img.yaml -j 2" "$WORK/tty.log" >/dev/null 2>&1 || true
+	# script(1) gives winbuild a pseudo-terminal on stderr; stop once the
+	# bars were redrawn (at most 20 s: a loaded machine starts slowly)
+	timeout 20 script -qec "$WINBUILD fetch img.yaml -j 2" "$WORK/tty.log" \
+		>/dev/null 2>&1 3>&- &
+	pid=$!
+	for _ in $(seq 200); do
+		grep -q $'\r' "$WORK/tty.log" 2>/dev/null && grep -aq "total" "$WORK/tty.log" &&
+			grep -aq "big" "$WORK/tty.log" && break
+		sleep 0.1
+	done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" || true
 	grep -q $'\r' "$WORK/tty.log"
 	grep -aq "total" "$WORK/tty.log"
 	grep -aq "big" "$WORK/tty.log"

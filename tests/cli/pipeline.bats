@@ -103,3 +103,75 @@ override_all_faultd() {
 	diff -r "$WORK/old" "$(T)"
 	[ -z "$(ls -d "$WORK/out/$NAME"/.tree.tmp.* 2>/dev/null)" ]
 }
+
+# ---- re-staging only what changed -------------------------------------------
+
+ino() { stat -c %i "$(T)/$1"; }
+
+# the fixture override with kubelet "upgraded": other bytes (kubeadm's)
+override_new_kubelet() {
+	fixture_override | sed -e "s|$(sha_www good/kubelet.exe)|$(sha_www good/kubeadm.exe)|" \
+		-e "s|/good/kubelet.exe\$|/good/kubeadm.exe|"
+}
+
+@test "after one artifact changed only it is staged again; the others' files are reused" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress
+	assert_status 0
+	assert_output_lacks "reused"
+	ctd=$(ino "Program Files/containerd/containerd.exe")
+	kubectl=$(ino k/kubectl.exe)
+	kubelet=$(ino k/kubelet.exe)
+	override_new_kubelet >"$WORK/new.yaml"
+	wb stage "$RECIPE" -O "$WORK/new.yaml" --no-progress
+	assert_status 0
+	assert_output_has "reused the files of 9 of 10 artifacts"
+	# the same files (inodes) for the unchanged artifacts, a new kubelet
+	[ "$(ino "Program Files/containerd/containerd.exe")" = "$ctd" ]
+	[ "$(ino k/kubectl.exe)" = "$kubectl" ]
+	[ "$(ino k/kubelet.exe)" != "$kubelet" ]
+	cmp "$(T)/k/kubelet.exe" "$WWW/good/kubeadm.exe"
+	# and exactly what a stage from scratch gives
+	wb stage "$RECIPE" -O "$WORK/new.yaml" --no-progress -o "$WORK/full"
+	assert_status 0
+	assert_output_lacks "reused"
+	diff -r "$WORK/full/$NAME/tree" "$(T)"
+	cmp "$WORK/full/$NAME/manifest.json" "$WORK/out/$NAME/manifest.json"
+	cmp "$WORK/full/$NAME/sbom.cdx.json" "$WORK/out/$NAME/sbom.cdx.json"
+	(cd "$(T)" && find . -exec stat -c '%n %a %Y' {} + | LC_ALL=C sort) >"$WORK/meta.re"
+	(cd "$WORK/full/$NAME/tree" && find . -exec stat -c '%n %a %Y' {} + | LC_ALL=C sort) >"$WORK/meta.full"
+	diff "$WORK/meta.full" "$WORK/meta.re"
+	# the stamp vouches for the new tree: nothing to do now
+	wb stage "$RECIPE" -O "$WORK/new.yaml" --no-progress
+	assert_status 0
+	assert_output_has "up to date"
+}
+
+@test "a tree changed since the last stage is not reused: every file is staged again" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress
+	assert_status 0
+	ctd=$(ino "Program Files/containerd/containerd.exe")
+	# somebody edits a file in the staged tree
+	chmod u+w "$(T)/k/kubectl.exe"
+	printf 'tampered' >>"$(T)/k/kubectl.exe"
+	override_new_kubelet >"$WORK/new.yaml"
+	wb stage "$RECIPE" -O "$WORK/new.yaml" --no-progress
+	assert_status 0
+	assert_output_lacks "reused"
+	[ "$(ino "Program Files/containerd/containerd.exe")" != "$ctd" ]
+	cmp "$(T)/k/kubectl.exe" "$WWW/good/kubectl.exe"
+	wb stage "$RECIPE" -O "$WORK/new.yaml" --no-progress -o "$WORK/full"
+	assert_status 0
+	diff -r "$WORK/full/$NAME/tree" "$(T)"
+}
+
+@test "a changed epoch reuses nothing (mtimes differ), and the tree is still right" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress
+	assert_status 0
+	SOURCE_DATE_EPOCH=1700000000 wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress
+	assert_status 0
+	assert_output_lacks "reused"
+	[ "$(stat -c %Y "$(T)/k/kubelet.exe")" = 1700000000 ]
+}

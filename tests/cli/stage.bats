@@ -246,7 +246,10 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	sha=$(sha_www good/kubelet.exe)
 	entry="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
 	flip="printf X | dd of='$entry' bs=1 seek=100 conv=notrunc 2>/dev/null"
-	WINBUILD_TEST_RUN_AT="begin:$flip" stage_shipped --set node.cni=nat
+	# another epoch: no artifact of the previous tree is reused, so every
+	# one is read from the cache
+	SOURCE_DATE_EPOCH=1700000000 WINBUILD_TEST_RUN_AT="begin:$flip" \
+		stage_shipped --set node.cni=nat
 	assert_status 1
 	assert_output_has "artifact 'kubelet'"
 	assert_output_has "quarantined"
@@ -265,6 +268,8 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	assert_status 0
 	sha=$(sha_www good/containerd-2.1.4-windows-amd64.tar.gz)
 	entry="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
+	# another epoch, so containerd is unpacked again rather than reused
+	SOURCE_DATE_EPOCH=1700000000 \
 	WINBUILD_TEST_RUN_AT="begin:printf X | dd of='$entry' bs=1 seek=200 conv=notrunc 2>/dev/null" \
 		stage_shipped
 	assert_status 1
@@ -493,7 +498,8 @@ requests() { wc -l <"$NGINX_LOG"; }
 	entry="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
 	chmod u+w "$entry"
 	printf X | dd of="$entry" bs=1 seek=100 conv=notrunc 2>/dev/null
-	stage_shipped --set node.cni=nat
+	# another epoch: nothing is reused from the previous tree
+	SOURCE_DATE_EPOCH=1700000000 stage_shipped --set node.cni=nat
 	assert_status 1
 	assert_output_has "artifact 'kubectl'"
 	ls "$WINBUILD_CACHE/quarantine/$sha".*
