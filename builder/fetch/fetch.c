@@ -400,7 +400,11 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	}
 	/* written and hashed on the sink's thread; errors surface here or at
 	 * the end of the transfer (transfer_done drains) */
-	r = sink_offer(&j->sink, data, n);
+	/* libcurl cannot pause a file:// transfer (it fails it instead) */
+	if (!strncasecmp(j->urls[T_MAIN].v[j->url_idx], "file:", 5))
+		r = sink_add(&j->sink, data, n);
+	else
+		r = sink_offer(&j->sink, data, n);
 	if (r < 0) {
 		j->io_error = j->sink.err;
 		return 0;

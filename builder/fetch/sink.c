@@ -146,7 +146,8 @@ static void hand_over(struct sink *s)
 	s->fill = 0;
 }
 
-int sink_offer(struct sink *s, const void *data, size_t n)
+/* Take N bytes, or refuse them all when they do not fit and NOWAIT. */
+static int take(struct sink *s, const void *data, size_t n, int nowait)
 {
 	const char *p = data;
 	unsigned long long need = (s->fill + n) / SINK_BUFFER;
@@ -157,7 +158,8 @@ int sink_offer(struct sink *s, const void *data, size_t n)
 		return -1;
 	}
 	/* each full buffer is one hand-over; one buffer is always the head */
-	if (need > SINK_NBUF - 1 - in_use(s) && n <= (SINK_NBUF - 1) * SINK_BUFFER) {
+	if (nowait && need > SINK_NBUF - 1 - in_use(s) &&
+	    n <= (SINK_NBUF - 1) * SINK_BUFFER) {
 		s->want_wake = 1;
 		pthread_mutex_unlock(&s->mu);
 		return 1;
@@ -176,6 +178,16 @@ int sink_offer(struct sink *s, const void *data, size_t n)
 			hand_over(s);
 	}
 	return 0;
+}
+
+int sink_offer(struct sink *s, const void *data, size_t n)
+{
+	return take(s, data, n, 1);
+}
+
+int sink_add(struct sink *s, const void *data, size_t n)
+{
+	return take(s, data, n, 0);
 }
 
 int sink_has_room(struct sink *s)

@@ -61,6 +61,11 @@ int sink_start(struct sink *s, int fd, struct digest_ctx *dc,
  * whole ring is taken, waiting for room. */
 int sink_offer(struct sink *s, const void *data, size_t n);
 
+/* Take the N bytes (copied), waiting for room: for transfers that cannot
+ * be paused (libcurl refuses CURL_WRITEFUNC_PAUSE for file:// URLs). 0, or
+ * -1 as sink_offer. */
+int sink_add(struct sink *s, const void *data, size_t n);
+
 /* 1 when at least half the ring is free (a paused transfer may go on). */
 int sink_has_room(struct sink *s);
 

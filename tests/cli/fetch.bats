@@ -285,6 +285,14 @@ key() { echo "minisign: {keys: [{key: $1}]}"; }
 	[ "$(tmp_files)" -eq 0 ]
 }
 
+@test "a file:// artifact far larger than the download buffers is fetched (file:// cannot pause)" {
+	head -c 40000000 /dev/zero | tr '\0' 'x' >"$WORK/large.bin"
+	art large "file://$WORK/large.bin" "sha256: $(sha256sum "$WORK/large.bin" | cut -d' ' -f1)" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "fetched large"
+}
+
 @test "file:// URLs are fetched" {
 	art a "file://$WWW/a.bin" "sha256: $(sha_of a.bin)" | recipe
 	wb fetch img.yaml

@@ -236,6 +236,57 @@ static void test_full_ring_refuses_then_wakes(void **state)
 	free(data);
 }
 
+static void *release_later(void *arg)
+{
+	struct reader *r = arg;
+
+	usleep(50000);
+	pthread_mutex_lock(&r->mu);
+	r->go = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* sink_add (for transfers that cannot pause) never refuses: with the
+ * writer held back it waits, and every byte arrives. */
+static void test_add_waits_instead_of_refusing(void **state)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct reader rd;
+	struct digest_ctx dc;
+	struct digest_result got, want;
+	struct sink s;
+	size_t n = 3 * SINK_NBUF * (size_t)SINK_BUFFER;
+	unsigned char *data = pattern(n);
+	pthread_t th, rel;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	memset(&rd, 0, sizeof(rd));
+	rd.fd = p[0];
+	pthread_mutex_init(&rd.mu, NULL);
+	pthread_cond_init(&rd.cv, NULL);
+	assert_int_equal(digest_init(&rd.dc, 0, &e), 0);
+	assert_int_equal(pthread_create(&th, NULL, read_pipe, &rd), 0);
+	assert_int_equal(pthread_create(&rel, NULL, release_later, &rd), 0);
+	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
+	assert_int_equal(sink_start(&s, p[1], &dc, NULL, NULL), 0);
+	for (size_t off = 0; off < n; off += SINK_BUFFER)
+		assert_int_equal(sink_add(&s, data + off, SINK_BUFFER), 0);
+	assert_int_equal(sink_stop(&s), 0);
+	close(p[1]);
+	pthread_join(rel, NULL);
+	pthread_join(th, NULL);
+	close(p[0]);
+	digest_final(&dc, &got);
+	digest_final(&rd.dc, &want);
+	assert_true(got.size == n && want.size == n);
+	assert_memory_equal(got.sha256, want.sha256, 32);
+	free(data);
+}
+
 /* More than a whole ring in one piece is taken (waiting), not refused
  * forever. */
 static void test_piece_larger_than_ring(void **state)
@@ -301,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_digests_and_bytes_match_one_pass),
 		cmocka_unit_test(test_full_ring_refuses_then_wakes),
 		cmocka_unit_test(test_piece_larger_than_ring),
+		cmocka_unit_test(test_add_waits_instead_of_refusing),
 		cmocka_unit_test(test_write_error_is_sticky),
 		cmocka_unit_test(test_sha256_only_one_consumer),
 	};
