@@ -172,6 +172,46 @@ static void *read_pipe(void *arg)
 	return NULL;
 }
 
+static void release(struct reader *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->go = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* A pipe whose reader (thread *TH) waits for release(); returns the end
+ * to write to. */
+static int start_reader(struct reader *rd, pthread_t *th)
+{
+	struct wb_err e = WB_ERR_INIT;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	memset(rd, 0, sizeof(*rd));
+	rd->fd = p[0];
+	pthread_mutex_init(&rd->mu, NULL);
+	pthread_cond_init(&rd->cv, NULL);
+	assert_int_equal(digest_init(&rd->dc, 0, &e), 0);
+	assert_int_equal(pthread_create(th, NULL, read_pipe, rd), 0);
+	return p[1];
+}
+
+/* Close the write end W and join the reader: it read the N bytes whose
+ * SHA-256 the sink computed (GOT). */
+static void finish_reader(struct reader *rd, pthread_t th, int w,
+			  const struct digest_result *got, size_t n)
+{
+	struct digest_result want;
+
+	close(w);
+	pthread_join(th, NULL);
+	close(rd->fd);
+	digest_final(&rd->dc, &want);
+	assert_true(got->size == n && want.size == n);
+	assert_memory_equal(got->sha256, want.sha256, 32);
+}
+
 /* A ring that cannot take the bytes refuses all of them (nothing half
  * taken), and the wake comes once half of it is free. The writer is held
  * back by a pipe nobody reads yet. */
@@ -186,18 +226,12 @@ static void test_full_ring_refuses_then_wakes(void **state)
 	size_t n = 3 * SINK_NBUF * (size_t)SINK_BUFFER;
 	unsigned char *data = pattern(n);
 	pthread_t th;
-	int p[2], taken = 0;
+	int wfd, taken = 0;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	memset(&rd, 0, sizeof(rd));
-	rd.fd = p[0];
-	pthread_mutex_init(&rd.mu, NULL);
-	pthread_cond_init(&rd.cv, NULL);
-	assert_int_equal(digest_init(&rd.dc, 0, &e), 0);
-	assert_int_equal(pthread_create(&th, NULL, read_pipe, &rd), 0);
+	wfd = start_reader(&rd, &th);
 	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
-	assert_int_equal(sink_start(&s, p[1], &dc, wake, &w), 0);
+	assert_int_equal(sink_start(&s, wfd, &dc, wake, &w), 0);
 	/* the writer blocks in its first buffer: SINK_NBUF - 1 hand-overs,
 	 * then every offer is refused, whole */
 	while (sink_offer(&s, data + (size_t)taken * SINK_BUFFER, SINK_BUFFER) == 0)
@@ -209,10 +243,7 @@ static void test_full_ring_refuses_then_wakes(void **state)
 	assert_int_equal(w.woken, 0);
 	pthread_mutex_unlock(&w.mu);
 	/* let the writer go: the wake comes, and the rest goes through */
-	pthread_mutex_lock(&rd.mu);
-	rd.go = 1;
-	pthread_cond_broadcast(&rd.cv);
-	pthread_mutex_unlock(&rd.mu);
+	release(&rd);
 	pthread_mutex_lock(&w.mu);
 	while (!w.woken)
 		pthread_cond_wait(&w.cv, &w.mu);
@@ -221,16 +252,11 @@ static void test_full_ring_refuses_then_wakes(void **state)
 	offer_all(&s, &w, data + (size_t)taken * SINK_BUFFER,
 		  n - (size_t)taken * SINK_BUFFER, SINK_BUFFER);
 	assert_int_equal(sink_stop(&s), 0);
-	close(p[1]);
-	pthread_join(th, NULL);
-	close(p[0]);
 	digest_final(&dc, &got);
-	digest_final(&rd.dc, &want);
-	assert_true(got.size == n && want.size == n);
-	assert_memory_equal(got.sha256, want.sha256, 32);
-	digest_init(&rd.dc, ALL_ALGS, &e);
-	digest_update(&rd.dc, data, n);
-	digest_final(&rd.dc, &want);
+	finish_reader(&rd, th, wfd, &got, n);
+	digest_init(&dc, ALL_ALGS, &e);
+	digest_update(&dc, data, n);
+	digest_final(&dc, &want);
 	assert_memory_equal(got.sha512, want.sha512, 64);
 	assert_memory_equal(got.blake2b512, want.blake2b512, 64);
 	free(data);
@@ -238,13 +264,8 @@ static void test_full_ring_refuses_then_wakes(void **state)
 
 static void *release_later(void *arg)
 {
-	struct reader *r = arg;
-
 	usleep(50000);
-	pthread_mutex_lock(&r->mu);
-	r->go = 1;
-	pthread_cond_broadcast(&r->cv);
-	pthread_mutex_unlock(&r->mu);
+	release(arg);
 	return NULL;
 }
 
@@ -255,35 +276,24 @@ static void test_add_waits_instead_of_refusing(void **state)
 	struct wb_err e = WB_ERR_INIT;
 	struct reader rd;
 	struct digest_ctx dc;
-	struct digest_result got, want;
+	struct digest_result got;
 	struct sink s;
 	size_t n = 3 * SINK_NBUF * (size_t)SINK_BUFFER;
 	unsigned char *data = pattern(n);
 	pthread_t th, rel;
-	int p[2];
+	int wfd;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	memset(&rd, 0, sizeof(rd));
-	rd.fd = p[0];
-	pthread_mutex_init(&rd.mu, NULL);
-	pthread_cond_init(&rd.cv, NULL);
-	assert_int_equal(digest_init(&rd.dc, 0, &e), 0);
-	assert_int_equal(pthread_create(&th, NULL, read_pipe, &rd), 0);
+	wfd = start_reader(&rd, &th);
 	assert_int_equal(pthread_create(&rel, NULL, release_later, &rd), 0);
 	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
-	assert_int_equal(sink_start(&s, p[1], &dc, NULL, NULL), 0);
+	assert_int_equal(sink_start(&s, wfd, &dc, NULL, NULL), 0);
 	for (size_t off = 0; off < n; off += SINK_BUFFER)
 		assert_int_equal(sink_add(&s, data + off, SINK_BUFFER), 0);
 	assert_int_equal(sink_stop(&s), 0);
-	close(p[1]);
 	pthread_join(rel, NULL);
-	pthread_join(th, NULL);
-	close(p[0]);
 	digest_final(&dc, &got);
-	digest_final(&rd.dc, &want);
-	assert_true(got.size == n && want.size == n);
-	assert_memory_equal(got.sha256, want.sha256, 32);
+	finish_reader(&rd, th, wfd, &got, n);
 	free(data);
 }
 
