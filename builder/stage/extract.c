@@ -32,12 +32,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <openssl/evp.h>
 
 #include "lib/fs.h"
 #include "lib/buf.h"
 #include "lib/winpath.h"
 #include "stage/extract.h"
+#include "trust/digest.h"
 
 #define IO_BLOCK (1024 * 1024)
 
@@ -50,7 +50,8 @@ struct src {
 	long long mark;            /* bytes [0, mark) are in the hash */
 	int fill;                  /* the last seek was a skip from the mark:
 				      the next read hashes the gap first */
-	EVP_MD_CTX *md;
+	int hashing;               /* an expected digest was given */
+	struct digest_ctx dc;      /* SHA-256 of the archive, when hashing */
 	int io_errno;              /* set when a read failed (WB_EIO) */
 };
 
@@ -81,7 +82,7 @@ struct ctx {
 
 static int src_hash_to(struct src *s, long long end)
 {
-	while (s->mark < end) {
+	while (s->hashing && s->mark < end) {
 		size_t want = (size_t)(end - s->mark);
 		ssize_t n;
 
@@ -94,7 +95,7 @@ static int src_hash_to(struct src *s, long long end)
 			s->io_errno = n < 0 ? errno : EIO;
 			return -1;
 		}
-		EVP_DigestUpdate(s->md, s->buf, (size_t)n);
+		digest_update(&s->dc, s->buf, (size_t)n);
 		s->mark += n;
 	}
 	return 0;
@@ -115,10 +116,10 @@ static la_ssize_t src_read(struct archive *a, void *data, const void **out)
 		s->io_errno = errno;
 		goto fail;
 	}
-	if (s->pos <= s->mark && s->pos + n > s->mark) {
+	if (s->hashing && s->pos <= s->mark && s->pos + n > s->mark) {
 		size_t off = (size_t)(s->mark - s->pos);
 
-		EVP_DigestUpdate(s->md, s->buf + off, (size_t)n - off);
+		digest_update(&s->dc, s->buf + off, (size_t)n - off);
 		s->mark = s->pos + n;
 	}
 	s->pos += n;
@@ -386,7 +387,9 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 {
 	struct extract_file f = { 0 };
 	struct timespec ts[2] = { { c->spec->mtime, 0 }, { c->spec->mtime, 0 } };
-	EVP_MD_CTX *md = NULL;
+	struct wb_err why = WB_ERR_INIT;
+	struct digest_ctx dc = { 0 };
+	struct digest_result r;
 	size_t ncomp = count_components(path);
 	int dirfd, fd = -1, ret = -1;
 
@@ -408,9 +411,8 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 				    strerror(errno));
 		goto out;
 	}
-	md = EVP_MD_CTX_new();
-	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-		entry_error(c, WB_EIO, entry, "cannot initialise SHA-256");
+	if (digest_init(&dc, DIGEST_SHA256, &why) < 0) {
+		entry_error(c, WB_EIO, entry, "%s", why.msg);
 		goto out;
 	}
 	for (;;) {
@@ -428,10 +430,11 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 			entry_error(c, WB_EIO, entry, "write '%s': %s", path, strerror(errno));
 			goto out;
 		}
-		EVP_DigestUpdate(md, c->wbuf, (size_t)n);
-		f.size += (unsigned long long)n;
+		digest_update(&dc, c->wbuf, (size_t)n);
 	}
-	EVP_DigestFinal_ex(md, f.sha256, NULL);
+	digest_final(&dc, &r);
+	memcpy(f.sha256, r.sha256, sizeof(f.sha256));
+	f.size = r.size;
 	f.mode = normal_mode(path, archive_entry_perm(ae));
 	if (fchmod(fd, f.mode) < 0 || futimens(fd, ts) < 0 || close(fd) < 0) {
 		fd = -1;
@@ -444,7 +447,7 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 	c->res->files[c->res->nr++] = f;
 	ret = 0;
 out:
-	EVP_MD_CTX_free(md);
+	digest_release(&dc);
 	if (fd >= 0)
 		close(fd);
 	close(dirfd);
@@ -679,7 +682,7 @@ static int read_entries(struct ctx *c, struct archive *a)
 
 static int check_digest(struct ctx *c, const char *expect_hex, int failed)
 {
-	unsigned char got[32];
+	struct digest_result r;
 	char got_hex[65];
 
 	if (src_hash_to(&c->src, c->src.size) < 0) {
@@ -688,14 +691,8 @@ static int check_digest(struct ctx *c, const char *expect_hex, int failed)
 		return wb_error(c->e, WB_EIO, "archive '%s': read error: %s", c->name,
 				strerror(c->src.io_errno));
 	}
-	EVP_DigestFinal_ex(c->src.md, got, NULL);
-	for (size_t i = 0; i < sizeof(got); i++) {
-		static const char hex[] = "0123456789abcdef";
-
-		got_hex[2 * i] = hex[got[i] >> 4];
-		got_hex[2 * i + 1] = hex[got[i] & 15];
-	}
-	got_hex[64] = '\0';
+	digest_final(&c->src.dc, &r);
+	digest_hex(r.sha256, 32, got_hex);
 	if (!strcasecmp(got_hex, expect_hex))
 		return failed ? -1 : 0;
 	if (failed) {
@@ -770,9 +767,10 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 	c.src.size = st.st_size;
 	c.src.buf = xmalloc(IO_BLOCK);
 	c.wbuf = xmalloc(IO_BLOCK);
-	c.src.md = EVP_MD_CTX_new();
-	if (!c.src.md || !EVP_DigestInit_ex(c.src.md, EVP_sha256(), NULL)) {
-		wb_error(e, WB_EIO, "archive '%s': cannot initialise SHA-256", archive_path);
+	c.src.hashing = expect_sha256_hex != NULL;
+	if (c.src.hashing && digest_init(&c.src.dc, DIGEST_SHA256, e) < 0) {
+		c.src.hashing = 0;
+		wb_error_prefix(e, "archive '%s'", archive_path);
 		goto out;
 	}
 
@@ -802,9 +800,9 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 out:
 	if (a)
 		archive_read_free(a);
-	if (expect_sha256_hex && c.src.md && (ret == 0 || e->code != WB_EIO))
+	if (c.src.hashing && (ret == 0 || e->code != WB_EIO))
 		ret = check_digest(&c, expect_sha256_hex, ret < 0);
-	EVP_MD_CTX_free(c.src.md);
+	digest_release(&c.src.dc);
 	free(c.src.buf);
 	free(c.wbuf);
 	nodes_free(&c);
