@@ -20,7 +20,8 @@
  * the digest differs from EXPECT_SHA256 the extraction fails with
  * WB_EVERIFY (the caller quarantines the cache entry). A mismatch wins
  * over any other failure of the same run: an archive that is not the
- * expected one is reported as such.
+ * expected one is reported as such. With EXPECT_SHA256 NULL (bytes the
+ * caller hashed and verified moments ago) the archive is not hashed.
  *
  * Messages: "archive 'ARCHIVE_PATH': entry 'PATH': reason".
  */

@@ -138,8 +138,8 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 	spec.ninclude = a->include.nr;
 	spec.limits = a->limits;
 	spec.mtime = w->epoch;
-	return tree_prepare_unpack(sl->scratch, in->path, in->sha256, &spec,
-				   &sl->piece, e);
+	return tree_prepare_unpack(sl->scratch, in->path,
+				   in->fresh ? NULL : in->sha256, &spec, &sl->piece, e);
 }
 
 /* Take the oldest queued artifact and prepare it. Called with mu held;

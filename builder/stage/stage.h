@@ -25,8 +25,8 @@ struct stage_input {
 	unsigned long long size;
 	const char *url;           /* the URL the bytes came from */
 	int fresh;                 /* downloaded and verified by this process
-				    * moments ago (hashed as it arrived): a
-				    * single-file copy need not hash it again */
+				    * moments ago (hashed as it arrived): not
+				    * hashed again, copied or unpacked */
 };
 
 struct stage_opts {

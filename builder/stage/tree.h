@@ -88,8 +88,10 @@ int tree_prepare_copy(const char *scratch, const char *src,
 		      const char *expect_sha256, int fresh, const char *name,
 		      struct tree_piece *p, struct wb_err *e);
 
-/* Extract ARCHIVE (verified against EXPECT_SHA256 in the same pass) with
- * SPEC into SCRATCH. Release P either way. */
+/* Extract ARCHIVE with SPEC into SCRATCH, verifying it against
+ * EXPECT_SHA256 in the same pass; NULL when this process verified the
+ * bytes moments ago (a fresh download: hashing it again would be a second
+ * pass over every byte). Release P either way. */
 int tree_prepare_unpack(const char *scratch, const char *archive,
 			const char *expect_sha256, const struct extract_spec *spec,
 			struct tree_piece *p, struct wb_err *e);
