@@ -297,7 +297,7 @@ static void stage_input_of(const struct fetch_item *it, struct stage_input *in)
 	in->sha256 = it->sha256;
 	in->size = it->size;
 	in->url = it->url;
-	in->fresh = !it->from_cache;
+	in->fresh = !it->unverified_hit;   /* fetch hashed it in this run */
 }
 
 /* Fetch hook: an artifact is verified (or cached): prepare it now. */

@@ -74,7 +74,7 @@ static int verify_lock(struct wb_run *run, const char *path)
 		unsigned long long size = 0;
 		char *q = NULL;
 
-		r = cache_lookup(&c, le->sha256, &size, &q, &e);
+		r = cache_lookup(&c, le->sha256, &size, NULL, &q, &e);
 		if (r < 0) {
 			ret = cmd_fail(&e);
 			goto out;

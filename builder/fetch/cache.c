@@ -141,7 +141,7 @@ static int quarantine(struct cache *c, const char *path, const char *hex,
 }
 
 int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
-		 char **quarantined, struct wb_err *e)
+		 char sha512[129], char **quarantined, struct wb_err *e)
 {
 	struct digest_result r;
 	char *path, actual[65];
@@ -155,7 +155,7 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 		free(path);
 		return 0;
 	}
-	if (digest_file(path, DIGEST_SHA256, &r, e) < 0) {
+	if (digest_file(path, sha512 ? DIGEST_SHA512 : DIGEST_SHA256, &r, e) < 0) {
 		free(path);
 		if (e->code == WB_EUSAGE)   /* vanished under us (gc) */
 			return wb_err_clear(e), 0;
@@ -164,6 +164,8 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 	digest_hex(r.sha256, 32, actual);
 	if (!strcmp(actual, hex)) {
 		*size = r.size;
+		if (sha512)
+			digest_hex(r.sha512, 64, sha512);
 		free(path);
 		return 1;
 	}

@@ -64,13 +64,15 @@ int cache_stat(struct cache *c, const char *sha256_hex,
 
 /*
  * Look up the entry SHA256_HEX and re-hash it. Returns 1 when present and
- * intact (*SIZE set), 0 when absent. A present entry whose bytes do not
- * hash to its name is moved to quarantine/ and 0 is returned with
+ * intact (*SIZE set; SHA512, when not NULL, set to its SHA-512 in hex,
+ * computed in the same pass), 0 when absent. A present entry whose bytes
+ * do not hash to its name is moved to quarantine/ and 0 is returned with
  * *QUARANTINED set to a new string naming where it went (caller frees and
  * reports). -1 with WB_EIO on I/O errors.
  */
 int cache_lookup(struct cache *c, const char *sha256_hex,
-		 unsigned long long *size, char **quarantined, struct wb_err *e);
+		 unsigned long long *size, char sha512[129], char **quarantined,
+		 struct wb_err *e);
 
 /*
  * Move the entry SHA256_HEX to quarantine/ under the lock, because a reader

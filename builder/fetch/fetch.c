@@ -257,7 +257,10 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		r = cache_stat(en->c, sha, &size, e);
 		it->unverified_hit = r > 0;
 	} else {
-		r = cache_lookup(en->c, sha, &size, &it->quarantined, e);
+		/* no ref, no SHA-512 from an earlier pass: take it from this
+		 * one (the SBOM needs it) */
+		r = cache_lookup(en->c, sha, &size, ref ? NULL : it->sha512,
+				 &it->quarantined, e);
 	}
 	if (r <= 0) {
 		if (it->quarantined)

@@ -24,9 +24,10 @@ struct stage_input {
 	const char *sha256;        /* verified digest, 64 hex */
 	unsigned long long size;
 	const char *url;           /* the URL the bytes came from */
-	int fresh;                 /* downloaded and verified by this process
-				    * moments ago (hashed as it arrived): not
-				    * hashed again, copied or unpacked */
+	int fresh;                 /* verified by this process moments ago
+				    * (hashed as it arrived, or as fetch
+				    * re-hashed the cache entry): not hashed
+				    * again, copied or unpacked */
 };
 
 struct stage_opts {

@@ -175,3 +175,31 @@ override_new_kubelet() {
 	assert_output_lacks "reused"
 	[ "$(stat -c %Y "$(T)/k/kubelet.exe")" = 1700000000 ]
 }
+
+# ---- a cache filled under other URLs ----------------------------------------
+
+# the SHA-512s of the SBOM's components, sorted
+sbom_sha512s() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("\n".join(sorted(h["content"] for c in d["components"] for h in c.get("hashes", []) if h["alg"] == "SHA-512")))' "$1"
+}
+
+@test "a cache filled under other URLs serves pinned artifacts without a request, with the same SBOM digests" {
+	fixture_override >"$WORK/o.yaml"
+	wb stage "$RECIPE" -O "$WORK/o.yaml" --no-progress -o "$WORK/a"
+	assert_status 0
+	# the same pinned digests at other URLs: no ref matches, the pins do
+	override_all_faultd >"$WORK/f.yaml"
+	: >"$FAULTD_LOG"
+	wb stage "$RECIPE" -O "$WORK/f.yaml" --no-progress -o "$WORK/b"
+	assert_status 0
+	[ ! -s "$FAULTD_LOG" ]
+	diff -r "$WORK/a/$NAME/tree" "$WORK/b/$NAME/tree"
+	sbom_sha512s "$WORK/a/$NAME/sbom.cdx.json" >"$WORK/a.512"
+	sbom_sha512s "$WORK/b/$NAME/sbom.cdx.json" >"$WORK/b.512"
+	[ "$(wc -l <"$WORK/a.512")" -eq 10 ]
+	diff "$WORK/a.512" "$WORK/b.512"
+	(cd "$WWW/good" && sha512sum containerd-2.1.4-windows-amd64.tar.gz | cut -d' ' -f1) >"$WORK/ctd.512"
+	grep -qxf "$WORK/ctd.512" "$WORK/b.512"
+}

@@ -102,16 +102,21 @@ static void test_insert_lookup(void **state)
 	struct fx *f = *state;
 	struct wb_err e = WB_ERR_INIT;
 	unsigned long long size = 0;
-	char hex[65], *q = NULL, *path;
+	char hex[65], sha512[129], *q = NULL, *path;
 
 	put(f, "hello cache\n", hex);
 	path = cache_entry_path(&f->c, hex);
 	assert_non_null(strstr(path, "/sha256/"));
 	assert_true(fs_exists(path));
 	free(path);
-	assert_int_equal(cache_lookup(&f->c, hex, &size, &q, &e), 1);
+	assert_int_equal(cache_lookup(&f->c, hex, &size, NULL, &q, &e), 1);
 	assert_int_equal(size, 12);
 	assert_null(q);
+	/* the SHA-512 comes from the same pass when asked for */
+	assert_int_equal(cache_lookup(&f->c, hex, &size, sha512, &q, &e), 1);
+	assert_string_equal(sha512, "8cc06bef3977d4266db736688ec8e97e51d45b39c83c6ec4e3a497b3"
+			    "dcdf72a05d3971ba2446f33c8daf24b06b0be395d6171d27b8e0d1886e"
+			    "e6fa47b9b51907");
 }
 
 static void test_missing(void **state)
@@ -122,9 +127,9 @@ static void test_missing(void **state)
 	char hex[65], *q = NULL;
 
 	hex_of("never inserted", hex);
-	assert_int_equal(cache_lookup(&f->c, hex, &size, &q, &e), 0);
+	assert_int_equal(cache_lookup(&f->c, hex, &size, NULL, &q, &e), 0);
 	assert_null(q);
-	assert_int_equal(cache_lookup(&f->c, "../../etc/passwd", &size, &q, &e), -1);
+	assert_int_equal(cache_lookup(&f->c, "../../etc/passwd", &size, NULL, &q, &e), -1);
 }
 
 static void test_duplicate_insert_discards_temp(void **state)
@@ -154,7 +159,7 @@ static void test_corrupt_is_quarantined(void **state)
 	path = cache_entry_path(&f->c, hex);
 	chmod(path, 0644);
 	assert_int_equal(fs_write_atomic(path, "tampered bytes", 14, 0644, &e), 0);
-	assert_int_equal(cache_lookup(&f->c, hex, &size, &q, &e), 0);
+	assert_int_equal(cache_lookup(&f->c, hex, &size, NULL, &q, &e), 0);
 	assert_non_null(q);
 	assert_non_null(strstr(q, "/quarantine/"));
 	assert_true(fs_exists(q));
