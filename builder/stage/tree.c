@@ -284,6 +284,38 @@ static void piece_add(struct tree_piece *p, const char *name,
 	f->mode = tree_file_mode(name);
 }
 
+/* Copy IN to OUT from where both stand, a block at a time, feeding DC when
+ * not NULL. 0, or -1 with errno and *WRITING set when the write failed. */
+static int copy_blocks(int in, int out, struct digest_ctx *dc, int *writing)
+{
+	unsigned char *block = xmalloc(IO_BLOCK);
+	int ret = 0, err = 0;
+
+	*writing = 0;
+	for (;;) {
+		ssize_t n = read(in, block, IO_BLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = (int)n;
+			err = errno;
+			break;
+		}
+		if (dc)
+			digest_update(dc, block, (size_t)n);
+		if (fs_write_all(out, block, (size_t)n) < 0) {
+			ret = -1;
+			err = errno;
+			*writing = 1;
+			break;
+		}
+	}
+	free(block);
+	errno = err;
+	return ret;
+}
+
 /* Read IN to OUT, hashing: the copy of a cache entry nobody hashed in this
  * run. 0, or -1 with E (WB_EVERIFY when it is not EXPECT). */
 static int copy_hashing(int in, int out, const char *src, const char *full,
@@ -291,30 +323,15 @@ static int copy_hashing(int in, int out, const char *src, const char *full,
 			struct digest_result *r, struct wb_err *e)
 {
 	struct digest_ctx dc;
-	unsigned char *block = xmalloc(IO_BLOCK);
 	char got[65];
-	int ret = -1;
+	int ret = -1, writing;
 
-	if (digest_init(&dc, DIGEST_SHA256, e) < 0) {
-		free(block);
+	if (digest_init(&dc, DIGEST_SHA256, e) < 0)
 		return -1;
-	}
-	for (;;) {
-		ssize_t n = read(in, block, IO_BLOCK);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			wb_error(e, WB_EIO, "cannot read '%s': %s", src, strerror(errno));
-			goto out;
-		}
-		if (!n)
-			break;
-		digest_update(&dc, block, (size_t)n);
-		if (fs_write_all(out, block, (size_t)n) < 0) {
-			wb_error(e, WB_EIO, "cannot write '%s': %s", full, strerror(errno));
-			goto out;
-		}
+	if (copy_blocks(in, out, &dc, &writing) < 0) {
+		wb_error(e, WB_EIO, "cannot %s '%s': %s", writing ? "write" : "read",
+			 writing ? full : src, strerror(errno));
+		goto out;
 	}
 	digest_final(&dc, r);
 	if (!digest_equal(r->sha256, want, 32)) {
@@ -326,7 +343,6 @@ static int copy_hashing(int in, int out, const char *src, const char *full,
 	ret = 0;
 out:
 	digest_release(&dc);
-	free(block);
 	return ret;
 }
 
@@ -359,30 +375,12 @@ static int copy_kernel(int in, int out)
  * filesystems on older kernels). */
 static int copy_rw(int in, int out)
 {
-	char *block = xmalloc(IO_BLOCK);
-	int ret = 0;
+	int writing;
 
 	if (lseek(in, 0, SEEK_SET) < 0 || lseek(out, 0, SEEK_SET) < 0 ||
-	    ftruncate(out, 0) < 0) {
-		free(block);
+	    ftruncate(out, 0) < 0)
 		return -1;
-	}
-	for (;;) {
-		ssize_t n = read(in, block, IO_BLOCK);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = (int)n;
-			break;
-		}
-		if (fs_write_all(out, block, (size_t)n) < 0) {
-			ret = -1;
-			break;
-		}
-	}
-	free(block);
-	return ret;
+	return copy_blocks(in, out, NULL, &writing);
 }
 
 /* Copy without reading in user space: SRC was verified as WANT moments
