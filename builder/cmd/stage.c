@@ -254,26 +254,16 @@ static int stage_gate(void *ctx, const struct plan *plan,
 /* After a complete stage: record the stamp (a failure only costs the next
  * run its shortcut). */
 static void stage_stamp(struct up_to_date *u, const struct plan *plan,
-			const struct fetch_item *items)
+			const struct fetch_item *items, const struct stage_result *res)
 {
 	struct wb_err e = WB_ERR_INIT;
 	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
-	struct wb_strlist preps = WB_STRLIST_INIT;
-	char key[65], prep[65];
+	char key[65];
 
-	for (size_t i = 0; i < plan->nartifacts; i++) {
+	for (size_t i = 0; i < plan->nartifacts; i++)
 		sp[i] = items[i].sha256;
-		if (stamp_prep_key(&plan->artifacts[i], items[i].sha256, u->epoch,
-				   prep, &e) == 0) {
-			char *l = xasprintf("%s %s", plan->artifacts[i].name, prep);
-
-			wb_strlist_push(&preps, l);
-			free(l);
-		}
-	}
 	if (u->dir && stage_key(u, plan, items, sp, key, &e) == 0)
-		stamp_write(u->dir, key, &preps, &e);
-	wb_strlist_release(&preps);
+		stamp_write(u->dir, key, &res->preps, &e);
 	free(sp);
 }
 
@@ -443,7 +433,7 @@ int cmd_stage_recipe(struct wb_run *run)
 				plan.nartifacts);
 		fprintf(stderr, "manifest: %s\n", res.manifest_path);
 	}
-	stage_stamp(&u, &plan, items);
+	stage_stamp(&u, &plan, items, &res);
 	ret = WB_OK;
 out:
 	if (u.begun)

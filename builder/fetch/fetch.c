@@ -76,6 +76,8 @@ struct job {
 	struct sink sink;              /* writes and hashes on worker threads */
 	int paused;                    /* the sink refused bytes: paused until
 					* it has room (run_engine resumes it) */
+	int can_pause;                 /* not file://: libcurl fails a paused
+					* FILE transfer, so that one waits */
 	unsigned long long have;       /* bytes written to the temp file */
 	unsigned long long total;      /* expected size, 0 when unknown */
 	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
@@ -403,11 +405,7 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	}
 	/* written and hashed on the sink's thread; errors surface here or at
 	 * the end of the transfer (transfer_done drains) */
-	/* libcurl cannot pause a file:// transfer (it fails it instead) */
-	if (!strncasecmp(j->urls[T_MAIN].v[j->url_idx], "file:", 5))
-		r = sink_add(&j->sink, data, n);
-	else
-		r = sink_offer(&j->sink, data, n);
+	r = j->can_pause ? sink_offer(&j->sink, data, n) : sink_add(&j->sink, data, n);
 	if (r < 0) {
 		j->io_error = j->sink.err;
 		return 0;
@@ -438,6 +436,7 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	j->h = h;
 	j->multi = en->multi;
 	j->paused = 0;
+	j->can_pause = strncasecmp(url, "file:", 5) != 0;
 	j->errbuf[0] = '\0';
 	j->too_big = j->io_error = 0;
 	j->attempt_bytes = 0;

@@ -94,9 +94,10 @@ struct prep_slot {
 	struct wb_err err;
 	int failed;
 	/* the previous tree's files of this artifact, when the stamp vouches
-	 * for them (load_reuse), and whether this run's prep key matches */
+	 * for them (load_reuse), this run's prep key, and whether they match */
 	char *old_key;
 	struct extract_result old;
+	char key[65];              /* "" when it could not be computed */
 	int reuse;
 };
 
@@ -186,11 +187,11 @@ void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 	if (w->slots[i].state == PREP_NONE) {
 		struct prep_slot *sl = &w->slots[i];
 		struct wb_err ignore = WB_ERR_INIT;
-		char key[65];
 
-		sl->reuse = sl->old_key &&
-			stamp_prep_key(&s->plan->artifacts[i], in->sha256, w->epoch, key,
-				       &ignore) == 0 && !strcmp(key, sl->old_key);
+		if (stamp_prep_key(&s->plan->artifacts[i], in->sha256, w->epoch,
+				   sl->key, &ignore) < 0)
+			sl->key[0] = '\0';
+		sl->reuse = sl->old_key && sl->key[0] && !strcmp(sl->key, sl->old_key);
 		w->in[i] = *in;
 		w->slots[i].scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
 		w->slots[i].state = PREP_QUEUED;
@@ -354,6 +355,12 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 			return -1;
 		}
 		res->nreused += sl->reuse;
+		if (sl->key[0]) {
+			char *l = xasprintf("%s %s", a->name, sl->key);
+
+			wb_strlist_push(&res->preps, l);
+			free(l);
+		}
 	}
 	if (check_authenticode(t, plan, e) < 0)
 		return -1;
@@ -425,4 +432,5 @@ void stage_result_release(struct stage_result *res)
 	free(res->tree_dir);
 	free(res->manifest_path);
 	res->tree_dir = res->manifest_path = NULL;
+	wb_strlist_release(&res->preps);
 }

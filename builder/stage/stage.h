@@ -45,6 +45,8 @@ struct stage_result {
 	size_t nfiles, ndirs, ngenerated;
 	size_t nreused;            /* artifacts whose files were reused from
 				    * the previous tree (docs/stage.md) */
+	struct wb_strlist preps;   /* "ARTIFACT PREPKEY" of each artifact, for
+				    * the stamp (stamp_write) */
 	char *tree_dir;            /* OUT/<name>/tree (new string) */
 	char *manifest_path;       /* OUT/<name>/manifest.json (new string) */
 };
