@@ -25,6 +25,7 @@
 #include "trust/minisign.h"
 
 #define FETCH_BUFFER_SIZE (512L * 1024)
+#define FETCH_MAX_REDIRS 10
 
 enum target {
 	T_SHA256_FILE,
@@ -51,6 +52,9 @@ struct job {
 	enum target target;
 	struct wb_strlist urls[T_NR];  /* allowed URLs per target */
 	size_t url_idx;
+	char *hop_url;                 /* where the current URL redirected us
+					* (checked by hop_refused), or NULL */
+	int hops;                      /* redirects followed from the URL */
 	int tries;                     /* failed attempts on this URL */
 	int resumes;                   /* resumed attempts (progress made) */
 	double not_before;             /* backoff: monotonic seconds */
@@ -225,15 +229,27 @@ static char *jstr(json_t *o, const char *k)
 	return s ? xstrdup(s) : NULL;
 }
 
-/* 1 on a verified cache hit, 0 on a miss, -1 on error. */
+/*
+ * 1 on a verified cache hit, 0 on a miss, -1 on error.
+ *
+ * Which entry: the artifact's sha256 pin (the recipe's, else the lock's)
+ * when it has one, else the digest its ref recorded. A ref is only a hint:
+ * a ref that names other bytes than the pin is ignored, and whatever entry
+ * is chosen must satisfy every pin (verify_pins, the same check a download
+ * passes). Without a ref, the pins must be the artifact's only methods.
+ */
 static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 {
 	struct fetch_item *it = j->it;
-	char key[65], *text = NULL;
+	const char *pin = verify_pinned_sha256(it->art, it->lock_sha256);
+	const unsigned pin_only = VERIFY_PINNED_SHA256 | VERIFY_PINNED_SHA512 |
+		VERIFY_LOCK_PIN;
+	char key[65], *text = NULL, *entry, sha512[129] = "";
 	const char *sha = NULL;
+	unsigned char raw256[32], raw512[64];
 	json_t *ref = NULL;
 	unsigned long long size;
-	int r;
+	int r, need512 = it->art->verify.sha512 != NULL;
 
 	ref_key(en, it, key);
 	r = cache_ref_read(en->c, key, &text, e);
@@ -243,25 +259,30 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		ref = json_loads(text, 0, NULL);
 		free(text);
 		sha = json_string_value(json_object_get(ref, "sha256"));
-		if (sha && strlen(sha) != 64)
+		if (!sha || !cache_is_key(sha) || (pin && strcasecmp(sha, pin))) {
+			if (sha && pin)
+				elog(en, WB_LOG_WARN,
+				     "artifact '%s': ignoring a cache ref that names sha256 %.64s, "
+				     "not the pinned %s", it->art->name, sha, pin);
+			json_decref(ref);
+			ref = NULL;
 			sha = NULL;
+		}
 	}
 	if (!sha) {
-		/* No ref: a pinned digest alone is enough to trust an entry. */
-		unsigned pin_only = VERIFY_PINNED_SHA256 | VERIFY_LOCK_PIN;
-		if (j->needs.methods & ~pin_only)
+		/* No usable ref: a pin alone is enough to trust an entry. */
+		if ((j->needs.methods & ~pin_only) || !pin)
 			goto miss;
-		sha = it->lock_sha256 ? it->lock_sha256 : it->art->verify.sha256;
-		if (!sha)
-			goto miss;
+		sha = pin;
 	}
-	if (ref && en->o->defer_rehash) {
+	if (ref && en->o->defer_rehash && !need512) {
+		/* the caller hashes what it reads against SHA (the pin, when
+		 * there is one) */
 		r = cache_stat(en->c, sha, &size, e);
 		it->unverified_hit = r > 0;
 	} else {
-		/* no ref, no SHA-512 from an earlier pass: take it from this
-		 * one (the SBOM needs it) */
-		r = cache_lookup(en->c, sha, &size, ref ? NULL : it->sha512,
+		/* SHA-512 for a sha512 pin, or for the SBOM when no ref has it */
+		r = cache_lookup(en->c, sha, &size, need512 || !ref ? sha512 : NULL,
 				 &it->quarantined, e);
 	}
 	if (r <= 0) {
@@ -272,17 +293,39 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		json_decref(ref);
 		return r;
 	}
+	/* every pin, on the bytes of the entry chosen */
+	digest_unhex(sha, raw256, 32);
+	entry = cache_entry_path(en->c, sha);
+	r = verify_pins(it->art, it->lock_sha256, entry, raw256,
+			sha512[0] && !digest_unhex(sha512, raw512, 64) ? raw512 : NULL, e);
+	if (r < 0) {
+		free(entry);
+		json_decref(ref);
+		it->unverified_hit = 0;
+		if (ref && e->code == WB_EVERIFY) {
+			/* a ref is a hint, and this one was wrong: fetch again */
+			elog(en, WB_LOG_WARN, "ignoring a cache ref: %s", e->msg);
+			wb_err_clear(e);
+			return 0;
+		}
+		/* a pin names bytes that another pin refuses */
+		if (it->lock_sha256 && e->code == WB_EVERIFY)
+			wb_error_prefix(e, "the lock file pins sha256 %s, but", it->lock_sha256);
+		return -1;
+	}
 	memcpy(it->sha256, sha, 65);
 	it->size = size;
 	it->from_cache = 1;
-	it->path = cache_entry_path(en->c, sha);
+	it->path = entry;
+	it->ev.methods = j->needs.methods;
+	if (sha512[0])
+		memcpy(it->sha512, sha512, 129);
 	if (ref) {
 		const char *s512 = json_string_value(json_object_get(ref, "sha512"));
 
-		if (s512 && strlen(s512) == 128)
+		if (!sha512[0] && s512 && strlen(s512) == 128)
 			memcpy(it->sha512, s512, 129);
 		it->url = jstr(ref, "url");
-		it->ev.methods = (unsigned)json_integer_value(json_object_get(ref, "methods"));
 		if (it->ev.methods & VERIFY_MINISIGN) {
 			const char *k = json_string_value(json_object_get(ref, "key_id"));
 			snprintf(it->ev.keyid_hex, sizeof(it->ev.keyid_hex), "%s", k ? k : "");
@@ -291,10 +334,9 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			it->ev.sig_text = jstr(ref, "signature");
 		}
 		it->ev.checksum_url = jstr(ref, "checksum_url");
-	} else {
-		it->ev.methods = j->needs.methods;
-		it->url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
 	}
+	if (!it->url)
+		it->url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
 	json_decref(ref);
 	return 1;
 miss:
@@ -420,9 +462,67 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	return n;
 }
 
+/* ---- transport policy on every hop ------------------------------------ */
+
+/* URL's scheme, lowercased, in OUT; "" when it has none. */
+static void url_scheme(const char *url, char out[16])
+{
+	size_t i = 0;
+
+	for (; url[i] && url[i] != ':' && i < 15; i++)
+		out[i] = (char)(url[i] >= 'A' && url[i] <= 'Z' ? url[i] - 'A' + 'a' : url[i]);
+	out[url[i] == ':' ? i : 0] = '\0';
+}
+
+/*
+ * Whether a redirect from FROM to TO breaks the transport policy: the
+ * reason, or NULL when the hop is allowed. Every hop obeys what the URL
+ * the plan named obeys: only http and https (never file, ftp, ...), no
+ * http at all unless policy.allow_http, and never down from https to
+ * http (the https in a recipe or mirror is a promise a server must not
+ * take back).
+ */
+static const char *hop_refused(const struct plan_policy *policy, const char *from,
+			       const char *to)
+{
+	char fs[16], ts[16];
+
+	url_scheme(from, fs);
+	url_scheme(to, ts);
+	if (strcmp(ts, "https") && strcmp(ts, "http"))
+		return "a redirect may lead only to http or https";
+	if (!strcmp(ts, "http") && !verify_url_allowed(policy, to))
+		return "plain http, and policy forbids it (policy.allow_http: false)";
+	if (!strcmp(ts, "http") && strcmp(fs, "http"))
+		return "a redirect from https never leads to plain http";
+	return NULL;
+}
+
+/* The protocols libcurl may use for URL (and, were it to follow one, for
+ * a redirect from it): the same rule as hop_refused, enforced twice. */
+static const char *hop_protocols(const struct plan_policy *policy, const char *url)
+{
+	char sc[16];
+
+	url_scheme(url, sc);
+	if (!strcmp(sc, "file"))
+		return "file";
+	if (!strcmp(sc, "https") || !verify_url_allowed(policy, "http://"))
+		return "https";
+	return "http,https";
+}
+
+static void hop_reset(struct job *j)
+{
+	free(j->hop_url);
+	j->hop_url = NULL;
+	j->hops = 0;
+}
+
 static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 {
-	const char *url = j->urls[j->target].v[j->url_idx];
+	const char *url = j->hop_url ? j->hop_url : j->urls[j->target].v[j->url_idx];
+	const char *protos = hop_protocols(&en->plan->policy, url);
 	char range[48];
 	CURL *h;
 
@@ -447,10 +547,12 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* redirects are followed here, one checked hop at a time
+	 * (transfer_done), never by libcurl on its own */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (en->o->cacert && *en->o->cacert)
@@ -520,6 +622,7 @@ static void goto_target(struct job *j, enum target t)
 		t++;
 	j->target = t;
 	j->url_idx = 0;
+	hop_reset(j);
 	j->tries = 0;
 	j->resumes = 0;
 	j->not_before = 0;
@@ -532,6 +635,7 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	if (j->target == T_MAIN)
 		main_reset(j);
 	j->url_idx++;
+	hop_reset(j);
 	j->tries = 0;
 	j->resumes = 0;
 	j->not_before = 0;
@@ -636,6 +740,86 @@ static int retryable(CURLcode rc, long code)
 	}
 }
 
+/* A server's URL for a message: at most 300 bytes, no control bytes. */
+static char *shown_url(const char *url)
+{
+	struct buf b = BUF_INIT;
+
+	for (size_t i = 0; url[i] && i < 300; i++)
+		buf_addc(&b, (unsigned char)url[i] < 0x20 || url[i] == 0x7f ? '?' : url[i]);
+	if (strlen(url) > 300)
+		buf_adds(&b, "...");
+	return buf_detach(&b, NULL);
+}
+
+/* Whether H's transfer ended on the scheme of URL (the one requested):
+ * libcurl normalises the rest (dot segments, case). */
+static int same_scheme(CURL *h, const char *url)
+{
+	char *eff = NULL, a[16], b[16];
+
+	curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff);
+	if (!eff)
+		return 0;
+	url_scheme(eff, a);
+	url_scheme(url, b);
+	return !strcmp(a, b);
+}
+
+/*
+ * The current transfer (of URL, the plan's) answered with a redirect:
+ * check the hop against the transport policy and follow it as a new
+ * transfer, or refuse it (WB_EVERIFY: nothing from that URL is used; the
+ * next URL is tried). Cleans up H.
+ */
+static void follow_redirect(struct engine *en, struct job *j, CURL *h, const char *url,
+			    long code)
+{
+	const char *from = j->hop_url ? j->hop_url : url, *why;
+	struct wb_err e = WB_ERR_INIT;
+	char *to = NULL, *shown;
+
+	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
+	if (!to) {
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld without a Location",
+			 j->it->art->name, target_what[j->target], url, code);
+		curl_easy_cleanup(h);
+		next_url(en, j, &e);
+		return;
+	}
+	shown = shown_url(to);
+	why = hop_refused(&en->plan->policy, from, to);
+	if (why || j->hops >= FETCH_MAX_REDIRS) {
+		if (why)
+			wb_error(&e, WB_EVERIFY,
+				 "artifact '%s': %s '%s' redirects to '%s', which is refused: %s",
+				 j->it->art->name, target_what[j->target], url, shown, why);
+		else
+			wb_error(&e, WB_ENET,
+				 "artifact '%s': %s '%s': more than %d redirects (the last to '%s')",
+				 j->it->art->name, target_what[j->target], url,
+				 FETCH_MAX_REDIRS, shown);
+		if (why)
+			j->saw_verify_failure = 1;
+		if (j->url_idx + 1 < j->urls[j->target].nr)
+			elog(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);
+		free(shown);
+		curl_easy_cleanup(h);
+		next_url(en, j, &e);
+		return;
+	}
+	elog(en, WB_LOG_INFO, "artifact '%s': '%s' redirects to '%s'", j->it->art->name,
+	     url, shown);
+	free(shown);
+	to = xstrdup(to);
+	curl_easy_cleanup(h);
+	free(j->hop_url);
+	j->hop_url = to;
+	j->hops++;
+	j->state = J_WAIT;
+	j->not_before = 0;
+}
+
 static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 {
 	struct job *j;
@@ -658,6 +842,20 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 			j->io_error = err;
 	}
 
+	if (rc == CURLE_OK && code >= 300 && code < 400 && !j->io_error) {
+		follow_redirect(en, j, h, url, code);
+		return;
+	}
+	if (rc == CURLE_OK && !j->io_error && !same_scheme(h, j->hop_url ? j->hop_url : url)) {
+		/* never: libcurl follows nothing on its own here */
+		wb_error(&e, WB_EVERIFY, "artifact '%s': %s '%s': the bytes came over "
+			 "another scheme than the one requested", j->it->art->name,
+			 target_what[j->target], url);
+		j->saw_verify_failure = 1;
+		curl_easy_cleanup(h);
+		next_url(en, j, &e);
+		return;
+	}
 	if (rc == CURLE_OK && (code == 0 || (code >= 200 && code < 300)) &&
 	    !j->io_error) {
 		curl_easy_cleanup(h);
@@ -813,6 +1011,7 @@ static void job_release(struct job *j)
 {
 	for (int t = 0; t < T_NR; t++)
 		wb_strlist_release(&j->urls[t]);
+	hop_reset(j);
 	for (int t = 0; t <= T_SIG_FILE; t++) {
 		buf_release(&j->text[t]);
 		free(j->text_url[t]);

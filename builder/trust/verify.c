@@ -23,6 +23,11 @@ int verify_plan(const struct plan_artifact *art, const struct plan_policy *polic
 	unsigned m = 0;
 
 	memset(needs, 0, sizeof(*needs));
+	if (lock_sha256 && v->sha256 && strcasecmp(lock_sha256, v->sha256))
+		return wb_error(e, WB_EVERIFY,
+				"artifact '%s': the lock file pins sha256 %s, but the recipe "
+				"pins sha256 %s; a recipe pin always holds (run 'winbuild lock' "
+				"to pin what the recipe says)", art->name, lock_sha256, v->sha256);
 	if (v->needs_pin) {
 		/* Only a lock pin verifies it; other methods still apply. */
 		if (lock_sha256)
@@ -85,18 +90,6 @@ static int compare(const struct verify_input *in, const char *what,
 			"artifact '%s' from '%s' did not verify: %s mismatch\n"
 			"  expected %s\n  actual   %s",
 			in->art->name, in->url, what, eh, ah);
-}
-
-static int compare_hex(const struct verify_input *in, const char *what,
-		       const char *hex, const unsigned char *actual, size_t len,
-		       struct wb_err *e)
-{
-	unsigned char raw[64];
-
-	if (digest_unhex(hex, raw, len) < 0)
-		return wb_error(e, WB_EUSAGE, "artifact '%s': %s '%s' is not a valid digest",
-				in->art->name, what, hex);
-	return compare(in, what, raw, actual, len, e);
 }
 
 static int check_checksum_file(const struct verify_input *in, enum digest_alg alg,
@@ -162,10 +155,53 @@ static int check_signature(const struct verify_input *in, struct verify_evidence
 	return ret;
 }
 
+const char *verify_pinned_sha256(const struct plan_artifact *art, const char *lock_sha256)
+{
+	return art->verify.sha256 ? art->verify.sha256 : lock_sha256;
+}
+
+static int pin_holds(const struct plan_artifact *art, const char *where, const char *what,
+		     const char *hex, const unsigned char *actual, size_t len,
+		     struct wb_err *e)
+{
+	unsigned char want[64];
+	char ah[129];
+
+	if (digest_unhex(hex, want, len) < 0)
+		return wb_error(e, WB_EUSAGE, "artifact '%s': %s '%s' is not a valid digest",
+				art->name, what, hex);
+	if (!actual)
+		return wb_error(e, WB_EIO, "artifact '%s': %s was not computed", art->name,
+				len == 64 ? "sha512" : "sha256");
+	if (digest_equal(want, actual, len))
+		return 0;
+	digest_hex(actual, len, ah);
+	return wb_error(e, WB_EVERIFY,
+			"artifact '%s' from '%s' did not verify: %s mismatch\n"
+			"  expected %s\n  actual   %s", art->name, where, what, hex, ah);
+}
+
+int verify_pins(const struct plan_artifact *art, const char *lock_sha256,
+		const char *where, const unsigned char sha256[32],
+		const unsigned char *sha512, struct wb_err *e)
+{
+	const struct plan_verify *v = &art->verify;
+
+	if (lock_sha256 && pin_holds(art, where, "sha256 (pinned in the lock file)",
+				     lock_sha256, sha256, 32, e) < 0)
+		return -1;
+	if (v->sha256 && pin_holds(art, where, "sha256 (pinned in the recipe)", v->sha256,
+				   sha256, 32, e) < 0)
+		return -1;
+	if (v->sha512 && pin_holds(art, where, "sha512 (pinned in the recipe)", v->sha512,
+				   sha512, 64, e) < 0)
+		return -1;
+	return 0;
+}
+
 int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		    struct wb_err *e)
 {
-	const struct plan_verify *v = &in->art->verify;
 	unsigned m = in->needs->methods;
 	int ret = 0;
 
@@ -182,15 +218,10 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		return wb_error(e, WB_EIO, "artifact '%s': blake2b was not computed",
 				in->art->name);
 
-	if (!ret && (m & VERIFY_LOCK_PIN))
-		ret = compare_hex(in, "sha256 (pinned in the lock file)", in->lock_sha256,
-				  in->dr->sha256, 32, e);
-	if (!ret && (m & VERIFY_PINNED_SHA256))
-		ret = compare_hex(in, "sha256 (pinned in the recipe)", v->sha256,
-				  in->dr->sha256, 32, e);
-	if (!ret && (m & VERIFY_PINNED_SHA512))
-		ret = compare_hex(in, "sha512 (pinned in the recipe)", v->sha512,
-				  in->dr->sha512, 64, e);
+	/* the pins, every one of them, whatever else verifies the bytes */
+	ret = verify_pins(in->art, (m & VERIFY_LOCK_PIN) ? in->lock_sha256 : NULL, in->url,
+			  in->dr->sha256,
+			  (in->dr->algs & DIGEST_SHA512) ? in->dr->sha512 : NULL, e);
 	if (!ret && (m & VERIFY_CHECKSUM_SHA256))
 		ret = check_checksum_file(in, DIGEST_SHA256, in->sha256_file,
 					  in->sha256_file_len, in->sha256_file_url, e);

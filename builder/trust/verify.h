@@ -48,12 +48,31 @@ struct verify_needs {
  * which digests the stream must compute. LOCK_SHA256 is the lock's pin (hex)
  * or NULL; ACCEPT_NEW is lock --accept-new. Fails (WB_EVERIFY) when policy
  * leaves no way to verify the artifact (require_signature without keys,
- * only checksum URLs while they are forbidden), WB_EUSAGE for needs_pin
- * without a pin.
+ * only checksum URLs while they are forbidden) or when LOCK_SHA256 and the
+ * recipe's sha256 pin differ (the message names both), WB_EUSAGE for
+ * needs_pin without a pin.
  */
 int verify_plan(const struct plan_artifact *art, const struct plan_policy *policy,
 		const char *lock_sha256, int accept_new, struct verify_needs *needs,
 		struct wb_err *e);
+
+/*
+ * The one place that decides whether bytes satisfy ART's pins: the recipe's
+ * sha256 and sha512 and LOCK_SHA256 (the lock's, or NULL). Every path to
+ * bytes goes through it: a download (verify_artifact), a cache hit through
+ * a ref or by digest, a lock replay. WHERE names the bytes (URL or cache
+ * entry) in the message. SHA512 is NULL when it was not computed: then a
+ * sha512 pin fails (WB_EIO). A mismatch is WB_EVERIFY naming the pin, the
+ * expected and the actual digest.
+ */
+int verify_pins(const struct plan_artifact *art, const char *lock_sha256,
+		const char *where, const unsigned char sha256[32],
+		const unsigned char *sha512, struct wb_err *e);
+
+/* The sha256 ART's bytes must have: the recipe's pin, else LOCK_SHA256
+ * (verify_plan refuses the two when they differ), else NULL. A cache lookup
+ * goes by this digest, never by what a ref says. */
+const char *verify_pinned_sha256(const struct plan_artifact *art, const char *lock_sha256);
 
 /* 1 if POLICY allows fetching URL (http:// only when allow_http). */
 int verify_url_allowed(const struct plan_policy *policy, const char *url);

@@ -61,6 +61,7 @@ static int teardown(void **state)
 	free(f->art.verify.needs_pin);
 	wb_strlist_release(&f->art.urls);
 	wb_strlist_release(&f->art.verify.sha256_urls);
+	wb_strlist_release(&f->art.verify.sha512_urls);
 	free(f->art.verify.keys);
 	verify_evidence_release(&f->ev);
 	free(f);
@@ -163,6 +164,128 @@ static void test_checksum_file(void **state)
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	free(text);
+}
+
+/* A checksum file the plan asks for but nobody fetched never passes,
+ * whichever file it is and whatever else verified. */
+static void test_checksum_file_not_fetched(void **state)
+{
+	struct fx *f = *state;
+
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_not_equal(f->e.code, 0);
+	assert_non_null(strstr(f->e.msg, "checksum file was not fetched"));
+	wb_strlist_release(&f->art.verify.sha256_urls);
+
+	/* the sha512 file as well, with only the sha256 one given */
+	free(f->art.verify.sha256);
+	f->art.verify.sha256 = NULL;
+	wb_strlist_push(&f->art.verify.sha512_urls, "https://example.org/SHA512SUMS");
+	f->in.sha256_file = "";
+	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_non_null(strstr(f->e.msg, "checksum file was not fetched"));
+	wb_strlist_release(&f->art.verify.sha512_urls);
+}
+
+/* A recipe's pins hold even when a checksum file (or signature) matched:
+ * they are ANDed, never skipped. */
+static void test_pin_holds_beside_checksum_file(void **state)
+{
+	struct fx *f = *state;
+	char *text = xasprintf("%s  demo.tar.gz\n", f->sha256);
+	char *text512 = xasprintf("%s  demo.tar.gz\n", f->sha512);
+	char bad[65];
+
+	memcpy(bad, f->sha256, 65);
+	bad[10] = bad[10] == '0' ? '1' : '0';
+	f->art.verify.sha256 = xstrdup(bad);
+	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	wb_strlist_push(&f->art.verify.sha512_urls, "https://example.org/SHA512SUMS");
+	f->in.sha256_file = text;
+	f->in.sha256_file_len = strlen(text);
+	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
+	f->in.sha512_file = text512;
+	f->in.sha512_file_len = strlen(text512);
+	f->in.sha512_file_url = "https://example.org/SHA512SUMS";
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "sha256 (pinned in the recipe) mismatch"));
+	assert_non_null(strstr(f->e.msg, bad));
+
+	/* the sha512 pin likewise */
+	free(f->art.verify.sha256);
+	f->art.verify.sha256 = NULL;
+	f->art.verify.sha512 = xstrdup(f->sha512);
+	f->art.verify.sha512[100] = f->art.verify.sha512[100] == 'a' ? 'b' : 'a';
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_non_null(strstr(f->e.msg, "sha512 (pinned in the recipe) mismatch"));
+	/* and a lock pin */
+	f->art.verify.sha512[100] = f->sha512[100];
+	f->in.lock_sha256 = bad;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_non_null(strstr(f->e.msg, "sha256 (pinned in the lock file) mismatch"));
+	f->in.lock_sha256 = NULL;
+	assert_int_equal(plan_and_verify(f), 0);
+	wb_strlist_release(&f->art.verify.sha512_urls);
+	free(text);
+	free(text512);
+}
+
+/* verify_pins: the one check every path to bytes (download, cache ref,
+ * cache digest, lock replay) runs. */
+static void test_verify_pins(void **state)
+{
+	struct fx *f = *state;
+	char bad[65];
+
+	memcpy(bad, f->sha256, 65);
+	bad[0] = bad[0] == '0' ? '1' : '0';
+	/* no pins: anything holds */
+	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, NULL, &f->e), 0);
+	assert_null(verify_pinned_sha256(&f->art, NULL));
+	/* the lock's pin, when the recipe has none */
+	assert_string_equal(verify_pinned_sha256(&f->art, f->sha256), f->sha256);
+	assert_int_equal(verify_pins(&f->art, f->sha256, "x", f->dr.sha256, NULL, &f->e), 0);
+	assert_int_equal(verify_pins(&f->art, bad, "entry", f->dr.sha256, NULL, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "'demo' from 'entry'"));
+	/* the recipe's pin wins the lookup, and both must hold */
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	assert_string_equal(verify_pinned_sha256(&f->art, bad), f->sha256);
+	assert_int_equal(verify_pins(&f->art, bad, "x", f->dr.sha256, NULL, &f->e), -1);
+	/* a sha512 pin needs the sha512 */
+	f->art.verify.sha512 = xstrdup(f->sha512);
+	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, NULL, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EIO);
+	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), 0);
+	f->art.verify.sha512[1] = f->art.verify.sha512[1] == 'a' ? 'b' : 'a';
+	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+}
+
+/* A lock entry that disagrees with a recipe pin is an error naming both,
+ * before anything is fetched, never a silent override. */
+static void test_lock_disagrees_with_recipe(void **state)
+{
+	struct fx *f = *state;
+	char bad[65];
+
+	memcpy(bad, f->sha256, 65);
+	bad[0] = bad[0] == '0' ? '1' : '0';
+	f->art.verify.sha256 = xstrdup(f->sha256);
+	assert_int_equal(verify_plan(&f->art, &f->pol, bad, 0, &f->needs, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, bad));
+	assert_non_null(strstr(f->e.msg, f->sha256));
+	assert_non_null(strstr(f->e.msg, "the lock file pins sha256"));
+	/* the same digest in capitals agrees */
+	memcpy(bad, f->sha256, 65);
+	for (char *p = bad; *p; p++)
+		*p = *p >= 'a' && *p <= 'f' ? (char)(*p - 32) : *p;
+	assert_int_equal(verify_plan(&f->art, &f->pol, bad, 0, &f->needs, &f->e), 0);
 }
 
 static void test_forbid_checksum_urls(void **state)
@@ -284,6 +407,10 @@ int main(void)
 		T(test_pinned_sha512),
 		T(test_all_methods_must_pass),
 		T(test_checksum_file),
+		T(test_checksum_file_not_fetched),
+		T(test_pin_holds_beside_checksum_file),
+		T(test_verify_pins),
+		T(test_lock_disagrees_with_recipe),
 		T(test_forbid_checksum_urls),
 		T(test_require_signature),
 		T(test_signature_required_but_missing_text),
