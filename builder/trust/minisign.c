@@ -402,19 +402,21 @@ static int verify_legacy(const unsigned char pk[32], const unsigned char sig[64]
 }
 
 /* The value of the "file:" field of trusted comment TC (fields are
- * tab-separated); NULL when there is none. *LEN gets its length. */
-static const char *comment_file_field(const char *tc, size_t *len)
+ * tab-separated); NULL when there is none. *LEN gets its length, *COUNT
+ * how many "file:" fields there are (more than one is refused). */
+static const char *comment_file_field(const char *tc, size_t *len, int *count)
 {
-	const char *p = tc;
+	const char *p = tc, *found = NULL;
 
+	*count = 0;
 	for (;;) {
-		if (!strncmp(p, "file:", 5)) {
+		if (!strncmp(p, "file:", 5) && !(*count)++) {
 			*len = strcspn(p + 5, "\t");
-			return p + 5;
+			found = p + 5;
 		}
 		p = strchr(p, '\t');
 		if (!p)
-			return NULL;
+			return found;
 		p++;
 	}
 }
@@ -427,8 +429,9 @@ int minisign_verify(const struct minisign_sig *sig,
 {
 	const struct minisign_pubkey *key = NULL;
 	unsigned char *global_msg;
-	size_t tclen, i;
-	int ok;
+	const char *f;
+	size_t tclen, i, flen = 0;
+	int ok, nfile;
 
 	memset(res, 0, sizeof(*res));
 	res->key_index = -1;
@@ -505,10 +508,11 @@ int minisign_verify(const struct minisign_sig *sig,
 					"trusted comment holds control byte 0x%02x", c);
 	}
 
+	f = comment_file_field(sig->trusted_comment, &flen, &nfile);
+	if (nfile > 1)   /* which one would a reader believe? neither */
+		return wb_error(e, WB_EVERIFY,
+				"trusted comment has more than one 'file:' field");
 	if (key->file_check) {
-		size_t flen;
-		const char *f = comment_file_field(sig->trusted_comment, &flen);
-
 		if (!expect_name)
 			return wb_error(e, WB_EUSAGE,
 					"no file name to check the trusted comment against");

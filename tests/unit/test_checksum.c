@@ -99,6 +99,27 @@ static void test_path_names(void **state)
 	assert_fails(A64 "  dist/\n", "", DIGEST_SHA256, "no entry for ''");
 }
 
+/* A listed name that merely starts with the artifact's name is another
+ * file: a.zip.sig, a.zip.sha256, a.zipx are not a.zip. */
+static void test_name_is_not_a_prefix(void **state)
+{
+	unsigned char out[32], want[32];
+	struct wb_err e = WB_ERR_INIT;
+
+	(void)state;
+	assert_fails(A64 "  a.zip.sig\n", "a.zip", DIGEST_SHA256, "no entry for 'a.zip'");
+	assert_fails(A64 "  a.zipx\n" B64 "  dist/a.zip.sha256\n", "a.zip", DIGEST_SHA256,
+		     "no entry for 'a.zip' (it lists 'a.zipx', 'dist/a.zip.sha256')");
+	/* beside the real line, in either order: the real one's digest */
+	assert_int_equal(digest_unhex(B64, want, 32), 0);
+	assert_int_equal(parse(A64 "  a.zip.sig\n" B64 "  a.zip\n", "a.zip", DIGEST_SHA256,
+			       out, &e), 0);
+	assert_memory_equal(out, want, 32);
+	assert_int_equal(parse(B64 "  a.zip\n" A64 " *a.zip.asc\n", "a.zip", DIGEST_SHA256,
+			       out, &e), 0);
+	assert_memory_equal(out, want, 32);
+}
+
 static void test_sha512_lines(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
@@ -206,6 +227,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bare_digest),
+		cmocka_unit_test(test_name_is_not_a_prefix),
 		cmocka_unit_test(test_sum_lines),
 		cmocka_unit_test(test_crlf_and_blank_lines),
 		cmocka_unit_test(test_path_names),

@@ -462,6 +462,48 @@ static void test_file_field(void **state)
 			 WB_EVERIFY);
 }
 
+/* The file field is compared in full, not as a prefix (a mutant that drops
+ * the length check lets an empty or a cut-short name through). */
+static void test_file_field_not_a_prefix(void **state)
+{
+	static const char *const near[] = {
+		"timestamp:1\tfile:\thashed", "file:", "file:a.bi", "timestamp:1\tfile:a",
+		"file:a.bin\x20", "file:A.bin",
+	};
+	struct wb_err e = WB_ERR_INIT;
+
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		wb_err_clear(&e);
+		if (sign_and_check(*state, "ED", near[i], 0, 1, &e) != WB_EVERIFY)
+			fail_msg("trusted comment '%s' passed as 'file:a.bin'", near[i]);
+		assert_msg(&e, "expected 'a.bin'");
+	}
+}
+
+/* Two file: fields are ambiguous: refused whichever one names the file,
+ * and also when the key does not check the field. */
+static void test_file_field_twice(void **state)
+{
+	static const char *const twice[] = {
+		"file:a.bin\tfile:b.bin", "file:b.bin\tfile:a.bin", "file:a.bin\tfile:a.bin",
+		"timestamp:1\tfile:a.bin\thashed\tfile:", "file:\tfile:a.bin",
+	};
+	struct wb_err e = WB_ERR_INIT;
+
+	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		for (int check = 0; check <= 1; check++) {
+			wb_err_clear(&e);
+			if (sign_and_check(*state, "ED", twice[i], 0, check, &e) != WB_EVERIFY)
+				fail_msg("trusted comment '%s' with two file: fields passed",
+					 twice[i]);
+			assert_msg(&e, "trusted comment has more than one 'file:' field");
+		}
+	}
+	/* "xfile:" and "file" without a colon are other fields */
+	assert_int_equal(sign_and_check(*state, "ED", "file:a.bin\txfile:b.bin\tfile", 0, 1,
+					&e), 0);
+}
+
 static void test_file_check_off(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
@@ -805,6 +847,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_signature),
+		cmocka_unit_test(test_file_field_not_a_prefix),
+		cmocka_unit_test(test_file_field_twice),
 		cmocka_unit_test(test_keyid_hex_order),
 		cmocka_unit_test(test_crlf_and_no_final_newline),
 		cmocka_unit_test(test_key_rotation),
