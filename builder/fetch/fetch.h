@@ -2,8 +2,8 @@
  * Fetch every artifact of a plan into the cache, verified.
  *
  * libcurl multi interface, at most OPTS->jobs transfers at once. Per
- * artifact: a cache hit (through the artifact's ref, or its pinned/locked
- * SHA-256) makes no request; otherwise the checksum files and the minisign
+ * artifact: a cache hit (the entry its pinned/locked SHA-256 names, else
+ * the one its ref names; every pin checked by verify_pins) makes no request; otherwise the checksum files and the minisign
  * signature are fetched first (small, capped), then the artifact itself,
  * each through the plan's URL try order. The digests verification needs are
  * computed in the write callback (one pass); the bytes go to a temp file in
@@ -17,7 +17,9 @@
  * request, the digest contexts carry on over the bytes already written;
  * connect timeout WINBUILD_CONNECT_TIMEOUT (s, default 30); low-speed abort
  * below 1 byte/s for WINBUILD_LOW_SPEED_TIME (s, default 60); at most 10
- * redirects, only to http/https; TLS verification always on; User-Agent
+ * redirects, followed here one checked hop at a time (only http/https, no
+ * http without policy.allow_http, never https to http; a refused hop is
+ * WB_EVERIFY); TLS verification always on; User-Agent
  * winbuild/VERSION; proxies from the environment (libcurl's default); a
  * maximum size per artifact (WINBUILD_MAX_SIZE bytes, default 2 GiB).
  *
