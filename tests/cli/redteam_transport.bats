@@ -125,8 +125,42 @@ pinned_ab() {
 	assert_status 0
 	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
 	[ "$(staged_sha b)" = "$(sha_of b.bin)" ]
+	# and build (fetch + stage + emit)
+	set_ref_sha a "$(sha_of b.bin)"
+	echo "# touch again" >>components/demo.yaml
+	wb build img.yaml --no-progress
+	assert_status 0
+	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+	python3 - "$(sha_of a.bin)" <<-'PY'
+		import json, sys
+		m = json.load(open("out/t/manifest.json"))
+		f = [x for x in m["files"] if x["tree_path"] == "k/a"][0]
+		assert f["sha256"] == sys.argv[1], f
+	PY
 	# both entries intact
 	[ "$(sha256sum "$(entry "$(sha_of a.bin)")" | cut -d' ' -f1)" = "$(sha_of a.bin)" ]
+}
+
+@test "redteam pins: a needs_pin artifact's lock pin beats an edited cache ref (--locked and not)" {
+	{
+		art a "$(H)/a.bin" "needs_pin: no digest published upstream"
+		art b "$(H)/b.bin" "sha256: $(sha_of b.bin)"
+	} | recipe
+	wb lock img.yaml --accept-new
+	assert_status 0
+	wb stage img.yaml --no-progress
+	assert_status 0
+	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+	for flag in "" --locked; do
+		set_ref_sha a "$(sha_of b.bin)"
+		run fetched_sha a $flag
+		[ "$output" = "$(sha_of a.bin)" ]
+		set_ref_sha a "$(sha_of b.bin)"
+		echo "# touch $flag" >>components/demo.yaml
+		wb stage img.yaml --no-progress $flag
+		assert_status 0
+		[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+	done
 }
 
 @test "redteam pins: a cache ref pointing at a missing or quarantined entry falls back to the pin" {
@@ -162,8 +196,16 @@ pinned_ab() {
 	# stage defers the re-hash to its own read: it must still catch it
 	chmod u+w "$e"
 	cp "$WWW/b.bin" "$e"
-	echo "# touch" >>components/demo.yaml
+	rm -rf out
 	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "artifact 'a': '$e' does not match its digest: expected $(sha_of a.bin), actual $(sha_of b.bin)"
+	assert_output_has "quarantined the cache entry of 'a'"
+	[ ! -e out/t/tree ]
+	[ ! -e "$e" ]
+	# the next run fetches the pinned bytes again
+	wb stage img.yaml --no-progress
+	assert_status 0
 	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
 	[ "$(staged_sha b)" = "$(sha_of b.bin)" ]
 }
