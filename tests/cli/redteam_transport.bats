@@ -75,17 +75,19 @@ no_trace() {
 		[ "$(tmp_files)" -eq 0 ]
 }
 
-# ref_of ARTIFACT: the cache ref file that names ARTIFACT
-ref_of() {
-	grep -l "\"artifact\": \"$1\"" "$WINBUILD_CACHE"/refs/* | head -n1
+# refs_of ARTIFACT: the cache ref files that name ARTIFACT
+refs_of() {
+	grep -l "\"artifact\": \"$1\"" "$WINBUILD_CACHE"/refs/*
 }
 
 # set_ref_sha ARTIFACT SHA: the one-line edit an attacker makes to a ref
+# (to every ref of ARTIFACT)
 set_ref_sha() {
 	local f
-	f=$(ref_of "$1")
-	[ -n "$f" ]
-	sed -i "s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$2\"/" "$f"
+	for f in $(refs_of "$1"); do
+		sed -i "s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$2\"/" "$f"
+	done
+	grep -q "\"sha256\": \"$2\"" $(refs_of "$1")
 }
 
 entry() { echo "$WINBUILD_CACHE/sha256/${1:0:2}/$1"; }
@@ -141,6 +143,26 @@ pinned_ab() {
 	[ "$(sha256sum "$(entry "$(sha_of a.bin)")" | cut -d' ' -f1)" = "$(sha_of a.bin)" ]
 }
 
+@test "redteam pins: an edited cache ref cannot swap an artifact pinned by sha512 only" {
+	local s512
+	s512=$(sha512sum "$WWW/a.bin" | cut -d' ' -f1)
+	{
+		art a "$(H)/a.bin" "sha512: $s512"
+		art b "$(H)/b.bin" "sha256: $(sha_of b.bin)"
+	} | recipe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	set_ref_sha a "$(sha_of b.bin)"
+	run fetched_sha a
+	[ "$output" = "$(sha_of a.bin)" ]
+	set_ref_sha a "$(sha_of b.bin)"
+	rm -rf out
+	wb stage img.yaml --no-progress
+	assert_status 0
+	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+	[ "$(sha256sum "$(entry "$(sha_of b.bin)")" | cut -d' ' -f1)" = "$(sha_of b.bin)" ]
+}
+
 @test "redteam pins: a needs_pin artifact's lock pin beats an edited cache ref (--locked and not)" {
 	{
 		art a "$(H)/a.bin" "needs_pin: no digest published upstream"
@@ -148,8 +170,11 @@ pinned_ab() {
 	} | recipe
 	wb lock img.yaml --accept-new
 	assert_status 0
+	# downloaded against the lock pin: the ref the attacker edits
+	rm -rf "$WINBUILD_CACHE"
 	wb stage img.yaml --no-progress
 	assert_status 0
+	grep -q '"methods": 32' $(refs_of a)
 	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
 	for flag in "" --locked; do
 		set_ref_sha a "$(sha_of b.bin)"
