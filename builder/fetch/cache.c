@@ -144,6 +144,20 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 		 char sha512[129], char **quarantined, struct wb_err *e)
 {
 	struct digest_result r;
+	int ret = cache_lookup_digests(c, hex, sha512 ? DIGEST_SHA512 : 0, &r,
+				       quarantined, e);
+
+	if (ret > 0) {
+		*size = r.size;
+		if (sha512)
+			digest_hex(r.sha512, 64, sha512);
+	}
+	return ret;
+}
+
+int cache_lookup_digests(struct cache *c, const char *hex, unsigned algs,
+			 struct digest_result *r, char **quarantined, struct wb_err *e)
+{
 	char *path, actual[65];
 	int ret;
 
@@ -155,17 +169,14 @@ int cache_lookup(struct cache *c, const char *hex, unsigned long long *size,
 		free(path);
 		return 0;
 	}
-	if (digest_file(path, sha512 ? DIGEST_SHA512 : DIGEST_SHA256, &r, e) < 0) {
+	if (digest_file(path, algs | DIGEST_SHA256, r, e) < 0) {
 		free(path);
 		if (e->code == WB_EUSAGE)   /* vanished under us (gc) */
 			return wb_err_clear(e), 0;
 		return -1;
 	}
-	digest_hex(r.sha256, 32, actual);
+	digest_hex(r->sha256, 32, actual);
 	if (!strcmp(actual, hex)) {
-		*size = r.size;
-		if (sha512)
-			digest_hex(r.sha512, 64, sha512);
 		free(path);
 		return 1;
 	}

@@ -74,6 +74,12 @@ int cache_lookup(struct cache *c, const char *sha256_hex,
 		 unsigned long long *size, char sha512[129], char **quarantined,
 		 struct wb_err *e);
 
+/* As cache_lookup, computing the enum digest_alg bits ALGS (SHA-256
+ * always) of the entry in the same pass into *DR (size included). */
+struct digest_result;
+int cache_lookup_digests(struct cache *c, const char *sha256_hex, unsigned algs,
+			 struct digest_result *dr, char **quarantined, struct wb_err *e);
+
 /*
  * Move the entry SHA256_HEX to quarantine/ under the lock, because a reader
  * found that its bytes do not hash to its name (stage re-hashes while it

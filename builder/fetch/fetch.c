@@ -230,13 +230,51 @@ static char *jstr(json_t *o, const char *k)
 }
 
 /*
+ * The signature a ref kept, checked again against the entry's bytes (DR)
+ * with the plan's keys: for a signed artifact without a sha256 pin, the
+ * ref's digest is only trusted when the signature still verifies it.
+ */
+static int ref_signature_holds(struct engine *en, struct job *j, json_t *ref,
+			       const char *entry, const struct digest_result *dr,
+			       struct wb_err *e)
+{
+	const char *sig = json_string_value(json_object_get(ref, "signature"));
+	const char *sig_url = json_string_value(json_object_get(ref, "sig_url"));
+	struct verify_needs needs;
+	struct verify_input in;
+	struct verify_evidence ev;
+	int ret;
+
+	if (!sig)
+		return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps no signature",
+				j->it->art->name);
+	needs.methods = VERIFY_MINISIGN;
+	needs.digest_algs = dr->algs;
+	memset(&in, 0, sizeof(in));
+	in.art = j->it->art;
+	in.policy = &en->plan->policy;
+	in.needs = &needs;
+	in.dr = dr;
+	in.url = entry;
+	in.data_path = entry;
+	in.sig_file = sig;
+	in.sig_file_len = strlen(sig);
+	in.sig_file_url = sig_url ? sig_url : "(kept in the cache ref)";
+	ret = verify_artifact(&in, &ev, e);
+	verify_evidence_release(&ev);
+	return ret;
+}
+
+/*
  * 1 on a verified cache hit, 0 on a miss, -1 on error.
  *
  * Which entry: the artifact's sha256 pin (the recipe's, else the lock's)
  * when it has one, else the digest its ref recorded. A ref is only a hint:
  * a ref that names other bytes than the pin is ignored, and whatever entry
  * is chosen must satisfy every pin (verify_pins, the same check a download
- * passes). Without a ref, the pins must be the artifact's only methods.
+ * passes). Without a pin, a signed artifact's kept signature must verify
+ * the entry again. Without a ref, the pins must be the artifact's only
+ * methods.
  */
 static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 {
@@ -244,12 +282,12 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	const char *pin = verify_pinned_sha256(it->art, it->lock_sha256);
 	const unsigned pin_only = VERIFY_PINNED_SHA256 | VERIFY_PINNED_SHA512 |
 		VERIFY_LOCK_PIN;
-	char key[65], *text = NULL, *entry, sha512[129] = "";
+	char key[65], *text = NULL, *entry;
 	const char *sha = NULL;
-	unsigned char raw256[32], raw512[64];
+	unsigned char raw256[32];
+	struct digest_result dr;
 	json_t *ref = NULL;
-	unsigned long long size;
-	int r, need512 = it->art->verify.sha512 != NULL;
+	int r, need512 = it->art->verify.sha512 != NULL, resign;
 
 	ref_key(en, it, key);
 	r = cache_ref_read(en->c, key, &text, e);
@@ -275,15 +313,19 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			goto miss;
 		sha = pin;
 	}
-	if (ref && en->o->defer_rehash && !need512) {
+	resign = ref && !pin && (j->needs.methods & VERIFY_MINISIGN);
+	memset(&dr, 0, sizeof(dr));
+	if (ref && en->o->defer_rehash && !need512 && !resign) {
 		/* the caller hashes what it reads against SHA (the pin, when
 		 * there is one) */
-		r = cache_stat(en->c, sha, &size, e);
+		r = cache_stat(en->c, sha, &dr.size, e);
 		it->unverified_hit = r > 0;
 	} else {
-		/* SHA-512 for a sha512 pin, or for the SBOM when no ref has it */
-		r = cache_lookup(en->c, sha, &size, need512 || !ref ? sha512 : NULL,
-				 &it->quarantined, e);
+		/* SHA-512 for a sha512 pin, or for the SBOM when no ref has
+		 * it; BLAKE2b for a signature checked again */
+		r = cache_lookup_digests(en->c, sha, (need512 || !ref ? DIGEST_SHA512 : 0) |
+					 (resign ? DIGEST_BLAKE2B512 : 0), &dr,
+					 &it->quarantined, e);
 	}
 	if (r <= 0) {
 		if (it->quarantined)
@@ -297,12 +339,14 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	digest_unhex(sha, raw256, 32);
 	entry = cache_entry_path(en->c, sha);
 	r = verify_pins(it->art, it->lock_sha256, entry, raw256,
-			sha512[0] && !digest_unhex(sha512, raw512, 64) ? raw512 : NULL, e);
+			(dr.algs & DIGEST_SHA512) ? dr.sha512 : NULL, e);
+	if (!r && resign)
+		r = ref_signature_holds(en, j, ref, entry, &dr, e);
 	if (r < 0) {
 		free(entry);
 		json_decref(ref);
 		it->unverified_hit = 0;
-		if (ref && e->code == WB_EVERIFY) {
+		if (ref && (e->code == WB_EVERIFY || e->code == WB_EUSAGE)) {
 			/* a ref is a hint, and this one was wrong: fetch again */
 			elog(en, WB_LOG_WARN, "ignoring a cache ref: %s", e->msg);
 			wb_err_clear(e);
@@ -314,16 +358,16 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		return -1;
 	}
 	memcpy(it->sha256, sha, 65);
-	it->size = size;
+	it->size = dr.size;
 	it->from_cache = 1;
 	it->path = entry;
 	it->ev.methods = j->needs.methods;
-	if (sha512[0])
-		memcpy(it->sha512, sha512, 129);
+	if (dr.algs & DIGEST_SHA512)
+		digest_hex(dr.sha512, 64, it->sha512);
 	if (ref) {
 		const char *s512 = json_string_value(json_object_get(ref, "sha512"));
 
-		if (!sha512[0] && s512 && strlen(s512) == 128)
+		if (!(dr.algs & DIGEST_SHA512) && s512 && strlen(s512) == 128)
 			memcpy(it->sha512, s512, 129);
 		it->url = jstr(ref, "url");
 		if (it->ev.methods & VERIFY_MINISIGN) {

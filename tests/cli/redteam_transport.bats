@@ -75,6 +75,33 @@ no_trace() {
 		[ "$(tmp_files)" -eq 0 ]
 }
 
+# swap_ref_signature A B: A's refs name B's entry and keep B's signature
+swap_ref_signature() {
+	python3 - "$(sha_of "$2.bin")" "$WWW/$2.bin.minisig" $(refs_of "$1") <<-'PY'
+		import json, sys
+		for f in sys.argv[3:]:
+		    d = json.load(open(f))
+		    d["sha256"] = sys.argv[1]
+		    d["signature"] = open(sys.argv[2]).read()
+		    json.dump(d, open(f, "w"))
+	PY
+}
+
+# swap_is_refused EDIT...: stage, then run the attacker's EDIT before a
+# fetch and before a stage from scratch: both still use a.bin's bytes
+swap_is_refused() {
+	wb stage img.yaml --no-progress
+	assert_status 0
+	"$@"
+	run fetched_sha a
+	[ "$output" = "$(sha_of a.bin)" ]
+	"$@"
+	rm -rf out
+	wb stage img.yaml --no-progress
+	assert_status 0
+	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+}
+
 # refs_of ARTIFACT: the cache ref files that name ARTIFACT
 refs_of() {
 	grep -l "\"artifact\": \"$1\"" "$WINBUILD_CACHE"/refs/*
@@ -150,17 +177,19 @@ pinned_ab() {
 		art a "$(H)/a.bin" "sha512: $s512"
 		art b "$(H)/b.bin" "sha256: $(sha_of b.bin)"
 	} | recipe
-	wb stage img.yaml --no-progress
-	assert_status 0
-	set_ref_sha a "$(sha_of b.bin)"
-	run fetched_sha a
-	[ "$output" = "$(sha_of a.bin)" ]
-	set_ref_sha a "$(sha_of b.bin)"
-	rm -rf out
-	wb stage img.yaml --no-progress
-	assert_status 0
-	[ "$(staged_sha a)" = "$(sha_of a.bin)" ]
+	swap_is_refused set_ref_sha a "$(sha_of b.bin)"
 	[ "$(sha256sum "$(entry "$(sha_of b.bin)")" | cut -d' ' -f1)" = "$(sha_of b.bin)" ]
+}
+
+@test "redteam pins: an edited cache ref cannot swap a signed artifact (its kept signature is checked again)" {
+	{
+		art a "$(H)/a.bin" "minisign: {keys: [{key: $PUB_A}]}"
+		art b "$(H)/b.bin" "minisign: {keys: [{key: $PUB_A}]}"
+	} | recipe
+	swap_is_refused set_ref_sha a "$(sha_of b.bin)"
+	# the ref's digest and its signature both swapped for b's (same key)
+	swap_is_refused swap_ref_signature a b
+	[ "$(staged_sha b)" = "$(sha_of b.bin)" ]
 }
 
 @test "redteam pins: a needs_pin artifact's lock pin beats an edited cache ref (--locked and not)" {
