@@ -724,9 +724,6 @@ static int do_entry(struct ctx *c, struct archive *a, struct archive_entry *ae)
 		return entry_error(c, WB_ESTAGE, entry,
 				   "name is not valid UTF-8 (overlong forms and "
 				   "surrogates included)");
-	if (archive_entry_hardlink(ae) &&
-	    !text_utf8_valid(archive_entry_hardlink(ae), strlen(archive_entry_hardlink(ae))))
-		return entry_error(c, WB_ESTAGE, entry, "link target is not valid UTF-8");
 	if (++c->entries > c->max_entries)
 		return entry_error(c, WB_ESTAGE, entry,
 				   "more than limits.max_entries (%llu) entries; raise "
