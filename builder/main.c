@@ -3,6 +3,7 @@
  * image. This file holds the command table, global options and exit codes;
  * each command lives in builder/cmd/<name>.c.
  */
+#include <locale.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -287,6 +288,23 @@ static void log_to_stderr(struct wb_log *log, int level, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
+/*
+ * libarchive converts entry names through the C library's multibyte
+ * functions: in the "C" locale every non-ASCII name is "damaged". Only
+ * LC_CTYPE is set, to a UTF-8 locale (C.UTF-8 is in every glibc since 2.35
+ * and in Debian's before that); numbers, messages and collation stay "C".
+ * Without one, non-ASCII names are refused (stage/extract.h), never
+ * mangled. Process-global, so here, before any thread starts.
+ */
+static void utf8_ctype(void)
+{
+	static const char *const names[] = { "C.UTF-8", "C.utf8", "en_US.UTF-8" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (setlocale(LC_CTYPE, names[i]))
+			return;
+}
+
 int main(int argc, char **argv)
 {
 	struct wb_run run;
@@ -306,6 +324,7 @@ int main(int argc, char **argv)
 	/* A file-size limit (ulimit -f) must be an EFBIG write error we report
 	 * and clean up after, not a signal that kills us mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
+	utf8_ctype();
 
 	if (argc < 2) {
 		list_commands(stderr);

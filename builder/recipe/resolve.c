@@ -819,6 +819,7 @@ static int convert_action(struct resolver *r, const struct rnode *an,
 		a->limits.max_bytes = to_ull(rnode_get(n, "max_bytes"));
 		a->limits.max_entries = to_ull(rnode_get(n, "max_entries"));
 		a->limits.max_ratio = to_ull(rnode_get(n, "max_ratio"));
+		a->limits.max_seconds = to_ull(rnode_get(n, "max_seconds"));
 	} else if (in) {
 		a->action = PLAN_INSTALL;
 		snprintf(what, sizeof(what), "%s.install.to", ctx);

@@ -37,6 +37,7 @@ static const struct schema_key schema_limits[] = {
 	{ "max_bytes", S_INT, NULL, NULL, 0 },
 	{ "max_entries", S_INT, NULL, NULL, 0 },
 	{ "max_ratio", S_INT, NULL, NULL, 0 },
+	{ "max_seconds", S_INT, NULL, NULL, 0 },
 	END
 };
 

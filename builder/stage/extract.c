@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <archive.h>
@@ -35,6 +36,7 @@
 
 #include "lib/fs.h"
 #include "lib/buf.h"
+#include "lib/text.h"
 #include "lib/winpath.h"
 #include "stage/extract.h"
 #include "trust/digest.h"
@@ -76,6 +78,14 @@ struct ctx {
 	struct node *nodes;        /* open-addressing hash table */
 	size_t nnodes, cap;
 	unsigned char *wbuf;       /* IO_BLOCK bytes for entry data */
+	struct archive *a;         /* set once the filter chain is built */
+	int is_zip;                /* zip container (else tar) */
+	int filter;                /* ARCHIVE_FILTER_* around the tar */
+	long long deadline_ms;     /* CLOCK_MONOTONIC */
+	unsigned long long max_seconds;
+	unsigned long long stream_cap; /* decompressed stream bytes allowed */
+	int stopped;               /* a bound was hit: E is set, stop */
+	char *prev;                /* the last entry read, for messages */
 };
 
 /* ---- archive source: read/seek callbacks with the high-water hash ---- */
@@ -101,10 +111,19 @@ static int src_hash_to(struct src *s, long long end)
 	return 0;
 }
 
+static int bounds_check(struct ctx *c, const char *entry);
+
 static la_ssize_t src_read(struct archive *a, void *data, const void **out)
 {
-	struct src *s = data;
+	struct ctx *c = data;
+	struct src *s = &c->src;
 	ssize_t n;
+
+	/* A bomb or a loop inside libarchive still comes back for input. */
+	if (bounds_check(c, c->prev) < 0) {
+		archive_set_error(a, ECANCELED, "stopped");
+		return -1;
+	}
 
 	if (s->fill && src_hash_to(s, s->pos) < 0)
 		goto fail;
@@ -133,7 +152,7 @@ fail:
 static la_int64_t src_seek(struct archive *a, void *data, la_int64_t off,
 			   int whence)
 {
-	struct src *s = data;
+	struct src *s = &((struct ctx *)data)->src;
 	long long to;
 
 	switch (whence) {
@@ -160,13 +179,49 @@ static int entry_error(struct ctx *c, int code, const char *entry,
 		       const char *fmt, ...)
 {
 	char why[WB_ERR_MAX];
+	char *safe_entry, *safe_why;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	return wb_error(c->e, code, "archive '%s': entry '%s': %s", c->name,
-			entry, why);
+	/* Entry names (and the paths, link targets and libarchive messages
+	 * made of them) come from the archive: escaped for the terminal. */
+	safe_entry = text_printable(entry);
+	safe_why = text_printable(why);
+	wb_error(c->e, code, "archive '%s': entry '%s': %s", c->name,
+		 safe_entry, safe_why);
+	free(safe_entry);
+	free(safe_why);
+	return -1;
+}
+
+/* A header that could not be read: named by its number and the entry
+ * before it (libarchive gave no name). */
+static int header_error(struct ctx *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int header_error(struct ctx *c, int code, const char *fmt, ...)
+{
+	char why[WB_ERR_MAX], where[64];
+	char *safe_prev = c->prev ? text_printable(c->prev) : NULL;
+	char *safe_why;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	safe_why = text_printable(why);
+	snprintf(where, sizeof(where), "entry #%llu", c->entries + 1);
+	if (safe_prev)
+		wb_error(c->e, code, "archive '%s': %s (after entry '%s'): %s",
+			 c->name, where, safe_prev, safe_why);
+	else
+		wb_error(c->e, code, "archive '%s': %s (the first): %s", c->name,
+			 where, safe_why);
+	free(safe_prev);
+	free(safe_why);
+	return -1;
 }
 
 static int archive_failed(struct ctx *c, struct archive *a, const char *entry,
@@ -175,11 +230,67 @@ static int archive_failed(struct ctx *c, struct archive *a, const char *entry,
 	const char *msg = archive_error_string(a);
 	int code = c->src.io_errno ? WB_EIO : WB_ESTAGE;
 
+	if (c->stopped)
+		return -1;   /* a bound was hit: E already says which */
 	if (!msg)
-		msg = "unknown error";
+		msg = "no reason given by libarchive";
 	if (entry)
 		return entry_error(c, code, entry, "%s: %s", what, msg);
-	return wb_error(c->e, code, "archive '%s': %s: %s", c->name, what, msg);
+	return header_error(c, code, "%s: %s", what, msg);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The bounds that hold whatever libarchive does: the deadline, and the
+ * decompressed stream (skipped entries, headers and padding included)
+ * against max_ratio times the archive. Called from the read callback, for
+ * every data block and between entries. ENTRY (may be NULL) is named.
+ */
+static int bounds_check(struct ctx *c, const char *entry)
+{
+	if (c->stopped)
+		return -1;
+	if (now_ms() > c->deadline_ms) {
+		c->stopped = 1;
+		if (entry)
+			entry_error(c, WB_ESTAGE, entry,
+				    "extraction takes longer than limits.max_seconds "
+				    "(%llu s); raise limits.max_seconds for the artifact "
+				    "if this is expected", c->max_seconds);
+		else
+			wb_error(c->e, WB_ESTAGE,
+				 "archive '%s': extraction takes longer than "
+				 "limits.max_seconds (%llu s); raise limits.max_seconds "
+				 "for the artifact if this is expected", c->name,
+				 c->max_seconds);
+		return -1;
+	}
+	if (c->a && c->filter != ARCHIVE_FILTER_NONE) {
+		la_int64_t u = archive_filter_bytes(c->a, 0);
+
+		if (u > 0 && (unsigned long long)u > c->stream_cap) {
+			c->stopped = 1;
+			if (entry)
+				return entry_error(c, WB_ESTAGE, entry,
+						   "the decompressed stream exceeds limits.max_ratio "
+						   "(%llu times the %lld-byte archive); raise "
+						   "limits.max_ratio for the artifact if this is "
+						   "expected", c->max_ratio, c->src.size);
+			return wb_error(c->e, WB_ESTAGE,
+					"archive '%s': the decompressed stream exceeds "
+					"limits.max_ratio (%llu times the %lld-byte archive); "
+					"raise limits.max_ratio for the artifact if this is "
+					"expected", c->name, c->max_ratio, c->src.size);
+		}
+	}
+	return 0;
 }
 
 /* ---- the table of placed paths (case-insensitive, as Windows sees them) ---- */
@@ -391,6 +502,7 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 	struct digest_ctx dc = { 0 };
 	struct digest_result r;
 	size_t ncomp = count_components(path);
+	unsigned long long written = 0;
 	int dirfd, fd = -1, ret = -1;
 
 	if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
@@ -424,13 +536,36 @@ static int write_file(struct ctx *c, struct archive *a, struct archive_entry *ae
 			archive_failed(c, a, entry, "cannot read entry data");
 			goto out;
 		}
-		if (charge(c, entry, (unsigned long long)n) < 0)
+		if (bounds_check(c, entry) < 0 || charge(c, entry, (unsigned long long)n) < 0)
 			goto out;
 		if (fs_write_all(fd, c->wbuf, (size_t)n) < 0) {
 			entry_error(c, WB_EIO, entry, "write '%s': %s", path, strerror(errno));
 			goto out;
 		}
 		digest_update(&dc, c->wbuf, (size_t)n);
+		written += (unsigned long long)n;
+	}
+	/* A sparse entry's trailing hole: archive_read_data zero-fills the
+	 * holes between data blocks but ends at the last one. The file is
+	 * staged at its full size (an all-hole file included). */
+	if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
+	    written < (unsigned long long)archive_entry_size(ae)) {
+		unsigned long long left = (unsigned long long)archive_entry_size(ae) - written;
+
+		memset(c->wbuf, 0, IO_BLOCK);
+		while (left) {
+			size_t n = left > IO_BLOCK ? IO_BLOCK : (size_t)left;
+
+			if (bounds_check(c, entry) < 0 || charge(c, entry, n) < 0)
+				goto out;
+			if (fs_write_all(fd, c->wbuf, n) < 0) {
+				entry_error(c, WB_EIO, entry, "write '%s': %s", path,
+					    strerror(errno));
+				goto out;
+			}
+			digest_update(&dc, c->wbuf, n);
+			left -= n;
+		}
 	}
 	digest_final(&dc, &r);
 	memcpy(f.sha256, r.sha256, sizeof(f.sha256));
@@ -565,19 +700,30 @@ static int place(struct ctx *c, const char *entry, const char *path, int is_dir)
 	return node_add(c, entry, path, is_dir) < 0 ? -1 : 0;
 }
 
+/* The entry's name: libarchive's (in the UTF-8 locale main() set, the
+ * multibyte name is UTF-8), else its UTF-8 conversion; NULL if none. */
+static const char *entry_name(struct archive_entry *ae)
+{
+	const char *n = archive_entry_pathname(ae);
+
+	return n ? n : archive_entry_pathname_utf8(ae);
+}
+
 static int do_entry(struct ctx *c, struct archive *a, struct archive_entry *ae)
 {
-	const char *entry = archive_entry_pathname(ae);
+	const char *entry = entry_name(ae);
 	const char *why;
 	char *path = NULL;
 	int r, is_dir;
 
 	if (!entry)
-		entry = archive_entry_pathname_utf8(ae);
-	if (!entry)
-		return wb_error(c->e, WB_ESTAGE,
-				"archive '%s': entry %llu has no usable name", c->name,
-				c->entries);
+		return header_error(c, WB_ESTAGE, "the entry has no usable name");
+	/* Refused wherever it is: a name the manifest (JSON, UTF-8) could
+	 * not hold, or that Windows would read differently. */
+	if (!text_utf8_valid(entry, strlen(entry)))
+		return entry_error(c, WB_ESTAGE, entry,
+				   "name is not valid UTF-8 (overlong forms and "
+				   "surrogates included)");
 	if (++c->entries > c->max_entries)
 		return entry_error(c, WB_ESTAGE, entry,
 				   "more than limits.max_entries (%llu) entries; raise "
@@ -648,35 +794,420 @@ static int set_dir_mtimes(struct ctx *c)
 	return ret;
 }
 
+/* ---- the container: chosen from the first bytes, never by bidding ---- */
+
+static unsigned le16(const unsigned char *p)
+{
+	return p[0] | (unsigned)p[1] << 8;
+}
+
+static unsigned long le32(const unsigned char *p)
+{
+	return le16(p) | (unsigned long)le16(p + 2) << 16;
+}
+
+static unsigned long long le64(const unsigned char *p)
+{
+	return le32(p) | (unsigned long long)le32(p + 4) << 32;
+}
+
+/* A tar header block: its checksum field matches (unsigned sum). */
+static int tar_header(const unsigned char *b)
+{
+	unsigned long sum = 0, want = 0;
+	int digits = 0;
+
+	for (int i = 0; i < 512; i++)
+		sum += i >= 148 && i < 156 ? ' ' : b[i];
+	for (int i = 148; i < 156 && b[i] != 0 && b[i] != ' '; i++) {
+		if (b[i] < '0' || b[i] > '7')
+			return 0;
+		want = want * 8 + (unsigned long)(b[i] - '0');
+		digits++;
+	}
+	return digits && sum == want;
+}
+
+struct container {
+	const char *what;          /* for messages */
+	int filter;                /* ARCHIVE_FILTER_* (tar inside it) */
+	int zip;
+};
+
+/*
+ * What the file is, from its first bytes: a zip, or a tar inside at most
+ * one compressed stream. libarchive is then told exactly that (one filter
+ * appended, filter bidding bypassed), so it can never stack decoders: a
+ * stream that decompresses to another compressed stream (a recursive gzip)
+ * is "no tar archive inside", refused at once.
+ */
+/* An lzma_alone header as libarchive's bidder reads it: properties below
+ * 225, a dictionary of 2^n or 2^n + 2^(n-1) bytes (or all ones). */
+static int lzma_alone(const unsigned char *m)
+{
+	unsigned long d = le32(m + 1);
+
+	if (m[0] >= 225 || !d)
+		return 0;
+	if (d == 0xFFFFFFFFUL)
+		return 1;
+	while (!(d & 1))
+		d >>= 1;
+	return d == 1 || d == 3;
+}
+
+static int sniff(struct ctx *c, struct container *k)
+{
+	unsigned char m[512] = { 0 };
+	ssize_t n;
+
+	do
+		n = pread(c->src.fd, m, sizeof(m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		c->src.io_errno = errno;
+		return wb_error(c->e, WB_EIO, "archive '%s': read error: %s", c->name,
+				strerror(errno));
+	}
+	k->zip = 0;
+	k->filter = ARCHIVE_FILTER_NONE;
+	k->what = "a tar archive";
+	if (n >= 4 && m[0] == 'P' && m[1] == 'K' &&
+	    ((m[2] == 3 && m[3] == 4) || (m[2] == 5 && m[3] == 6) ||
+	     (m[2] == 7 && m[3] == 8))) {
+		k->zip = 1;
+		k->what = "a zip archive";
+	} else if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b) {
+		k->filter = ARCHIVE_FILTER_GZIP;
+		k->what = "a gzip stream";
+	} else if (n >= 3 && !memcmp(m, "BZh", 3)) {
+		k->filter = ARCHIVE_FILTER_BZIP2;
+		k->what = "a bzip2 stream";
+	} else if (n >= 6 && !memcmp(m, "\xfd" "7zXZ\0", 6)) {
+		k->filter = ARCHIVE_FILTER_XZ;
+		k->what = "an xz stream";
+	} else if (n >= 4 && (!memcmp(m, "\x28\xb5\x2f\xfd", 4) ||
+			      ((m[0] & 0xf0) == 0x50 && !memcmp(m + 1, "\x2a\x4d\x18", 3)))) {
+		k->filter = ARCHIVE_FILTER_ZSTD;
+		k->what = "a zstd stream";
+	} else if (n >= 5 && !(n == 512 && tar_header(m)) && lzma_alone(m)) {
+		k->filter = ARCHIVE_FILTER_LZMA;
+		k->what = "an lzma stream";
+	}
+	return 0;
+}
+
+/* SPEC->format against what the file is. */
+static int format_ok(struct ctx *c, const struct container *k)
+{
+	const char *f = c->spec->format;
+
+	if (!f || !strcmp(f, "auto"))
+		return 0;
+	if (!strcmp(f, "zip") ? k->zip :
+	    (!strcmp(f, "tar.gz") || !strcmp(f, "tgz")) ?
+	    !k->zip && k->filter == ARCHIVE_FILTER_GZIP : 0)
+		return 0;
+	return wb_error(c->e, WB_ESTAGE,
+			"archive '%s': unpack.format is '%s' but the file is %s",
+			c->name, f, k->what);
+}
+
+/* ---- zip: every local header must agree with the central directory ---- */
+
+/* Read exactly N bytes at OFF (inside the file), or -1. */
+static int rd(struct ctx *c, unsigned long long off, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	if (off > (unsigned long long)c->src.size ||
+	    n > (unsigned long long)c->src.size - off)
+		return -1;
+	while (got < n) {
+		ssize_t r = pread(c->src.fd, (char *)buf + got, n - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* The Info-ZIP Unicode Path field (0x7075) in EXTRA, or NULL. */
+static const unsigned char *unicode_path(const unsigned char *x, size_t n, size_t *len)
+{
+	while (n >= 4) {
+		unsigned id = le16(x), sz = le16(x + 2);
+
+		if (sz > n - 4)
+			return NULL;
+		if (id == 0x7075) {
+			*len = sz;
+			return x + 4;
+		}
+		x += 4 + sz;
+		n -= 4 + sz;
+	}
+	return NULL;
+}
+
+/* The zip64 local-header offset of a central entry, from its 0x0001 field. */
+static int zip64_offset(const unsigned char *cd, const unsigned char *x, size_t n,
+			unsigned long long *off)
+{
+	while (n >= 4) {
+		unsigned id = le16(x), sz = le16(x + 2);
+		size_t at = 0;
+
+		if (sz > n - 4)
+			return -1;
+		if (id == 0x0001) {
+			at += le32(cd + 24) == 0xFFFFFFFFUL ? 8 : 0;
+			at += le32(cd + 20) == 0xFFFFFFFFUL ? 8 : 0;
+			if (at + 8 > sz)
+				return -1;
+			*off = le64(x + 4 + at);
+			return 0;
+		}
+		x += 4 + sz;
+		n -= 4 + sz;
+	}
+	return -1;
+}
+
+static int zip_bad(struct ctx *c, const char *why)
+{
+	return wb_error(c->e, WB_ESTAGE, "archive '%s': zip: %s", c->name, why);
+}
+
+/* Offset of the first of "PK\1\2", "PK\5\6", "PK\6\6" at or after FROM. */
+static int zip_find_cd(struct ctx *c, unsigned long long from, unsigned long long *at)
+{
+	unsigned char b[4096];
+	unsigned long long pos = from, size = (unsigned long long)c->src.size;
+
+	while (pos + 4 <= size) {
+		size_t n = size - pos < sizeof(b) ? (size_t)(size - pos) : sizeof(b);
+
+		if (rd(c, pos, b, n) < 0)
+			return -1;
+		for (size_t i = 0; i + 4 <= n; i++)
+			if (b[i] == 'P' && b[i + 1] == 'K' &&
+			    ((b[i + 2] == 1 && b[i + 3] == 2) || (b[i + 2] == 5 && b[i + 3] == 6) ||
+			     (b[i + 2] == 6 && b[i + 3] == 6))) {
+				*at = pos + i;
+				return 0;
+			}
+		pos += n - 3;
+	}
+	return -1;
+}
+
+/*
+ * libarchive's seekable zip reader (the only zip reader enabled) takes the
+ * modes and link bits from the central directory but each entry's NAME
+ * from its local header; unzip -l and most tools list the central names.
+ * An archive whose two lists differ shows different files to different
+ * readers: refused. The central directory is found exactly as libarchive
+ * 3.6 finds it (the last end record in the final 16 KiB, the zip64 record
+ * when its locator is valid, then a forward search for the first record,
+ * which gives the correction for leading data) and walked to its end
+ * record; every local header must carry the same name bytes, the same
+ * UTF-8 flag and the same Info-ZIP Unicode Path field (0x7075) as its
+ * central record. Bounded: max_entries records, every read inside the file.
+ */
+static int zip_names_agree(struct ctx *c)
+{
+	unsigned char *tail, h[56];
+	unsigned long long size = (unsigned long long)c->src.size, eocd;
+	unsigned long long cdoff, adjusted, pos, start, k;
+	long long correction;
+	size_t tl = size < 16384 ? (size_t)size : 16384, i;
+	int found = 0;
+
+	if (tl < 22)
+		return zip_bad(c, "no end of central directory record");
+	tail = xmalloc(tl);
+	if (rd(c, size - tl, tail, tl) < 0) {
+		free(tail);
+		return zip_bad(c, "cannot read the end of central directory record");
+	}
+	for (i = tl - 22; i > 0; i--)
+		if (!memcmp(tail + i, "PK\5\6", 4)) {
+			found = 1;
+			break;
+		}
+	if (!found) {
+		free(tail);
+		return zip_bad(c, "no end of central directory record");
+	}
+	eocd = size - tl + i;
+	memcpy(h, tail + i, 22);
+	found = i >= 20 && !memcmp(tail + i - 20, "PK\6\7", 4);
+	if (found)
+		memcpy(h + 22, tail + i - 20, 20);
+	free(tail);
+	cdoff = le32(h + 16);
+	if (le16(h + 4) || le16(h + 6) || le16(h + 8) != le16(h + 10) ||
+	    cdoff + le32(h + 12) > eocd)
+		found |= 2;   /* libarchive ignores this record */
+	adjusted = eocd - le32(h + 12);
+	if (found & 1) {
+		unsigned char z[56];
+		unsigned long long zo = le64(h + 22 + 8);
+
+		if (le32(h + 22 + 4) == 0 && le32(h + 22 + 16) == 1 &&
+		    rd(c, zo, z, 56) == 0 && le64(z + 4) + 12 >= 56 &&
+		    le64(z + 4) + 12 <= 16384 && le32(z + 16) == 0 &&
+		    le32(z + 20) == 0 && le64(z + 24) == le64(z + 32)) {
+			cdoff = adjusted = le64(z + 48);
+			found = 1;
+		}
+	}
+	if (found & 2)
+		return zip_bad(c, "the end of central directory record is not valid "
+			       "(multi-volume, or the directory overlaps it)");
+	if (adjusted > size || zip_find_cd(c, adjusted, &start) < 0)
+		return zip_bad(c, "central directory not found");
+	correction = (long long)(start - cdoff);
+	pos = start;
+	for (k = 0;; k++) {
+		unsigned char l[30];
+		unsigned char *cn = NULL, *ln = NULL;
+		unsigned nl, xl, cl, lnl, lxl;
+		unsigned long long lho;
+		const unsigned char *cu, *lu;
+		size_t cul = 0, lul = 0;
+		int same, flags, upath;
+
+		if (rd(c, pos, h, 4) < 0)
+			return zip_bad(c, "damaged central directory");
+		if (!memcmp(h, "PK\6\6", 4) || !memcmp(h, "PK\5\6", 4))
+			break;
+		if (memcmp(h, "PK\1\2", 4) || rd(c, pos, h, 46) < 0)
+			return zip_bad(c, "damaged central directory");
+		if (k >= c->max_entries)
+			return wb_error(c->e, WB_ESTAGE,
+					"archive '%s': more than limits.max_entries (%llu) "
+					"entries; raise limits.max_entries for the artifact "
+					"if this is expected", c->name, c->max_entries);
+		nl = le16(h + 28);
+		xl = le16(h + 30);
+		cl = le16(h + 32);
+		cn = xmalloc((size_t)nl + xl + 1);
+		if (rd(c, pos + 46, cn, (size_t)nl + xl) < 0)
+			goto damaged;
+		lho = le32(h + 42);
+		if (lho == 0xFFFFFFFFUL && zip64_offset(h, cn + nl, xl, &lho) < 0)
+			goto damaged;
+		lho += (unsigned long long)correction;
+		if (rd(c, lho, l, 30) < 0 || memcmp(l, "PK\3\4", 4))
+			goto damaged;
+		lnl = le16(l + 26);
+		lxl = le16(l + 28);
+		ln = xmalloc((size_t)lnl + lxl + 1);
+		if (rd(c, lho + 30, ln, (size_t)lnl + lxl) < 0)
+			goto damaged;
+		cu = unicode_path(cn + nl, xl, &cul);
+		lu = unicode_path(ln + lnl, lxl, &lul);
+		same = lnl == nl && !memcmp(ln, cn, nl);
+		flags = ((le16(l + 6) ^ le16(h + 8)) & 0x0800) == 0;
+		upath = !cu == !lu && cul == lul && (!cu || !memcmp(cu, lu, cul));
+		if (!same || !flags || !upath) {
+			char *cname = xstrndup((char *)cn, nl), *lname = xstrndup((char *)ln, lnl);
+
+			entry_error(c, WB_ESTAGE, cname,
+				    "the central directory and the local header disagree "
+				    "(%s%s'%s'); readers would see different files",
+				    !same ? "the local header names it " : "",
+				    same && !flags ? "UTF-8 flag of " :
+				    same ? "Info-ZIP Unicode path field of " : "", lname);
+			free(cname);
+			free(lname);
+			free(cn);
+			free(ln);
+			return -1;
+		}
+		free(cn);
+		free(ln);
+		pos += 46 + (unsigned long long)nl + xl + cl;
+		continue;
+damaged:
+		free(cn);
+		free(ln);
+		return zip_bad(c, "damaged central directory or local header");
+	}
+	return 0;
+}
+
 /* ---- the run ---- */
+
+/* Read what is left of the current entry's data, block by block, so the
+ * bounds are checked (and the bytes hashed) as a skip would not. */
+static int drain(struct ctx *c, struct archive *a, const char *entry)
+{
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(a, &buf, &len, &off);
+
+		if (r == ARCHIVE_EOF)
+			return 0;
+		if (r != ARCHIVE_OK)
+			return archive_failed(c, a, entry, "cannot read entry data");
+		if (bounds_check(c, entry) < 0)
+			return -1;
+	}
+}
 
 static int read_entries(struct ctx *c, struct archive *a)
 {
 	for (;;) {
 		struct archive_entry *ae;
+		const char *name;
 		int r = archive_read_next_header(a, &ae);
 
-		switch (r) {
-		case ARCHIVE_EOF:
+		if (c->stopped)
+			return -1;
+		if (r == ARCHIVE_EOF)
 			return 0;
+		name = r == ARCHIVE_OK || r == ARCHIVE_WARN ? entry_name(ae) : NULL;
+		switch (r) {
 		case ARCHIVE_OK:
 			break;
 		case ARCHIVE_WARN:
 			/* Warnings (bad checksums, unconvertible names, ignored
 			 * headers) mean the archive is not what it claims. */
+			if (name)
+				return archive_failed(c, a, name, "damaged entry header");
 			return archive_failed(c, a, NULL, "damaged entry header");
 		case ARCHIVE_RETRY:
 			return archive_failed(c, a, NULL, "damaged entry header (retry)");
 		default: /* ARCHIVE_FAILED, ARCHIVE_FATAL */
 			return archive_failed(c, a, NULL, "cannot read entry header");
 		}
-		if (do_entry(c, a, ae) < 0)
+		free(c->prev);
+		c->prev = name ? xstrdup(name) : NULL;
+		if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) !=
+		    (c->is_zip ? ARCHIVE_FORMAT_ZIP : ARCHIVE_FORMAT_TAR))
+			return header_error(c, WB_ESTAGE, "not a %s entry",
+					    c->is_zip ? "zip" : "tar");
+		if (bounds_check(c, name) < 0 || do_entry(c, a, ae) < 0)
 			return -1;
-		/* Skipped entries' data is read (and hashed) without being written. */
-		r = archive_read_data_skip(a);
-		if (r != ARCHIVE_OK)
-			return archive_failed(c, a, archive_entry_pathname(ae),
-					      "cannot read entry data");
+		/* Skipped entries' data is read (and hashed) without being
+		 * written; zip seeks past it (the central directory knows where
+		 * the next entry is), tar reads it block by block. */
+		if (c->is_zip) {
+			r = archive_read_data_skip(a);
+			if (r != ARCHIVE_OK)
+				return archive_failed(c, a, name ? name : "?",
+						      "cannot read entry data");
+		} else if (drain(c, a, name ? name : "?") < 0) {
+			return -1;
+		}
 	}
 }
 
@@ -729,6 +1260,7 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 		    struct extract_result *res, struct wb_err *e)
 {
 	struct ctx c = { 0 };
+	struct container k = { "a tar archive", ARCHIVE_FILTER_NONE, 0 };
 	struct archive *a = NULL;
 	struct stat st;
 	int ret = -1;
@@ -742,6 +1274,10 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 	c.max_bytes = or_default(spec->limits.max_bytes, EXTRACT_DEFAULT_MAX_BYTES);
 	c.max_entries = or_default(spec->limits.max_entries, EXTRACT_DEFAULT_MAX_ENTRIES);
 	c.max_ratio = or_default(spec->limits.max_ratio, EXTRACT_DEFAULT_MAX_RATIO);
+	c.max_seconds = or_default(spec->limits.max_seconds, EXTRACT_DEFAULT_MAX_SECONDS);
+	c.deadline_ms = spec->deadline_ms ? spec->deadline_ms :
+		now_ms() + (long long)(c.max_seconds > 1000000000ULL ? 1000000000ULL :
+				       c.max_seconds) * 1000;
 
 	if (expect_sha256_hex && !hex_ok(expect_sha256_hex))
 		return wb_error(e, WB_EUSAGE,
@@ -774,24 +1310,59 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 		goto out;
 	}
 
+	/* The read-side cap: the decompressed stream, headers, padding and
+	 * skipped entries included, with 1 MiB of slack for the tar framing
+	 * of a small archive. */
+	if (__builtin_mul_overflow((unsigned long long)(c.src.size > 0 ? c.src.size : 1),
+				   c.max_ratio, &c.stream_cap) ||
+	    __builtin_add_overflow(c.stream_cap, 1ULL << 20, &c.stream_cap))
+		c.stream_cap = ~0ULL;
+	if (sniff(&c, &k) < 0 || format_ok(&c, &k) < 0)
+		goto out;
+	c.is_zip = k.zip;
+	c.filter = k.filter;
+	if (c.is_zip && zip_names_agree(&c) < 0)
+		goto out;
+
 	a = archive_read_new();
 	if (!a) {
 		wb_error(e, WB_EIO, "archive '%s': out of memory", archive_path);
 		goto out;
 	}
-	/* Built-in decompressors only: no filter that runs an external program. */
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_bzip2(a);
-	archive_read_support_filter_xz(a);
-	archive_read_support_filter_lzma(a);
-	archive_read_support_filter_zstd(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_zip(a);
+	/* Exactly the container sniff() found: one format, at most one
+	 * built-in decompressor appended (filter bidding bypassed, so no
+	 * stacking and no filter that runs an external program). */
+	if (c.is_zip) {
+		/* Seekable only: the streaming reader would take a symlink for
+		 * a file, and names from headers zip_names_agree() did not see. */
+		archive_read_support_format_zip_seekable(a);
+	} else {
+		archive_read_support_format_tar(a);
+		if (c.filter != ARCHIVE_FILTER_NONE &&
+		    archive_read_append_filter(a, c.filter) != ARCHIVE_OK) {
+			archive_failed(&c, a, NULL, "cannot set up the decompressor");
+			goto out;
+		}
+	}
 	archive_read_set_seek_callback(a, src_seek);
+	c.a = a;
 	/* No skip callback: skipped data goes through src_read (or src_seek,
 	 * whose gap the next read fills), so the hash sees every byte. */
-	if (archive_read_open(a, &c.src, NULL, src_read, NULL) != ARCHIVE_OK) {
-		archive_failed(&c, a, NULL, "cannot read archive");
+	if (archive_read_open(a, &c, NULL, src_read, NULL) != ARCHIVE_OK) {
+		if (c.stopped)
+			goto out;
+		if (c.filter != ARCHIVE_FILTER_NONE)
+			wb_error(e, c.src.io_errno ? WB_EIO : WB_ESTAGE,
+				 "archive '%s': no tar archive inside %s (%s); an archive "
+				 "inside another compressed stream is refused", archive_path,
+				 k.what, archive_error_string(a) ? archive_error_string(a) :
+				 "unreadable");
+		else
+			wb_error(e, c.src.io_errno ? WB_EIO : WB_ESTAGE,
+				 "archive '%s': not an archive winbuild reads (%s): tar (raw "
+				 "or in one gzip, bzip2, xz, lzma or zstd stream) or zip "
+				 "starting with an entry", archive_path,
+				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
 		goto out;
 	}
 	ret = read_entries(&c, a);
@@ -806,6 +1377,7 @@ out:
 	free(c.src.buf);
 	free(c.wbuf);
 	nodes_free(&c);
+	free(c.prev);
 	if (c.src.fd >= 0)
 		close(c.src.fd);
 	close(c.destfd);

@@ -9,6 +9,27 @@
  * (WB_ESTAGE). Limits on total unpacked size, entry count and compression
  * ratio stop bombs (WB_ESTAGE).
  *
+ * Names: libarchive runs in the UTF-8 locale main() sets (LC_CTYPE only);
+ * an entry name that is not well-formed UTF-8 (lib/text.h: no overlong
+ * forms, no surrogates) is refused, so every staged path is one the
+ * manifest can hold. A zip entry whose local-header name (or Info-ZIP
+ * Unicode path field) differs from its central-directory one is refused.
+ *
+ * Format and bounds: the container is chosen from the file's first bytes
+ * (zip; or tar, raw or inside exactly one gzip, bzip2, xz, lzma or zstd
+ * stream). SPEC->format "zip", "tar.gz" or "tgz" must match it ("auto" or
+ * NULL accepts any). libarchive never bids for filters: one decompressor
+ * at most, so a stream that decompresses to another compressed stream
+ * (a recursive gzip) is refused and memory stays that of one decoder. The
+ * decompressed stream, skipped data included, is held to max_ratio times
+ * the archive size as it is read, and the whole extraction to a deadline
+ * (limits.max_seconds), checked in the read callback and for every block.
+ * Sparse entries are written at their full size, holes as zeros.
+ *
+ * Messages name the entry, escaped (lib/text.h): no entry name reaches a
+ * terminal raw. A header libarchive cannot read is named by its number and
+ * the entry before it.
+ *
  * The protections of ARCHIVE_EXTRACT_SECURE_* are provided by our own
  * writer rather than archive_write_disk: libarchive only parses, and every
  * file is created with openat(O_CREAT|O_EXCL|O_NOFOLLOW) under a descriptor
@@ -37,11 +58,13 @@
 #define EXTRACT_DEFAULT_MAX_BYTES (4ULL << 30)    /* 4 GiB unpacked */
 #define EXTRACT_DEFAULT_MAX_ENTRIES 100000ULL
 #define EXTRACT_DEFAULT_MAX_RATIO 200ULL          /* unpacked / packed */
+#define EXTRACT_DEFAULT_MAX_SECONDS 900ULL
 
 struct extract_limits {
 	unsigned long long max_bytes;     /* 0 = default */
 	unsigned long long max_entries;   /* 0 = default */
 	unsigned long long max_ratio;     /* 0 = default */
+	unsigned long long max_seconds;   /* 0 = default */
 };
 
 struct extract_spec {
@@ -51,6 +74,10 @@ struct extract_spec {
 	size_t ninclude;
 	struct extract_limits limits;
 	time_t mtime;              /* every file and directory gets this mtime */
+	const char *format;        /* unpack.format: "auto" (or NULL), "tar.gz",
+				      "tgz", "zip" */
+	long long deadline_ms;     /* CLOCK_MONOTONIC ms; 0 = start +
+				      limits.max_seconds (tests set it) */
 };
 
 struct extract_file {

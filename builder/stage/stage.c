@@ -138,6 +138,7 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 	spec.include = (const char *const *)a->include.v;
 	spec.ninclude = a->include.nr;
 	spec.limits = a->limits;
+	spec.format = a->format;
 	spec.mtime = w->epoch;
 	return tree_prepare_unpack(sl->scratch, in->path,
 				   in->fresh ? NULL : in->sha256, &spec, &sl->piece, e);

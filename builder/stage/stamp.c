@@ -309,6 +309,8 @@ int stamp_prep_key(const struct plan_artifact *a, const char *sha256,
 		 a->limits.max_bytes, a->limits.max_entries, a->limits.max_ratio,
 		 (long long)epoch);
 	hash_str(&d, "numbers", num);
+	if (a->action == PLAN_UNPACK)
+		hash_str(&d, "format", a->format ? a->format : "auto");
 	for (size_t i = 0; i < a->include.nr; i++)
 		hash_str(&d, "include", a->include.v[i]);
 	hash_done(&d, out);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/text.h"
 #include "trust/checksum.h"
 
 #define CHECKSUM_NAMES_SHOWN 5
@@ -208,9 +209,7 @@ int checksum_parse(const char *text, size_t len, const char *filename,
 		} else if (nothers++ < CHECKSUM_NAMES_SHOWN) {
 			/* names come from the server: no control bytes to the terminal */
 			buf_adds(&others, others.len ? ", '" : "'");
-			for (long i = 0; i < (ul > 200 ? 200 : ul); i++)
-				buf_addc(&others, (unsigned char)nm[i] < 0x20 ||
-					 nm[i] == 0x7f ? '?' : nm[i]);
+			text_add_printable(&others, nm, (size_t)(ul > 200 ? 200 : ul));
 			buf_addc(&others, '\'');
 		}
 		free(nm);

@@ -436,7 +436,7 @@ sums_case() {
 }
 
 @test "hostile checksum: control bytes in other names are not echoed to the terminal" {
-	sums_case esc.sums 2 "it lists '?[2Jevil?.bin'"
+	sums_case esc.sums 2 "it lists '\\x1b[2Jevil\\x07.bin'"
 	assert_output_lacks $'\x1b'
 }
 

@@ -142,10 +142,107 @@ def hostile(d):
     tar(f"{d}/case-b.tgz", [("TOOL.EXE", exe())])
 
 
+def tar_raw(path, entries, fmt=tarfile.GNU_FORMAT, mode="w:gz", **kw):
+    """entries: (name, bytes) with str names (surrogateescape for raw bytes)."""
+    with tarfile.open(path, mode, format=fmt, **kw) as t:
+        for name, data in entries:
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 1700000000
+            if callable(data):
+                data(ti)
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                ti.mode = 0o644
+                t.addfile(ti, io.BytesIO(data))
+
+
+def raw(b):
+    return b.decode("utf-8", "surrogateescape")
+
+
+def patch_zip(path, out, old, new, which):
+    """Copy zip PATH to OUT with OLD replaced by NEW (same length) in the
+    local header (which="local", the first occurrence) or in the central
+    directory (which="central", the last)."""
+    data = open(path, "rb").read()
+    i = data.find(old) if which == "local" else data.rfind(old)
+    assert i > 0 and len(old) == len(new)
+    open(out, "wb").write(data[:i] + new + data[i + len(old):])
+
+
+def unicode_path_extra(name):
+    import zlib
+    u = name.encode()
+    return (0x7075).to_bytes(2, "little") + (5 + len(u)).to_bytes(2, "little") + \
+        b"\x01" + zlib.crc32(name.encode("cp437", "replace")).to_bytes(4, "little") + u
+
+
+def redteam(d):
+    """Archives for tests/cli/redteam_archives.bats (issue 13 class 8)."""
+    os.makedirs(d, exist_ok=True)
+    tar(f"{d}/good.tgz", [("good.exe", exe())])
+    tar(f"{d}/good2.tgz", [("good2.exe", exe())])
+    zipf(f"{d}/good.zip", [("good.exe", exe())])
+    tar(f"{d}/good.tar.bz2", [("good.exe", exe())], mode="w:bz2")
+    # valid UTF-8 names: pax, GNU (raw bytes), zip (UTF-8 flag)
+    tar_raw(f"{d}/utf8-pax.tgz", [("café.exe", exe()), ("данные/файл.txt", b"x\n")],
+            fmt=tarfile.PAX_FORMAT)
+    tar_raw(f"{d}/utf8-gnu.tgz", [("naïve/日本語.txt", b"x\n")])
+    zipf(f"{d}/utf8.zip", [("Ünïcødé/ß.txt", b"x\n"), ("中文.exe", exe())])
+    # names that are not UTF-8
+    tar_raw(f"{d}/latin1.tgz", [("ok.txt", b"x"), ("café.exe", exe())], encoding="latin-1")
+    tar_raw(f"{d}/overlong.tgz", [(raw(b"a\xc0\xafb.exe"), exe())])
+    tar_raw(f"{d}/surrogate.tgz", [(raw(b"s\xed\xa0\x80.exe"), exe())])
+    zipf(f"{d}/cp437-src.zip", [("cXfe.exe", exe())])
+    patch_zip(f"{d}/cp437-src.zip", f"{d}/cp437.zip", b"cXfe", b"c\x82fe", "local")
+    patch_zip(f"{d}/cp437.zip", f"{d}/cp437.zip", b"cXfe", b"c\x82fe", "central")
+    os.unlink(f"{d}/cp437-src.zip")
+    # zip: local header and central directory disagree
+    zipf(f"{d}/zip-src.zip", [("readme.txt", b"hello\n"), ("good.exe", exe())])
+    patch_zip(f"{d}/zip-src.zip", f"{d}/zip-local.zip", b"good.exe", b"evil.exe", "local")
+    patch_zip(f"{d}/zip-src.zip", f"{d}/zip-central.zip", b"good.exe", b"evil.exe", "central")
+    os.unlink(f"{d}/zip-src.zip")
+    with zipfile.ZipFile(f"{d}/zip-upath-src.zip", "w") as z:
+        zi = zipfile.ZipInfo("tool.exe", (2023, 11, 14, 22, 13, 20))
+        zi.extra = unicode_path_extra("tool.exe")
+        z.writestr(zi, exe())
+    patch_zip(f"{d}/zip-upath-src.zip", f"{d}/zip-upath.zip",
+              b"\x01" + unicode_path_extra("tool.exe")[5:9] + b"tool.exe",
+              b"\x01" + unicode_path_extra("tool.exe")[5:9] + b"evil.exe", "local")
+    os.unlink(f"{d}/zip-upath-src.zip")
+    data = bytearray(open(f"{d}/good.zip", "rb").read())
+    assert data[:4] == b"PK\x03\x04"
+    data[7] |= 0x08       # general purpose flags, bit 11: UTF-8 (local only)
+    open(f"{d}/zip-flag.zip", "wb").write(bytes(data))
+    # declared format vs content; nested compression
+    with open(f"{d}/good.tgz", "rb") as f:
+        import gzip
+        open(f"{d}/nested.tgz", "wb").write(gzip.compress(f.read(), mtime=0))
+    # data skipped by include still costs: 8 MiB of zeros before the one file
+    tar(f"{d}/skipped-bomb.tgz", [("zeros.bin", bytes(8 << 20)), ("small.txt", b"hi\n")])
+    # names with terminal escapes and newlines; a hostile link target
+    tar_raw(f"{d}/esc-name.tgz", [("\x1b[31mred\x1b[0m.exe", exe())])
+    tar_raw(f"{d}/newline-name.tgz", [("ok.exe\nwinbuild: all verified.exe", exe())])
+    tar_raw(f"{d}/esc-link.tgz", [("l.exe", typed(tarfile.LNKTYPE, linkname="\x1b]0;pwned\x07"))])
+    # a damaged second header (name byte changed, checksum not)
+    tar_raw(f"{d}/damaged.tar", [("first.txt", b"x" * 10), ("second.txt", b"y")], mode="w")
+    data = bytearray(open(f"{d}/damaged.tar", "rb").read())
+    data[1024] ^= 0x01
+    os.unlink(f"{d}/damaged.tar")
+    import gzip
+    open(f"{d}/damaged.tgz", "wb").write(gzip.compress(bytes(data), mtime=0))
+    # '..' that strip or include would skip (stage/extract.h promise)
+    tar(f"{d}/dotdot-strip.tgz", [("../evil-strip.exe", exe()), ("top/ok.exe", exe())])
+    tar(f"{d}/dotdot-include.tgz", [("ok.exe", exe()), ("../evil-inc.exe", exe())])
+    tar(f"{d}/dotdot-deep.tgz", [("a/../../evil-deep.exe", exe()), ("a/ok.exe", exe())])
+
+
 if __name__ == "__main__":
     root = sys.argv[1]
     good(os.path.join(root, "good"))
     hostile(os.path.join(root, "hostile"))
+    redteam(os.path.join(root, "redteam"))
     if len(sys.argv) > 2 and sys.argv[2] == "--list-hostile":
         for k, (f, entry) in HOSTILE.items():
             print(f"{k}\t{f}\t{entry}")

@@ -1,0 +1,89 @@
+/* Strict UTF-8 and terminal-safe escaping (lib/text.h). */
+#include <string.h>
+
+#include "lib/text.h"
+
+/* Length of the well-formed UTF-8 sequence at S (at most AVAIL bytes) and
+ * its code point in *CP, or 0 if the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *s, size_t avail, unsigned *cp)
+{
+	unsigned c = s[0], min;
+	size_t n;
+
+	if (c < 0x80) {
+		*cp = c;
+		return c ? 1 : 0;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 2; c &= 0x1F; min = 0x80;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3; c &= 0x0F; min = 0x800;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4; c &= 0x07; min = 0x10000;
+	} else {
+		return 0;   /* continuation byte, C0/C1 overlong lead, F5..FF */
+	}
+	if (avail < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+int text_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	unsigned cp;
+
+	while (i < len) {
+		size_t n = utf8_seq(p + i, len - i, &cp);
+
+		if (!n)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+static int unsafe(unsigned cp)
+{
+	return cp < 0x20 || cp == '\\' || (cp >= 0x7F && cp <= 0x9F) ||
+	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+void text_add_printable(struct buf *b, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned cp = 0;
+		size_t n = utf8_seq(p + i, len - i, &cp);
+
+		if (n && !unsafe(cp)) {
+			buf_add(b, p + i, n);
+			i += n;
+			continue;
+		}
+		if (!n)
+			n = 1;
+		for (size_t k = 0; k < n; k++)
+			buf_addf(b, "\\x%02x", p[i + k]);
+		i += n;
+	}
+}
+
+char *text_printable(const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	text_add_printable(&b, s, strlen(s));
+	return buf_detach(&b, NULL);
+}

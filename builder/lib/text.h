@@ -1,0 +1,30 @@
+/*
+ * Text that comes from outside (archive entry names, checksum-file names):
+ * strict UTF-8 validation, and the one escaper every message uses before
+ * such text can reach a terminal.
+ */
+#ifndef WB_TEXT_H
+#define WB_TEXT_H
+
+#include <stddef.h>
+
+#include "lib/buf.h"
+
+/* 1 if S[0..LEN) is well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates U+D800..U+DFFF, nothing above U+10FFFF, no NUL), else 0. */
+int text_utf8_valid(const char *s, size_t len);
+
+/*
+ * Append S[0..LEN) to B so that it is safe to print: well-formed UTF-8
+ * characters are kept except the C0 and C1 control characters, DEL and the
+ * bidirectional overrides (U+202A..U+202E, U+2066..U+2069); those, every
+ * byte of a malformed sequence, and the backslash itself are written as
+ * \xNN (one per byte), so the output is unambiguous and never carries an
+ * escape sequence or a newline.
+ */
+void text_add_printable(struct buf *b, const char *s, size_t len);
+
+/* text_add_printable of the NUL-terminated S, as a new string. */
+char *text_printable(const char *s);
+
+#endif
