@@ -124,6 +124,13 @@ refused_at() {
 		victim_intact
 		good_intact
 	done
+	# a NUL inside the key: refused by the YAML reader before any name use
+	demo "$(artifact '"a\0b"' 'C:\k\x.bin')"
+	wb stage img.yaml -o "$OUT" --no-progress
+	assert_status 2
+	assert_output_has "components/demo.yaml:"
+	victim_intact
+	good_intact
 }
 
 @test "redteam names: a bad key under an override's replace: is refused" {
