@@ -11,33 +11,20 @@
 #include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/names.h"
 #include "trust/digest.h"
 
 char *mirror_rel_path(const char *url, struct wb_err *e)
 {
-	const char *p = strstr(url, "://");
-	size_t n;
-	char *rel, *seg, *save = NULL, *copy;
+	const char *why = NULL;
+	char *rel = names_url_path(url, &why), *shown;
 
-	if (!p || !p[3] || p[3] == '/') {
-		wb_error(e, WB_EUSAGE, "mirror: URL without a host: '%s'", url);
-		return NULL;
-	}
-	p += 3;
-	n = strcspn(p, "?#");
-	rel = xstrndup(p, n);
-	copy = xstrdup(rel);
-	if (strstr(rel, "//") || rel[strlen(rel) - 1] == '/')
-		goto bad;
-	for (seg = strtok_r(copy, "/", &save); seg; seg = strtok_r(NULL, "/", &save))
-		if (!strcmp(seg, ".") || !strcmp(seg, "..") || strchr(seg, '\\'))
-			goto bad;
-	free(copy);
-	return rel;
-bad:
-	wb_error(e, WB_EUSAGE, "mirror: URL '%s' does not map to a safe path", url);
-	free(copy);
-	free(rel);
+	if (rel)
+		return rel;
+	shown = names_printable(url);
+	wb_error(e, WB_EUSAGE, "mirror: URL '%s' does not map to a safe path: %s",
+		 shown, why);
+	free(shown);
 	return NULL;
 }
 

@@ -344,7 +344,7 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
 		if (selected(o, builders[i].name) && !builders[i].cd)
 			archive = 1;
-	if (fs_remove_tree(tmp, e) || fs_mkdir_p(tmp, 0755, e))
+	if (fs_remove_below(o->out_dir, tmp, e) || fs_mkdir_p(tmp, 0755, e))
 		goto out;
 	sub = fs_join(tmp, "scripts");
 	if (fs_mkdir_p(sub, 0755, e))
@@ -362,7 +362,7 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 			goto out;
 	}
 	/* swap: the previous packer/ goes aside, the new one takes its place */
-	if (fs_remove_tree(old, e))
+	if (fs_remove_below(o->out_dir, old, e))
 		goto out;
 	if (fs_exists(final) && rename(final, old)) {
 		wb_error(e, WB_EIO, "cannot move '%s' aside: %s", final, strerror(errno));
@@ -374,11 +374,11 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 			(void)rename(old, final);
 		goto out;
 	}
-	ret = fs_remove_tree(old, e);
+	ret = fs_remove_below(o->out_dir, old, e);
 out:
 	if (ret) {
 		struct wb_err ignore = WB_ERR_INIT;
-		fs_remove_tree(tmp, &ignore);
+		fs_remove_below(o->out_dir, tmp, &ignore);
 	}
 	free(final);
 	free(tmp);

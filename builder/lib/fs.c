@@ -1,6 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "names.h"
 
 int fs_mkdir_p(const char *path, mode_t mode, struct wb_err *e)
 {
@@ -121,33 +122,110 @@ out:
 	return ret;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
+/* Remove the entry NAME of the directory DFD and everything below it,
+ * never following a symlink (a symlink is unlinked, not entered). */
+static int rm_at(int dfd, const char *name, int depth)
 {
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
-	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+	struct dirent *de;
+	DIR *d;
+	int fd, err = 0;
+
+	if (!unlinkat(dfd, name, 0) || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if (depth > 4096) {
+		errno = ELOOP;
+		return -1;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	(void)fchmod(fd, 0700);   /* a read-only directory can go too */
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -1;
+	}
+	while (!err && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			err = rm_at(dirfd(d), de->d_name, depth + 1);
+	closedir(d);
+	if (err)
+		return -1;
+	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-int fs_remove_tree(const char *path, struct wb_err *e)
+int fs_remove_tree(const char *root, const char *rel, struct wb_err *e)
 {
+	char *copy = xstrdup(rel), *seg, *next;
+	const char *why = NULL;
+	int fd, ret = 0;
 	struct stat st;
 
-	if (lstat(path, &st) < 0)
-		return 0;
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlink(path) < 0)
-			return wb_error(e, WB_EIO, "cannot remove '%s': %s", path,
-					strerror(errno));
-		return 0;
+	if (!*rel || rel[0] == '/') {
+		why = "not a path below it";
+		goto bad;
 	}
-	/* Make directories writable first so a read-only tree can go. */
-	if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) < 0)
-		return wb_error(e, WB_EIO, "cannot remove '%s': %s", path,
-				strerror(errno));
-	return 0;
+	for (seg = copy; seg; seg = next) {
+		next = strchr(seg, '/');
+		if (next)
+			*next++ = '\0';
+		if (!names_segment_ok(seg, &why))
+			goto bad;
+	}
+	free(copy);
+	copy = xstrdup(rel);
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		free(copy);
+		if (errno == ENOENT)
+			return 0;
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", root, strerror(errno));
+	}
+	for (seg = copy; (next = strchr(seg, '/')) != NULL; seg = next) {
+		int sub;
+
+		*next++ = '\0';
+		sub = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (sub < 0) {
+			ret = errno == ENOENT ? 0 :
+				wb_error(e, WB_EIO, "cannot remove '%s/%s': '%s' is not a "
+					 "directory to enter: %s", root, rel, seg,
+					 strerror(errno));
+			free(copy);
+			return ret;
+		}
+		fd = sub;
+	}
+	if (fstatat(fd, seg, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			ret = wb_error(e, WB_EIO, "cannot stat '%s/%s': %s", root, rel,
+				       strerror(errno));
+	} else if (!S_ISDIR(st.st_mode)) {
+		ret = wb_error(e, WB_EIO, "not removing '%s/%s': winbuild made a "
+			       "directory there, and it is not one", root, rel);
+	} else if (rm_at(fd, seg, 0) < 0) {
+		ret = wb_error(e, WB_EIO, "cannot remove '%s/%s': %s", root, rel,
+			       strerror(errno));
+	}
+	close(fd);
+	free(copy);
+	return ret;
+bad:
+	free(copy);
+	return wb_error(e, WB_EIO, "refusing to remove '%s' below '%s': %s", rel,
+			root, why);
+}
+
+int fs_remove_below(const char *root, const char *path, struct wb_err *e)
+{
+	size_t n = strlen(root);
+
+	if (strncmp(path, root, n) || path[n] != '/')
+		return wb_error(e, WB_EIO, "refusing to remove '%s': not below '%s'",
+				path, root);
+	return fs_remove_tree(root, path + n + 1, e);
 }
 
 const char *fs_basename(const char *path)

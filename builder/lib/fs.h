@@ -29,8 +29,20 @@ int fs_write_all(int fd, const void *data, size_t len);
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct wb_err *e);
 
-/* rm -rf PATH (no error if it does not exist). Does not follow symlinks. */
-int fs_remove_tree(const char *path, struct wb_err *e);
+/*
+ * rm -rf ROOT/REL, and nothing that is not strictly beneath the directory
+ * ROOT: REL is relative and every component of it passes names_segment_ok
+ * (no "", ".", ".." or separator tricks); it is reached from ROOT one
+ * openat(O_NOFOLLOW) at a time, so a symlink on the way is never followed;
+ * the entry removed must be a directory, and its contents are removed
+ * through directory descriptors without following any symlink inside.
+ * No error if ROOT/REL does not exist. Errors are WB_EIO.
+ */
+int fs_remove_tree(const char *root, const char *rel, struct wb_err *e);
+
+/* fs_remove_tree of PATH beneath ROOT, where PATH is ROOT + '/' + REL:
+ * refused (WB_EIO) when PATH does not start with ROOT + '/'. */
+int fs_remove_below(const char *root, const char *path, struct wb_err *e);
 
 /* Pointer to the last path component of PATH (after the last '/'). */
 const char *fs_basename(const char *path);

@@ -15,6 +15,7 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/names.h"
 #include "lib/winpath.h"
 #include "recipe/node.h"
 #include "recipe/plan.h"
@@ -512,6 +513,41 @@ static int url_check(struct resolver *r, const char *url, const struct wb_origin
 	return 0;
 }
 
+/* NAME becomes a path (prep/<artifact>/, OUT/<name>/, components/<name>.yaml,
+ * ...): refused here, at its place in the recipe, unless lib/names.h
+ * passes it. */
+static int name_check(struct resolver *r, const struct wb_origin *o,
+		      const char *what, const char *name)
+{
+	const char *why = NULL;
+	char *shown;
+	int ret;
+
+	if (names_check(name, &why))
+		return 0;
+	shown = names_printable(name);
+	ret = err_at(r, o, "bad %s '%s': %s", what, shown, why);
+	free(shown);
+	return ret;
+}
+
+/* An http(s) URL's host and path segments become directories of a mirror
+ * (`winbuild mirror`, <host>/<path>): each must be a safe name. */
+static int url_layout_check(struct resolver *r, const char *url,
+			    const struct wb_origin *o, const char *what)
+{
+	const char *why = NULL;
+	char *rel;
+
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7))
+		return 0;
+	if (!(rel = names_url_path(url, &why)))
+		return err_at(r, o, "'%s' does not map to a safe mirror path (%s): '%s'",
+			      what, why, url);
+	free(rel);
+	return 0;
+}
+
 static char *url_filename(const char *url)
 {
 	size_t n = strcspn(url, "?#");
@@ -689,6 +725,7 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 	if (!u)
 		return -1;
 	ret = url_check(r, u, &n->origin, what) ||
+	      url_layout_check(r, u, &n->origin, what) ||
 	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
 			    &a->verify.minisig_urls) ? -1 : 0;
 	free(u);
@@ -732,6 +769,7 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		if (!(u = expand(r, vs, n, what)))
 			return -1;
 		if (url_check(r, u, &n->origin, what) ||
+		    url_layout_check(r, u, &n->origin, what) ||
 		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, dst)) {
 			free(u);
 			return -1;
@@ -913,7 +951,8 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 		return -1;
 	a->upstream_url = url;
 	a->url_origin = un->origin;
-	if (url_check(r, url, &un->origin, what))
+	if (url_check(r, url, &un->origin, what) ||
+	    url_layout_check(r, url, &un->origin, what))
 		return -1;
 	a->filename = url_filename(url);
 	if (!*a->filename)
@@ -1163,6 +1202,8 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 		struct plan_artifact *a;
 		const struct plan_artifact *dup = plan_find_artifact(p, an->key);
 
+		if (name_check(r, &an->key_origin, "artifact name", an->key))
+			return -1;
 		if (dup) {
 			char where[512];
 			wb_origin_format(&dup->url_origin, where, sizeof(where));
@@ -1178,6 +1219,30 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 	}
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	flatten(p, cn, ctx);
+	return 0;
+}
+
+/* Destinations that are one place on Windows spelled two ways (case, 8.3
+ * aliases) are refused here, at the later one; the same path twice is for
+ * the stage's claims to judge. */
+static int dest_clashes(struct resolver *r)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		for (size_t k = 0; k < i; k++) {
+			const struct plan_artifact *a = &p->artifacts[k], *b = &p->artifacts[i];
+			const char *why = NULL;
+			char where[512];
+
+			if (!winpath_paths_clash(a->dest_tree, b->dest_tree, &why))
+				continue;
+			wb_origin_format(&a->dest_origin, where, sizeof(where));
+			return err_at(r, &b->dest_origin, "bad Windows destination '%s' of "
+				      "artifact '%s': it and '%s' of artifact '%s' (%s) %s",
+				      b->dest_win, b->name, a->dest_win, a->name, where, why);
+		}
+	}
 	return 0;
 }
 
@@ -1281,6 +1346,8 @@ static int convert_top(struct resolver *r)
 		return -1;
 	p->name = str_or(top, "name", "");
 	n = rnode_get(top, "name");
+	if (name_check(r, &n->origin, "image name", p->name))
+		return -1;
 	if (!*p->name || strspn(p->name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(p->name) ||
 	    p->name[0] == '.')
 		return err_at(r, &n->origin, "'name' must match [a-z0-9._-]+, not '%s'", p->name);
@@ -1356,6 +1423,8 @@ static int convert_top(struct resolver *r)
 		snprintf(ctx, sizeof(ctx), "components.%s", entry->key);
 		if (entry->type != RNODE_MAP)
 			return err_at(r, &entry->origin, "'%s' must be a map", ctx);
+		if (name_check(r, &entry->key_origin, "component name", entry->key))
+			return -1;
 		if (!key_segment_ok(entry->key, strlen(entry->key)))
 			return err_at(r, &entry->key_origin, "bad component name '%s'", entry->key);
 		if (schema_check(entry, schema_component, ctx, 1, r->e))
@@ -1377,6 +1446,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
+	if (dest_clashes(r))
+		return -1;
 	if ((n = rnode_get(top, "replace"))) {
 		for (size_t i = 0; i < n->nr; i++)
 			if (!plan_find_artifact(p, n->items[i]->key))

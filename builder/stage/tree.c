@@ -19,6 +19,8 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/names.h"
+#include "lib/strlist.h"
 #include "lib/winpath.h"
 #include "stage/tree.h"
 #include "trust/authenticode.h"
@@ -30,10 +32,11 @@
 /* ---- claims ----------------------------------------------------------- */
 
 struct claim {
-	char *fold;     /* key: winpath_fold(path) */
+	char *fold;     /* key: winpath_fold(path), or an 8.3 alias key */
 	char *path;     /* as first placed */
 	char *owner;    /* "artifact 'x'" or "generated files of component 'y'" */
 	int is_dir;
+	int short_kind; /* alias keys: WINPATH_SHORT_LONG or _TILDE */
 };
 
 static int claim_cmp(const void *a, const void *b)
@@ -82,6 +85,74 @@ static int collision(const struct claim *c, const char *path, int want_dir,
 	return ret;
 }
 
+static struct claim *claim_insert(struct tree *t, char *fold, const char *path,
+				  const char *owner, int is_dir, struct wb_err *e)
+{
+	struct claim *c = xcalloc(1, sizeof(*c));
+
+	c->fold = fold;
+	c->path = xstrdup(path);
+	c->owner = xstrdup(owner);
+	c->is_dir = is_dir;
+	if (!tsearch(c, &t->claims, claim_cmp)) {
+		claim_free(c);
+		wb_error(e, WB_EIO, "out of memory");
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * PATH, newly claimed, must not alias another entry of its directory
+ * through an 8.3 short name ("KUBE-L~1.EXE" beside "kube-log-runner.exe").
+ * Each entry's alias keys (winpath_short_keys) go into the claims too,
+ * behind a control byte no path holds, marked with the entry's kind; a
+ * key held by the other kind is the collision. Linear in the entries.
+ */
+static int claim_short(struct tree *t, const char *path, const char *owner,
+		       struct wb_err *e)
+{
+	struct wb_strlist keys = WB_STRLIST_INIT;
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+	char *dfold = winpath_fold(dir);
+	int kind = winpath_short_keys(name, &keys), ret = 0;
+
+	for (size_t i = 0; !ret && i < keys.nr; i++) {
+		struct claim key, *c, **found;
+
+		key.fold = xasprintf("\x01%s\x01%s", dfold, keys.v[i]);
+		found = tfind(&key, &t->claims, claim_cmp);
+		if (!found) {
+			c = claim_insert(t, key.fold, path, owner, 0, e);
+			if (!c)
+				ret = -1;
+			else
+				c->short_kind = kind;
+			continue;
+		}
+		free(key.fold);
+		c = *found;
+		if (c->short_kind != kind) {
+			const char *sp = kind == WINPATH_SHORT_TILDE ? path : c->path;
+			const char *lp = kind == WINPATH_SHORT_TILDE ? c->path : path;
+			const char *so = kind == WINPATH_SHORT_TILDE ? owner : c->owner;
+			const char *lo = kind == WINPATH_SHORT_TILDE ? c->owner : owner;
+			char *a = winpath_from_tree(sp), *b = winpath_from_tree(lp);
+
+			ret = wb_error(e, WB_ESTAGE, "'%s' from %s may be the 8.3 short "
+				       "name Windows gives '%s' from %s (one file under "
+				       "two names)", a, so, b, lo);
+			free(a);
+			free(b);
+		}
+	}
+	wb_strlist_release(&keys);
+	free(dir);
+	free(dfold);
+	return ret;
+}
+
 /* Claim one path (IS_DIR: as a directory). A directory may be claimed again
  * with the same spelling; anything else already there is a collision. */
 static int claim_one(struct tree *t, const char *path, int is_dir,
@@ -98,16 +169,9 @@ static int claim_one(struct tree *t, const char *path, int is_dir,
 			return 0;
 		return collision(c, path, is_dir, owner, e);
 	}
-	c = xcalloc(1, sizeof(*c));
-	c->fold = key.fold;
-	c->path = xstrdup(path);
-	c->owner = xstrdup(owner);
-	c->is_dir = is_dir;
-	if (!tsearch(c, &t->claims, claim_cmp)) {
-		claim_free(c);
-		return wb_error(e, WB_EIO, "out of memory");
-	}
-	return 0;
+	if (!claim_insert(t, key.fold, path, owner, is_dir, e))
+		return -1;
+	return claim_short(t, path, owner, e);
 }
 
 /* Claim PATH and every directory above it. */
@@ -115,8 +179,17 @@ static int claim(struct tree *t, const char *path, int is_dir,
 		 const char *artifact, const char *component, struct wb_err *e)
 {
 	char *owner = owner_label(artifact, component), *sub;
+	const char *why = NULL;
 	int ret = 0;
 
+	if (!winpath_tree_path_ok(path, &why)) {
+		char *w = winpath_from_tree(path), *shown = names_printable(w);
+
+		ret = wb_error(e, WB_ESTAGE, "%s places '%s', which Windows cannot "
+			       "hold: %s", owner, shown, why);
+		free(w);
+		free(shown);
+	}
 	for (const char *p = strchr(path, '/'); !ret && p; p = strchr(p + 1, '/')) {
 		sub = xstrndup(path, (size_t)(p - path));
 		ret = claim_one(t, sub, 1, owner, e);
@@ -155,13 +228,9 @@ static int remove_stale(struct tree *t, struct wb_err *e)
 	if (!d)
 		return wb_error(e, WB_EIO, "cannot read '%s': %s", t->dir, strerror(errno));
 	while (!ret && (de = readdir(d)) != NULL) {
-		char *p;
-
 		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)))
 			continue;
-		p = fs_join(t->dir, de->d_name);
-		ret = fs_remove_tree(p, e);
-		free(p);
+		ret = fs_remove_tree(t->dir, de->d_name, e);
 	}
 	closedir(d);
 	return ret;
@@ -180,6 +249,15 @@ int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
 	if (fs_mkdir_p(t->dir, 0755, e) < 0)
 		return -1;
 	lock = fs_join(t->dir, ".stage.lock");
+	/* OUT/<name>/tree is replaced and the old one removed at commit: only
+	 * a tree a stage made (the lock file beside it) may be. */
+	if (fs_exists(t->final) && !fs_exists(lock)) {
+		wb_error(e, WB_EUSAGE, "'%s' exists but no stage made it (no '%s' "
+			 "beside it): not replacing it; choose another -o",
+			 t->final, ".stage.lock");
+		free(lock);
+		return -1;
+	}
 	t->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (t->lock_fd < 0 || flock(t->lock_fd, LOCK_EX) < 0) {
 		wb_error(e, WB_EIO, "cannot lock '%s': %s", lock, strerror(errno));
@@ -202,7 +280,7 @@ void tree_release(struct tree *t)
 	struct wb_err ignore = WB_ERR_INIT;
 
 	if (t->tmp && t->lock_fd >= 0)
-		fs_remove_tree(t->tmp, &ignore);
+		fs_remove_below(t->dir, t->tmp, &ignore);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);
 	t->lock_fd = -1;
@@ -527,7 +605,7 @@ int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,
 		if (r)
 			return -1;
 	}
-	return fs_remove_tree(p->scratch, e);
+	return fs_remove_below(t->tmp, p->scratch, e);
 }
 
 void tree_piece_release(struct tree_piece *p)
@@ -673,10 +751,8 @@ int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
 		struct wb_err *e)
 {
 	struct timespec ts[2] = { { t->mtime, 0 }, { t->mtime, 0 } };
-	char *prep = fs_join(t->tmp, "prep");
-	int ret = fs_remove_tree(prep, e);
+	int ret = fs_remove_tree(t->tmp, "prep", e);
 
-	free(prep);
 	if (ret < 0 || normalise_path(t->root, t->mtime, e) < 0)
 		return -1;
 	if (t->nfiles)
@@ -709,5 +785,5 @@ int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
 	if (utimensat(AT_FDCWD, t->final, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		return wb_error(e, WB_EIO, "cannot set the time of '%s': %s", t->final,
 				strerror(errno));
-	return fs_remove_tree(t->tmp, e);
+	return fs_remove_below(t->dir, t->tmp, e);
 }

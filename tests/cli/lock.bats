@@ -57,7 +57,7 @@ teardown_file() {
 	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
 	wb lock img.yaml
 	assert_status 0
-	art a "$(H)/./a.bin" "sha256: $(sha_of a.bin)" | recipe
+	art a "$(H)/a.bin?v=2" "sha256: $(sha_of a.bin)" | recipe
 	wb fetch img.yaml --locked
 	assert_status 1
 	assert_output_has "locked at"

@@ -39,7 +39,13 @@ static int teardown(void **state)
 	struct wb_err e = WB_ERR_INIT;
 
 	cache_close(&f->c);
-	fs_remove_tree(f->dir, &e);
+	{
+		char *up = fs_dirname(f->dir);
+		int r = fs_remove_tree(up, fs_basename(f->dir), &e);
+
+		free(up);
+		(void)r;
+	}
 	free(f);
 	return 0;
 }

@@ -73,7 +73,13 @@ static int teardown(void **state)
 	struct fx *f = *state;
 	struct wb_err e = WB_ERR_INIT;
 
-	fs_remove_tree(f->root, &e);
+	{
+		char *up = fs_dirname(f->root);
+		int r = fs_remove_tree(up, fs_basename(f->root), &e);
+
+		free(up);
+		(void)r;
+	}
 	free(f->dest);
 	free(f->outside);
 	free(f->archive);

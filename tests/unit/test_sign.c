@@ -39,7 +39,13 @@ static int teardown_pki(void **state)
 	struct wb_err e = WB_ERR_INIT;
 
 	(void)state;
-	return fs_remove_tree(dir, &e);
+	{
+		char *up = fs_dirname(dir);
+		int r = fs_remove_tree(up, fs_basename(dir), &e);
+
+		free(up);
+		return r;
+	}
 }
 
 static void test_check_opts(void **state)

@@ -1,0 +1,86 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "names.h"
+#include "winpath.h"
+
+int names_segment_ok(const char *name, const char **why)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	if (!*p) {
+		*why = "empty name";
+		return 0;
+	}
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		*why = "'.' or '..' component";
+		return 0;
+	}
+	if (strlen(name) > 255) {
+		*why = "name longer than 255 bytes";
+		return 0;
+	}
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)) {
+			*why = "control character in name";
+			return 0;
+		}
+		if (*p == '/' || *p == '\\') {
+			*why = "path separator ('/' or '\\') in name";
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int names_check(const char *name, const char **why)
+{
+	return names_segment_ok(name, why) && winpath_name_ok(name, why);
+}
+
+char *names_url_path(const char *url, const char **why)
+{
+	const char *p = strstr(url, "://"), *seg;
+	char *rel;
+
+	if (!p || !p[3] || p[3] == '/') {
+		*why = "URL without a host";
+		return NULL;
+	}
+	p += 3;
+	rel = xstrndup(p, strcspn(p, "?#"));
+	for (seg = rel; ; ) {
+		size_t n = strcspn(seg, "/");
+		char *s = xstrndup(seg, n);
+		int ok = names_segment_ok(s, why);
+
+		free(s);
+		if (!ok) {
+			free(rel);
+			return NULL;
+		}
+		if (!seg[n])
+			break;
+		seg += n + 1;
+	}
+	return rel;
+}
+
+char *names_printable(const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			buf_addf(&b, "\\xc2\\x%02x", p[1]);
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			buf_addf(&b, "\\x%02x", *p);
+		else
+			buf_addc(&b, (char)*p);
+	}
+	if (!b.len)
+		return xstrdup("");
+	return buf_detach(&b, NULL);
+}
