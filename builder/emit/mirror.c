@@ -12,6 +12,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/text.h"
 #include "trust/digest.h"
 
 char *mirror_rel_path(const char *url, struct wb_err *e)
@@ -21,7 +22,7 @@ char *mirror_rel_path(const char *url, struct wb_err *e)
 
 	if (rel)
 		return rel;
-	shown = names_printable(url);
+	shown = text_printable(url);
 	wb_error(e, WB_EUSAGE, "mirror: URL '%s' does not map to a safe path: %s",
 		 shown, why);
 	free(shown);

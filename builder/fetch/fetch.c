@@ -20,6 +20,7 @@
 #include "fetch/fetch.h"
 #include "fetch/sink.h"
 #include "lib/buf.h"
+#include "lib/text.h"
 #include "lib/fs.h"
 #include "trust/checksum.h"
 #include "trust/minisign.h"
@@ -784,14 +785,14 @@ static int retryable(CURLcode rc, long code)
 	}
 }
 
-/* A server's URL for a message: at most 300 bytes, no control bytes. */
+/* A server's URL for a message: at most 300 bytes, escaped (lib/text.h). */
 static char *shown_url(const char *url)
 {
 	struct buf b = BUF_INIT;
+	size_t n = strlen(url);
 
-	for (size_t i = 0; url[i] && i < 300; i++)
-		buf_addc(&b, (unsigned char)url[i] < 0x20 || url[i] == 0x7f ? '?' : url[i]);
-	if (strlen(url) > 300)
+	text_add_printable(&b, url, n > 300 ? 300 : n);
+	if (n > 300)
 		buf_adds(&b, "...");
 	return buf_detach(&b, NULL);
 }

@@ -66,21 +66,3 @@ char *names_url_path(const char *url, const char **why)
 	}
 	return rel;
 }
-
-char *names_printable(const char *s)
-{
-	struct buf b = BUF_INIT;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			buf_addf(&b, "\\xc2\\x%02x", p[1]);
-			p++;
-		} else if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			buf_addf(&b, "\\x%02x", *p);
-		else
-			buf_addc(&b, (char)*p);
-	}
-	if (!b.len)
-		return xstrdup("");
-	return buf_detach(&b, NULL);
-}

@@ -31,8 +31,4 @@ int names_check(const char *name, const char **why);
  */
 char *names_url_path(const char *url, const char **why);
 
-/* S with every control byte (and '\\') written as \xNN: safe to put in a
- * message. New string. */
-char *names_printable(const char *s);
-
 #endif

@@ -16,6 +16,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/text.h"
 #include "lib/winpath.h"
 #include "recipe/node.h"
 #include "recipe/plan.h"
@@ -525,7 +526,7 @@ static int name_check(struct resolver *r, const struct wb_origin *o,
 
 	if (names_check(name, &why))
 		return 0;
-	shown = names_printable(name);
+	shown = text_printable(name);
 	ret = err_at(r, o, "bad %s '%s': %s", what, shown, why);
 	free(shown);
 	return ret;

@@ -20,6 +20,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/text.h"
 #include "lib/strlist.h"
 #include "lib/winpath.h"
 #include "stage/tree.h"
@@ -183,7 +184,7 @@ static int claim(struct tree *t, const char *path, int is_dir,
 	int ret = 0;
 
 	if (!winpath_tree_path_ok(path, &why)) {
-		char *w = winpath_from_tree(path), *shown = names_printable(w);
+		char *w = winpath_from_tree(path), *shown = text_printable(w);
 
 		ret = wb_error(e, WB_ESTAGE, "%s places '%s', which Windows cannot "
 			       "hold: %s", owner, shown, why);

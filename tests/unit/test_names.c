@@ -90,26 +90,12 @@ static void test_url_path(void **state)
 	expect_url("no-scheme/x", NULL);
 }
 
-static void test_printable(void **state)
-{
-	char *s;
-
-	(void)state;
-	s = names_printable("a\x1b[2J\nb\\c\xc2\x9b" "d\xc3\xa9");
-	assert_string_equal(s, "a\\x1b[2J\\x0ab\\x5cc\\xc2\\x9bd\xc3\xa9");
-	free(s);
-	s = names_printable("");
-	assert_string_equal(s, "");
-	free(s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_segment),
 		cmocka_unit_test(test_check_adds_windows_rules),
 		cmocka_unit_test(test_url_path),
-		cmocka_unit_test(test_printable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

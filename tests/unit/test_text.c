@@ -71,6 +71,8 @@ static void test_printable(void **state)
 	expect_printable("bin/kubelet.exe", "bin/kubelet.exe");
 	expect_printable("caf\xc3\xa9/\xe6\x97\xa5", "caf\xc3\xa9/\xe6\x97\xa5");
 	expect_printable("a\x1b[2Jb", "a\\x1b[2Jb");
+	expect_printable("a\x1b[2J\nb\\c\xc2\x9b" "d\xc3\xa9",
+			 "a\\x1b[2J\\x0ab\\x5cc\\xc2\\x9bd\xc3\xa9");
 	expect_printable("line\nnext\r", "line\\x0anext\\x0d");
 	expect_printable("del\x7f", "del\\x7f");
 	expect_printable("c1\xc2\x9b" "x", "c1\\xc2\\x9bx");        /* U+009B CSI */
