@@ -28,6 +28,23 @@ int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt
 	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
 }
 
+static void keys_release(struct plan_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(keys[i].name);
+		free(keys[i].text);
+		free(keys[i].key_file);
+	}
+	free(keys);
+}
+
+void plan_sigreq_release(struct plan_sigreq *q)
+{
+	wb_strlist_release(&q->urls);
+	keys_release(q->keys, q->nkeys);
+	memset(q, 0, sizeof(*q));
+}
+
 static void verify_release(struct plan_verify *v)
 {
 	free(v->sha256);
@@ -37,12 +54,10 @@ static void verify_release(struct plan_verify *v)
 	wb_strlist_release(&v->sha256_urls);
 	wb_strlist_release(&v->sha512_urls);
 	wb_strlist_release(&v->minisig_urls);
-	for (size_t i = 0; i < v->nkeys; i++) {
-		free(v->keys[i].name);
-		free(v->keys[i].text);
-		free(v->keys[i].key_file);
-	}
-	free(v->keys);
+	keys_release(v->keys, v->nkeys);
+	for (size_t i = 0; i < v->nsigreqs; i++)
+		plan_sigreq_release(&v->sigreqs[i]);
+	free(v->sigreqs);
 }
 
 void plan_release(struct plan *p)

@@ -42,6 +42,24 @@ struct plan_key {
 	struct wb_origin origin;
 };
 
+/*
+ * A further signature requirement, from a layer above the artifact (a
+ * top-level `signatures:` map in the image recipe, an override, or --set):
+ * a minisign signature fetched from one of URLS must verify under one of
+ * KEYS. Requirements are ANDed with the artifact's own (minisig_urls and
+ * keys below) and with each other, each satisfied by its own signature:
+ * a key of one never satisfies another (docs/recipes.md, "Policy only
+ * tightens").
+ */
+struct plan_sigreq {
+	struct wb_strlist urls;       /* signature URLs in try order */
+	struct plan_key *keys;        /* accepted minisign keys */
+	size_t nkeys, alloc_keys;
+	struct wb_origin origin;      /* of the `signatures` map */
+};
+
+void plan_sigreq_release(struct plan_sigreq *q);
+
 struct plan_verify {
 	char *sha256;                 /* pinned, lowercase hex, or NULL */
 	char *sha512;
@@ -51,6 +69,10 @@ struct plan_verify {
 	struct wb_strlist minisig_urls; /* signature URLs in try order */
 	struct plan_key *keys;        /* accepted minisign keys */
 	size_t nkeys, alloc_keys;
+	/* further requirements (only when nkeys: the first requirement fills
+	 * minisig_urls and keys above) */
+	struct plan_sigreq *sigreqs;
+	size_t nsigreqs, alloc_sigreqs;
 	char *needs_pin;              /* reason, when only a lock pin can verify */
 	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
 	struct wb_origin sha256_origin, sha512_origin, sha256_url_origin,

@@ -27,12 +27,24 @@ struct resolver {
 	struct plan *plan;
 	struct wb_err *e;
 	struct rnode *top;             /* image + overrides + env + --set */
-	struct rnode *policy_layers[64];
-	size_t npolicy_layers;
-	struct rnode *auth_layers[64];   /* each layer's top-level authenticode */
-	size_t nauth_layers;
+	/* Each layer's own policy, authenticode, signatures and keys maps
+	 * (cloned; NULL where the layer has none), in layer order: policy
+	 * only tightens, so every layer's word is kept, never merged away.
+	 * As many as there are layers: no cap. */
+	struct layer {
+		struct rnode *policy, *auth, *sigs, *keys;
+	} *layers;
+	size_t nlayers, alloc_layers;
 	const char *include_stack[MAX_INCLUDE_DEPTH + 1];
 	size_t ninclude;
+	struct vars {                  /* looked up first match first; grows */
+		struct var {
+			const char *name;
+			const char *value;
+			int raw;       /* value may hold ${...} itself */
+		} *v;
+		size_t nr, alloc;
+	} image_vars;                  /* the image's vars (borrowed strings) */
 };
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
@@ -47,7 +59,7 @@ static const char *scalar(const struct rnode *n, const char *key)
 /* Lexically drop "x/.." pairs and "./" from P (in place); returns P. */
 static char *path_clean(char *p)
 {
-	char *seg[256];
+	char **seg = xcalloc(strlen(p) / 2 + 2, sizeof(*seg));
 	size_t n = 0;
 	int abs = p[0] == '/';
 	char *save = NULL, *copy = xstrdup(p);
@@ -58,7 +70,7 @@ static char *path_clean(char *p)
 			continue;
 		if (!strcmp(t, "..") && n && strcmp(seg[n - 1], ".."))
 			n--;
-		else if (n < ARRAY_SIZE(seg))
+		else
 			seg[n++] = t;
 	}
 	if (abs)
@@ -70,6 +82,7 @@ static char *path_clean(char *p)
 	free(p);
 	p = buf_detach(&out, NULL);
 	free(copy);
+	free(seg);
 	return p;
 }
 
@@ -290,27 +303,48 @@ static int parse_set(struct resolver *r, const char *pair,
 	return 0;
 }
 
-static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+static struct rnode *clone_or_null(const struct rnode *n)
 {
-	const struct rnode *pol = rnode_get(layer, "policy");
-
-	const struct rnode *auth = rnode_get(layer, "authenticode");
-
-	if (pol && r->npolicy_layers < ARRAY_SIZE(r->policy_layers))
-		r->policy_layers[r->npolicy_layers++] = rnode_clone(pol);
-	if (auth && r->nauth_layers < ARRAY_SIZE(r->auth_layers))
-		r->auth_layers[r->nauth_layers++] = rnode_clone(auth);
+	return n ? rnode_clone(n) : NULL;
 }
 
+static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	struct layer *l;
+
+	ALLOC_GROW(r->layers, r->nlayers + 1, r->alloc_layers);
+	l = &r->layers[r->nlayers++];
+	l->policy = clone_or_null(rnode_get(layer, "policy"));
+	l->auth = clone_or_null(rnode_get(layer, "authenticode"));
+	l->sigs = clone_or_null(rnode_get(layer, "signatures"));
+	l->keys = clone_or_null(rnode_get(layer, "keys"));
+}
+
+/* Each layer's policy, authenticode and signatures maps are kept on their
+ * own (push_policy_layer), so each is checked on its own too: a later layer
+ * that replaces one does not excuse it. */
 static int check_policy_layer(struct resolver *r, const struct rnode *layer)
 {
-	const struct rnode *pol = rnode_get(layer, "policy");
+	static const struct {
+		const char *key;
+		const struct schema_key *table;
+	} maps[] = {
+		{ "policy", schema_policy },
+		{ "authenticode", schema_authenticode },
+		{ "signatures", schema_signatures },
+	};
 
-	if (!pol)
-		return 0;
-	if (pol->type != RNODE_MAP)
-		return err_at(r, &pol->origin, "'policy' must be a map");
-	return schema_check(pol, schema_policy, "policy", 1, r->e);
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+		const struct rnode *n = rnode_get(layer, maps[i].key);
+
+		if (!n)
+			continue;
+		if (n->type != RNODE_MAP)
+			return err_at(r, &n->origin, "'%s' must be a map", maps[i].key);
+		if (schema_check(n, maps[i].table, maps[i].key, 1, r->e))
+			return -1;
+	}
+	return 0;
 }
 
 static int merge_layer(struct resolver *r, struct rnode *layer)
@@ -399,25 +433,32 @@ static int load_layers(struct resolver *r, const struct plan_inputs *in)
 
 /* ---- variables ---- */
 
-struct var {
-	const char *name;
-	const char *value;
-	int raw;                  /* value may hold ${...} itself */
-};
-
-struct vars {
-	struct var v[64];
-	size_t nr;
-};
-
 static void vars_add(struct vars *vs, const char *name, const char *value, int raw)
 {
-	if (vs->nr < ARRAY_SIZE(vs->v)) {
-		vs->v[vs->nr].name = name;
-		vs->v[vs->nr].value = value;
-		vs->v[vs->nr].raw = raw;
-		vs->nr++;
-	}
+	ALLOC_GROW(vs->v, vs->nr + 1, vs->alloc);
+	vs->v[vs->nr++] = (struct var){ name, value, raw };
+}
+
+/* Put NAME first: it wins over every variable already in VS. */
+static void vars_prepend(struct vars *vs, const char *name, const char *value, int raw)
+{
+	ALLOC_GROW(vs->v, vs->nr + 1, vs->alloc);
+	memmove(vs->v + 1, vs->v, vs->nr * sizeof(vs->v[0]));
+	vs->v[0] = (struct var){ name, value, raw };
+	vs->nr++;
+}
+
+/* Append every variable of FROM to VS (FROM's lose to VS's own). */
+static void vars_add_all(struct vars *vs, const struct vars *from)
+{
+	for (size_t i = 0; i < from->nr; i++)
+		vars_add(vs, from->v[i].name, from->v[i].value, from->v[i].raw);
+}
+
+static void vars_release(struct vars *vs)
+{
+	free(vs->v);
+	memset(vs, 0, sizeof(*vs));
 }
 
 static void vars_add_map(struct vars *vs, const struct rnode *map)
@@ -611,16 +652,32 @@ static int load_key(struct resolver *r, const struct rnode *km, const char *name
 	return 0;
 }
 
-static int add_keys(struct resolver *r, const struct rnode *list, struct plan_verify *v)
+/* The key named NAME as layer UPTO saw it: that layer's `keys:` or an
+ * earlier one's (so a later layer cannot swap the key behind a name an
+ * override relies on); UPTO == r->nlayers: the merged `keys:`. */
+static const struct rnode *named_key(const struct resolver *r, const char *name,
+				     size_t upto)
 {
-	const struct rnode *named = rnode_get(r->top, "keys");
+	if (upto >= r->nlayers)
+		return rnode_get(rnode_get(r->top, "keys"), name);
+	for (size_t i = upto + 1; i-- > 0; ) {
+		const struct rnode *km = rnode_get(r->layers[i].keys, name);
+		if (km)
+			return km;
+	}
+	return NULL;
+}
 
-	for (size_t i = 0; i < list->nr; i++) {
+/* Append the keys of LIST to KEYS (names resolved as layer UPTO saw them). */
+static int add_keys(struct resolver *r, const struct rnode *list, size_t upto,
+		    struct plan_key **keys, size_t *nkeys, size_t *alloc_keys)
+{
+	for (size_t i = 0; list && i < list->nr; i++) {
 		const struct rnode *it = list->items[i];
 		struct plan_key k;
 
 		if (it->type == RNODE_SCALAR) {
-			const struct rnode *km = rnode_get(named, it->scalar);
+			const struct rnode *km = named_key(r, it->scalar, upto);
 			if (!km)
 				return err_at(r, &it->origin,
 					      "unknown key name '%s' (define it under 'keys:')",
@@ -631,10 +688,10 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		} else if (load_key(r, it, NULL, &k)) {
 			return -1;
 		}
-		for (size_t j = 0; j < v->nkeys; j++) {
-			if (strcmp(v->keys[j].keyid_hex, k.keyid_hex))
+		for (size_t j = 0; j < *nkeys; j++) {
+			if (strcmp((*keys)[j].keyid_hex, k.keyid_hex))
 				continue;
-			if (strcmp(v->keys[j].text, k.text))
+			if (strcmp((*keys)[j].text, k.text))
 				return err_at(r, &it->origin,
 					      "two different minisign keys share the key id %s",
 					      k.keyid_hex);
@@ -646,8 +703,8 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		}
 		if (!k.text)
 			continue;
-		ALLOC_GROW(v->keys, v->nkeys + 1, v->alloc_keys);
-		v->keys[v->nkeys++] = k;
+		ALLOC_GROW(*keys, *nkeys + 1, *alloc_keys);
+		(*keys)[(*nkeys)++] = k;
 	}
 	return 0;
 }
@@ -674,10 +731,10 @@ static char *lower(char *s)
 /* The signature URLs of A from map N (`verify.minisign` or `signatures`):
  * its `url`, default "${url}.minisig", expanded and mirrored. */
 static int signature_urls(struct resolver *r, const struct rnode *n,
-			  const struct vars *vs, struct plan_artifact *a,
-			  const char *what)
+			  const struct rnode *un, const struct vars *vs,
+			  struct plan_artifact *a, const char *what,
+			  struct wb_strlist *out)
 {
-	const struct rnode *un = rnode_get(n, "url");
 	struct rnode *def = NULL;
 	char *u;
 	int ret;
@@ -690,9 +747,8 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 		return -1;
 	ret = url_check(r, u, &n->origin, what) ||
 	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
-			    &a->verify.minisig_urls) ? -1 : 0;
+			    out) ? -1 : 0;
 	free(u);
-	a->verify.minisign_origin = n->origin;
 	return ret;
 }
 
@@ -744,25 +800,102 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 	}
 	if ((n = rnode_get(vn, "minisign"))) {
 		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
-		if (signature_urls(r, n, vs, a, what) ||
-		    add_keys(r, rnode_get(n, "keys"), v))
+		v->minisign_origin = n->origin;
+		if (signature_urls(r, n, rnode_get(n, "url"), vs, a, what,
+				   &v->minisig_urls) ||
+		    add_keys(r, rnode_get(n, "keys"), r->nlayers, &v->keys,
+			     &v->nkeys, &v->alloc_keys))
 			return -1;
 	}
 	return 0;
 }
 
+static int same_keys(const struct plan_key *a, size_t na,
+		     const struct plan_key *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++) {
+		size_t j = 0;
+		while (j < nb && strcmp(a[i].text, b[j].text))
+			j++;
+		if (j == nb)
+			return 0;
+	}
+	return 1;
+}
+
+static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
+{
+	if (a->nr != b->nr)
+		return 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The top-level `signatures: {url, keys}` of every layer (image recipe,
+ * override, --set) is a requirement of its own, ANDed with the artifact's
+ * `verify.minisign` and with every other layer's: policy only tightens, so
+ * a higher layer's keys are never added to a list that the component's own
+ * key could satisfy. A layer's url defaults to the merged `signatures.url`,
+ * then to "${url}.minisig". The first requirement fills the artifact's own
+ * slot when it has no minisign of its own.
+ */
 static int convert_signatures(struct resolver *r, const struct vars *vs,
 			      struct plan_artifact *a, const char *ctx)
 {
-	const struct rnode *sg = rnode_get(r->top, "signatures");
+	struct plan_verify *v = &a->verify;
+	const struct rnode *merged_url = rnode_get(rnode_get(r->top, "signatures"), "url");
 	char what[256];
 
-	if (!sg)
-		return 0;
 	snprintf(what, sizeof(what), "signatures.url for %s", ctx);
-	if (!a->verify.nkeys && signature_urls(r, sg, vs, a, what))
-		return -1;
-	return add_keys(r, rnode_get(sg, "keys"), &a->verify);
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *sg = r->layers[i].sigs, *un;
+		struct plan_sigreq q;
+		int dup = 0;
+
+		if (!sg || !rnode_get(sg, "keys"))
+			continue;
+		memset(&q, 0, sizeof(q));
+		q.origin = sg->origin;
+		un = rnode_get(sg, "url");
+		if (signature_urls(r, sg, un ? un : merged_url, vs, a, what, &q.urls) ||
+		    add_keys(r, rnode_get(sg, "keys"), i, &q.keys, &q.nkeys,
+			     &q.alloc_keys)) {
+			plan_sigreq_release(&q);
+			return -1;
+		}
+		if (!q.nkeys) {
+			plan_sigreq_release(&q);
+			return err_at(r, &sg->origin, "'signatures.keys' is empty");
+		}
+		if (!v->nkeys) {
+			/* the artifact's own slot */
+			wb_strlist_release(&v->minisig_urls);
+			v->minisig_urls = q.urls;
+			v->keys = q.keys;
+			v->nkeys = q.nkeys;
+			v->alloc_keys = q.alloc_keys;
+			v->minisign_origin = q.origin;
+			continue;
+		}
+		dup = same_urls(&q.urls, &v->minisig_urls) &&
+		      same_keys(q.keys, q.nkeys, v->keys, v->nkeys);
+		for (size_t k = 0; !dup && k < v->nsigreqs; k++)
+			dup = same_urls(&q.urls, &v->sigreqs[k].urls) &&
+			      same_keys(q.keys, q.nkeys, v->sigreqs[k].keys,
+					v->sigreqs[k].nkeys);
+		if (dup) {
+			plan_sigreq_release(&q);
+			continue;
+		}
+		ALLOC_GROW(v->sigreqs, v->nsigreqs + 1, v->alloc_sigreqs);
+		v->sigreqs[v->nsigreqs++] = q;
+	}
+	return 0;
 }
 
 static int convert_dest(struct resolver *r, const struct rnode *n,
@@ -887,9 +1020,12 @@ static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 	return 0;
 }
 
-static int convert_artifact(struct resolver *r, const struct rnode *an,
-			    const struct plan_component *c, struct vars base,
-			    struct plan_artifact *a)
+/* BASE holds the component's variables; VS is the artifact's own set,
+ * released by the caller. */
+static int convert_artifact_in(struct resolver *r, const struct rnode *an,
+			       const struct plan_component *c,
+			       const struct vars *base, struct vars *vs,
+			       struct plan_artifact *a)
 {
 	const struct rnode *rp = rnode_get(rnode_get(r->top, "replace"), an->key);
 	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify");
@@ -906,9 +1042,10 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	}
 	if (rp && rnode_get(rp, "verify"))
 		vn = rnode_get(rp, "verify");
-	vars_add(&base, "name", a->name, 0);
+	vars_add_all(vs, base);
+	vars_add(vs, "name", a->name, 0);
 	snprintf(what, sizeof(what), "%s.url", ctx);
-	if (!(url = expand(r, &base, un, what)))
+	if (!(url = expand(r, vs, un, what)))
 		return -1;
 	a->upstream_url = url;
 	a->url_origin = un->origin;
@@ -920,19 +1057,25 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	if (apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
 		return -1;
 	/* ${url}, ${filename} after the url itself is known */
-	{
-		struct vars vs = base;
-		memmove(vs.v + 2, vs.v, (vs.nr < ARRAY_SIZE(vs.v) - 2 ? vs.nr : ARRAY_SIZE(vs.v) - 2) * sizeof(vs.v[0]));
-		vs.v[0] = (struct var){ "url", a->upstream_url, 0 };
-		vs.v[1] = (struct var){ "filename", a->filename, 0 };
-		vs.nr = vs.nr + 2 > ARRAY_SIZE(vs.v) ? ARRAY_SIZE(vs.v) : vs.nr + 2;
-		if (convert_verify(r, vn, &vs, a, ctx) ||
-		    convert_signatures(r, &vs, a, ctx))
-			return -1;
-	}
+	vars_prepend(vs, "filename", a->filename, 0);
+	vars_prepend(vs, "url", a->upstream_url, 0);
+	if (convert_verify(r, vn, vs, a, ctx) ||
+	    convert_signatures(r, vs, a, ctx))
+		return -1;
 	if (convert_action(r, an, a, ctx))
 		return -1;
 	return policy_check_artifact(r, a, vn);
+}
+
+static int convert_artifact(struct resolver *r, const struct rnode *an,
+			    const struct plan_component *c, const struct vars *base,
+			    struct plan_artifact *a)
+{
+	struct vars vs = { 0 };
+	int ret = convert_artifact_in(r, an, c, base, &vs, a);
+
+	vars_release(&vs);
+	return ret;
 }
 
 /* ---- authenticode ---- */
@@ -1004,8 +1147,8 @@ static void tighten_authenticode(struct resolver *r)
 {
 	struct plan_authenticode *a = &r->plan->authenticode;
 
-	for (size_t i = 0; i < r->nauth_layers; i++) {
-		const struct rnode *n = rnode_get(r->auth_layers[i], "require");
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *n = rnode_get(r->layers[i].auth, "require");
 
 		if (a->set && !a->require && n && schema_bool(n) == 1) {
 			a->require = 1;
@@ -1080,12 +1223,12 @@ static int convert_winpaths(struct resolver *r, const struct rnode *n,
 
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 
-static int convert_component(struct resolver *r, struct rnode *cn,
-			     const struct vars *image_vars)
+/* VS: the component's variables, released by the caller. */
+static int convert_component_in(struct resolver *r, struct rnode *cn,
+				const struct vars *image_vars, struct vars *vs)
 {
 	struct plan *p = r->plan;
 	struct plan_component *c;
-	struct vars vs = *image_vars;
 	const struct rnode *n, *arts;
 	char ctx[256];
 
@@ -1105,28 +1248,17 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 		c->license = xstrdup(n->scalar);
 
 	/* component vars first: they win over image vars */
-	{
-		struct vars cv = { .nr = 0 };
-		vars_add_map(&cv, rnode_get(cn, "vars"));
-		for (size_t i = 0; i < vs.nr && cv.nr < ARRAY_SIZE(cv.v); i++)
-			cv.v[cv.nr++] = vs.v[i];
-		vs = cv;
-	}
+	vars_add_map(vs, rnode_get(cn, "vars"));
+	vars_add_all(vs, image_vars);
 	n = rnode_get(cn, "version");
 	snprintf(ctx, sizeof(ctx), "components.%s.version", cn->key);
-	if (!(c->version = expand(r, &vs, n, ctx)))
+	if (!(c->version = expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
-	{
-		struct vars v2 = { .nr = 0 };
-		vars_add(&v2, "version", c->version, 0);
-		for (size_t i = 0; i < vs.nr && v2.nr < ARRAY_SIZE(v2.v); i++)
-			v2.v[v2.nr++] = vs.v[i];
-		vs = v2;
-	}
+	vars_prepend(vs, "version", c->version, 0);
 	if ((n = rnode_get(cn, "purl"))) {
 		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
-		if (!(c->purl = expand(r, &vs, n, ctx)))
+		if (!(c->purl = expand(r, vs, n, ctx)))
 			return -1;
 	}
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
@@ -1178,6 +1310,16 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	flatten(p, cn, ctx);
 	return 0;
+}
+
+static int convert_component(struct resolver *r, struct rnode *cn,
+			     const struct vars *image_vars)
+{
+	struct vars vs = { 0 };
+	int ret = convert_component_in(r, cn, image_vars, &vs);
+
+	vars_release(&vs);
+	return ret;
 }
 
 /* ---- top-level values ---- */
@@ -1246,8 +1388,11 @@ static void resolve_policy(struct resolver *r)
 	pol->allow_http = 1;
 	/* Policy only tightens: a later layer cannot loosen what an earlier
 	 * layer required (so no flag undoes an override's require: signature). */
-	for (size_t i = 0; i < r->npolicy_layers; i++) {
-		const struct rnode *l = r->policy_layers[i], *n;
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *l = r->layers[i].policy, *n;
+
+		if (!l)
+			continue;
 
 		if ((n = rnode_get(l, "require")) && !strcmp(n->scalar, "signature") &&
 		    !pol->require_signature) {
@@ -1272,7 +1417,7 @@ static int convert_top(struct resolver *r)
 	struct plan *p = r->plan;
 	struct rnode *top = r->top, *comps;
 	const struct rnode *n;
-	struct vars image_vars = { .nr = 0 };
+	struct vars *image_vars = &r->image_vars;
 
 	if (top->type != RNODE_MAP)
 		return err_at(r, &top->origin, "expected a map");
@@ -1338,8 +1483,8 @@ static int convert_top(struct resolver *r)
 		/* checked once every artifact is known (below) */
 	}
 
-	vars_add_map(&image_vars, rnode_get(top, "vars"));
-	vars_add(&image_vars, "windows_version", p->windows_version, 0);
+	vars_add_map(image_vars, rnode_get(top, "vars"));
+	vars_add(image_vars, "windows_version", p->windows_version, 0);
 
 	comps = rnode_get(top, "components");
 	if (comps->type != RNODE_MAP)
@@ -1371,7 +1516,7 @@ static int convert_top(struct resolver *r)
 			return -1;
 		free(cn->key);
 		cn->key = xstrdup(entry->key);
-		ret = convert_component(r, cn, &image_vars);
+		ret = convert_component(r, cn, image_vars);
 		rnode_free(cn);
 		if (ret)
 			return -1;
@@ -1409,10 +1554,14 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	if (!ret)
 		ret = convert_top(&r);
 	rnode_free(r.top);
-	for (size_t i = 0; i < r.npolicy_layers; i++)
-		rnode_free(r.policy_layers[i]);
-	for (size_t i = 0; i < r.nauth_layers; i++)
-		rnode_free(r.auth_layers[i]);
+	for (size_t i = 0; i < r.nlayers; i++) {
+		rnode_free(r.layers[i].policy);
+		rnode_free(r.layers[i].auth);
+		rnode_free(r.layers[i].sigs);
+		rnode_free(r.layers[i].keys);
+	}
+	free(r.layers);
+	vars_release(&r.image_vars);
 	if (ret)
 		plan_release(plan);
 	return ret;

@@ -1,0 +1,255 @@
+#!/usr/bin/env bats
+# Red team, issue 13 classes 4, 9 and 10, written as an attacker would:
+#   4  policy only tightens: a higher layer's signature keys, Authenticode
+#      roots and publishers are ANDed with the component's own, never
+#      appended to a list the component's own key can satisfy;
+#   9  the stage stamp covers the contents of every input file;
+#  10  no silent caps: more layers, vars or path segments than any old
+#      table held still count, every one of them.
+# Every case checks the exit code, the message, that nothing unsafe landed
+# and that the earlier good output is intact.
+load helpers
+load ../lib/servers
+load fetch_fixtures
+
+FIX="$BATS_TEST_DIRNAME/fixtures/plan"
+
+setup_file() {
+	start_fetch_servers
+	# the site's own counter-signature of a.bin (key B), and one by the
+	# component's key A at another URL
+	minisign -S -s "$KEYS/b.key" -m "$WWW/a.bin" -x "$WWW/a.bin.site.minisig" </dev/null >/dev/null
+	minisign -S -s "$KEYS/a.key" -m "$WWW/a.bin" -x "$WWW/a.bin.sitea.minisig" </dev/null >/dev/null
+}
+
+teardown_file() {
+	stop_servers
+}
+
+key() { echo "minisign: {keys: [{key: $1}]}"; }
+
+# snap DIR: a listing of every file under DIR with its sha256 ("-" if none)
+snap() {
+	if [ -d "$1" ]; then
+		(cd "$1" && find . -type f -print0 | sort -z | xargs -0r sha256sum)
+	else
+		echo -
+	fi
+}
+
+# key id (as winbuild prints it) of a base64 public key
+kid() {
+	python3 -c 'import base64,sys; print(base64.b64decode(sys.argv[1])[2:10][::-1].hex().upper())' "$1"
+}
+
+# a good fetch of a.bin (own key A) first: cache and lock to compare later
+good_first() {
+	art a "$(H)/a.bin" "$(key "$PUB_A")" | recipe
+	wb lock img.yaml --no-progress
+	assert_status 0
+	cp winbuild.lock good.lock
+	snap "$WINBUILD_CACHE" >cache.before
+}
+
+intact() {
+	snap "$WINBUILD_CACHE" >cache.after
+	diff cache.before cache.after
+	cmp good.lock winbuild.lock
+}
+
+# ---- class 4: signature requirements are layered ---------------------------
+
+@test "c4: an override's signatures.keys is not satisfied by the component's own key" {
+	good_first
+	printf 'kind: override\nsignatures:\n  keys: [{key: %s}]\n' "$PUB_B" >site.yaml
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml:3:3"
+	assert_output_has "$(kid "$PUB_A")"
+	# nothing new in the cache, the lock untouched
+	intact
+	# the plan shows two requirements, each with its own key
+	"$WINBUILD" plan img.yaml -O site.yaml --json >plan.json
+	python3 - plan.json "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
+		import json, sys
+		v = json.load(open(sys.argv[1]))["artifacts"][0]["verify"]
+		assert [k["id"] for k in v["minisign"]["keys"]] == [sys.argv[2]], v
+		assert [[k["id"] for k in q["keys"]] for q in v["minisign_also"]] == [[sys.argv[3]]], v
+	PY
+}
+
+@test "c4: the site's counter-signature at its own URL and the component's both verify, both recorded" {
+	good_first
+	printf 'kind: override\nsignatures:\n  url: "${url}.site.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >site.yaml
+	wb lock img.yaml -O site.yaml --no-progress
+	assert_status 0
+	assert_output_has "minisign key $(kid "$PUB_A")"
+	assert_output_has "and minisign key $(kid "$PUB_B")"
+	python3 - winbuild.lock "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
+		import json, sys
+		a = json.load(open(sys.argv[1]))["artifacts"]["a"]["verified_by"]
+		assert a["minisign"]["key_id"] == sys.argv[2], a
+		assert [q["key_id"] for q in a["minisign_also"]] == [sys.argv[3]], a
+		assert a["minisign_also"][0]["signature_url"].endswith("/a.bin.site.minisig"), a
+	PY
+	# the cache hit replays both signers
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 0
+	assert_output_has "and minisign key $(kid "$PUB_B")"
+	# the site URL signed by the component's key instead: refused
+	cp good.lock winbuild.lock
+	printf 'kind: override\nsignatures:\n  url: "${url}.sitea.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >site2.yaml
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb fetch img.yaml -O site2.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature required by site2.yaml"
+	assert_output_has "a.bin.sitea.minisig"
+	[ "$(snap "$WINBUILD_CACHE/sha256")" = - ] || [ -z "$(snap "$WINBUILD_CACHE/sha256")" ]
+	cmp good.lock winbuild.lock
+}
+
+@test "c4: a later --set cannot swap the key behind a name the override relies on" {
+	good_first
+	printf 'kind: override\nkeys:\n  site: {key: %s}\nsignatures:\n  url: "${url}.sitea.minisig"\n  keys: [site]\n' "$PUB_B" >site.yaml
+	wb fetch img.yaml -O site.yaml --set "keys.site.key=$PUB_A" --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml"
+	assert_output_has "$(kid "$PUB_A")"
+	intact
+}
+
+@test "c4: a later --set signatures.keys adds a requirement, it does not replace the override's" {
+	good_first
+	printf 'kind: override\nsignatures:\n  url: "${url}.sitea.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >site.yaml
+	wb fetch img.yaml -O site.yaml --set "signatures.keys=[{key: $PUB_A}]" --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml"
+	intact
+	# the plan lists the override's requirement and the --set's
+	"$WINBUILD" plan img.yaml -O site.yaml --set "signatures.keys=[{key: $PUB_A}]" --explain >plan.txt
+	grep -q "and minisign signature .*a.bin.sitea.minisig" plan.txt
+	grep -q "key $(kid "$PUB_B")" plan.txt
+}
+
+@test "c4: each layer's signatures map is schema-checked, even when a later layer replaces it" {
+	good_first
+	printf 'kind: override\nsignatures:\n  keys: [{key: %s, bogus: 1}]\n' "$PUB_B" >site.yaml
+	wb fetch img.yaml -O site.yaml --set "signatures.keys=[{key: $PUB_A}]" --no-progress
+	assert_status 2
+	assert_output_has "site.yaml:3:"
+	assert_output_has "bogus"
+	intact
+}
+
+# ---- policy mutants: a later layer never loosens ----------------------------
+
+@test "policy: --set policy.allow_http=true over an override's false still refuses an http URL at plan time" {
+	good_first
+	printf 'kind: override\npolicy:\n  allow_http: false\n' >site.yaml
+	before=$(nginx_requests /a.bin)
+	wb plan img.yaml -O site.yaml --set policy.allow_http=true
+	assert_status 2
+	assert_output_has "URL '$(H)/a.bin' is plain http and policy.allow_http is false (site.yaml:3:15)"
+	wb fetch img.yaml -O site.yaml --set policy.allow_http=true --no-progress
+	assert_status 2
+	assert_output_has "plain http"
+	[ "$(nginx_requests /a.bin)" -eq "$before" ]
+	intact
+}
+
+@test "policy: --set policy.checksum_urls=allow over an override's forbid: a checksum-file-only artifact is refused" {
+	art u "$(H)/u.bin" "sha256_url: $(H)/u.bin.sha256" | recipe
+	printf 'kind: override\npolicy:\n  checksum_urls: forbid\n' >site.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	snap "$WINBUILD_CACHE" >cache.before
+	before=$(nginx_requests /u.bin.sha256)
+	wb fetch img.yaml -O site.yaml --set policy.checksum_urls=allow --no-progress
+	assert_status 2
+	assert_output_has "artifact 'u' is verified only by a checksum file, which policy.checksum_urls: forbid does not accept (site.yaml:3:18)"
+	[ "$(nginx_requests /u.bin.sha256)" -eq "$before" ]
+	snap "$WINBUILD_CACHE" >cache.after
+	diff cache.before cache.after
+	# with a pin as well, the checksum file is not even fetched
+	art u "$(H)/u.bin" "sha256_url: $(H)/u.bin.sha256" "sha256: $(sha_of u.bin)" | recipe
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-pin"
+	wb fetch img.yaml -O site.yaml --set policy.checksum_urls=allow --no-progress
+	assert_status 0
+	assert_output_lacks "checksum file"
+	[ "$(nginx_requests /u.bin.sha256)" -eq "$before" ]
+}
+
+# ---- class 10: no silent caps ----------------------------------------------
+
+@test "c10: 65 loosening --set layers do not push out a 66th that tightens" {
+	good_first
+	sets=()
+	for i in $(seq 65); do sets+=(--set policy.allow_http=true); done
+	wb plan img.yaml "${sets[@]}" --set policy.require=signature
+	assert_status 0      # a.bin has its own signature: it passes require
+	assert_output_has "policy: require signature"
+	art c "$(H)/c.bin" "sha256: $(sha_of c.bin)" | recipe
+	wb fetch img.yaml "${sets[@]}" --set policy.require=signature --no-progress
+	assert_status 2
+	assert_output_has "artifact 'c' has no minisign signature, but policy.require is 'signature' (--set #66)"
+	snap "$WINBUILD_CACHE" >cache.after
+	diff cache.before cache.after
+	cmp good.lock winbuild.lock
+}
+
+@test "c10: the 70th override file's allow_http: false holds" {
+	good_first
+	args=()
+	for i in $(seq 69); do
+		printf 'kind: override\npolicy: {allow_http: true}\n' >"o$i.yaml"
+		args+=(-O "o$i.yaml")
+	done
+	printf 'kind: override\npolicy:\n  allow_http: false\n' >o70.yaml
+	wb fetch img.yaml "${args[@]}" -O o70.yaml --no-progress
+	assert_status 2
+	assert_output_has "is plain http and policy.allow_http is false (o70.yaml:3:15)"
+	intact
+}
+
+@test "c10: an image with 70 vars resolves the 70th; a component with 70 resolves its own" {
+	good_first
+	{
+		printf 'kind: image\nname: t\nwindows:\n  version: "2022"\nvars:\n'
+		for i in $(seq 70); do printf '  v%d: "x%d"\n' "$i" "$i"; done
+		printf '  file: a.bin\ncomponents:\n  demo: {}\n'
+	} >img.yaml
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\nvars:\n'
+		for i in $(seq 70); do printf '  c%d: "y%d"\n' "$i" "$i"; done
+		printf 'artifacts:\n  a:\n    url: "%s/${file}?${v70}${c70}"\n' "$(H)"
+		printf '    verify: {sha256: %s}\n    install: {to: "C:/k/${c70}/a"}\n' "$(sha_of a.bin)"
+	} >components/demo.yaml
+	wb plan img.yaml --json
+	assert_status 0
+	python3 -c 'import json,sys; a=json.loads(sys.stdin.read())["artifacts"][0]; assert a["urls"][0].endswith("/a.bin?x70y70"), a; assert a["destination"].endswith("y70\\a") or "y70" in json.dumps(a), a' <<<"$output"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-vars"
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "fetched a"
+}
+
+@test "c10: a key_file path deeper than 256 directories is read whole, not cut short" {
+	good_first
+	d=deep
+	for i in $(seq 270); do d="$d/d"; done
+	mkdir -p "$d"
+	cp "$KEYS/b.pub" "$d/site.pub"
+	printf 'kind: override\nsignatures:\n  url: "${url}.site.minisig"\n  keys: [{key_file: %s/site.pub}]\n' "$d" >site.yaml
+	wb lock img.yaml -O site.yaml --no-progress
+	assert_status 0
+	assert_output_has "and minisign key $(kid "$PUB_B")"
+	# a cut path would have named the directory deep/d/.../d instead
+	"$WINBUILD" plan img.yaml -O site.yaml --json >plan.json
+	python3 - plan.json "$(kid "$PUB_B")" <<-'PY'
+		import json, sys
+		v = json.load(open(sys.argv[1]))["artifacts"][0]["verify"]
+		k = v["minisign_also"][0]["keys"][0]
+		assert k["origin"].startswith("site.yaml:4:"), k
+		assert k["id"] == sys.argv[2], k
+	PY
+}
