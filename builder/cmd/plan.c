@@ -63,6 +63,14 @@ static void print_authenticode(const struct plan_component *c, int ex)
 	for (size_t k = 0; k < au->publishers.nr; k++)
 		printf("%s%s", k ? "; " : ", publishers: ", au->publishers.v[k]);
 	putchar('\n');
+	for (size_t i = 0; i < au->nalso; i++) {
+		const struct plan_authreq *q = &au->also[i];
+		printf("  %-8s and under roots %s", "", q->roots);
+		explain(ex, &q->roots_origin);
+		for (size_t k = 0; k < q->publishers.nr; k++)
+			printf("%s%s", k ? "; " : ", publishers: ", q->publishers.v[k]);
+		putchar('\n');
+	}
 }
 
 /* One signature requirement: its URLs (origin on the first) and keys. */
@@ -311,6 +319,18 @@ static json_t *artifact_json(const struct plan_artifact *a,
 		json_object_set_new(aj, "require", json_boolean(c->authenticode.require));
 		json_object_set_new(aj, "roots", json_string(c->authenticode.roots));
 		json_object_set_new(aj, "publishers", json_strlist(&c->authenticode.publishers));
+		if (c->authenticode.nalso) {
+			/* further trust sets, each of which must hold too */
+			json_t *also = json_array();
+			for (size_t i = 0; i < c->authenticode.nalso; i++) {
+				json_t *q = json_object();
+				json_object_set_new(q, "roots", json_string(c->authenticode.also[i].roots));
+				json_object_set_new(q, "publishers",
+						    json_strlist(&c->authenticode.also[i].publishers));
+				json_array_append_new(also, q);
+			}
+			json_object_set_new(aj, "also", also);
+		}
 		json_object_set_new(j, "authenticode", aj);
 	}
 	json_object_set_new(oj, "url", json_origin(&a->url_origin));

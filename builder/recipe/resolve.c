@@ -1080,26 +1080,111 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 
 /* ---- authenticode ---- */
 
+/* `roots` node K of the map named WHAT: resolved against the file that
+ * sets it, and readable now. New string in *OUT, or -1. */
+static int auth_roots(struct resolver *r, const struct rnode *k, const char *what,
+		      char **out)
+{
+	*out = relative_to(k->origin.file, k->scalar);
+	if (access(*out, R_OK)) {
+		int ret = err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
+				 what, *out, strerror(errno));
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* `publishers` list K into OUT (thumbprints lowercased). */
+static int auth_publishers(struct resolver *r, const struct rnode *k, const char *what,
+			   struct wb_strlist *out)
+{
+	for (size_t i = 0; i < k->nr; i++) {
+		const char *v = k->items[i]->scalar;
+
+		if (!*v)
+			return err_at(r, &k->items[i]->origin,
+				      "'%s.publishers' holds an empty entry", what);
+		if (is_hex(v, 64)) {
+			char *l = lower(xstrdup(v));
+			wb_strlist_push(out, l);
+			free(l);
+		} else {
+			wb_strlist_push(out, v);
+		}
+	}
+	return 0;
+}
+
+static int same_trust(const char *roots, const struct wb_strlist *pubs,
+		      const char *roots2, const struct wb_strlist *pubs2)
+{
+	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && same_urls(pubs, pubs2);
+}
+
+/* Add the trust set ROOTS (taken) and PUBS (moved) to A's further sets,
+ * unless A already requires exactly that. */
+static void add_authreq(struct plan_authenticode *a, char *roots, struct wb_strlist *pubs,
+			const struct wb_origin *roots_origin)
+{
+	struct plan_authreq *q;
+	int dup = same_trust(roots, pubs, a->roots, &a->publishers);
+
+	for (size_t i = 0; !dup && i < a->nalso; i++)
+		dup = same_trust(roots, pubs, a->also[i].roots, &a->also[i].publishers);
+	if (dup) {
+		free(roots);
+		wb_strlist_release(pubs);
+		return;
+	}
+	ALLOC_GROW(a->also, a->nalso + 1, a->alloc_also);
+	q = &a->also[a->nalso++];
+	memset(q, 0, sizeof(*q));
+	q->roots = roots;
+	q->publishers = *pubs;
+	memset(pubs, 0, sizeof(*pubs));
+	q->roots_origin = *roots_origin;
+}
+
+static void copy_publishers(const struct wb_strlist *from, struct wb_strlist *to)
+{
+	memset(to, 0, sizeof(*to));
+	for (size_t i = 0; i < from->nr; i++)
+		wb_strlist_push(to, from->v[i]);
+}
+
 /*
- * The `authenticode` map N (or none) over GLOBAL (or none) into OUT: keys
- * given in N replace GLOBAL's, except that a global require: true holds.
+ * The `authenticode` map N (or none) over GLOBAL (or none) into OUT.
+ * Without a global policy N's roots and publishers are the policy. Over
+ * one, N can only narrow it: N's roots and publishers (a missing one taken
+ * from GLOBAL) become a further trust set that must hold as well as every
+ * one of GLOBAL's; N's require can only tighten a global require: true.
  * `roots` is relative to the file that sets it and must be readable now.
  */
 static int convert_authenticode(struct resolver *r, const struct rnode *n,
 				const struct plan_authenticode *global,
 				struct plan_authenticode *out, const char *ctx)
 {
-	const struct rnode *k;
+	const struct rnode *k, *rk, *pk;
 	char what[300];
+	int narrow = global && global->set;
 
 	snprintf(what, sizeof(what), "%s%sauthenticode", ctx, *ctx ? "." : "");
 	memset(out, 0, sizeof(*out));
-	if (global && global->set) {
+	if (narrow) {
 		*out = *global;
 		out->roots = global->roots ? xstrdup(global->roots) : NULL;
-		memset(&out->publishers, 0, sizeof(out->publishers));
-		for (size_t i = 0; i < global->publishers.nr; i++)
-			wb_strlist_push(&out->publishers, global->publishers.v[i]);
+		copy_publishers(&global->publishers, &out->publishers);
+		out->also = NULL;
+		out->nalso = out->alloc_also = 0;
+		for (size_t i = 0; i < global->nalso; i++) {
+			struct wb_strlist pubs;
+
+			copy_publishers(&global->also[i].publishers, &pubs);
+			add_authreq(out, xstrdup(global->also[i].roots), &pubs,
+				    &global->also[i].roots_origin);
+		}
 	}
 	if (!n)
 		return 0;
@@ -1110,34 +1195,70 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 		out->require = schema_bool(k) == 1;
 		out->require_origin = k->origin;
 	}
-	if ((k = rnode_get(n, "roots"))) {
-		free(out->roots);
-		out->roots = relative_to(k->origin.file, k->scalar);
-		out->roots_origin = k->origin;
-		if (access(out->roots, R_OK))
-			return err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
-				      what, out->roots, strerror(errno));
-	}
-	if ((k = rnode_get(n, "publishers"))) {
-		wb_strlist_release(&out->publishers);
-		for (size_t i = 0; i < k->nr; i++) {
-			const char *v = k->items[i]->scalar;
+	rk = rnode_get(n, "roots");
+	pk = rnode_get(n, "publishers");
+	if (narrow) {
+		char *roots = NULL;
+		struct wb_strlist pubs = { 0 };
 
-			if (!*v)
-				return err_at(r, &k->items[i]->origin,
-					      "'%s.publishers' holds an empty entry", what);
-			if (is_hex(v, 64)) {
-				char *l = lower(xstrdup(v));
-				wb_strlist_push(&out->publishers, l);
-				free(l);
-			} else {
-				wb_strlist_push(&out->publishers, v);
-			}
+		if (!rk && !pk)
+			return 0;
+		if (rk ? auth_roots(r, rk, what, &roots)
+		       : !(roots = xstrdup(global->roots))) {
+			free(roots);
+			return -1;
 		}
+		if (pk && auth_publishers(r, pk, what, &pubs)) {
+			free(roots);
+			wb_strlist_release(&pubs);
+			return -1;
+		}
+		add_authreq(out, roots, &pubs, rk ? &rk->origin : &global->roots_origin);
+		return 0;
 	}
+	if (rk) {
+		if (auth_roots(r, rk, what, &out->roots))
+			return -1;
+		out->roots_origin = rk->origin;
+	}
+	if (pk && auth_publishers(r, pk, what, &out->publishers))
+		return -1;
 	if (!out->roots)
 		return err_at(r, &n->origin,
 			      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
+	return 0;
+}
+
+/* Every layer's own top-level roots and publishers (image recipe, each
+ * override, --set) hold, not only the merged map's: a later layer names a
+ * further trust set, it does not replace an earlier one's. */
+static int layer_authenticode(struct resolver *r)
+{
+	struct plan_authenticode *a = &r->plan->authenticode;
+
+	if (!a->set)
+		return 0;
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *n = r->layers[i].auth, *rk, *pk;
+		char *roots = NULL;
+		struct wb_strlist pubs = { 0 };
+
+		rk = rnode_get(n, "roots");
+		pk = rnode_get(n, "publishers");
+		if (!rk && !pk)
+			continue;
+		if (rk ? auth_roots(r, rk, "authenticode", &roots)
+		       : !(roots = xstrdup(a->roots))) {
+			free(roots);
+			return -1;
+		}
+		if (pk && auth_publishers(r, pk, "authenticode", &pubs)) {
+			free(roots);
+			wb_strlist_release(&pubs);
+			return -1;
+		}
+		add_authreq(a, roots, &pubs, rk ? &rk->origin : &a->roots_origin);
+	}
 	return 0;
 }
 
@@ -1458,7 +1579,8 @@ static int convert_top(struct resolver *r)
 			wb_strlist_push(&p->builders, all[i]);
 	}
 	resolve_policy(r);
-	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, ""))
+	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, "") ||
+	    layer_authenticode(r))
 		return -1;
 	tighten_authenticode(r);
 	if ((n = rnode_get(top, "mirror_only"))) {

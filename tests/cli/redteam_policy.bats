@@ -11,6 +11,7 @@
 load helpers
 load ../lib/servers
 load fetch_fixtures
+load ../lib/authenticode
 
 FIX="$BATS_TEST_DIRNAME/fixtures/plan"
 
@@ -20,6 +21,11 @@ setup_file() {
 	# component's key A at another URL
 	minisign -S -s "$KEYS/b.key" -m "$WWW/a.bin" -x "$WWW/a.bin.site.minisig" </dev/null >/dev/null
 	minisign -S -s "$KEYS/a.key" -m "$WWW/a.bin" -x "$WWW/a.bin.sitea.minisig" </dev/null >/dev/null
+	export FX="$BATS_FILE_TMPDIR/fx"
+	(ac_make_fixtures "$FX") >"$BATS_FILE_TMPDIR/fixtures.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/fixtures.log" >&2
+		return 1
+	}
 }
 
 teardown_file() {
@@ -252,4 +258,106 @@ intact() {
 		assert k["origin"].startswith("site.yaml:4:"), k
 		assert k["id"] == sys.argv[2], k
 	PY
+}
+
+# ---- class 4: Authenticode roots and publishers are layered ---------------
+
+# ac_recipe SITE_AUTH COMP_AUTH FILE...: img.yaml (component demo installing
+# each fixture FILE, file:// and pinned) with SITE_AUTH as an override
+# site/ac.yaml's top-level authenticode map and COMP_AUTH as the component
+# file's own; site/roots.pem holds both test CAs, site/ca.pem only the
+# Test Root CA, comp/other-ca.pem only the Other Root CA
+ac_recipe() {
+	local site=$1 comp=$2
+	shift 2
+	mkdir -p "$WORK/site" "$WORK/comp"
+	cat "$FX/ca.pem" "$FX/other-ca.pem" >"$WORK/site/roots.pem"
+	cp "$FX/ca.pem" "$WORK/site/ca.pem"
+	cp "$FX/other-ca.pem" "$WORK/comp/other-ca.pem"
+	ac_demo_recipe "$comp" "$@"
+	printf 'kind: override\nauthenticode: %s\n' "$site" >"$WORK/site/ac.yaml"
+}
+
+# a good stage first (good.exe under the site's roots): out/ to compare
+ac_good_first() {
+	ac_recipe '{require: true, roots: ca.pem}' '' good.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 0
+	snap "$WORK/out" >out.before
+	snap "$WINBUILD_CACHE" >cache.before
+}
+
+# the earlier tree, manifest and SBOM intact (a failed stage drops the
+# stamp on purpose: the tree no longer matches the latest inputs)
+ac_intact() {
+	snap "$WORK/out" | grep -v '/\.stage-stamp$' >out.after
+	grep -v '/\.stage-stamp$' out.before | diff - out.after
+	[ ! -e "$WORK/out/t/tree/k/other.exe" ]
+	[ ! -e "$WORK/out/t/tree/k/nxeku.exe" ]
+}
+
+@test "c4: a component's own Authenticode roots cannot replace the site's" {
+	ac_good_first
+	# the component trusts only the Other Root CA, the site only the Test
+	# Root CA: other.exe chains to the component's roots, not the site's
+	ac_recipe '{require: true, roots: ca.pem}' '{roots: ../comp/other-ca.pem}' other.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer' does not chain to a trusted root"
+	ac_intact
+	# and good.exe, under the site's roots, must chain to the component's too
+	ac_recipe '{require: true, roots: ca.pem}' '{roots: ../comp/other-ca.pem}' good.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/good.exe': signer 'O=Example Corp,CN=Example Code Signing' does not chain to a root of 'comp/other-ca.pem' as well"
+	ac_intact
+	wb plan img.yaml -O site/ac.yaml --json
+	python3 -c 'import json,sys; a=json.loads(sys.stdin.read())["artifacts"][0]["authenticode"]; assert a["roots"] == "site/ca.pem" and [q["roots"] for q in a["also"]] == ["comp/other-ca.pem"], a' <<<"$output"
+}
+
+@test "c4: a component's publishers narrow the site's, they never replace them" {
+	ac_good_first
+	ac_recipe '{require: true, roots: roots.pem, publishers: ["O=Example Corp,CN=Example Code Signing"]}' \
+		'{publishers: ["CN=Other CA Signer"]}' other.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
+	assert_output_has "is not an allowed publisher"
+	ac_intact
+	# both layers name the same publisher: it passes
+	ac_recipe '{require: true, roots: roots.pem, publishers: ["CN=Other CA Signer"]}' \
+		'{publishers: ["CN=Other CA Signer"]}' other.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress -o out2
+	assert_status 0
+	[ -f out2/t/tree/k/other.exe ]
+}
+
+@test "c4: an override's top-level roots hold beside the image recipe's, and a --set cannot swap them" {
+	ac_good_first
+	ac_recipe '{roots: ../comp/other-ca.pem}' '' other.exe
+	printf 'authenticode: {require: true, roots: site/ca.pem}\n' >>img.yaml
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
+	ac_intact
+	# the override trusts only the Test Root CA; a --set names the other
+	ac_recipe '{require: true, roots: ca.pem}' '' other.exe
+	wb stage img.yaml -O site/ac.yaml --set authenticode.roots=comp/other-ca.pem --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
+	ac_intact
+}
+
+@test "authenticode: a signer certificate with no extendedKeyUsage extension at all is not code signing" {
+	wb sig authenticode "$FX/nxeku.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "'$FX/nxeku.exe': signer 'CN=No EKU Extension' lacks the code-signing extended key usage"
+	# the peer accepts it: only our own EKU check stands in the way
+	ossl_verify "$FX/nxeku.exe"
+	ac_good_first
+	ac_recipe '{require: true, roots: ca.pem}' '' good.exe nxeku.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'nxeku-exe': 'k/nxeku.exe': signer 'CN=No EKU Extension' lacks the code-signing extended key usage"
+	ac_intact
 }
