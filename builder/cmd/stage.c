@@ -243,9 +243,15 @@ static int stage_gate(void *ctx, const struct plan *plan,
 		ok = ref_sha256(c, plan, &items[i], shas[i]);
 		sp[i] = shas[i];
 	}
+	if (ok && stage_key(u, plan, items, sp, key, &e) < 0) {
+		/* an input that cannot be hashed costs the shortcut, loudly */
+		if (!u->run->quiet)
+			fprintf(stderr, "winbuild: warning: cannot tell whether the stage "
+				"is up to date (%s); staging\n", e.msg);
+		ok = 0;
+	}
 	if (ok)
-		ok = stage_key(u, plan, items, sp, key, &e) == 0 &&
-			stamp_check(u->dir, key, &e) == 1;
+		ok = stamp_check(u->dir, key, &e) == 1;
 	free(shas);
 	free(sp);
 	return ok;

@@ -361,3 +361,116 @@ ac_intact() {
 	assert_output_has "authenticode: artifact 'nxeku-exe': 'k/nxeku.exe': signer 'CN=No EKU Extension' lacks the code-signing extended key usage"
 	ac_intact
 }
+
+# ---- class 9: the stage stamp covers the contents of every input -----------
+
+# stage_twice ARGS...: stage (exit 0), then again: "up to date"
+stage_twice() {
+	wb stage "$@" --no-progress
+	assert_status 0
+	wb stage "$@" --no-progress
+	assert_status 0
+	assert_output_has "up to date"
+	snap "$WORK/out" >out.before
+}
+
+@test "c9: the site's roots PEM changed in place: the stage re-runs and refuses" {
+	ac_recipe '{require: true, roots: ca.pem}' '' good.exe
+	stage_twice img.yaml -O site/ac.yaml
+	cp "$FX/other-ca.pem" site/ca.pem      # same path, other CA
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_lacks "up to date"
+	assert_output_has "'k/good.exe': signer 'O=Example Corp,CN=Example Code Signing' does not chain to a trusted root"
+	ac_intact
+	# back to the old roots: staged again, not "up to date" from a stale stamp
+	cp "$FX/ca.pem" site/ca.pem
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "up to date"
+}
+
+@test "c9: a component's roots PEM changed in place: the stage re-runs and refuses" {
+	ac_recipe '{require: true, roots: roots.pem}' '{roots: ../comp/other-ca.pem}' other.exe
+	stage_twice img.yaml -O site/ac.yaml
+	[ -f out/t/tree/k/other.exe ]
+	cp "$FX/ca.pem" comp/other-ca.pem
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_lacks "up to date"
+	assert_output_has "does not chain to a root of 'comp/other-ca.pem' as well"
+	snap "$WORK/out" | grep -v '/\.stage-stamp$' >out.after
+	grep -v '/\.stage-stamp$' out.before | diff - out.after
+}
+
+@test "c9: a minisign key_file changed in place: the stage re-runs and refuses" {
+	mkdir -p keys
+	cp "$KEYS/a.pub" keys/site.pub
+	art a "$(H)/a.bin" "minisign: {keys: [{key_file: ../keys/site.pub}]}" | recipe
+	stage_twice img.yaml
+	cp "$KEYS/b.pub" keys/site.pub
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_lacks "up to date"
+	assert_output_has "$(kid "$PUB_A")"
+	snap "$WORK/out" | grep -v '/\.stage-stamp$' >out.after
+	grep -v '/\.stage-stamp$' out.before | diff - out.after
+}
+
+@test "c9: a template changed in place re-renders; an input file the plan loads (component, override) too" {
+	cp -R "$WB_SRC/recipes/templates" tmpl
+	export WINBUILD_TEMPLATES="$WORK/tmpl"
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	sed -i 's/^name: demo$/name: cloudbase-init/' components/demo.yaml
+	mv components/demo.yaml components/cloudbase-init.yaml
+	sed -i 's/  demo: {}/  cloudbase-init: {}/' img.yaml
+	printf 'kind: override\nvars: {site: one}\n' >o.yaml
+	stage_twice img.yaml -O o.yaml
+	conf=out/t/tree/ProgramData/winbuild/cloudbase-init/cloudbase-init.conf
+	grep -q . "$conf"
+	printf '# redteam-marker\n' >>tmpl/cloudbase-init/cloudbase-init.conf
+	wb stage img.yaml -O o.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "up to date"
+	grep -q redteam-marker "$conf"
+	# the override's content (same path) and the component file's
+	printf 'kind: override\nvars: {site: two}\n' >o.yaml
+	wb stage img.yaml -O o.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "up to date"
+	printf '# edited\n' >>components/cloudbase-init.yaml
+	wb stage img.yaml -O o.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "up to date"
+}
+
+@test "c9/c10: a template deep in the tree is covered; past 64 levels the check says so and stages" {
+	cp -R "$WB_SRC/recipes/templates" tmpl
+	export WINBUILD_TEMPLATES="$WORK/tmpl"
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	d=tmpl/deep
+	for i in $(seq 10); do d="$d/d"; done
+	mkdir -p "$d"
+	echo one >"$d/t.conf"
+	stage_twice img.yaml
+	echo two >"$d/t.conf"     # ten levels down, same path
+	wb stage img.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "up to date"
+	snap "$WORK/out" >out.before
+	# past the walk's limit: a warning and a stage, never a stale "up to date"
+	d=tmpl/deeper
+	for i in $(seq 70); do d="$d/d"; done
+	mkdir -p "$d"
+	echo x >"$d/t.conf"
+	for run in 1 2; do
+		wb stage img.yaml --no-progress
+		assert_status 0
+		assert_output_has "warning: cannot tell whether the stage is up to date"
+		assert_output_has "is nested deeper than 64 directories"
+		assert_output_lacks "up to date:"
+	done
+	[ ! -e out/t/.stage-stamp ]
+	[ -f out/t/tree/k/a ]
+	cmp out/t/tree/k/a "$WWW/a.bin"
+}
