@@ -324,6 +324,14 @@ ac_intact() {
 	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
 	assert_output_has "is not an allowed publisher"
 	ac_intact
+	# the component narrows a site list that names both signers
+	ac_recipe '{require: true, roots: roots.pem, publishers: ["CN=Other CA Signer", "O=Example Corp,CN=Example Code Signing"]}' \
+		'{publishers: ["O=Example Corp,CN=Example Code Signing"]}' other.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
+	assert_output_has "is not an allowed publisher under '"
+	ac_intact
 	# both layers name the same publisher: it passes
 	ac_recipe '{require: true, roots: roots.pem, publishers: ["CN=Other CA Signer"]}' \
 		'{publishers: ["CN=Other CA Signer"]}' other.exe
