@@ -233,7 +233,6 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 				json_set_str(q, "key_id", g->keyid_hex);
 				json_set_str(q, "trusted_comment", g->trusted_comment);
 				json_set_str(q, "sig_url", g->sig_url);
-				json_set_str(q, "signature", g->sig_text);
 				json_array_append_new(arr, q);
 			}
 			json_object_set_new(o, "sigreqs", arr);
@@ -276,7 +275,6 @@ static int read_ref_sigreqs(struct fetch_item *it, json_t *arr)
 		snprintf(g->keyid_hex, sizeof(g->keyid_hex), "%s", k ? k : "");
 		g->trusted_comment = jstr(q, "trusted_comment");
 		g->sig_url = jstr(q, "sig_url");
-		g->sig_text = jstr(q, "signature");
 	}
 	return 0;
 }

@@ -1457,8 +1457,6 @@ static void add_value(struct plan *p, const char *key, const char *value,
 
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix)
 {
-	char key[1024];
-
 	if (n->type == RNODE_SCALAR) {
 		add_value(p, prefix, n->scalar, &n->origin);
 		return;
@@ -1475,12 +1473,13 @@ static void flatten(struct plan *p, const struct rnode *n, const char *prefix)
 		return;
 	}
 	for (size_t i = 0; i < n->nr; i++) {
-		if (n->type == RNODE_MAP)
-			snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "",
-				 n->items[i]->key);
-		else
-			snprintf(key, sizeof(key), "%s[%zu]", prefix, i + 1);
+		/* no fixed buffer: a long key is never cut into another's */
+		char *key = n->type == RNODE_MAP ?
+			xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->items[i]->key) :
+			xasprintf("%s[%zu]", prefix, i + 1);
+
 		flatten(p, n->items[i], key);
+		free(key);
 	}
 }
 

@@ -482,3 +482,20 @@ stage_twice() {
 	[ -f out/t/tree/k/a ]
 	cmp out/t/tree/k/a "$WWW/a.bin"
 }
+
+@test "c10: plan values with keys longer than 1 KiB are kept whole, never cut into each other" {
+	good_first
+	long=$(printf 'k%.0s' $(seq 1100))
+	printf 'vars:\n  ? %sA\n  : one\n  ? %sB\n  : two\n' "$long" "$long" >>img.yaml
+	wb plan img.yaml --json
+	assert_status 0
+	python3 -c 'import json,sys
+v = {x["key"]: x["value"] for x in json.loads(sys.stdin.read())["values"]}
+l = "k" * 1100
+assert v.get("vars." + l + "A") == "one" and v.get("vars." + l + "B") == "two", [k[-8:] for k in v]' <<<"$output"
+	wb plan img.yaml --explain
+	assert_status 0
+	snap "$WINBUILD_CACHE" >cache.after
+	diff cache.before cache.after
+	cmp good.lock winbuild.lock
+}
