@@ -102,6 +102,23 @@ intact() {
 	wb fetch img.yaml -O site.yaml --no-progress
 	assert_status 0
 	assert_output_has "and minisign key $(kid "$PUB_B")"
+	"$WINBUILD" fetch img.yaml -O site.yaml --no-progress --json >fetch.json
+	python3 - fetch.json "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		a = (d["artifacts"] if isinstance(d, dict) else d)[0]
+		assert a["key_id"] == sys.argv[2] and a["also_key_ids"] == [sys.argv[3]], a
+	PY
+	# and the SBOM names both signers
+	wb stage img.yaml -O site.yaml --no-progress
+	assert_status 0
+	python3 - out/t/sbom.cdx.json "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
+		import json, sys
+		c = [c for c in json.load(open(sys.argv[1]))["components"] if c["name"] == "a"][0]
+		p = {x["name"].split(":", 1)[1]: x["value"] for x in c["properties"]}
+		assert p["signer_key_id"] == sys.argv[2], p
+		assert p["also_signed_by"].startswith(sys.argv[3] + " 'timestamp:"), p
+	PY
 	# the site URL signed by the component's key instead: refused
 	cp good.lock winbuild.lock
 	printf 'kind: override\nsignatures:\n  url: "${url}.sitea.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >site2.yaml
