@@ -33,6 +33,7 @@ struct resolver {
 	 * As many as there are layers: no cap. */
 	struct layer {
 		struct rnode *policy, *auth, *sigs, *keys;
+		struct rnode *comps;   /* the layer's `components` map */
 	} *layers;
 	size_t nlayers, alloc_layers;
 	const char *include_stack[MAX_INCLUDE_DEPTH + 1];
@@ -45,6 +46,8 @@ struct resolver {
 		} *v;
 		size_t nr, alloc;
 	} image_vars;                  /* the image's vars (borrowed strings) */
+	struct rnode *comp_auth;       /* the last component file's own
+					  authenticode map (load_component) */
 };
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
@@ -318,6 +321,7 @@ static void push_policy_layer(struct resolver *r, const struct rnode *layer)
 	l->auth = clone_or_null(rnode_get(layer, "authenticode"));
 	l->sigs = clone_or_null(rnode_get(layer, "signatures"));
 	l->keys = clone_or_null(rnode_get(layer, "keys"));
+	l->comps = clone_or_null(rnode_get(layer, "components"));
 }
 
 /* Each layer's policy, authenticode and signatures maps are kept on their
@@ -1262,6 +1266,56 @@ static int layer_authenticode(struct resolver *r)
 	return 0;
 }
 
+/* A component's authenticode map comes from its file and from every
+ * layer's `components.<name>.authenticode`; merged, a later one would
+ * replace an earlier one's roots or publishers or turn its require off.
+ * Each source's roots/publishers are a trust set of their own (ANDed) and
+ * each one's require: true holds. */
+static int layer_component_authenticode(struct resolver *r, const char *name,
+					struct plan_authenticode *a, const char *ctx)
+{
+	char what[300];
+
+	if (!a->set)
+		return 0;
+	snprintf(what, sizeof(what), "%s.authenticode", ctx);
+	for (size_t i = 0; i <= r->nlayers; i++) {
+		/* source 0: the component file itself, then each layer */
+		const struct rnode *n = i ?
+			rnode_get(rnode_get(r->layers[i - 1].comps, name), "authenticode") :
+			r->comp_auth;
+		const struct rnode *rk, *pk, *k;
+		char *roots = NULL;
+		struct wb_strlist pubs = { 0 };
+
+		if (!n)
+			continue;
+		if (n->type != RNODE_MAP)
+			return err_at(r, &n->origin, "'%s' must be a map", what);
+		if (schema_check(n, schema_authenticode, what, 1, r->e))
+			return -1;
+		if ((k = rnode_get(n, "require")) && schema_bool(k) == 1 && !a->require) {
+			a->require = 1;
+			a->require_origin = k->origin;
+		}
+		rk = rnode_get(n, "roots");
+		pk = rnode_get(n, "publishers");
+		if (!rk && !pk)
+			continue;
+		if (rk ? auth_roots(r, rk, what, &roots) : !(roots = xstrdup(a->roots))) {
+			free(roots);
+			return -1;
+		}
+		if (pk && auth_publishers(r, pk, what, &pubs)) {
+			free(roots);
+			wb_strlist_release(&pubs);
+			return -1;
+		}
+		add_authreq(a, roots, &pubs, rk ? &rk->origin : &a->roots_origin);
+	}
+	return 0;
+}
+
 /* A top-level authenticode.require: true in any layer holds: later layers
  * (overrides, --set) may tighten it, never loosen it. */
 static void tighten_authenticode(struct resolver *r)
@@ -1312,6 +1366,8 @@ static int load_component(struct resolver *r, struct rnode *entry, struct rnode 
 		return ret;
 	}
 	free(path);
+	rnode_free(r->comp_auth);
+	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
 	*out = rnode_merge(comp, rnode_clone(entry));
 	return 0;
 }
@@ -1405,7 +1461,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		}
 	}
 	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
-				 &c->authenticode, ctx))
+				 &c->authenticode, ctx) ||
+	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))
 		return -1;
 	arts = rnode_get(cn, "artifacts");
 	if (!arts->nr)
@@ -1680,7 +1737,9 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 		rnode_free(r.layers[i].auth);
 		rnode_free(r.layers[i].sigs);
 		rnode_free(r.layers[i].keys);
+		rnode_free(r.layers[i].comps);
 	}
+	rnode_free(r.comp_auth);
 	free(r.layers);
 	vars_release(&r.image_vars);
 	if (ret)

@@ -516,3 +516,33 @@ assert v.get("vars." + l + "A") == "one" and v.get("vars." + l + "B") == "two", 
 	diff cache.before cache.after
 	cmp good.lock winbuild.lock
 }
+
+@test "c4: a later layer cannot turn off or replace an override's per-component Authenticode settings" {
+	ac_good_first
+	# the override narrows component demo to the Test Root CA and requires
+	# signatures; a --set tries to swap the roots and turn require off
+	ac_recipe '{roots: roots.pem}' '' hello.exe other.exe
+	printf 'components:\n  demo:\n    authenticode: {require: true, roots: ca.pem}\n' >>site/ac.yaml
+	wb stage img.yaml -O site/ac.yaml --set components.demo.authenticode.roots=comp/other-ca.pem \
+		--set components.demo.authenticode.require=false --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'hello-exe': 'k/hello.exe': not signed"
+	ac_intact
+	wb stage img.yaml -O site/ac.yaml --set components.demo.authenticode.roots=comp/other-ca.pem \
+		--set components.demo.authenticode.require=false --no-progress -o out3
+	assert_status 1
+	[ ! -e out3/t/tree ]
+	ac_recipe '{roots: roots.pem}' '' other.exe
+	printf 'components:\n  demo:\n    authenticode: {require: true, roots: ca.pem}\n' >>site/ac.yaml
+	wb stage img.yaml -O site/ac.yaml --set components.demo.authenticode.roots=comp/other-ca.pem --no-progress
+	assert_status 1
+	assert_output_has "'k/other.exe': signer 'CN=Other CA Signer'"
+	ac_intact
+	# a bad map in a replaced layer is still refused
+	wb plan img.yaml -O site/ac.yaml --set 'components.demo.authenticode={roots: comp/other-ca.pem}'
+	assert_status 0
+	printf 'kind: override\ncomponents:\n  demo:\n    authenticode: {roots: [a, b]}\n' >site/bad.yaml
+	wb plan img.yaml -O site/ac.yaml -O site/bad.yaml --set components.demo.authenticode.roots=comp/other-ca.pem
+	assert_status 2
+	assert_output_has "site/bad.yaml:4:"
+}
