@@ -1158,6 +1158,32 @@ static void copy_publishers(const struct wb_strlist *from, struct wb_strlist *to
 		wb_strlist_push(to, from->v[i]);
 }
 
+/* The roots and publishers of map N (named WHAT) as a further trust set of
+ * A; a missing roots is FALLBACK's (at FALLBACK_ORIGIN). Nothing when N
+ * names neither. */
+static int add_map_trust(struct resolver *r, const struct rnode *n, const char *what,
+			 struct plan_authenticode *a, const char *fallback,
+			 const struct wb_origin *fallback_origin)
+{
+	const struct rnode *rk = rnode_get(n, "roots"), *pk = rnode_get(n, "publishers");
+	char *roots = NULL;
+	struct wb_strlist pubs = { 0 };
+
+	if (!rk && !pk)
+		return 0;
+	if (rk ? auth_roots(r, rk, what, &roots) : !(roots = xstrdup(fallback))) {
+		free(roots);
+		return -1;
+	}
+	if (pk && auth_publishers(r, pk, what, &pubs)) {
+		free(roots);
+		wb_strlist_release(&pubs);
+		return -1;
+	}
+	add_authreq(a, roots, &pubs, rk ? &rk->origin : fallback_origin);
+	return 0;
+}
+
 /*
  * The `authenticode` map N (or none) over GLOBAL (or none) into OUT.
  * Without a global policy N's roots and publishers are the policy. Over
@@ -1201,25 +1227,8 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 	}
 	rk = rnode_get(n, "roots");
 	pk = rnode_get(n, "publishers");
-	if (narrow) {
-		char *roots = NULL;
-		struct wb_strlist pubs = { 0 };
-
-		if (!rk && !pk)
-			return 0;
-		if (rk ? auth_roots(r, rk, what, &roots)
-		       : !(roots = xstrdup(global->roots))) {
-			free(roots);
-			return -1;
-		}
-		if (pk && auth_publishers(r, pk, what, &pubs)) {
-			free(roots);
-			wb_strlist_release(&pubs);
-			return -1;
-		}
-		add_authreq(out, roots, &pubs, rk ? &rk->origin : &global->roots_origin);
-		return 0;
-	}
+	if (narrow)
+		return add_map_trust(r, n, what, out, global->roots, &global->roots_origin);
 	if (rk) {
 		if (auth_roots(r, rk, what, &out->roots))
 			return -1;
@@ -1242,27 +1251,10 @@ static int layer_authenticode(struct resolver *r)
 
 	if (!a->set)
 		return 0;
-	for (size_t i = 0; i < r->nlayers; i++) {
-		const struct rnode *n = r->layers[i].auth, *rk, *pk;
-		char *roots = NULL;
-		struct wb_strlist pubs = { 0 };
-
-		rk = rnode_get(n, "roots");
-		pk = rnode_get(n, "publishers");
-		if (!rk && !pk)
-			continue;
-		if (rk ? auth_roots(r, rk, "authenticode", &roots)
-		       : !(roots = xstrdup(a->roots))) {
-			free(roots);
+	for (size_t i = 0; i < r->nlayers; i++)
+		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, a->roots,
+				  &a->roots_origin))
 			return -1;
-		}
-		if (pk && auth_publishers(r, pk, "authenticode", &pubs)) {
-			free(roots);
-			wb_strlist_release(&pubs);
-			return -1;
-		}
-		add_authreq(a, roots, &pubs, rk ? &rk->origin : &a->roots_origin);
-	}
 	return 0;
 }
 
@@ -1284,9 +1276,7 @@ static int layer_component_authenticode(struct resolver *r, const char *name,
 		const struct rnode *n = i ?
 			rnode_get(rnode_get(r->layers[i - 1].comps, name), "authenticode") :
 			r->comp_auth;
-		const struct rnode *rk, *pk, *k;
-		char *roots = NULL;
-		struct wb_strlist pubs = { 0 };
+		const struct rnode *k;
 
 		if (!n)
 			continue;
@@ -1298,20 +1288,8 @@ static int layer_component_authenticode(struct resolver *r, const char *name,
 			a->require = 1;
 			a->require_origin = k->origin;
 		}
-		rk = rnode_get(n, "roots");
-		pk = rnode_get(n, "publishers");
-		if (!rk && !pk)
-			continue;
-		if (rk ? auth_roots(r, rk, what, &roots) : !(roots = xstrdup(a->roots))) {
-			free(roots);
+		if (add_map_trust(r, n, what, a, a->roots, &a->roots_origin))
 			return -1;
-		}
-		if (pk && auth_publishers(r, pk, what, &pubs)) {
-			free(roots);
-			wb_strlist_release(&pubs);
-			return -1;
-		}
-		add_authreq(a, roots, &pubs, rk ? &rk->origin : &a->roots_origin);
 	}
 	return 0;
 }
