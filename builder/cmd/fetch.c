@@ -319,6 +319,13 @@ static json_t *item_json(const struct fetch_item *it)
 		json_object_set_new(o, "key_id", json_string(it->ev.keyid_hex));
 		json_object_set_new(o, "trusted_comment",
 				    json_string(it->ev.trusted_comment ? it->ev.trusted_comment : ""));
+		if (it->ev.nsigreqs) {
+			/* the further signature requirements' signers */
+			json_t *also = json_array();
+			for (size_t i = 0; i < it->ev.nsigreqs; i++)
+				json_array_append_new(also, json_string(it->ev.sigreqs[i].keyid_hex));
+			json_object_set_new(o, "also_key_ids", also);
+		}
 	}
 	if (it->ev.checksum_url)
 		json_object_set_new(o, "checksum_url", json_string(it->ev.checksum_url));

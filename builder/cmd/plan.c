@@ -63,6 +63,37 @@ static void print_authenticode(const struct plan_component *c, int ex)
 	for (size_t k = 0; k < au->publishers.nr; k++)
 		printf("%s%s", k ? "; " : ", publishers: ", au->publishers.v[k]);
 	putchar('\n');
+	for (size_t i = 0; i < au->nalso; i++) {
+		const struct plan_authreq *q = &au->also[i];
+		printf("  %-8s and under roots %s", "", q->roots);
+		explain(ex, &q->roots_origin);
+		for (size_t k = 0; k < q->publishers.nr; k++)
+			printf("%s%s", k ? "; " : ", publishers: ", q->publishers.v[k]);
+		putchar('\n');
+	}
+}
+
+/* One signature requirement: its URLs (origin on the first) and keys. */
+static void print_sigreq(const char *what, const struct wb_strlist *urls,
+			 const struct plan_key *keys, size_t nkeys,
+			 const struct wb_origin *origin, int ex)
+{
+	for (size_t u = 0; u < urls->nr; u++) {
+		printf("  %-8s %s %s", "verify:", what, urls->v[u]);
+		if (!u)
+			explain(ex, origin);
+		putchar('\n');
+	}
+	for (size_t k = 0; k < nkeys; k++) {
+		const struct plan_key *key = &keys[k];
+		printf("  %-8s   key %s%s%s%s%s%s", "", key->keyid_hex,
+		       key->name ? " (" : "", key->name ? key->name : "",
+		       key->name ? ")" : "",
+		       key->pk.allow_legacy ? ", legacy allowed" : "",
+		       key->pk.file_check ? "" : ", no file check");
+		explain(ex, &key->origin);
+		putchar('\n');
+	}
 }
 
 static void print_text(const struct plan *p, int ex)
@@ -128,22 +159,12 @@ static void print_text(const struct plan *p, int ex)
 				explain(ex, &v->sha512_url_origin);
 			putchar('\n');
 		}
-		for (size_t u = 0; u < v->minisig_urls.nr; u++) {
-			printf("  %-8s minisign signature %s", "verify:", v->minisig_urls.v[u]);
-			if (!u)
-				explain(ex, &v->minisign_origin);
-			putchar('\n');
-		}
-		for (size_t k = 0; k < v->nkeys; k++) {
-			const struct plan_key *key = &v->keys[k];
-			printf("  %-8s   key %s%s%s%s%s%s", "", key->keyid_hex,
-			       key->name ? " (" : "", key->name ? key->name : "",
-			       key->name ? ")" : "",
-			       key->pk.allow_legacy ? ", legacy allowed" : "",
-			       key->pk.file_check ? "" : ", no file check");
-			explain(ex, &key->origin);
-			putchar('\n');
-		}
+		print_sigreq("minisign signature", &v->minisig_urls, v->keys, v->nkeys,
+			     &v->minisign_origin, ex);
+		for (size_t q = 0; q < v->nsigreqs; q++)
+			print_sigreq("and minisign signature", &v->sigreqs[q].urls,
+				     v->sigreqs[q].keys, v->sigreqs[q].nkeys,
+				     &v->sigreqs[q].origin, ex);
 		if (v->needs_pin) {
 			pins++;
 			printf("  %-8s NEEDS PIN: %s\n", "verify:", v->needs_pin);
@@ -208,6 +229,26 @@ static json_t *json_origin(const struct wb_origin *o)
 	return json_string(where);
 }
 
+static json_t *json_sigreq(const struct wb_strlist *urls,
+			   const struct plan_key *k, size_t nkeys)
+{
+	json_t *mj = json_object(), *keys = json_array();
+
+	json_object_set_new(mj, "urls", json_strlist(urls));
+	for (size_t i = 0; i < nkeys; i++) {
+		json_t *kj = json_object();
+		json_object_set_new(kj, "id", json_string(k[i].keyid_hex));
+		json_object_set_new(kj, "name", json_str_or_null(k[i].name));
+		json_object_set_new(kj, "key", json_string(k[i].text));
+		json_object_set_new(kj, "allow_legacy", json_boolean(k[i].pk.allow_legacy));
+		json_object_set_new(kj, "file_check", json_boolean(k[i].pk.file_check));
+		json_object_set_new(kj, "origin", json_origin(&k[i].origin));
+		json_array_append_new(keys, kj);
+	}
+	json_object_set_new(mj, "keys", keys);
+	return mj;
+}
+
 static json_t *artifact_json(const struct plan_artifact *a,
 			     const struct plan_component *c)
 {
@@ -228,22 +269,21 @@ static json_t *artifact_json(const struct plan_artifact *a,
 	json_object_set_new(vj, "sha256_urls", json_strlist(&v->sha256_urls));
 	json_object_set_new(vj, "sha512_urls", json_strlist(&v->sha512_urls));
 	if (v->nkeys) {
-		json_t *mj = json_object(), *keys = json_array();
-		json_object_set_new(mj, "urls", json_strlist(&v->minisig_urls));
-		for (size_t k = 0; k < v->nkeys; k++) {
-			json_t *kj = json_object();
-			json_object_set_new(kj, "id", json_string(v->keys[k].keyid_hex));
-			json_object_set_new(kj, "name", json_str_or_null(v->keys[k].name));
-			json_object_set_new(kj, "key", json_string(v->keys[k].text));
-			json_object_set_new(kj, "allow_legacy", json_boolean(v->keys[k].pk.allow_legacy));
-			json_object_set_new(kj, "file_check", json_boolean(v->keys[k].pk.file_check));
-			json_object_set_new(kj, "origin", json_origin(&v->keys[k].origin));
-			json_array_append_new(keys, kj);
+		json_t *also = json_array();
+
+		json_object_set_new(vj, "minisign",
+				    json_sigreq(&v->minisig_urls, v->keys, v->nkeys));
+		for (size_t q = 0; q < v->nsigreqs; q++) {
+			json_t *qj = json_sigreq(&v->sigreqs[q].urls, v->sigreqs[q].keys,
+						 v->sigreqs[q].nkeys);
+			json_object_set_new(qj, "origin", json_origin(&v->sigreqs[q].origin));
+			json_array_append_new(also, qj);
 		}
-		json_object_set_new(mj, "keys", keys);
-		json_object_set_new(vj, "minisign", mj);
+		/* further requirements, each met by its own signature */
+		json_object_set_new(vj, "minisign_also", also);
 	} else {
 		json_object_set_new(vj, "minisign", json_null());
+		json_object_set_new(vj, "minisign_also", json_array());
 	}
 	json_object_set_new(vj, "needs_pin", json_str_or_null(v->needs_pin));
 	json_object_set_new(j, "verify", vj);
@@ -279,6 +319,18 @@ static json_t *artifact_json(const struct plan_artifact *a,
 		json_object_set_new(aj, "require", json_boolean(c->authenticode.require));
 		json_object_set_new(aj, "roots", json_string(c->authenticode.roots));
 		json_object_set_new(aj, "publishers", json_strlist(&c->authenticode.publishers));
+		if (c->authenticode.nalso) {
+			/* further trust sets, each of which must hold too */
+			json_t *also = json_array();
+			for (size_t i = 0; i < c->authenticode.nalso; i++) {
+				json_t *q = json_object();
+				json_object_set_new(q, "roots", json_string(c->authenticode.also[i].roots));
+				json_object_set_new(q, "publishers",
+						    json_strlist(&c->authenticode.also[i].publishers));
+				json_array_append_new(also, q);
+			}
+			json_object_set_new(aj, "also", also);
+		}
 		json_object_set_new(j, "authenticode", aj);
 	}
 	json_object_set_new(oj, "url", json_origin(&a->url_origin));

@@ -243,9 +243,15 @@ static int stage_gate(void *ctx, const struct plan *plan,
 		ok = ref_sha256(c, plan, &items[i], shas[i]);
 		sp[i] = shas[i];
 	}
+	if (ok && stage_key(u, plan, items, sp, key, &e) < 0) {
+		/* an input that cannot be hashed costs the shortcut, loudly */
+		if (!u->run->quiet)
+			fprintf(stderr, "winbuild: warning: cannot tell whether the stage "
+				"is up to date (%s); staging\n", e.msg);
+		ok = 0;
+	}
 	if (ok)
-		ok = stage_key(u, plan, items, sp, key, &e) == 0 &&
-			stamp_check(u->dir, key, &e) == 1;
+		ok = stamp_check(u->dir, key, &e) == 1;
 	free(shas);
 	free(sp);
 	return ok;
@@ -346,12 +352,22 @@ static int write_sbom(struct wb_run *run, const struct plan *plan,
 			sa[i].keyid_hex = ev->keyid_hex;
 			sa[i].trusted_comment = ev->trusted_comment;
 		}
+		if (ev->nsigreqs) {
+			struct buf b = BUF_INIT;
+			for (size_t k = 0; k < ev->nsigreqs; k++)
+				buf_addf(&b, "%s%s '%s'", k ? "; " : "", ev->sigreqs[k].keyid_hex,
+					 ev->sigreqs[k].trusted_comment ?
+					 ev->sigreqs[k].trusted_comment : "");
+			sa[i].also_signed_by = buf_detach(&b, NULL);
+		}
 		sa[i].verified_by = verified_by(ev);
 	}
 	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)
 		ret = cmd_fail(&e);
-	for (size_t i = 0; i < plan->nartifacts; i++)
+	for (size_t i = 0; i < plan->nartifacts; i++) {
 		free((char *)sa[i].verified_by);
+		free((char *)sa[i].also_signed_by);
+	}
 	free(sa);
 	free(outdir);
 	free(mpath);

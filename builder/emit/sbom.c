@@ -159,6 +159,7 @@ static json_t *artifact_component(const struct plan *plan, const json_t *ma,
 	prop(props, "verified_by", info ? info->verified_by : NULL);
 	prop(props, "signer_key_id", info ? info->keyid_hex : NULL);
 	prop(props, "trusted_comment", info ? info->trusted_comment : NULL);
+	prop(props, "also_signed_by", info ? info->also_signed_by : NULL);
 	set_nonempty(c, "properties", props);
 	json_array_foreach(files, i, f)
 		if (!strcmp(jstr(f, "artifact"), name))

@@ -24,6 +24,8 @@ struct sbom_artifact {
 	const char *keyid_hex;        /* minisign key id, or NULL/"" */
 	const char *trusted_comment;  /* or NULL */
 	const char *verified_by;      /* "minisign key ...", for a property */
+	const char *also_signed_by;   /* the further signature requirements'
+					 signers: "KEYID 'comment'; ...", or NULL */
 };
 
 /*

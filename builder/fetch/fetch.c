@@ -32,12 +32,14 @@ enum target {
 	T_SHA256_FILE,
 	T_SHA512_FILE,
 	T_SIG_FILE,
+	T_SIGREQ_FILE,   /* each further signature requirement's, in turn */
 	T_MAIN,
 	T_NR,
 };
 
 static const char *const target_what[T_NR] = {
-	"sha256 checksum file", "sha512 checksum file", "signature", "artifact",
+	"sha256 checksum file", "sha512 checksum file", "signature",
+	"signature of a further requirement", "artifact",
 };
 
 enum job_state {
@@ -70,8 +72,13 @@ struct job {
 	unsigned long long attempt_bytes;
 
 	/* aux targets: fetched text */
-	struct buf text[T_SIG_FILE + 1];
-	char *text_url[T_SIG_FILE + 1];
+	struct buf text[T_SIGREQ_FILE + 1];
+	char *text_url[T_SIGREQ_FILE + 1];
+	/* T_SIGREQ_FILE: one signature per art->verify.sigreqs, fetched in
+	 * turn (urls[T_SIGREQ_FILE] holds the current one's URLs) */
+	size_t sigreq_idx;
+	struct buf *sigreq_text;
+	char **sigreq_url;
 
 	/* main target: the temp file and the running digests */
 	char *tmp_path;
@@ -155,6 +162,16 @@ static void spec_list(struct buf *b, const char *what, const struct wb_strlist *
 		buf_addf(b, "%s %s\n", what, l->v[i]);
 }
 
+static void spec_keys(struct buf *b, const struct plan_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char pk[65];
+		digest_hex(keys[i].pk.pk, 32, pk);
+		buf_addf(b, "key %s %s legacy=%d file_check=%d\n", keys[i].keyid_hex,
+			 pk, keys[i].pk.allow_legacy, keys[i].pk.file_check);
+	}
+}
+
 char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 {
 	const struct plan_artifact *a = it->art;
@@ -168,11 +185,11 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 	spec_list(&b, "sha256_url", &v->sha256_urls);
 	spec_list(&b, "sha512_url", &v->sha512_urls);
 	spec_list(&b, "minisig_url", &v->minisig_urls);
-	for (size_t i = 0; i < v->nkeys; i++) {
-		char pk[65];
-		digest_hex(v->keys[i].pk.pk, 32, pk);
-		buf_addf(&b, "key %s %s legacy=%d file_check=%d\n", v->keys[i].keyid_hex,
-			 pk, v->keys[i].pk.allow_legacy, v->keys[i].pk.file_check);
+	spec_keys(&b, v->keys, v->nkeys);
+	for (size_t i = 0; i < v->nsigreqs; i++) {
+		buf_addf(&b, "sigreq %zu\n", i + 1);
+		spec_list(&b, "minisig_url", &v->sigreqs[i].urls);
+		spec_keys(&b, v->sigreqs[i].keys, v->sigreqs[i].nkeys);
 	}
 	buf_addf(&b, "policy require_signature=%d allow_http=%d forbid_checksum_urls=%d\n",
 		 plan->policy.require_signature, plan->policy.allow_http,
@@ -213,6 +230,19 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 		json_set_str(o, "trusted_comment", it->ev.trusted_comment);
 		json_set_str(o, "sig_url", it->ev.sig_url);
 		json_set_str(o, "signature", it->ev.sig_text);
+		if (it->ev.nsigreqs) {
+			json_t *arr = json_array();
+			for (size_t i = 0; i < it->ev.nsigreqs; i++) {
+				const struct verify_sig *g = &it->ev.sigreqs[i];
+				json_t *q = json_object();
+				json_set_str(q, "key_id", g->keyid_hex);
+				json_set_str(q, "trusted_comment", g->trusted_comment);
+				json_set_str(q, "sig_url", g->sig_url);
+				json_set_str(q, "signature", g->sig_text);
+				json_array_append_new(arr, q);
+			}
+			json_object_set_new(o, "sigreqs", arr);
+		}
 	}
 	json_set_str(o, "checksum_url", it->ev.checksum_url);
 	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
@@ -230,10 +260,42 @@ static char *jstr(json_t *o, const char *k)
 	return s ? xstrdup(s) : NULL;
 }
 
+/* Whether a ref holds one further-requirement record per requirement of
+ * the plan (art->verify.sigreqs); a ref that does not is not used. */
+static int ref_sigreqs_match(const struct fetch_item *it, json_t *ref)
+{
+	size_t n = it->art->verify.nsigreqs;
+
+	return !n || json_array_size(json_object_get(ref, "sigreqs")) == n;
+}
+
+/* The further requirements' evidence from a ref (ref_sigreqs_match holds). */
+static void read_ref_sigreqs(struct fetch_item *it, json_t *arr)
+{
+	size_t n = it->art->verify.nsigreqs;
+
+	verify_sigreqs_release(&it->ev);
+	if (!n)
+		return;
+	it->ev.sigreqs = xcalloc(n, sizeof(*it->ev.sigreqs));
+	it->ev.nsigreqs = n;
+	for (size_t i = 0; i < n; i++) {
+		json_t *q = json_array_get(arr, i);
+		const char *k = json_string_value(json_object_get(q, "key_id"));
+		struct verify_sig *g = &it->ev.sigreqs[i];
+
+		snprintf(g->keyid_hex, sizeof(g->keyid_hex), "%s", k ? k : "");
+		g->trusted_comment = jstr(q, "trusted_comment");
+		g->sig_url = jstr(q, "sig_url");
+		g->sig_text = jstr(q, "signature");
+	}
+}
+
 /*
- * The signature a ref kept, checked again against the entry's bytes (DR)
- * with the plan's keys: for a signed artifact without a sha256 pin, the
- * ref's digest is only trusted when the signature still verifies it.
+ * The signatures a ref kept (the artifact's own and one per further
+ * requirement), checked again against the entry's bytes (DR) with the
+ * plan's keys: for a signed artifact without a sha256 pin, the ref's
+ * digest is only trusted when every signature still verifies it.
  */
 static int ref_signature_holds(struct engine *en, struct job *j, json_t *ref,
 			       const char *entry, const struct digest_result *dr,
@@ -241,17 +303,34 @@ static int ref_signature_holds(struct engine *en, struct job *j, json_t *ref,
 {
 	const char *sig = json_string_value(json_object_get(ref, "signature"));
 	const char *sig_url = json_string_value(json_object_get(ref, "sig_url"));
+	json_t *reqs = json_object_get(ref, "sigreqs");
+	size_t n = j->it->art->verify.nsigreqs;
+	const char **texts = n ? xcalloc(n, sizeof(*texts)) : NULL;
+	const char **urls = n ? xcalloc(n, sizeof(*urls)) : NULL;
+	size_t *lens = n ? xcalloc(n, sizeof(*lens)) : NULL;
 	struct verify_needs needs;
 	struct verify_input in;
 	struct verify_evidence ev;
 	int ret;
 
-	if (!sig)
-		return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps no signature",
-				j->it->art->name);
+	memset(&in, 0, sizeof(in));
+	for (size_t i = 0; i < n; i++) {
+		json_t *q = json_array_get(reqs, i);
+		const char *u = json_string_value(json_object_get(q, "sig_url"));
+
+		texts[i] = json_string_value(json_object_get(q, "signature"));
+		urls[i] = u ? u : "(kept in the cache ref)";
+		lens[i] = texts[i] ? strlen(texts[i]) : 0;
+		if (!texts[i])
+			sig = NULL;
+	}
+	if (!sig) {
+		ret = wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps no signature",
+			       j->it->art->name);
+		goto out;
+	}
 	needs.methods = VERIFY_MINISIGN;
 	needs.digest_algs = dr->algs;
-	memset(&in, 0, sizeof(in));
 	in.art = j->it->art;
 	in.policy = &en->plan->policy;
 	in.needs = &needs;
@@ -261,8 +340,15 @@ static int ref_signature_holds(struct engine *en, struct job *j, json_t *ref,
 	in.sig_file = sig;
 	in.sig_file_len = strlen(sig);
 	in.sig_file_url = sig_url ? sig_url : "(kept in the cache ref)";
+	in.sigreq_files = texts;
+	in.sigreq_file_urls = urls;
+	in.sigreq_file_lens = lens;
 	ret = verify_artifact(&in, &ev, e);
 	verify_evidence_release(&ev);
+out:
+	free(texts);
+	free(urls);
+	free(lens);
 	return ret;
 }
 
@@ -298,8 +384,9 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		ref = json_loads(text, 0, NULL);
 		free(text);
 		sha = json_string_value(json_object_get(ref, "sha256"));
-		if (!sha || !cache_is_key(sha) || (pin && strcasecmp(sha, pin))) {
-			if (sha && pin)
+		if (!sha || !cache_is_key(sha) || (pin && strcasecmp(sha, pin)) ||
+		    !ref_sigreqs_match(it, ref)) {
+			if (sha && pin && strcasecmp(sha, pin))
 				elog(en, WB_LOG_WARN,
 				     "artifact '%s': ignoring a cache ref that names sha256 %.64s, "
 				     "not the pinned %s", it->art->name, sha, pin);
@@ -377,6 +464,7 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			it->ev.trusted_comment = jstr(ref, "trusted_comment");
 			it->ev.sig_url = jstr(ref, "sig_url");
 			it->ev.sig_text = jstr(ref, "signature");
+			read_ref_sigreqs(it, json_object_get(ref, "sigreqs"));
 		}
 		it->ev.checksum_url = jstr(ref, "checksum_url");
 	}
@@ -446,7 +534,7 @@ static unsigned long long target_cap(const struct job *j, enum target t)
 {
 	if (t == T_MAIN)
 		return j->max_size;
-	if (t == T_SIG_FILE)
+	if (t == T_SIG_FILE || t == T_SIGREQ_FILE)
 		return MINISIGN_SIGFILE_MAX;
 	return CHECKSUM_FILE_MAX;
 }
@@ -732,8 +820,23 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		in.sig_file_len = j->text[T_SIG_FILE].len;
 		in.sig_file_url = j->text_url[T_SIG_FILE];
 	}
+	if (j->sigreq_text) {
+		size_t n = it->art->verify.nsigreqs;
+		const char **texts = xcalloc(n, sizeof(*texts));
+		size_t *lens = xcalloc(n, sizeof(*lens));
+
+		for (size_t i = 0; i < n; i++) {
+			texts[i] = j->sigreq_url[i] ? j->sigreq_text[i].ptr : NULL;
+			lens[i] = j->sigreq_text[i].len;
+		}
+		in.sigreq_files = texts;
+		in.sigreq_file_lens = lens;
+		in.sigreq_file_urls = (const char *const *)j->sigreq_url;
+	}
 	verify_evidence_release(&it->ev);
 	ret = verify_artifact(&in, &it->ev, &e);
+	free((void *)in.sigreq_files);
+	free((void *)in.sigreq_file_lens);
 	if (ret < 0) {
 		if (e.code == WB_EVERIFY) {
 			j->saw_verify_failure = 1;
@@ -865,6 +968,29 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 	j->not_before = 0;
 }
 
+static void allowed_urls(struct engine *en, struct job *j, enum target t,
+			 const struct wb_strlist *from);
+
+/* Keep the signature just fetched (from URL) for the current further
+ * requirement and go on to the next one, or to the artifact. */
+static void next_sigreq(struct engine *en, struct job *j, const char *url)
+{
+	const struct plan_verify *v = &j->it->art->verify;
+	size_t i = j->sigreq_idx++;
+
+	buf_release(&j->sigreq_text[i]);
+	j->sigreq_text[i] = j->text[T_SIGREQ_FILE];
+	buf_init(&j->text[T_SIGREQ_FILE]);
+	j->sigreq_url[i] = xstrdup(url);
+	wb_strlist_release(&j->urls[T_SIGREQ_FILE]);
+	if (j->sigreq_idx < v->nsigreqs) {
+		allowed_urls(en, j, T_SIGREQ_FILE, &v->sigreqs[j->sigreq_idx].urls);
+		goto_target(j, T_SIGREQ_FILE);
+	} else {
+		goto_target(j, T_MAIN);
+	}
+}
+
 static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 {
 	struct job *j;
@@ -906,6 +1032,10 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 		curl_easy_cleanup(h);
 		if (j->target == T_MAIN) {
 			complete_main(en, j, url);
+			return;
+		}
+		if (j->target == T_SIGREQ_FILE) {
+			next_sigreq(en, j, url);
 			return;
 		}
 		j->text_url[j->target] = xstrdup(url);
@@ -1035,12 +1165,26 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 		allowed_urls(en, j, T_SHA512_FILE, &v->sha512_urls);
 	if (j->needs.methods & VERIFY_MINISIGN)
 		allowed_urls(en, j, T_SIG_FILE, &v->minisig_urls);
+	if ((j->needs.methods & VERIFY_MINISIGN) && v->nsigreqs) {
+		j->sigreq_text = xcalloc(v->nsigreqs, sizeof(*j->sigreq_text));
+		j->sigreq_url = xcalloc(v->nsigreqs, sizeof(*j->sigreq_url));
+		for (size_t i = 0; i < v->nsigreqs; i++)
+			buf_init(&j->sigreq_text[i]);
+		/* every requirement needs an allowed URL, not only the first */
+		for (size_t i = v->nsigreqs; i-- > 0; ) {
+			wb_strlist_release(&j->urls[T_SIGREQ_FILE]);
+			allowed_urls(en, j, T_SIGREQ_FILE, &v->sigreqs[i].urls);
+			if (!j->urls[T_SIGREQ_FILE].nr)
+				break;
+		}
+	}
 	allowed_urls(en, j, T_MAIN, &a->urls);
 	for (enum target t = T_SHA256_FILE; t < T_NR; t++) {
 		int wanted = t == T_MAIN ||
 			(t == T_SHA256_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA256)) ||
 			(t == T_SHA512_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA512)) ||
-			(t == T_SIG_FILE && (j->needs.methods & VERIFY_MINISIGN));
+			(t == T_SIG_FILE && (j->needs.methods & VERIFY_MINISIGN)) ||
+			(t == T_SIGREQ_FILE && j->sigreq_text);
 		if (wanted && !j->urls[t].nr)
 			return wb_error(e, a->urls.nr || t != T_MAIN ? WB_EVERIFY : WB_EUSAGE,
 					"artifact '%s': no URL for its %s is allowed%s",
@@ -1057,10 +1201,16 @@ static void job_release(struct job *j)
 	for (int t = 0; t < T_NR; t++)
 		wb_strlist_release(&j->urls[t]);
 	hop_reset(j);
-	for (int t = 0; t <= T_SIG_FILE; t++) {
+	for (int t = 0; t <= T_SIGREQ_FILE; t++) {
 		buf_release(&j->text[t]);
 		free(j->text_url[t]);
 	}
+	for (size_t i = 0; j->sigreq_text && i < j->it->art->verify.nsigreqs; i++) {
+		buf_release(&j->sigreq_text[i]);
+		free(j->sigreq_url[i]);
+	}
+	free(j->sigreq_text);
+	free(j->sigreq_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
 	main_discard(j);
@@ -1218,7 +1368,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		j->it = it;
 		j->fd = -1;
 		j->max_size = en.max_size;
-		for (int t = 0; t <= T_SIG_FILE; t++)
+		for (int t = 0; t <= T_SIGREQ_FILE; t++)
 			buf_init(&j->text[t]);
 		it->status = 0;
 		wb_err_clear(&it->err);

@@ -108,6 +108,22 @@ static json_t *evidence(const struct fetch_item *it)
 		if (ev->sig_url)
 			json_object_set_new(m, "signature_url", json_string(ev->sig_url));
 		json_object_set_new(o, "minisign", m);
+		if (ev->nsigreqs) {
+			/* each further requirement's own verifying signature */
+			json_t *also = json_array();
+			for (size_t i = 0; i < ev->nsigreqs; i++) {
+				json_t *q = json_object();
+				json_object_set_new(q, "key_id", json_string(ev->sigreqs[i].keyid_hex));
+				json_object_set_new(q, "trusted_comment",
+						    json_string(ev->sigreqs[i].trusted_comment ?
+								ev->sigreqs[i].trusted_comment : ""));
+				if (ev->sigreqs[i].sig_url)
+					json_object_set_new(q, "signature_url",
+							    json_string(ev->sigreqs[i].sig_url));
+				json_array_append_new(also, q);
+			}
+			json_object_set_new(o, "minisign_also", also);
+		}
 	}
 	if (ev->checksum_url)
 		json_object_set_new(o, "checksum_url", json_string(ev->checksum_url));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/buf.h"
 #include "recipe/plan.h"
 
 void wb_origin_format(const struct wb_origin *o, char *out, size_t len)
@@ -28,6 +29,23 @@ int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt
 	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
 }
 
+static void keys_release(struct plan_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(keys[i].name);
+		free(keys[i].text);
+		free(keys[i].key_file);
+	}
+	free(keys);
+}
+
+void plan_sigreq_release(struct plan_sigreq *q)
+{
+	wb_strlist_release(&q->urls);
+	keys_release(q->keys, q->nkeys);
+	memset(q, 0, sizeof(*q));
+}
+
 static void verify_release(struct plan_verify *v)
 {
 	free(v->sha256);
@@ -37,12 +55,10 @@ static void verify_release(struct plan_verify *v)
 	wb_strlist_release(&v->sha256_urls);
 	wb_strlist_release(&v->sha512_urls);
 	wb_strlist_release(&v->minisig_urls);
-	for (size_t i = 0; i < v->nkeys; i++) {
-		free(v->keys[i].name);
-		free(v->keys[i].text);
-		free(v->keys[i].key_file);
-	}
-	free(v->keys);
+	keys_release(v->keys, v->nkeys);
+	for (size_t i = 0; i < v->nsigreqs; i++)
+		plan_sigreq_release(&v->sigreqs[i]);
+	free(v->sigreqs);
 }
 
 void plan_release(struct plan *p)
@@ -73,8 +89,7 @@ void plan_release(struct plan *p)
 		free(c->homepage);
 		free(c->license);
 		free(c->purl);
-		free(c->authenticode.roots);
-		wb_strlist_release(&c->authenticode.publishers);
+		plan_authenticode_release(&c->authenticode);
 		wb_strlist_release(&c->path);
 		wb_strlist_release(&c->directories);
 		wb_strlist_release(&c->defender_exclusions);
@@ -90,8 +105,7 @@ void plan_release(struct plan *p)
 		free(p->mirrors[i].to);
 	}
 	free(p->mirrors);
-	free(p->authenticode.roots);
-	wb_strlist_release(&p->authenticode.publishers);
+	plan_authenticode_release(&p->authenticode);
 	for (size_t i = 0; i < p->nvalues; i++) {
 		free(p->values[i].key);
 		free(p->values[i].value);
@@ -143,9 +157,40 @@ const struct plan_component *plan_find_component(const struct plan *plan,
 void plan_authenticode_policy(const struct plan_authenticode *a,
 			      struct authenticode_policy *out)
 {
+	struct authenticode_policy *also = NULL;
+
 	memset(out, 0, sizeof(*out));
 	out->require = a->require;
 	out->roots = a->roots;
 	out->publishers = (const char *const *)a->publishers.v;
 	out->npublishers = a->publishers.nr;
+	if (a->nalso)
+		also = xcalloc(a->nalso, sizeof(*also));
+	for (size_t i = 0; i < a->nalso; i++) {
+		also[i].require = a->require;
+		also[i].roots = a->also[i].roots;
+		also[i].publishers = (const char *const *)a->also[i].publishers.v;
+		also[i].npublishers = a->also[i].publishers.nr;
+	}
+	out->also = also;
+	out->nalso = a->nalso;
+}
+
+void plan_authenticode_policy_release(struct authenticode_policy *out)
+{
+	free((void *)out->also);
+	out->also = NULL;
+	out->nalso = 0;
+}
+
+void plan_authenticode_release(struct plan_authenticode *a)
+{
+	free(a->roots);
+	wb_strlist_release(&a->publishers);
+	for (size_t i = 0; i < a->nalso; i++) {
+		free(a->also[i].roots);
+		wb_strlist_release(&a->also[i].publishers);
+	}
+	free(a->also);
+	memset(a, 0, sizeof(*a));
 }

@@ -42,6 +42,24 @@ struct plan_key {
 	struct wb_origin origin;
 };
 
+/*
+ * A further signature requirement, from a layer above the artifact (a
+ * top-level `signatures:` map in the image recipe, an override, or --set):
+ * a minisign signature fetched from one of URLS must verify under one of
+ * KEYS. Requirements are ANDed with the artifact's own (minisig_urls and
+ * keys below) and with each other, each satisfied by its own signature:
+ * a key of one never satisfies another (docs/recipes.md, "Policy only
+ * tightens").
+ */
+struct plan_sigreq {
+	struct wb_strlist urls;       /* signature URLs in try order */
+	struct plan_key *keys;        /* accepted minisign keys */
+	size_t nkeys, alloc_keys;
+	struct wb_origin origin;      /* of the `signatures` map */
+};
+
+void plan_sigreq_release(struct plan_sigreq *q);
+
 struct plan_verify {
 	char *sha256;                 /* pinned, lowercase hex, or NULL */
 	char *sha512;
@@ -51,6 +69,10 @@ struct plan_verify {
 	struct wb_strlist minisig_urls; /* signature URLs in try order */
 	struct plan_key *keys;        /* accepted minisign keys */
 	size_t nkeys, alloc_keys;
+	/* further requirements (only when nkeys: the first requirement fills
+	 * minisig_urls and keys above) */
+	struct plan_sigreq *sigreqs;
+	size_t nsigreqs, alloc_sigreqs;
 	char *needs_pin;              /* reason, when only a lock pin can verify */
 	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
 	struct wb_origin sha256_origin, sha512_origin, sha256_url_origin,
@@ -90,11 +112,23 @@ struct plan_artifact {
 	struct wb_strlist payload_props;  /* "KEY=VALUE", sorted by key */
 };
 
+/* One further Authenticode trust set: the signer must chain to ROOTS and
+ * be one of PUBLISHERS (none: any signer under ROOTS). */
+struct plan_authreq {
+	char *roots;
+	struct wb_strlist publishers;
+	struct wb_origin roots_origin, publishers_origin;
+};
+
 /*
  * `authenticode: {require, roots, publishers}` at the top level (every
- * component) or under `components.<n>` (that component; each key given
- * there replaces the global one, except that a global `require: true`
- * always holds). Applies to the staged .exe, .dll and .msi files.
+ * component) or under `components.<n>` (that component). Policy only
+ * tightens: ROOTS and PUBLISHERS are the merged top-level map's; every
+ * layer's own top-level roots/publishers that differ, and a component's
+ * own, are further trust sets in ALSO, each of which must hold too: a
+ * component can narrow the site's roots and publishers, never replace
+ * them. A `require: true` in any layer holds. Applies to the staged .exe,
+ * .dll and .msi files.
  */
 struct plan_authenticode {
 	int set;                       /* a policy applies */
@@ -102,13 +136,18 @@ struct plan_authenticode {
 	char *roots;                   /* PEM file, relative to the declaring
 					  file already resolved */
 	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
+	struct plan_authreq *also;     /* further trust sets, ANDed */
+	size_t nalso, alloc_also;
 	struct wb_origin origin;       /* of the map (component's, else global) */
 	struct wb_origin require_origin, roots_origin;
 };
 
-/* Point OUT at A's settings (A must outlive OUT's use). */
+/* Point OUT at A's settings (A must outlive OUT's use); release OUT with
+ * plan_authenticode_policy_release. */
 void plan_authenticode_policy(const struct plan_authenticode *a,
 			      struct authenticode_policy *out);
+void plan_authenticode_policy_release(struct authenticode_policy *out);
+void plan_authenticode_release(struct plan_authenticode *a);
 
 struct plan_firewall {
 	char *name;

@@ -29,12 +29,27 @@ struct resolver {
 	struct plan *plan;
 	struct wb_err *e;
 	struct rnode *top;             /* image + overrides + env + --set */
-	struct rnode *policy_layers[64];
-	size_t npolicy_layers;
-	struct rnode *auth_layers[64];   /* each layer's top-level authenticode */
-	size_t nauth_layers;
+	/* Each layer's own policy, authenticode, signatures and keys maps
+	 * (cloned; NULL where the layer has none), in layer order: policy
+	 * only tightens, so every layer's word is kept, never merged away.
+	 * As many as there are layers: no cap. */
+	struct layer {
+		struct rnode *policy, *auth, *sigs, *keys;
+		struct rnode *comps;   /* the layer's `components` map */
+	} *layers;
+	size_t nlayers, alloc_layers;
 	const char *include_stack[MAX_INCLUDE_DEPTH + 1];
 	size_t ninclude;
+	struct vars {                  /* looked up first match first; grows */
+		struct var {
+			const char *name;
+			const char *value;
+			int raw;       /* value may hold ${...} itself */
+		} *v;
+		size_t nr, alloc;
+	} image_vars;                  /* the image's vars (borrowed strings) */
+	struct rnode *comp_auth;       /* the last component file's own
+					  authenticode map (load_component) */
 };
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
@@ -49,7 +64,7 @@ static const char *scalar(const struct rnode *n, const char *key)
 /* Lexically drop "x/.." pairs and "./" from P (in place); returns P. */
 static char *path_clean(char *p)
 {
-	char *seg[256];
+	char **seg = xcalloc(strlen(p) / 2 + 2, sizeof(*seg));
 	size_t n = 0;
 	int abs = p[0] == '/';
 	char *save = NULL, *copy = xstrdup(p);
@@ -60,7 +75,7 @@ static char *path_clean(char *p)
 			continue;
 		if (!strcmp(t, "..") && n && strcmp(seg[n - 1], ".."))
 			n--;
-		else if (n < ARRAY_SIZE(seg))
+		else
 			seg[n++] = t;
 	}
 	if (abs)
@@ -72,6 +87,7 @@ static char *path_clean(char *p)
 	free(p);
 	p = buf_detach(&out, NULL);
 	free(copy);
+	free(seg);
 	return p;
 }
 
@@ -292,27 +308,49 @@ static int parse_set(struct resolver *r, const char *pair,
 	return 0;
 }
 
-static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+static struct rnode *clone_or_null(const struct rnode *n)
 {
-	const struct rnode *pol = rnode_get(layer, "policy");
-
-	const struct rnode *auth = rnode_get(layer, "authenticode");
-
-	if (pol && r->npolicy_layers < ARRAY_SIZE(r->policy_layers))
-		r->policy_layers[r->npolicy_layers++] = rnode_clone(pol);
-	if (auth && r->nauth_layers < ARRAY_SIZE(r->auth_layers))
-		r->auth_layers[r->nauth_layers++] = rnode_clone(auth);
+	return n ? rnode_clone(n) : NULL;
 }
 
+static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	struct layer *l;
+
+	ALLOC_GROW(r->layers, r->nlayers + 1, r->alloc_layers);
+	l = &r->layers[r->nlayers++];
+	l->policy = clone_or_null(rnode_get(layer, "policy"));
+	l->auth = clone_or_null(rnode_get(layer, "authenticode"));
+	l->sigs = clone_or_null(rnode_get(layer, "signatures"));
+	l->keys = clone_or_null(rnode_get(layer, "keys"));
+	l->comps = clone_or_null(rnode_get(layer, "components"));
+}
+
+/* Each layer's policy, authenticode and signatures maps are kept on their
+ * own (push_policy_layer), so each is checked on its own too: a later layer
+ * that replaces one does not excuse it. */
 static int check_policy_layer(struct resolver *r, const struct rnode *layer)
 {
-	const struct rnode *pol = rnode_get(layer, "policy");
+	static const struct {
+		const char *key;
+		const struct schema_key *table;
+	} maps[] = {
+		{ "policy", schema_policy },
+		{ "authenticode", schema_authenticode },
+		{ "signatures", schema_signatures },
+	};
 
-	if (!pol)
-		return 0;
-	if (pol->type != RNODE_MAP)
-		return err_at(r, &pol->origin, "'policy' must be a map");
-	return schema_check(pol, schema_policy, "policy", 1, r->e);
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+		const struct rnode *n = rnode_get(layer, maps[i].key);
+
+		if (!n)
+			continue;
+		if (n->type != RNODE_MAP)
+			return err_at(r, &n->origin, "'%s' must be a map", maps[i].key);
+		if (schema_check(n, maps[i].table, maps[i].key, 1, r->e))
+			return -1;
+	}
+	return 0;
 }
 
 static int merge_layer(struct resolver *r, struct rnode *layer)
@@ -401,25 +439,32 @@ static int load_layers(struct resolver *r, const struct plan_inputs *in)
 
 /* ---- variables ---- */
 
-struct var {
-	const char *name;
-	const char *value;
-	int raw;                  /* value may hold ${...} itself */
-};
-
-struct vars {
-	struct var v[64];
-	size_t nr;
-};
-
 static void vars_add(struct vars *vs, const char *name, const char *value, int raw)
 {
-	if (vs->nr < ARRAY_SIZE(vs->v)) {
-		vs->v[vs->nr].name = name;
-		vs->v[vs->nr].value = value;
-		vs->v[vs->nr].raw = raw;
-		vs->nr++;
-	}
+	ALLOC_GROW(vs->v, vs->nr + 1, vs->alloc);
+	vs->v[vs->nr++] = (struct var){ name, value, raw };
+}
+
+/* Put NAME first: it wins over every variable already in VS. */
+static void vars_prepend(struct vars *vs, const char *name, const char *value, int raw)
+{
+	ALLOC_GROW(vs->v, vs->nr + 1, vs->alloc);
+	memmove(vs->v + 1, vs->v, vs->nr * sizeof(vs->v[0]));
+	vs->v[0] = (struct var){ name, value, raw };
+	vs->nr++;
+}
+
+/* Append every variable of FROM to VS (FROM's lose to VS's own). */
+static void vars_add_all(struct vars *vs, const struct vars *from)
+{
+	for (size_t i = 0; i < from->nr; i++)
+		vars_add(vs, from->v[i].name, from->v[i].value, from->v[i].raw);
+}
+
+static void vars_release(struct vars *vs)
+{
+	free(vs->v);
+	memset(vs, 0, sizeof(*vs));
 }
 
 static void vars_add_map(struct vars *vs, const struct rnode *map)
@@ -648,16 +693,32 @@ static int load_key(struct resolver *r, const struct rnode *km, const char *name
 	return 0;
 }
 
-static int add_keys(struct resolver *r, const struct rnode *list, struct plan_verify *v)
+/* The key named NAME as layer UPTO saw it: that layer's `keys:` or an
+ * earlier one's (so a later layer cannot swap the key behind a name an
+ * override relies on); UPTO == r->nlayers: the merged `keys:`. */
+static const struct rnode *named_key(const struct resolver *r, const char *name,
+				     size_t upto)
 {
-	const struct rnode *named = rnode_get(r->top, "keys");
+	if (upto >= r->nlayers)
+		return rnode_get(rnode_get(r->top, "keys"), name);
+	for (size_t i = upto + 1; i-- > 0; ) {
+		const struct rnode *km = rnode_get(r->layers[i].keys, name);
+		if (km)
+			return km;
+	}
+	return NULL;
+}
 
-	for (size_t i = 0; i < list->nr; i++) {
+/* Append the keys of LIST to KEYS (names resolved as layer UPTO saw them). */
+static int add_keys(struct resolver *r, const struct rnode *list, size_t upto,
+		    struct plan_key **keys, size_t *nkeys, size_t *alloc_keys)
+{
+	for (size_t i = 0; list && i < list->nr; i++) {
 		const struct rnode *it = list->items[i];
 		struct plan_key k;
 
 		if (it->type == RNODE_SCALAR) {
-			const struct rnode *km = rnode_get(named, it->scalar);
+			const struct rnode *km = named_key(r, it->scalar, upto);
 			if (!km)
 				return err_at(r, &it->origin,
 					      "unknown key name '%s' (define it under 'keys:')",
@@ -668,10 +729,10 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		} else if (load_key(r, it, NULL, &k)) {
 			return -1;
 		}
-		for (size_t j = 0; j < v->nkeys; j++) {
-			if (strcmp(v->keys[j].keyid_hex, k.keyid_hex))
+		for (size_t j = 0; j < *nkeys; j++) {
+			if (strcmp((*keys)[j].keyid_hex, k.keyid_hex))
 				continue;
-			if (strcmp(v->keys[j].text, k.text))
+			if (strcmp((*keys)[j].text, k.text))
 				return err_at(r, &it->origin,
 					      "two different minisign keys share the key id %s",
 					      k.keyid_hex);
@@ -683,8 +744,8 @@ static int add_keys(struct resolver *r, const struct rnode *list, struct plan_ve
 		}
 		if (!k.text)
 			continue;
-		ALLOC_GROW(v->keys, v->nkeys + 1, v->alloc_keys);
-		v->keys[v->nkeys++] = k;
+		ALLOC_GROW(*keys, *nkeys + 1, *alloc_keys);
+		(*keys)[(*nkeys)++] = k;
 	}
 	return 0;
 }
@@ -711,10 +772,10 @@ static char *lower(char *s)
 /* The signature URLs of A from map N (`verify.minisign` or `signatures`):
  * its `url`, default "${url}.minisig", expanded and mirrored. */
 static int signature_urls(struct resolver *r, const struct rnode *n,
-			  const struct vars *vs, struct plan_artifact *a,
-			  const char *what)
+			  const struct rnode *un, const struct vars *vs,
+			  struct plan_artifact *a, const char *what,
+			  struct wb_strlist *out)
 {
-	const struct rnode *un = rnode_get(n, "url");
 	struct rnode *def = NULL;
 	char *u;
 	int ret;
@@ -728,9 +789,8 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 	ret = url_check(r, u, &n->origin, what) ||
 	      url_layout_check(r, u, &n->origin, what) ||
 	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
-			    &a->verify.minisig_urls) ? -1 : 0;
+			    out) ? -1 : 0;
 	free(u);
-	a->verify.minisign_origin = n->origin;
 	return ret;
 }
 
@@ -783,25 +843,102 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 	}
 	if ((n = rnode_get(vn, "minisign"))) {
 		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
-		if (signature_urls(r, n, vs, a, what) ||
-		    add_keys(r, rnode_get(n, "keys"), v))
+		v->minisign_origin = n->origin;
+		if (signature_urls(r, n, rnode_get(n, "url"), vs, a, what,
+				   &v->minisig_urls) ||
+		    add_keys(r, rnode_get(n, "keys"), r->nlayers, &v->keys,
+			     &v->nkeys, &v->alloc_keys))
 			return -1;
 	}
 	return 0;
 }
 
+static int same_keys(const struct plan_key *a, size_t na,
+		     const struct plan_key *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++) {
+		size_t j = 0;
+		while (j < nb && strcmp(a[i].text, b[j].text))
+			j++;
+		if (j == nb)
+			return 0;
+	}
+	return 1;
+}
+
+static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
+{
+	if (a->nr != b->nr)
+		return 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The top-level `signatures: {url, keys}` of every layer (image recipe,
+ * override, --set) is a requirement of its own, ANDed with the artifact's
+ * `verify.minisign` and with every other layer's: policy only tightens, so
+ * a higher layer's keys are never added to a list that the component's own
+ * key could satisfy. A layer's url defaults to the merged `signatures.url`,
+ * then to "${url}.minisig". The first requirement fills the artifact's own
+ * slot when it has no minisign of its own.
+ */
 static int convert_signatures(struct resolver *r, const struct vars *vs,
 			      struct plan_artifact *a, const char *ctx)
 {
-	const struct rnode *sg = rnode_get(r->top, "signatures");
+	struct plan_verify *v = &a->verify;
+	const struct rnode *merged_url = rnode_get(rnode_get(r->top, "signatures"), "url");
 	char what[256];
 
-	if (!sg)
-		return 0;
 	snprintf(what, sizeof(what), "signatures.url for %s", ctx);
-	if (!a->verify.nkeys && signature_urls(r, sg, vs, a, what))
-		return -1;
-	return add_keys(r, rnode_get(sg, "keys"), &a->verify);
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *sg = r->layers[i].sigs, *un;
+		struct plan_sigreq q;
+		int dup = 0;
+
+		if (!sg || !rnode_get(sg, "keys"))
+			continue;
+		memset(&q, 0, sizeof(q));
+		q.origin = sg->origin;
+		un = rnode_get(sg, "url");
+		if (signature_urls(r, sg, un ? un : merged_url, vs, a, what, &q.urls) ||
+		    add_keys(r, rnode_get(sg, "keys"), i, &q.keys, &q.nkeys,
+			     &q.alloc_keys)) {
+			plan_sigreq_release(&q);
+			return -1;
+		}
+		if (!q.nkeys) {
+			plan_sigreq_release(&q);
+			return err_at(r, &sg->origin, "'signatures.keys' is empty");
+		}
+		if (!v->nkeys) {
+			/* the artifact's own slot */
+			wb_strlist_release(&v->minisig_urls);
+			v->minisig_urls = q.urls;
+			v->keys = q.keys;
+			v->nkeys = q.nkeys;
+			v->alloc_keys = q.alloc_keys;
+			v->minisign_origin = q.origin;
+			continue;
+		}
+		dup = same_urls(&q.urls, &v->minisig_urls) &&
+		      same_keys(q.keys, q.nkeys, v->keys, v->nkeys);
+		for (size_t k = 0; !dup && k < v->nsigreqs; k++)
+			dup = same_urls(&q.urls, &v->sigreqs[k].urls) &&
+			      same_keys(q.keys, q.nkeys, v->sigreqs[k].keys,
+					v->sigreqs[k].nkeys);
+		if (dup) {
+			plan_sigreq_release(&q);
+			continue;
+		}
+		ALLOC_GROW(v->sigreqs, v->nsigreqs + 1, v->alloc_sigreqs);
+		v->sigreqs[v->nsigreqs++] = q;
+	}
+	return 0;
 }
 
 static int convert_dest(struct resolver *r, const struct rnode *n,
@@ -927,9 +1064,12 @@ static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 	return 0;
 }
 
-static int convert_artifact(struct resolver *r, const struct rnode *an,
-			    const struct plan_component *c, struct vars base,
-			    struct plan_artifact *a)
+/* BASE holds the component's variables; VS is the artifact's own set,
+ * released by the caller. */
+static int convert_artifact_in(struct resolver *r, const struct rnode *an,
+			       const struct plan_component *c,
+			       const struct vars *base, struct vars *vs,
+			       struct plan_artifact *a)
 {
 	const struct rnode *rp = rnode_get(rnode_get(r->top, "replace"), an->key);
 	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify");
@@ -946,9 +1086,10 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	}
 	if (rp && rnode_get(rp, "verify"))
 		vn = rnode_get(rp, "verify");
-	vars_add(&base, "name", a->name, 0);
+	vars_add_all(vs, base);
+	vars_add(vs, "name", a->name, 0);
 	snprintf(what, sizeof(what), "%s.url", ctx);
-	if (!(url = expand(r, &base, un, what)))
+	if (!(url = expand(r, vs, un, what)))
 		return -1;
 	a->upstream_url = url;
 	a->url_origin = un->origin;
@@ -961,43 +1102,160 @@ static int convert_artifact(struct resolver *r, const struct rnode *an,
 	if (apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
 		return -1;
 	/* ${url}, ${filename} after the url itself is known */
-	{
-		struct vars vs = base;
-		memmove(vs.v + 2, vs.v, (vs.nr < ARRAY_SIZE(vs.v) - 2 ? vs.nr : ARRAY_SIZE(vs.v) - 2) * sizeof(vs.v[0]));
-		vs.v[0] = (struct var){ "url", a->upstream_url, 0 };
-		vs.v[1] = (struct var){ "filename", a->filename, 0 };
-		vs.nr = vs.nr + 2 > ARRAY_SIZE(vs.v) ? ARRAY_SIZE(vs.v) : vs.nr + 2;
-		if (convert_verify(r, vn, &vs, a, ctx) ||
-		    convert_signatures(r, &vs, a, ctx))
-			return -1;
-	}
+	vars_prepend(vs, "filename", a->filename, 0);
+	vars_prepend(vs, "url", a->upstream_url, 0);
+	if (convert_verify(r, vn, vs, a, ctx) ||
+	    convert_signatures(r, vs, a, ctx))
+		return -1;
 	if (convert_action(r, an, a, ctx))
 		return -1;
 	return policy_check_artifact(r, a, vn);
 }
 
+static int convert_artifact(struct resolver *r, const struct rnode *an,
+			    const struct plan_component *c, const struct vars *base,
+			    struct plan_artifact *a)
+{
+	struct vars vs = { 0 };
+	int ret = convert_artifact_in(r, an, c, base, &vs, a);
+
+	vars_release(&vs);
+	return ret;
+}
+
 /* ---- authenticode ---- */
 
+/* `roots` node K of the map named WHAT: resolved against the file that
+ * sets it, and readable now. New string in *OUT, or -1. */
+static int auth_roots(struct resolver *r, const struct rnode *k, const char *what,
+		      char **out)
+{
+	*out = relative_to(k->origin.file, k->scalar);
+	if (access(*out, R_OK)) {
+		int ret = err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
+				 what, *out, strerror(errno));
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* `publishers` list K into OUT (thumbprints lowercased). */
+static int auth_publishers(struct resolver *r, const struct rnode *k, const char *what,
+			   struct wb_strlist *out)
+{
+	for (size_t i = 0; i < k->nr; i++) {
+		const char *v = k->items[i]->scalar;
+
+		if (!*v)
+			return err_at(r, &k->items[i]->origin,
+				      "'%s.publishers' holds an empty entry", what);
+		if (is_hex(v, 64)) {
+			char *l = lower(xstrdup(v));
+			wb_strlist_push(out, l);
+			free(l);
+		} else {
+			wb_strlist_push(out, v);
+		}
+	}
+	return 0;
+}
+
+static int same_trust(const char *roots, const struct wb_strlist *pubs,
+		      const char *roots2, const struct wb_strlist *pubs2)
+{
+	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && same_urls(pubs, pubs2);
+}
+
+/* Add the trust set ROOTS (taken) and PUBS (moved) to A's further sets,
+ * unless A already requires exactly that. */
+static void add_authreq(struct plan_authenticode *a, char *roots, struct wb_strlist *pubs,
+			const struct wb_origin *roots_origin)
+{
+	struct plan_authreq *q;
+	int dup = same_trust(roots, pubs, a->roots, &a->publishers);
+
+	for (size_t i = 0; !dup && i < a->nalso; i++)
+		dup = same_trust(roots, pubs, a->also[i].roots, &a->also[i].publishers);
+	if (dup) {
+		free(roots);
+		wb_strlist_release(pubs);
+		return;
+	}
+	ALLOC_GROW(a->also, a->nalso + 1, a->alloc_also);
+	q = &a->also[a->nalso++];
+	memset(q, 0, sizeof(*q));
+	q->roots = roots;
+	q->publishers = *pubs;
+	memset(pubs, 0, sizeof(*pubs));
+	q->roots_origin = *roots_origin;
+}
+
+static void copy_publishers(const struct wb_strlist *from, struct wb_strlist *to)
+{
+	memset(to, 0, sizeof(*to));
+	for (size_t i = 0; i < from->nr; i++)
+		wb_strlist_push(to, from->v[i]);
+}
+
+/* The roots and publishers of map N (named WHAT) as a further trust set of
+ * A; a missing roots is FALLBACK's (at FALLBACK_ORIGIN). Nothing when N
+ * names neither. */
+static int add_map_trust(struct resolver *r, const struct rnode *n, const char *what,
+			 struct plan_authenticode *a, const char *fallback,
+			 const struct wb_origin *fallback_origin)
+{
+	const struct rnode *rk = rnode_get(n, "roots"), *pk = rnode_get(n, "publishers");
+	char *roots = NULL;
+	struct wb_strlist pubs = { 0 };
+
+	if (!rk && !pk)
+		return 0;
+	if (rk ? auth_roots(r, rk, what, &roots) : !(roots = xstrdup(fallback))) {
+		free(roots);
+		return -1;
+	}
+	if (pk && auth_publishers(r, pk, what, &pubs)) {
+		free(roots);
+		wb_strlist_release(&pubs);
+		return -1;
+	}
+	add_authreq(a, roots, &pubs, rk ? &rk->origin : fallback_origin);
+	return 0;
+}
+
 /*
- * The `authenticode` map N (or none) over GLOBAL (or none) into OUT: keys
- * given in N replace GLOBAL's, except that a global require: true holds.
+ * The `authenticode` map N (or none) over GLOBAL (or none) into OUT.
+ * Without a global policy N's roots and publishers are the policy. Over
+ * one, N can only narrow it: N's roots and publishers (a missing one taken
+ * from GLOBAL) become a further trust set that must hold as well as every
+ * one of GLOBAL's; N's require can only tighten a global require: true.
  * `roots` is relative to the file that sets it and must be readable now.
  */
 static int convert_authenticode(struct resolver *r, const struct rnode *n,
 				const struct plan_authenticode *global,
 				struct plan_authenticode *out, const char *ctx)
 {
-	const struct rnode *k;
+	const struct rnode *k, *rk, *pk;
 	char what[300];
+	int narrow = global && global->set;
 
 	snprintf(what, sizeof(what), "%s%sauthenticode", ctx, *ctx ? "." : "");
 	memset(out, 0, sizeof(*out));
-	if (global && global->set) {
+	if (narrow) {
 		*out = *global;
 		out->roots = global->roots ? xstrdup(global->roots) : NULL;
-		memset(&out->publishers, 0, sizeof(out->publishers));
-		for (size_t i = 0; i < global->publishers.nr; i++)
-			wb_strlist_push(&out->publishers, global->publishers.v[i]);
+		copy_publishers(&global->publishers, &out->publishers);
+		out->also = NULL;
+		out->nalso = out->alloc_also = 0;
+		for (size_t i = 0; i < global->nalso; i++) {
+			struct wb_strlist pubs;
+
+			copy_publishers(&global->also[i].publishers, &pubs);
+			add_authreq(out, xstrdup(global->also[i].roots), &pubs,
+				    &global->also[i].roots_origin);
+		}
 	}
 	if (!n)
 		return 0;
@@ -1008,34 +1266,72 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 		out->require = schema_bool(k) == 1;
 		out->require_origin = k->origin;
 	}
-	if ((k = rnode_get(n, "roots"))) {
-		free(out->roots);
-		out->roots = relative_to(k->origin.file, k->scalar);
-		out->roots_origin = k->origin;
-		if (access(out->roots, R_OK))
-			return err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
-				      what, out->roots, strerror(errno));
+	rk = rnode_get(n, "roots");
+	pk = rnode_get(n, "publishers");
+	if (narrow)
+		return add_map_trust(r, n, what, out, global->roots, &global->roots_origin);
+	if (rk) {
+		if (auth_roots(r, rk, what, &out->roots))
+			return -1;
+		out->roots_origin = rk->origin;
 	}
-	if ((k = rnode_get(n, "publishers"))) {
-		wb_strlist_release(&out->publishers);
-		for (size_t i = 0; i < k->nr; i++) {
-			const char *v = k->items[i]->scalar;
-
-			if (!*v)
-				return err_at(r, &k->items[i]->origin,
-					      "'%s.publishers' holds an empty entry", what);
-			if (is_hex(v, 64)) {
-				char *l = lower(xstrdup(v));
-				wb_strlist_push(&out->publishers, l);
-				free(l);
-			} else {
-				wb_strlist_push(&out->publishers, v);
-			}
-		}
-	}
+	if (pk && auth_publishers(r, pk, what, &out->publishers))
+		return -1;
 	if (!out->roots)
 		return err_at(r, &n->origin,
 			      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
+	return 0;
+}
+
+/* Every layer's own top-level roots and publishers (image recipe, each
+ * override, --set) hold, not only the merged map's: a later layer names a
+ * further trust set, it does not replace an earlier one's. */
+static int layer_authenticode(struct resolver *r)
+{
+	struct plan_authenticode *a = &r->plan->authenticode;
+
+	if (!a->set)
+		return 0;
+	for (size_t i = 0; i < r->nlayers; i++)
+		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, a->roots,
+				  &a->roots_origin))
+			return -1;
+	return 0;
+}
+
+/* A component's authenticode map comes from its file and from every
+ * layer's `components.<name>.authenticode`; merged, a later one would
+ * replace an earlier one's roots or publishers or turn its require off.
+ * Each source's roots/publishers are a trust set of their own (ANDed) and
+ * each one's require: true holds. */
+static int layer_component_authenticode(struct resolver *r, const char *name,
+					struct plan_authenticode *a, const char *ctx)
+{
+	char what[300];
+
+	if (!a->set)
+		return 0;
+	snprintf(what, sizeof(what), "%s.authenticode", ctx);
+	for (size_t i = 0; i <= r->nlayers; i++) {
+		/* source 0: the component file itself, then each layer */
+		const struct rnode *n = i ?
+			rnode_get(rnode_get(r->layers[i - 1].comps, name), "authenticode") :
+			r->comp_auth;
+		const struct rnode *k;
+
+		if (!n)
+			continue;
+		if (n->type != RNODE_MAP)
+			return err_at(r, &n->origin, "'%s' must be a map", what);
+		if (schema_check(n, schema_authenticode, what, 1, r->e))
+			return -1;
+		if ((k = rnode_get(n, "require")) && schema_bool(k) == 1 && !a->require) {
+			a->require = 1;
+			a->require_origin = k->origin;
+		}
+		if (add_map_trust(r, n, what, a, a->roots, &a->roots_origin))
+			return -1;
+	}
 	return 0;
 }
 
@@ -1045,8 +1341,8 @@ static void tighten_authenticode(struct resolver *r)
 {
 	struct plan_authenticode *a = &r->plan->authenticode;
 
-	for (size_t i = 0; i < r->nauth_layers; i++) {
-		const struct rnode *n = rnode_get(r->auth_layers[i], "require");
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *n = rnode_get(r->layers[i].auth, "require");
 
 		if (a->set && !a->require && n && schema_bool(n) == 1) {
 			a->require = 1;
@@ -1089,6 +1385,8 @@ static int load_component(struct resolver *r, struct rnode *entry, struct rnode 
 		return ret;
 	}
 	free(path);
+	rnode_free(r->comp_auth);
+	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
 	*out = rnode_merge(comp, rnode_clone(entry));
 	return 0;
 }
@@ -1121,12 +1419,12 @@ static int convert_winpaths(struct resolver *r, const struct rnode *n,
 
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 
-static int convert_component(struct resolver *r, struct rnode *cn,
-			     const struct vars *image_vars)
+/* VS: the component's variables, released by the caller. */
+static int convert_component_in(struct resolver *r, struct rnode *cn,
+				const struct vars *image_vars, struct vars *vs)
 {
 	struct plan *p = r->plan;
 	struct plan_component *c;
-	struct vars vs = *image_vars;
 	const struct rnode *n, *arts;
 	char ctx[256];
 
@@ -1146,28 +1444,17 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 		c->license = xstrdup(n->scalar);
 
 	/* component vars first: they win over image vars */
-	{
-		struct vars cv = { .nr = 0 };
-		vars_add_map(&cv, rnode_get(cn, "vars"));
-		for (size_t i = 0; i < vs.nr && cv.nr < ARRAY_SIZE(cv.v); i++)
-			cv.v[cv.nr++] = vs.v[i];
-		vs = cv;
-	}
+	vars_add_map(vs, rnode_get(cn, "vars"));
+	vars_add_all(vs, image_vars);
 	n = rnode_get(cn, "version");
 	snprintf(ctx, sizeof(ctx), "components.%s.version", cn->key);
-	if (!(c->version = expand(r, &vs, n, ctx)))
+	if (!(c->version = expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
-	{
-		struct vars v2 = { .nr = 0 };
-		vars_add(&v2, "version", c->version, 0);
-		for (size_t i = 0; i < vs.nr && v2.nr < ARRAY_SIZE(v2.v); i++)
-			v2.v[v2.nr++] = vs.v[i];
-		vs = v2;
-	}
+	vars_prepend(vs, "version", c->version, 0);
 	if ((n = rnode_get(cn, "purl"))) {
 		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
-		if (!(c->purl = expand(r, &vs, n, ctx)))
+		if (!(c->purl = expand(r, vs, n, ctx)))
 			return -1;
 	}
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
@@ -1193,7 +1480,8 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 		}
 	}
 	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
-				 &c->authenticode, ctx))
+				 &c->authenticode, ctx) ||
+	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))
 		return -1;
 	arts = rnode_get(cn, "artifacts");
 	if (!arts->nr)
@@ -1247,6 +1535,16 @@ static int dest_clashes(struct resolver *r)
 	return 0;
 }
 
+static int convert_component(struct resolver *r, struct rnode *cn,
+			     const struct vars *image_vars)
+{
+	struct vars vs = { 0 };
+	int ret = convert_component_in(r, cn, image_vars, &vs);
+
+	vars_release(&vs);
+	return ret;
+}
+
 /* ---- top-level values ---- */
 
 static void add_value(struct plan *p, const char *key, const char *value,
@@ -1261,8 +1559,6 @@ static void add_value(struct plan *p, const char *key, const char *value,
 
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix)
 {
-	char key[1024];
-
 	if (n->type == RNODE_SCALAR) {
 		add_value(p, prefix, n->scalar, &n->origin);
 		return;
@@ -1279,12 +1575,13 @@ static void flatten(struct plan *p, const struct rnode *n, const char *prefix)
 		return;
 	}
 	for (size_t i = 0; i < n->nr; i++) {
-		if (n->type == RNODE_MAP)
-			snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "",
-				 n->items[i]->key);
-		else
-			snprintf(key, sizeof(key), "%s[%zu]", prefix, i + 1);
+		/* no fixed buffer: a long key is never cut into another's */
+		char *key = n->type == RNODE_MAP ?
+			xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->items[i]->key) :
+			xasprintf("%s[%zu]", prefix, i + 1);
+
 		flatten(p, n->items[i], key);
+		free(key);
 	}
 }
 
@@ -1313,8 +1610,11 @@ static void resolve_policy(struct resolver *r)
 	pol->allow_http = 1;
 	/* Policy only tightens: a later layer cannot loosen what an earlier
 	 * layer required (so no flag undoes an override's require: signature). */
-	for (size_t i = 0; i < r->npolicy_layers; i++) {
-		const struct rnode *l = r->policy_layers[i], *n;
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *l = r->layers[i].policy, *n;
+
+		if (!l)
+			continue;
 
 		if ((n = rnode_get(l, "require")) && !strcmp(n->scalar, "signature") &&
 		    !pol->require_signature) {
@@ -1339,7 +1639,7 @@ static int convert_top(struct resolver *r)
 	struct plan *p = r->plan;
 	struct rnode *top = r->top, *comps;
 	const struct rnode *n;
-	struct vars image_vars = { .nr = 0 };
+	struct vars *image_vars = &r->image_vars;
 
 	if (top->type != RNODE_MAP)
 		return err_at(r, &top->origin, "expected a map");
@@ -1382,7 +1682,8 @@ static int convert_top(struct resolver *r)
 			wb_strlist_push(&p->builders, all[i]);
 	}
 	resolve_policy(r);
-	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, ""))
+	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, "") ||
+	    layer_authenticode(r))
 		return -1;
 	tighten_authenticode(r);
 	if ((n = rnode_get(top, "mirror_only"))) {
@@ -1407,8 +1708,8 @@ static int convert_top(struct resolver *r)
 		/* checked once every artifact is known (below) */
 	}
 
-	vars_add_map(&image_vars, rnode_get(top, "vars"));
-	vars_add(&image_vars, "windows_version", p->windows_version, 0);
+	vars_add_map(image_vars, rnode_get(top, "vars"));
+	vars_add(image_vars, "windows_version", p->windows_version, 0);
 
 	comps = rnode_get(top, "components");
 	if (comps->type != RNODE_MAP)
@@ -1442,7 +1743,7 @@ static int convert_top(struct resolver *r)
 			return -1;
 		free(cn->key);
 		cn->key = xstrdup(entry->key);
-		ret = convert_component(r, cn, &image_vars);
+		ret = convert_component(r, cn, image_vars);
 		rnode_free(cn);
 		if (ret)
 			return -1;
@@ -1482,10 +1783,16 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	if (!ret)
 		ret = convert_top(&r);
 	rnode_free(r.top);
-	for (size_t i = 0; i < r.npolicy_layers; i++)
-		rnode_free(r.policy_layers[i]);
-	for (size_t i = 0; i < r.nauth_layers; i++)
-		rnode_free(r.auth_layers[i]);
+	for (size_t i = 0; i < r.nlayers; i++) {
+		rnode_free(r.layers[i].policy);
+		rnode_free(r.layers[i].auth);
+		rnode_free(r.layers[i].sigs);
+		rnode_free(r.layers[i].keys);
+		rnode_free(r.layers[i].comps);
+	}
+	rnode_free(r.comp_auth);
+	free(r.layers);
+	vars_release(&r.image_vars);
 	if (ret)
 		plan_release(plan);
 	return ret;

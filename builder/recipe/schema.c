@@ -143,7 +143,7 @@ static const struct schema_key schema_mirror[] = {
 	END
 };
 
-static const struct schema_key schema_signatures[] = {
+const struct schema_key schema_signatures[] = {
 	{ "url", S_STR, NULL, NULL, 0 },
 	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED },
 	END

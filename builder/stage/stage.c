@@ -69,6 +69,7 @@ static int check_authenticode(struct tree *t, const struct plan *plan,
 		full = fs_join(t->root, f->path);
 		r = xcalloc(1, sizeof(*r));
 		ret = authenticode_verify_path(full, f->path, &pol, r, e);
+		plan_authenticode_policy_release(&pol);
 		free(full);
 		if (ret < 0) {
 			authenticode_result_release(r);

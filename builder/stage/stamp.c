@@ -63,7 +63,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every regular file below DIR, sorted, with its content. */
+#define STAMP_MAX_DEPTH 64
+
+/* Every regular file below DIR, sorted, with its content. Deeper than
+ * STAMP_MAX_DEPTH (a link loop?) is an error, never a silent stop. */
 static int hash_dir(struct digest_ctx *d, const char *dir, int depth, struct wb_err *e)
 {
 	struct wb_strlist names = WB_STRLIST_INIT;
@@ -85,7 +88,11 @@ static int hash_dir(struct digest_ctx *d, const char *dir, int depth, struct wb_
 		char *p = fs_join(dir, names.v[i]);
 		struct stat st;
 
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < 8)
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth >= STAMP_MAX_DEPTH)
+			ret = wb_error(e, WB_EUSAGE,
+				       "templates: '%s' is nested deeper than %d directories",
+				       p, STAMP_MAX_DEPTH);
+		else if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
 			ret = hash_dir(d, p, depth + 1, e);
 		else
 			ret = hash_file(d, "template", p, e);
@@ -111,6 +118,50 @@ static void hash_self(struct digest_ctx *d)
 	}
 }
 
+static int hash_keys(struct digest_ctx *d, const struct plan_key *k, size_t n,
+		     struct wb_err *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (k[i].key_file && hash_file(d, "key_file", k[i].key_file, e) < 0)
+			return -1;
+	return 0;
+}
+
+static int hash_roots(struct digest_ctx *d, const struct plan_authenticode *a,
+		      struct wb_err *e)
+{
+	if (!a->set)
+		return 0;
+	if (a->roots && hash_file(d, "roots", a->roots, e) < 0)
+		return -1;
+	for (size_t i = 0; i < a->nalso; i++)
+		if (a->also[i].roots && hash_file(d, "roots", a->also[i].roots, e) < 0)
+			return -1;
+	return 0;
+}
+
+/* The contents of every other file the plan names and the stage reads:
+ * Authenticode roots (global, per component, every trust set) and
+ * minisign key files. A file changed in place must change the key. */
+static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb_err *e)
+{
+	if (hash_roots(d, &p->authenticode, e) < 0)
+		return -1;
+	for (size_t i = 0; i < p->ncomponents; i++)
+		if (hash_roots(d, &p->components[i].authenticode, e) < 0)
+			return -1;
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		const struct plan_verify *v = &p->artifacts[i].verify;
+
+		if (hash_keys(d, v->keys, v->nkeys, e) < 0)
+			return -1;
+		for (size_t q = 0; q < v->nsigreqs; q++)
+			if (hash_keys(d, v->sigreqs[q].keys, v->sigreqs[q].nkeys, e) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e)
 {
 	const struct plan *p = in->plan;
@@ -127,6 +178,8 @@ int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e)
 	 * overrides (names like "--set" are not files and hash as absent) */
 	for (size_t i = 0; !ret && i < p->interned.nr; i++)
 		ret = hash_file(&d, "input", p->interned.v[i], e);
+	if (!ret)
+		ret = hash_plan_files(&d, p, e);
 	hash_str(&d, "env", in->env_set);
 	for (size_t i = 0; in->sets && i < in->sets->nr; i++)
 		hash_str(&d, "set", in->sets->v[i]);

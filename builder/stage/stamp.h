@@ -34,9 +34,12 @@ struct stamp_inputs {
 	time_t epoch;                    /* SOURCE_DATE_EPOCH */
 };
 
-/* OUT: 64 hex. Hashes the winbuild version and binary, every file the plan
- * was loaded from (plan->interned), the --set/WINBUILD_SET pairs, each
- * artifact's ref spec and digest, the templates, the epoch. */
+/* OUT: 64 hex. Hashes the winbuild version and binary, the contents of
+ * every file the plan was loaded from (plan->interned: recipe, includes,
+ * components, overrides) and of every file it names (Authenticode roots of
+ * every layer and component, minisign key files), the --set/WINBUILD_SET
+ * pairs, each artifact's ref spec and digest, the contents of every
+ * template (an error past 64 directories deep), the epoch. */
 int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e);
 
 /* 1 when DIR (OUT/<name>) holds a stamp with KEY, no temp dir of another

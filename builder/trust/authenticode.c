@@ -994,6 +994,8 @@ static int verify_signed(const struct ac_file *f, const unsigned char *sig,
 			 res->subject, ts ? " at the timestamp's time" : "", why);
 		goto out;
 	}
+	/* no EKU extension at all is not code signing (OpenSSL would treat
+	 * such a certificate as good for every purpose) */
 	if (!(X509_get_extension_flags(signer) & EXFLAG_XKUSAGE) ||
 	    !(X509_get_extended_key_usage(signer) & XKU_CODE_SIGN)) {
 		wb_error(e, WB_EVERIFY, "signer '%s' lacks the code-signing extended key usage",
@@ -1005,6 +1007,29 @@ static int verify_signed(const struct ac_file *f, const unsigned char *sig,
 			 "signer '%s' (sha256 %s) is not an allowed publisher",
 			 res->subject, res->thumbprint);
 		goto out;
+	}
+	for (size_t i = 0; i < pol->nalso; i++) {
+		const struct authenticode_policy *a = &pol->also[i];
+		X509_STORE *st2 = NULL;
+		int ok;
+
+		if (load_roots(a->roots, &st2, e))
+			goto out;
+		ok = chain_ok(st2, signer, p7->d.sign->cert, at, 0, why, sizeof(why));
+		X509_STORE_free(st2);
+		if (!ok) {
+			wb_error(e, WB_EVERIFY,
+				 "signer '%s' does not chain to a root of '%s' as well (each layer's roots must hold)%s: %s",
+				 res->subject, a->roots ? a->roots : "(default)",
+				 ts ? " at the timestamp's time" : "", why);
+			goto out;
+		}
+		if (!publisher_allowed(a, res->subject, oneline ? oneline : "", res->thumbprint)) {
+			wb_error(e, WB_EVERIFY,
+				 "signer '%s' (sha256 %s) is not an allowed publisher under '%s' as well (each layer's publishers must hold)",
+				 res->subject, res->thumbprint, a->roots ? a->roots : "(default)");
+			goto out;
+		}
 	}
 	res->is_signed = 1;
 	ret = 0;

@@ -18,7 +18,11 @@
  *   5. the signer chains to one of the policy's roots (at the timestamp's
  *      time, or now: an expired signer passes only with a valid timestamp);
  *   6. the signer certificate carries the code-signing EKU;
- *   7. the signer is an allowed publisher (subject or SHA-256 thumbprint).
+ *   7. the signer is an allowed publisher (subject or SHA-256 thumbprint);
+ *   8. for each further trust set of the policy (pol->also: the layers of a
+ *      recipe, docs/recipes.md "Policy only tightens"), the signer chains
+ *      to that set's roots too (at the same time as in 5) and is one of
+ *      its publishers: the sets are ANDed, never ORed.
  *
  * Errors: WB_EVERIFY when a check failed (not signed, digest mismatch, bad
  * signature, untrusted chain, missing EKU, publisher not allowed, bytes
@@ -53,6 +57,10 @@ struct authenticode_policy {
 				        SHA-256 thumbprint (64 hex digits);
 				        none: any signer under the roots */
 	size_t npublishers;
+	const struct authenticode_policy *also; /* further trust sets, each of
+				        which must hold too (roots and
+				        publishers; their require is unused) */
+	size_t nalso;
 };
 
 struct authenticode_result {

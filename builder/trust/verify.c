@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -116,38 +117,40 @@ static int check_checksum_file(const struct verify_input *in, enum digest_alg al
 	return ret;
 }
 
-static int check_signature(const struct verify_input *in, struct verify_evidence *ev,
-			   struct wb_err *e)
+/* One signature requirement: the signature TEXT (fetched from URL) must
+ * verify under one of KEYS (and only those). WHICH names it in messages. */
+static int check_signature(const struct verify_input *in, const struct plan_key *pkeys,
+			   size_t nkeys, const char *text, size_t len, const char *url,
+			   const char *which, struct verify_sig *out, struct wb_err *e)
 {
-	const struct plan_verify *v = &in->art->verify;
 	struct minisign_pubkey *keys;
 	struct minisign_sig sig;
 	struct minisign_result res;
 	int ret;
 
-	if (!in->sig_file)
-		return wb_error(e, WB_EUSAGE, "artifact '%s': signature was not fetched",
-				in->art->name);
+	if (!text)
+		return wb_error(e, WB_EUSAGE, "artifact '%s': %ssignature was not fetched",
+				in->art->name, which);
 	memset(&sig, 0, sizeof(sig));
 	memset(&res, 0, sizeof(res));
-	if (minisign_sig_parse(in->sig_file, in->sig_file_len, &sig, e) < 0) {
-		wb_error_prefix(e, "artifact '%s': signature '%s'", in->art->name,
-				in->sig_file_url);
+	if (minisign_sig_parse(text, len, &sig, e) < 0) {
+		wb_error_prefix(e, "artifact '%s': %ssignature '%s'", in->art->name,
+				which, url);
 		return -1;
 	}
-	keys = xcalloc(v->nkeys, sizeof(*keys));
-	for (size_t i = 0; i < v->nkeys; i++)
-		keys[i] = v->keys[i].pk;
-	ret = minisign_verify(&sig, keys, v->nkeys, in->dr->blake2b512, in->data_path,
+	keys = xcalloc(nkeys ? nkeys : 1, sizeof(*keys));
+	for (size_t i = 0; i < nkeys; i++)
+		keys[i] = pkeys[i].pk;
+	ret = minisign_verify(&sig, keys, nkeys, in->dr->blake2b512, in->data_path,
 			      in->art->filename, &res, e);
 	if (ret < 0) {
-		wb_error_prefix(e, "artifact '%s' from '%s': signature '%s'",
-				in->art->name, in->url, in->sig_file_url);
+		wb_error_prefix(e, "artifact '%s' from '%s': %ssignature '%s'",
+				in->art->name, in->url, which, url);
 	} else {
-		memcpy(ev->keyid_hex, res.keyid_hex, sizeof(ev->keyid_hex));
-		ev->trusted_comment = xstrdup(res.trusted_comment ? res.trusted_comment : "");
-		ev->sig_url = xstrdup(in->sig_file_url);
-		ev->sig_text = xstrndup(in->sig_file, in->sig_file_len);
+		memcpy(out->keyid_hex, res.keyid_hex, sizeof(out->keyid_hex));
+		out->trusted_comment = xstrdup(res.trusted_comment ? res.trusted_comment : "");
+		out->sig_url = xstrdup(url);
+		out->sig_text = xstrndup(text, len);
 	}
 	minisign_result_release(&res);
 	minisign_sig_release(&sig);
@@ -199,6 +202,43 @@ int verify_pins(const struct plan_artifact *art, const char *lock_sha256,
 	return 0;
 }
 
+/* The artifact's own signature requirement, then each further one
+ * (art->verify.sigreqs): ANDed, each by its own signature and keys. */
+static int check_signatures(const struct verify_input *in, struct verify_evidence *ev,
+			    struct wb_err *e)
+{
+	const struct plan_verify *v = &in->art->verify;
+	struct verify_sig own;
+
+	memset(&own, 0, sizeof(own));
+	if (check_signature(in, v->keys, v->nkeys, in->sig_file, in->sig_file_len,
+			    in->sig_file_url, "", &own, e) < 0)
+		return -1;
+	memcpy(ev->keyid_hex, own.keyid_hex, sizeof(ev->keyid_hex));
+	ev->trusted_comment = own.trusted_comment;
+	ev->sig_url = own.sig_url;
+	ev->sig_text = own.sig_text;
+	if (!v->nsigreqs)
+		return 0;
+	ev->sigreqs = xcalloc(v->nsigreqs, sizeof(*ev->sigreqs));
+	for (size_t i = 0; i < v->nsigreqs; i++) {
+		const struct plan_sigreq *q = &v->sigreqs[i];
+		char which[512], where[400];
+
+		wb_origin_format(&q->origin, where, sizeof(where));
+		snprintf(which, sizeof(which), "signature required by %s: ", where);
+		if (!in->sigreq_files || !in->sigreq_file_urls || !in->sigreq_file_lens)
+			return wb_error(e, WB_EUSAGE, "artifact '%s': %ssignature was not fetched",
+					in->art->name, which);
+		if (check_signature(in, q->keys, q->nkeys, in->sigreq_files[i],
+				    in->sigreq_file_lens[i], in->sigreq_file_urls[i],
+				    which, &ev->sigreqs[i], e) < 0)
+			return -1;
+		ev->nsigreqs = i + 1;
+	}
+	return 0;
+}
+
 int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		    struct wb_err *e)
 {
@@ -229,7 +269,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		ret = check_checksum_file(in, DIGEST_SHA512, in->sha512_file,
 					  in->sha512_file_len, in->sha512_file_url, e);
 	if (!ret && (m & VERIFY_MINISIGN))
-		ret = check_signature(in, ev, e);
+		ret = check_signatures(in, ev, e);
 	if (ret) {
 		verify_evidence_release(ev);
 		return -1;
@@ -242,8 +282,21 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 	return 0;
 }
 
+void verify_sigreqs_release(struct verify_evidence *ev)
+{
+	for (size_t i = 0; i < ev->nsigreqs; i++) {
+		free(ev->sigreqs[i].trusted_comment);
+		free(ev->sigreqs[i].sig_url);
+		free(ev->sigreqs[i].sig_text);
+	}
+	free(ev->sigreqs);
+	ev->sigreqs = NULL;
+	ev->nsigreqs = 0;
+}
+
 void verify_evidence_release(struct verify_evidence *ev)
 {
+	verify_sigreqs_release(ev);
 	free(ev->trusted_comment);
 	free(ev->sig_url);
 	free(ev->sig_text);
@@ -260,6 +313,10 @@ char *verify_evidence_describe(const struct verify_evidence *ev)
 		buf_addf(&b, "minisign key %s, trusted comment '%s'", ev->keyid_hex,
 			 ev->trusted_comment ? ev->trusted_comment : "");
 		sep = "; ";
+		for (size_t i = 0; i < ev->nsigreqs; i++)
+			buf_addf(&b, "; and minisign key %s, trusted comment '%s'",
+				 ev->sigreqs[i].keyid_hex,
+				 ev->sigreqs[i].trusted_comment ? ev->sigreqs[i].trusted_comment : "");
 	}
 	if (ev->checksum_url) {
 		buf_addf(&b, "%schecksum file %s", sep, ev->checksum_url);

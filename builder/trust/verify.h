@@ -92,6 +92,18 @@ struct verify_input {
 	size_t sha512_file_len;
 	const char *sig_file, *sig_file_url;
 	size_t sig_file_len;
+	/* one per art->verify.sigreqs (further signature requirements, each
+	 * checked against its own keys only); text NULL when not fetched */
+	const char *const *sigreq_files, *const *sigreq_file_urls;
+	const size_t *sigreq_file_lens;
+};
+
+/* What one verifying minisign signature showed. */
+struct verify_sig {
+	char keyid_hex[17];
+	char *trusted_comment;     /* owned */
+	char *sig_url;             /* owned */
+	char *sig_text;            /* owned */
 };
 
 struct verify_evidence {
@@ -102,7 +114,13 @@ struct verify_evidence {
 	char *sig_text;            /* owned: the signature file that verified
 				      (for `winbuild mirror`), or NULL */
 	char *checksum_url;        /* owned: the sha256 (or sha512) file URL */
+	struct verify_sig *sigreqs; /* owned: one per art->verify.sigreqs, in
+				       order, when VERIFY_MINISIGN */
+	size_t nsigreqs;
 };
+
+/* Free and zero the evidence of the further requirements (EV->sigreqs). */
+void verify_sigreqs_release(struct verify_evidence *ev);
 
 /* Run every check of IN->needs. On success fills EV (release with
  * verify_evidence_release) and returns 0. */

@@ -238,18 +238,9 @@ policy_refused() {
 stage_recipe() {
 	local policy=$1 f
 	shift
-	mkdir -p "$WORK/components" "$WORK/site"
+	mkdir -p "$WORK/site"
 	cp "$FX/ca.pem" "$WORK/site/roots.pem"
-	{
-		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
-		for f in "$@"; do
-			printf '  %s:\n    url: file://%s/%s\n' "${f//./-}" "$FX" "$f"
-			printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
-			printf '    install: {to: '\''C:\\k\\%s'\''}\n' "$f"
-		done
-	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
-		>"$WORK/img.yaml"
+	ac_demo_recipe '' "$@"
 	[ -z "$policy" ] || printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
 }
 

@@ -192,6 +192,41 @@ pinned_ab() {
 	[ "$(staged_sha b)" = "$(sha_of b.bin)" ]
 }
 
+# swap_ref_site_signature A B: A's refs also keep B's further (site) signature
+swap_ref_site_signature() {
+	python3 - "$WWW/$2.bin.site.minisig" $(refs_of "$1") <<-'PY'
+		import json, sys
+		for f in sys.argv[2:]:
+		    d = json.load(open(f))
+		    d["sigreqs"][0]["signature"] = open(sys.argv[1]).read()
+		    json.dump(d, open(f, "w"))
+	PY
+}
+
+@test "redteam pins: an edited cache ref cannot swap an artifact that also needs a site signature (every kept signature is checked again)" {
+	for f in a b; do
+		minisign -S -s "$KEYS/b.key" -m "$WWW/$f.bin" -x "$WWW/$f.bin.site.minisig" </dev/null >/dev/null
+	done
+	{
+		art a "$(H)/a.bin" "minisign: {keys: [{key: $PUB_A}]}"
+		art b "$(H)/b.bin" "minisign: {keys: [{key: $PUB_A}]}"
+	} | recipe
+	printf 'signatures:\n  url: "${url}.site.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >>img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	# a warm fetch is a cache hit: both kept signatures verify the entry again
+	n=$(nginx_requests /a.bin)
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "and minisign key"
+	[ "$(nginx_requests /a.bin)" = "$n" ]
+	swap_is_refused swap_ref_signature a b
+	# and with b's site signature kept too: both signatures are b's, whose
+	# trusted comments name b.bin
+	swap_is_refused eval 'swap_ref_signature a b && swap_ref_site_signature a b'
+	[ "$(staged_sha b)" = "$(sha_of b.bin)" ]
+}
+
 @test "redteam pins: a needs_pin artifact's lock pin beats an edited cache ref (--locked and not)" {
 	{
 		art a "$(H)/a.bin" "needs_pin: no digest published upstream"

@@ -7,6 +7,8 @@
 #   other-ca.pem  Other Root CA: signs other.pem
 #   cs.pem/.key   O=Example Corp, CN=Example Code Signing (EKU codeSigning)
 #   noeku.pem     CN=No Code Signing EKU (EKU serverAuth only)
+#   nxeku.pem     CN=No EKU Extension (no extendedKeyUsage at all: OpenSSL
+#                 counts it good for every purpose, winbuild must not)
 #   other.pem     CN=Other CA Signer (codeSigning, issued by Other Root CA)
 #   expired.pem   CN=Expired Signer (codeSigning, 2020-01-01..2021-01-01)
 #   tsa.pem       CN=Test TSA (critical EKU timeStamping)
@@ -16,7 +18,7 @@
 #   good.exe good32.exe good.dll good.msi   signed by cs
 #   ts.exe                                  cs + timestamp now
 #   expired-ts.exe                          expired + timestamp 2020-06-01
-#   expired.exe noeku.exe other.exe other.msi  the refusals
+#   expired.exe noeku.exe nxeku.exe other.exe other.msi  the refusals
 #   tampered.exe tampered.msi               one byte changed after signing
 #   trailing.exe                            bytes appended after signing
 
@@ -50,6 +52,11 @@ authorityKeyIdentifier = keyid
 basicConstraints = CA:FALSE
 keyUsage = critical,digitalSignature
 extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[v3_nxeku]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 [v3_tsa]
@@ -105,6 +112,7 @@ ac_make_fixtures() {
 	ac_ca ca "/CN=Test Root CA" || return 1
 	ac_cert cs "/O=Example Corp/CN=Example Code Signing" v3_cs ca 20250101000000Z 20450101000000Z || return 1
 	ac_cert noeku "/CN=No Code Signing EKU" v3_noeku ca 20250101000000Z 20450101000000Z || return 1
+	ac_cert nxeku "/CN=No EKU Extension" v3_nxeku ca 20250101000000Z 20450101000000Z || return 1
 	ac_cert expired "/CN=Expired Signer" v3_cs ca 20200101000000Z 20210101000000Z || return 1
 	ac_cert tsa "/CN=Test TSA" v3_tsa ca 20150101000000Z 20450101000000Z || return 1
 
@@ -148,6 +156,7 @@ ac_make_fixtures() {
 		-TSA-time "$(date -u -d 2020-06-01 +%s)" || return 1
 	ac_sign expired hello.exe expired.exe || return 1
 	ac_sign noeku hello.exe noeku.exe || return 1
+	ac_sign nxeku hello.exe nxeku.exe || return 1
 	ac_sign other hello.exe other.exe || return 1
 	ac_sign other hello.msi other.msi || return 1
 
@@ -161,6 +170,28 @@ ac_make_fixtures() {
 	printf 'appended after signing' >>trailing.exe
 	openssl x509 -in cs.pem -noout -fingerprint -sha256 | sed 's/.*=//; s/://g' |
 		tr 'A-F' 'a-f' >cs.thumbprint
+}
+
+# ac_demo_recipe COMPONENT_AUTH FILE...: $WORK/img.yaml with one component
+# "demo" (components/demo.yaml) that installs each fixture FILE (file://
+# URL, pinned) into C:\k, with COMPONENT_AUTH (if not empty) as the
+# component's own authenticode map
+ac_demo_recipe() {
+	local comp=$1 f
+	shift
+	mkdir -p "$WORK/components"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\n'
+		[ -z "$comp" ] || printf 'authenticode: %s\n' "$comp"
+		printf 'artifacts:\n'
+		for f in "$@"; do
+			printf '  %s:\n    url: file://%s/%s\n' "${f//./-}" "$FX" "$f"
+			printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
+			printf '    install: {to: '\''C:\\k\\%s'\''}\n' "$f"
+		done
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
 }
 
 # ossl_verify FILE: osslsigncode's own verdict under the test roots

@@ -200,7 +200,7 @@ static void test_pe_digest_skips_checksum_and_directory(void **state)
 static void test_pe_bad_win_certificate(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
-	struct authenticode_policy pol = { 1, NULL, NULL, 0 };
+	struct authenticode_policy pol = { .require = 1 };
 	struct authenticode_result res;
 	size_t len;
 	unsigned char *d = make_pe(64, &len);
@@ -230,7 +230,7 @@ static void test_pe_bad_win_certificate(void **state)
 static void test_unsigned_policy(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
-	struct authenticode_policy pol = { 0, NULL, NULL, 0 };
+	struct authenticode_policy pol = { .require = 0 };
 	struct authenticode_result res;
 	size_t len;
 	unsigned char *d = make_pe(0, &len);
@@ -249,7 +249,7 @@ static void test_unsigned_policy(void **state)
 static void test_not_pe_or_msi(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
-	struct authenticode_policy pol = { 1, NULL, NULL, 0 };
+	struct authenticode_policy pol = { .require = 1 };
 	struct authenticode_result res;
 
 	(void)state;

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 
 #include "lib/buf.h"
+#include "trust/minisign.h"
 #include "trust/verify.h"
 
 #define DATA "the artifact bytes\n"
@@ -336,6 +338,93 @@ static void test_signature_required_but_missing_text(void **state)
 	assert_non_null(strstr(f->e.msg, ".minisig"));
 }
 
+/* A minisign key pair with key id ID (all bytes ID): the public half in
+ * PK, the secret in SK. */
+static void make_minisign_key(unsigned char id, struct plan_key *pk,
+			      struct minisign_seckey *sk)
+{
+	EVP_PKEY *k = NULL;
+	EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+	size_t len = 32, slen = 32;
+
+	assert_non_null(kc);
+	assert_int_equal(EVP_PKEY_keygen_init(kc), 1);
+	assert_int_equal(EVP_PKEY_keygen(kc, &k), 1);
+	assert_int_equal(EVP_PKEY_get_raw_public_key(k, sk->pk, &len), 1);
+	assert_int_equal(EVP_PKEY_get_raw_private_key(k, sk->seed, &slen), 1);
+	memset(sk->keyid, id, sizeof(sk->keyid));
+	memset(pk, 0, sizeof(*pk));
+	memcpy(pk->pk.keyid, sk->keyid, sizeof(sk->keyid));
+	memcpy(pk->pk.pk, sk->pk, sizeof(sk->pk));
+	pk->pk.file_check = 1;
+	minisign_keyid_hex(pk->pk.keyid, pk->keyid_hex);
+	EVP_PKEY_free(k);
+	EVP_PKEY_CTX_free(kc);
+}
+
+/* A further signature requirement (a layer's `signatures`) is ANDed with
+ * the artifact's own, each met by its own signature under its own keys. */
+static void test_sigreqs_anded(void **state)
+{
+	struct fx *f = *state;
+	struct plan_key ka, kb;
+	struct minisign_seckey sa, sb;
+	struct plan_sigreq q;
+	struct wb_err e = WB_ERR_INIT;
+	const char *tc = "timestamp:1\tfile:demo.tar.gz";
+	char *by_a, *by_b;
+	const char *files[1], *urls[1] = { "https://site/demo.tar.gz.site.minisig" };
+	size_t lens[1];
+
+	make_minisign_key(0xaa, &ka, &sa);
+	make_minisign_key(0xbb, &kb, &sb);
+	by_a = minisign_sign_prehashed(&sa, f->dr.blake2b512, tc, "a", &e);
+	by_b = minisign_sign_prehashed(&sb, f->dr.blake2b512, tc, "b", &e);
+	assert_non_null(by_a);
+	assert_non_null(by_b);
+	f->art.verify.keys = xcalloc(1, sizeof(*f->art.verify.keys));
+	f->art.verify.keys[0] = ka;
+	f->art.verify.nkeys = 1;
+	memset(&q, 0, sizeof(q));
+	q.keys = &kb;
+	q.nkeys = 1;
+	f->art.verify.sigreqs = &q;
+	f->art.verify.nsigreqs = 1;
+	f->in.sig_file = by_a;
+	f->in.sig_file_len = strlen(by_a);
+	f->in.sig_file_url = "https://example.org/demo.tar.gz.minisig";
+	/* the further signature was never fetched: could not check */
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EUSAGE);
+	assert_non_null(strstr(f->e.msg, "not fetched"));
+	/* the further requirement signed by the artifact's own key: refused */
+	files[0] = by_a;
+	lens[0] = strlen(by_a);
+	f->in.sigreq_files = files;
+	f->in.sigreq_file_lens = lens;
+	f->in.sigreq_file_urls = urls;
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "site.minisig"));
+	/* each by its own key: verified, both signers in the evidence */
+	files[0] = by_b;
+	lens[0] = strlen(by_b);
+	assert_int_equal(plan_and_verify(f), 0);
+	assert_string_equal(f->ev.keyid_hex, ka.keyid_hex);
+	assert_int_equal(f->ev.nsigreqs, 1);
+	assert_string_equal(f->ev.sigreqs[0].keyid_hex, kb.keyid_hex);
+	/* the site's key does not satisfy the artifact's own requirement */
+	f->in.sig_file = by_b;
+	f->in.sig_file_len = strlen(by_b);
+	assert_int_equal(plan_and_verify(f), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	verify_evidence_release(&f->ev);
+	f->art.verify.sigreqs = NULL;
+	f->art.verify.nsigreqs = 0;
+	free(by_a);
+	free(by_b);
+}
+
 static void test_needs_pin(void **state)
 {
 	struct fx *f = *state;
@@ -414,6 +503,7 @@ int main(void)
 		T(test_forbid_checksum_urls),
 		T(test_require_signature),
 		T(test_signature_required_but_missing_text),
+		T(test_sigreqs_anded),
 		T(test_needs_pin),
 		T(test_allow_http),
 		T(test_no_method),
