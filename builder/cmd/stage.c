@@ -210,7 +210,7 @@ static int ref_sha256(struct cache *c, const struct plan *plan,
 		ref = json_loads(text, 0, NULL);
 		sha = json_string_value(json_object_get(ref, "sha256"));
 	} else if (!r) {
-		sha = it->lock_sha256 ? it->lock_sha256 : it->art->verify.sha256;
+		sha = verify_pinned_sha256(it->art, it->lock_sha256);
 	}
 	r = sha && strlen(sha) == 64;
 	if (r)
