@@ -154,6 +154,7 @@ static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 struct why {
 	size_t at;
 	const char *reason;
+	const char *subject;   /* the string refused, when inside a list/record */
 };
 
 static int refuse(struct why *w, size_t at, const char *reason)
@@ -399,8 +400,11 @@ static int ps_value(const json_t *v, str_check_fn *check, int in_list,
 
 	if (json_is_string(v)) {
 		if (text_ok(SV(v), "\t", 1, w) ||
-		    (check && check(json_string_value(v), in_list, w)))
+		    (check && check(json_string_value(v), in_list, w))) {
+			if (in_list)
+				w->subject = json_string_value(v);
 			return -1;
+		}
 		tmpl_ps_quote(out, json_string_value(v));
 	} else if (json_is_integer(v)) {
 		buf_addf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -641,7 +645,7 @@ int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 {
 	const struct sink *k = sink_find(sink, len);
 	struct buf tmp = BUF_INIT, d = BUF_INIT;
-	struct why w = { 0, NULL };
+	struct why w = { 0, NULL, NULL };
 	int ret;
 
 	if (!k)
@@ -659,10 +663,13 @@ int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 	if (!ret) {
 		buf_add(out, tmp.ptr, tmp.len);
 	} else {
-		describe(&d, v->value);
-		wb_error(e, WB_EUSAGE, "%s: value '%s' %s (byte %zu), which "
-			 "winbuild does not put into %s", v->from ? v->from : v->name,
-			 d.ptr, w.reason, w.at, k->what);
+		if (w.subject)
+			tmpl_describe(&d, w.subject);
+		else
+			describe(&d, v->value);
+		wb_error(e, WB_EUSAGE, "%s: '%s' %s (byte %zu); winbuild does not "
+			 "put it into %s", v->from ? v->from : v->name, d.ptr, w.reason,
+			 w.at, k->what);
 	}
 	buf_release(&tmp);
 	buf_release(&d);

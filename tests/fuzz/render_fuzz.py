@@ -129,13 +129,25 @@ SPECIAL = ['"', "'", '\\', ';', '#', '$', '%', '`', '\n', '\r', '\t', ' ', '[', 
            "\n'@", '\nimports = ["x"]', '${', '%{', '""', '\\"', '&#', ']]>']
 
 
+CORPUS = [t.encode('utf-8') for t in SPECIAL] + \
+    [('a%sb' % t).encode('utf-8') for t in SPECIAL] + \
+    [b'C:\\dir with space\\', b'C:\\nospace\\', b'%SystemRoot%', b'x y',
+     b' lead', b'trail ', b'', b'2.1.4\nimports = ["C:/evil.toml"]',
+     b'A="x" TRANSFORMS=evil.mst', b'C:\\k;C:\\evil', b"it's", b'{\n\'@\nx\n@\'\n}']
+
+
 def random_value(rng):
     """A value as bytes: printable text, specials, valid UTF-8, raw bytes
     (never NUL: values are C strings)."""
     kind = rng.random()
     n = rng.randint(0, 24)
-    if kind > 0.8:   # plain values, so every sink also sees ones it accepts
-        return ''.join(rng.choice('abcXYZ019._-/:=+C\\') for _ in range(n)).encode()
+    if kind > 0.4:
+        # plain values, so every sink also sees ones it accepts, with up to
+        # three specials in them (one bad character among good ones)
+        plain = [rng.choice('abcXYZ019._-/:=+C\\ ') for _ in range(n)]
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            plain.insert(rng.randint(0, len(plain)), rng.choice(SPECIAL))
+        return ''.join(plain).encode('utf-8')
     if kind < 0.15:
         return bytes(rng.randint(1, 255) for _ in range(n))
     parts = []
@@ -153,8 +165,8 @@ def random_value(rng):
     return ''.join(parts).encode('utf-8')
 
 
-def list_value(rng):
-    return [random_value(rng) for _ in range(rng.randint(1, 3))]
+def list_value(rng, most=3):
+    return [random_value(rng) for _ in range(rng.randint(1, most))]
 
 
 # ---- per-sink checks: (template, kind, check(output_text, values)) ------
@@ -313,15 +325,19 @@ def main():
         batch = []
         for _ in range(300 if deadline else a.count):
             for s in SINKS:
-                vals = list_value(rng) if s[2] == 'l' else [random_value(rng)]
+                vals = list_value(rng, 1 if s[0] == 'ps_binpath' else 3) if s[2] == 'l' \
+                    else [random_value(rng)]
                 if s[0] == 'ps_msiprop' and rng.random() < 0.7:
                     vals = [rng.choice([b'LOGGINGSERIALPORTNAME=', b'USERNAME=', b'A.b_1='])
                             + v for v in vals]
-                # fixed seeds also see the attack values every time
-                if rounds == 0 and len(batch) < len(SINKS):
-                    vals = [b'2.1.4\nimports = ["C:/evil.toml"]'] if s[2] == 's' else \
-                        [b'A="x" TRANSFORMS=evil.mst', b'C:\\k;C:\\evil']
                 batch.append((s, vals))
+        if rounds == 0:
+            # every run also sees each special alone and between good
+            # characters, in every sink (the known attacks included)
+            for v in CORPUS:
+                for s in SINKS:
+                    pre = b'USERNAME=' if s[0] == 'ps_msiprop' else b''
+                    batch.append((s, [pre + v]))
         lines = ''.join('%s %s %s\n' % (s[1].encode().hex(), s[2], ' '.join(hexs(v) for v in vals))
                         for s, vals in batch)
         r = subprocess.run([a.oracle], input=lines.encode(), capture_output=True)
