@@ -209,6 +209,44 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	assert_output_has "render_fuzz: seed 13: 1890 values through 15 sinks, no finding"
 }
 
+@test "class 5: the sc.exe binPath RegisterKubeletService.ps1 builds reaches kubelet as the flags written (PowerShell 5.1 + CommandLineToArgvW model)" {
+	stage_shipped
+	assert_status 0
+	# evaluate the script's $Kubelet/$BinPath string expressions, then what
+	# sc.exe receives through PowerShell 5.1 and what kube-log-runner splits
+	python3 - "$(OUT)/tree/k/RegisterKubeletService.ps1" "$WB_SRC/tests/fuzz" <<-'PY'
+	import re, sys
+	sys.path.insert(0, sys.argv[2])
+	from render_fuzz import native_receives, command_line_to_argv
+	src = open(sys.argv[1]).read()
+	flags = '--node-ip=10.0.0.5 --node-labels="a=b,c=d"'
+	env = {}
+	for var in ('Kubelet', 'BinPath'):
+	    expr = re.search(r'^\$%s = (.*?)\n(?=\S)' % var, src, re.S | re.M).group(1)
+	    val = ''
+	    for tok in re.findall(r"'(?:[^']|'')*'|\$env:COMPUTERNAME\.ToLower\(\)|\$Flags\.Replace\('\"', '\\\"'\)|\$Flags|\$Kubelet", expr):
+	        if tok.startswith("'"):
+	            val += tok[1:-1].replace("''", "'")
+	        elif tok.startswith('$env'):
+	            val += 'node1'
+	        elif tok.startswith('$Flags.Replace'):
+	            val += flags.replace('"', '\\"')
+	        elif tok == '$Flags':
+	            val += flags
+	        else:
+	            val += env['Kubelet']
+	    env[var] = val
+	for argv in native_receives(['create', 'kubelet', 'binPath=', env['BinPath'], 'start=', 'auto']):
+	    assert argv[:3] == ['create', 'kubelet', 'binPath='] and argv[4:] == ['start=', 'auto'], argv
+	    runner = command_line_to_argv(argv[3])
+	    print(runner)
+	    assert '--enforce-node-allocatable=' in runner and '--resolv-conf=' in runner, runner
+	    assert '--node-labels=a=b,c=d' in runner and '--node-ip=10.0.0.5' in runner, runner
+	    assert runner[:3] == ['C:\\k\\kube-log-runner.exe', '--log-file=C:\\var\\log\\kubelet\\kubelet.log',
+	                          'C:\\k\\kubelet.exe'], runner
+	PY
+}
+
 # ---- class 6: files chosen by identity -------------------------------------
 
 @test "class 6: another component's config.toml and containerd.exe earlier in sort order are not picked" {

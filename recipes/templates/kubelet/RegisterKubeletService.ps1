@@ -13,6 +13,9 @@ if (Test-Path $FlagsFile) {
     $Flags = ($line -replace '^KUBELET_KUBEADM_ARGS=', '').Trim('"')
 }
 
+# $BinPath reaches sc.exe as one argument: Windows PowerShell 5.1 wraps it in
+# "..." but does not escape the quotes inside, so every quote sc.exe must
+# store is written \" (CommandLineToArgvW turns it back into ").
 $Kubelet = 'C:\k\kubelet.exe --windows-service ' +
     '--cert-dir=C:\var\lib\kubelet\pki ' +
     '--config=C:\var\lib\kubelet\config.yaml ' +
@@ -20,7 +23,7 @@ $Kubelet = 'C:\k\kubelet.exe --windows-service ' +
     '--kubeconfig=C:\etc\kubernetes\kubelet.conf ' +
     '--hostname-override=' + $env:COMPUTERNAME.ToLower() + ' ' +
     '--enable-debugging-handlers --cgroups-per-qos=false ' +
-    '--enforce-node-allocatable="" --resolv-conf="" ' + $Flags
+    '--enforce-node-allocatable=\"\" --resolv-conf=\"\" ' + $Flags.Replace('"', '\"')
 $BinPath = 'C:\k\kube-log-runner.exe --log-file=C:\var\log\kubelet\kubelet.log ' + $Kubelet
 
 if (Get-Service -Name kubelet -ErrorAction SilentlyContinue) {
