@@ -22,6 +22,28 @@ const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
 #define WINBUILD_DIR "C:\\ProgramData\\winbuild"
 #define CBI_OVERLAY_DIR WINBUILD_DIR "\\cloudbase-init\\"
 
+/* Push S with where it came from, once (the first origin is kept). */
+static void push_from(struct wb_strlist *l, struct wb_strlist *from, const char *s,
+		      const char *where)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], s))
+			return;
+	wb_strlist_push(l, s);
+	wb_strlist_push(from, where);
+}
+
+/* "artifacts.NAME.WHAT at file:line:col" for messages, or NULL. */
+static char *artifact_origin(const struct plan_artifact *a, const char *what)
+{
+	char where[256];
+
+	if (!a)
+		return NULL;
+	wb_origin_format(&a->dest_origin, where, sizeof(where));
+	return xasprintf("artifacts.%s.%s at %s", a->name, what, where);
+}
+
 static const char *win_basename(const char *p)
 {
 	const char *s = strrchr(p, '\\');
@@ -114,10 +136,12 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 {
 	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
 		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
-		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT;
+		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
+		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
+		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL, *kubelet;
 	const struct staged_file *f;
-	json_t *fw = json_array();
+	json_t *fw = json_array(), *fw_from = json_array();
 	char *s;
 	int ret = -1;
 
@@ -137,12 +161,18 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	for (size_t i = 0; i < p->ncomponents; i++) {
 		const struct plan_component *c = &p->components[i];
 
+		char *where[4];
+
+		where[0] = xasprintf("components.%s.path in %s", c->name, c->file);
+		where[1] = xasprintf("components.%s.defender_exclusions in %s", c->name, c->file);
+		where[2] = xasprintf("components.%s.directories in %s", c->name, c->file);
+		where[3] = xasprintf("components.%s.firewall in %s", c->name, c->file);
 		for (size_t k = 0; k < c->path.nr; k++)
-			wb_strlist_push_unique(&paths, c->path.v[k]);
+			push_from(&paths, &paths_from, c->path.v[k], where[0]);
 		for (size_t k = 0; k < c->defender_exclusions.nr; k++)
-			wb_strlist_push_unique(&excl, c->defender_exclusions.v[k]);
+			push_from(&excl, &excl_from, c->defender_exclusions.v[k], where[1]);
 		for (size_t k = 0; k < c->directories.nr; k++)
-			wb_strlist_push_unique(&dirs, c->directories.v[k]);
+			push_from(&dirs, &dirs_from, c->directories.v[k], where[2]);
 		for (size_t k = 0; k < c->nfirewall; k++) {
 			/* a record of strings as they are: the renderer checks
 			 * them for the sink (no UTF-8 check that would drop one) */
@@ -153,24 +183,31 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			json_object_set_new(r, "Port", json_integer(c->firewall[k].port));
 			json_object_set_new(r, "Protocol", json_stringn_nocheck(pr, strlen(pr)));
 			json_array_append_new(fw, r);
+			json_array_append_new(fw_from, json_string(where[3]));
 		}
+		for (size_t k = 0; k < ARRAY_SIZE(where); k++)
+			free(where[k]);
 	}
-	tmpl_set_list(v, "path_entries", &paths);
-	tmpl_set_list(v, "defender_exclusions", &excl);
-	tmpl_set_list(v, "directories", &dirs);
-	tmpl_set_json(v, "firewall_rules", fw);
-	fw = NULL;
+	tmpl_set_list_from(v, "path_entries", &paths, &paths_from);
+	tmpl_set_list_from(v, "defender_exclusions", &excl, &excl_from);
+	tmpl_set_list_from(v, "directories", &dirs, &dirs_from);
+	tmpl_set_json_from(v, "firewall_rules", fw, fw_from);
+	fw = fw_from = NULL;
 
 	/* cloudbase-init: the MSI payload, its properties, conf overlays */
 	for (size_t i = 0; i < p->nartifacts; i++)
 		if (p->artifacts[i].action == PLAN_PAYLOAD &&
 		    !strcmp(p->artifacts[i].component, "cloudbase-init"))
 			msi = &p->artifacts[i];
-	tmpl_set(v, "cloudbase_msi", msi ? msi->dest_win : "");
+	s = artifact_origin(msi, "payload");
+	tmpl_set_from(v, "cloudbase_msi", msi ? msi->dest_win : "", s);
+	free(s);
+	s = artifact_origin(msi, "payload.properties");
 	if (msi)
 		for (size_t k = 0; k < msi->payload_props.nr; k++)
-			wb_strlist_push(&props, msi->payload_props.v[k]);
-	tmpl_set_list(v, "cloudbase_properties", &props);
+			push_from(&props, &props_from, msi->payload_props.v[k], s);
+	free(s);
+	tmpl_set_list_from(v, "cloudbase_properties", &props, &props_from);
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (m->files[i].component && !strcmp(m->files[i].component, "cloudbase-init") &&
 		    !strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
@@ -193,7 +230,13 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	kubelet = plan_find_artifact(p, "kubelet");
 	s = kubelet && kubelet->action == PLAN_INSTALL ? win_dirname(kubelet->dest_win)
 						       : xstrdup("C:\\k");
-	tmpl_set(v, "kube_dir", s);
+	{
+		char *where = artifact_origin(kubelet && kubelet->action == PLAN_INSTALL ?
+					      kubelet : NULL, "install.to");
+
+		tmpl_set_from(v, "kube_dir", s, where);
+		free(where);
+	}
 	free(s);
 	if (find_file(m, "nssm", "nssm.exe", &f, e))
 		goto out;
@@ -232,6 +275,11 @@ out:
 	wb_strlist_release(&confs);
 	wb_strlist_release(&props);
 	wb_strlist_release(&conflists);
+	wb_strlist_release(&paths_from);
+	wb_strlist_release(&excl_from);
+	wb_strlist_release(&dirs_from);
+	wb_strlist_release(&props_from);
 	json_decref(fw);
+	json_decref(fw_from);
 	return ret;
 }

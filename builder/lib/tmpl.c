@@ -16,8 +16,8 @@ static struct tmpl_var *find(const struct tmpl_vars *vars, const char *name,
 	return NULL;
 }
 
-static void put(struct tmpl_vars *vars, const char *name, json_t *value,
-		const char *from, int trusted)
+static struct tmpl_var *put(struct tmpl_vars *vars, const char *name, json_t *value,
+			     const char *from, int trusted)
 {
 	struct tmpl_var *v = find(vars, name, strlen(name));
 
@@ -27,11 +27,34 @@ static void put(struct tmpl_vars *vars, const char *name, json_t *value,
 		v->name = xstrdup(name);
 	} else {
 		json_decref(v->value);
+		json_decref(v->froms);
 		free(v->from);
 	}
 	v->value = value;
 	v->from = from ? xstrdup(from) : NULL;
+	v->froms = NULL;
 	v->trusted = trusted;
+	return v;
+}
+
+static json_t *str(const char *s);
+
+void tmpl_set_list_from(struct tmpl_vars *vars, const char *name,
+			const struct wb_strlist *l, const struct wb_strlist *from)
+{
+	json_t *a = json_array(), *f = json_array();
+
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, str(l->v[i]));
+	for (size_t i = 0; i < from->nr; i++)
+		json_array_append_new(f, str(from->v[i]));
+	put(vars, name, a, NULL, 0)->froms = f;
+}
+
+void tmpl_set_json_from(struct tmpl_vars *vars, const char *name, json_t *value,
+			json_t *froms)
+{
+	put(vars, name, value, NULL, 0)->froms = froms;
 }
 
 /* A string value whatever its bytes: the encoders check UTF-8 themselves,
@@ -60,11 +83,9 @@ void tmpl_set_int(struct tmpl_vars *vars, const char *name, long long value)
 void tmpl_set_list(struct tmpl_vars *vars, const char *name,
 		   const struct wb_strlist *l)
 {
-	json_t *a = json_array();
+	struct wb_strlist none = WB_STRLIST_INIT;
 
-	for (size_t i = 0; i < l->nr; i++)
-		json_array_append_new(a, str(l->v[i]));
-	put(vars, name, a, NULL, 0);
+	tmpl_set_list_from(vars, name, l, &none);
 }
 
 void tmpl_set_json(struct tmpl_vars *vars, const char *name, json_t *value)
@@ -108,6 +129,7 @@ void tmpl_vars_release(struct tmpl_vars *vars)
 	for (size_t i = 0; i < vars->nr; i++) {
 		free(vars->v[i].name);
 		json_decref(vars->v[i].value);
+		json_decref(vars->v[i].froms);
 		free(vars->v[i].from);
 	}
 	free(vars->v);
@@ -640,6 +662,39 @@ static void describe(struct buf *b, const json_t *v)
 	free(s);
 }
 
+/* Whether the string at PTR is inside V. */
+static int holds(const json_t *v, const char *ptr)
+{
+	size_t i;
+	const char *k;
+	json_t *x;
+
+	if (json_is_string(v))
+		return json_string_value(v) == ptr;
+	if (json_is_array(v))
+		json_array_foreach(v, i, x)
+			if (holds(x, ptr))
+				return 1;
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, k, x)
+			if (holds(x, ptr))
+				return 1;
+	return 0;
+}
+
+/* Where the element of V holding SUBJECT came from, or V's own origin. */
+static const char *origin_of(const struct tmpl_var *v, const char *subject)
+{
+	size_t i;
+	json_t *x;
+
+	if (subject && v->froms && json_is_array(v->value))
+		json_array_foreach(v->value, i, x)
+			if (holds(x, subject) && json_is_string(json_array_get(v->froms, i)))
+				return json_string_value(json_array_get(v->froms, i));
+	return v->from;
+}
+
 int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 		struct buf *out, struct wb_err *e)
 {
@@ -663,13 +718,15 @@ int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 	if (!ret) {
 		buf_add(out, tmp.ptr, tmp.len);
 	} else {
+		const char *from = origin_of(v, w.subject);
+
 		if (w.subject)
 			tmpl_describe(&d, w.subject);
 		else
 			describe(&d, v->value);
 		wb_error(e, WB_EUSAGE, "%s: '%s' %s (byte %zu); winbuild does not "
-			 "put it into %s", v->from ? v->from : v->name, d.ptr, w.reason,
-			 w.at, k->what);
+			 "put it into %s", from ? from : v->name, d.ptr, w.reason, w.at,
+			 k->what);
 	}
 	buf_release(&tmp);
 	buf_release(&d);

@@ -29,6 +29,7 @@ struct tmpl_var {
 	char *name;
 	json_t *value;   /* string, integer, array or object (owned) */
 	char *from;      /* where the value came from, for messages, or NULL */
+	json_t *froms;   /* for a list: where each element came from, or NULL */
 	int trusted;     /* set by tmpl_set_trusted: renders only as {{trusted:}} */
 };
 
@@ -50,6 +51,13 @@ void tmpl_set_int(struct tmpl_vars *vars, const char *name, long long value);
 /* A list of strings. */
 void tmpl_set_list(struct tmpl_vars *vars, const char *name,
 		   const struct wb_strlist *l);
+/* A list whose element I came from FROM->v[I] (FROM has L's length). */
+void tmpl_set_list_from(struct tmpl_vars *vars, const char *name,
+			const struct wb_strlist *l, const struct wb_strlist *from);
+/* Any value; takes the references to VALUE and to FROMS (NULL, or an
+ * array of strings: where each element of the array VALUE came from). */
+void tmpl_set_json_from(struct tmpl_vars *vars, const char *name, json_t *value,
+			json_t *froms);
 /* Any value; takes the reference to VALUE. */
 void tmpl_set_json(struct tmpl_vars *vars, const char *name, json_t *value);
 /* Text winbuild's own code produced (constants, other rendered templates):

@@ -34,7 +34,7 @@ static void set_value(struct tmpl_vars *vars, const struct plan *plan,
 			o = &plan->values[i].origin;
 	if (o)
 		wb_origin_format(o, where, sizeof(where));
-	from = xasprintf("%s (%s)", key, where);
+	from = xasprintf("%s at %s", key, where);
 	tmpl_set_from(vars, name, value, from);
 	free(from);
 }

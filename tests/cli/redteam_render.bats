@@ -146,7 +146,8 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	grep -q TRANSFORMS "$WORK/r/components/cloudbase-init.yaml"
 	wb emit "$(RECIPE_R)"
 	assert_status 2
-	assert_output_has "cloudbase_properties: 'LOGGINGSERIALPORTNAME=COM1\" TRANSFORMS="
+	assert_output_has "artifacts.cloudbase-init.payload.properties at $WORK/r/components/cloudbase-init.yaml:"
+	assert_output_has ": 'LOGGINGSERIALPORTNAME=COM1\" TRANSFORMS="
 	assert_output_has "msiexec property argument (PowerShell 5.1)"
 	assert_output_has "03-cloudbase-init.ps1.in' line 5"
 	! grep -rq "evil.mst" "$(OUT)"
@@ -160,7 +161,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	grep -q 'C:\\k;x' "$WORK/r/components/kubernetes.yaml"
 	wb emit "$(RECIPE_R)"
 	assert_status 2
-	assert_output_has "path_entries: 'C:\\x5ck;x' holds ; or \""
+	assert_output_has "components.kubernetes.path in $WORK/r/components/kubernetes.yaml: 'C:\\x5ck;x' holds ; or \""
 	assert_output_has "Windows PATH entry"
 	! grep -rq 'k;x' "$(OUT)"
 	assert_intact
@@ -173,7 +174,8 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	grep -q SystemRoot "$WORK/r/components/kubernetes.yaml"
 	wb emit "$(RECIPE_R)"
 	assert_status 2
-	assert_output_has "kube_dir: 'C:\\x5ck%SystemRoot%' holds a %"
+	assert_output_has "artifacts.kubelet.install.to at $WORK/r/components/kubernetes.yaml:"
+	assert_output_has ": 'C:\\x5ck%SystemRoot%' holds a %"
 	assert_output_has "sc.exe binPath"
 	! grep -rq 'SystemRoot%' "$(OUT)"
 	assert_intact
@@ -200,7 +202,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	grep -q "kube.*let; rm" "$WORK/r/components/kubernetes.yaml"
 	wb emit "$(RECIPE_R)"
 	assert_status 2
-	assert_output_has "firewall_rules: 'kube\xe2\x80\x99let"
+	assert_output_has "components.kubernetes.firewall in $WORK/r/components/kubernetes.yaml: 'kube\xe2\x80\x99let"
 	assert_output_has "non-ASCII character"
 	assert_output_has "05-kubelet.ps1.in' line 9"
 	assert_intact

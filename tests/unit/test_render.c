@@ -179,7 +179,7 @@ static int sink(const char *sink_name, const char *value, struct buf *out,
 	char *t = NULL;
 	int ret;
 
-	tmpl_set_from(&v, "v", value, "node.x (r.yaml:3:7)");
+	tmpl_set_from(&v, "v", value, "node.x at r.yaml:3:7");
 	if (asprintf(&t, "{{%s:v}}", sink_name) < 0)
 		abort();
 	ret = render_string("t", t, strlen(t), &v, out, e);
@@ -208,7 +208,7 @@ static void refuse_sink(const char *sink_name, const char *value, const char *wh
 		fail_msg("%s: '%s' rendered as %s", sink_name, value, out.ptr);
 	assert_int_equal(e.code, WB_EUSAGE);
 	/* the message names the value's origin, the reason and the sink */
-	if (!strstr(e.msg, "node.x (r.yaml:3:7)") || !strstr(e.msg, why) ||
+	if (!strstr(e.msg, "node.x at r.yaml:3:7") || !strstr(e.msg, why) ||
 	    !strstr(e.msg, "template 't' line 1"))
 		fail_msg("message '%s' lacks origin, template or '%s'", e.msg, why);
 	buf_release(&out);
