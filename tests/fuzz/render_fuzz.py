@@ -20,6 +20,9 @@ back exactly the value, or the renderer must refuse the value:
   ps_path     + the Windows PATH split at ';'
   ps_binpath  + the sc.exe binPath of packer/scripts/05-kubelet.ps1.in:
                 sc.exe receives it whole, kube-log-runner splits it back
+  hcl, hcl_in Packer's own HCL2 parser (`packer console`, when packer is
+              installed): every accepted value of a batch as a local, read
+              back with jsonencode()
 
 usage: render_fuzz.py [--seed N] [--count N | --seconds S] [--oracle PATH]
 Exit 0 when every output passed; 1 on the first finding (printed with the
@@ -31,6 +34,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -295,7 +299,30 @@ SINKS = [
     ('ps_msiprop', '$k = {{ps_msiprop:v}}\n', 'l', chk_msiprop, True),
     ('ps_path', '$k = {{ps_path:v}}\n', 'l', chk_path, True),
     ('ps_binpath', '$k = {{ps_binpath:v}}\n', 'l', chk_binpath, True),
+    ('hcl', '{{hcl:v}}', 's', None, 'hcl'),
+    ('hcl_in', '"pre-{{hcl_in:v}}-post"', 's', None, 'hcl'),
 ]
+
+HCL_WRAP = {'hcl': ('', ''), 'hcl_in': ('pre-', '-post')}
+
+
+def packer_values(exprs, tmpdir):
+    """Packer's reading of each HCL expression in EXPRS (as locals), or
+    None when the file does not parse."""
+    path = os.path.join(tmpdir, 'fuzz.pkr.hcl')
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write('locals {\n')
+        for i, e in enumerate(exprs):
+            f.write('  v%d = %s\n' % (i, e))
+        f.write('}\n')
+    q = 'jsonencode([%s])\n' % ', '.join('local.v%d' % i for i in range(len(exprs)))
+    env = dict(os.environ, CHECKPOINT_DISABLE='1', HOME=tmpdir, PACKER_CONFIG_DIR=tmpdir)
+    r = subprocess.run(['packer', 'console', path], input=q.encode(), capture_output=True,
+                       env=env, cwd=tmpdir)
+    out = r.stdout.decode('utf-8', errors='replace').strip()
+    if r.returncode != 0 or not out.startswith('['):
+        return None
+    return json.loads(out)
 
 
 def hexs(b):
@@ -316,6 +343,8 @@ def main():
     if not os.access(a.oracle, os.X_OK):
         print('render_fuzz: no %s (make build/tests/render_oracle)' % a.oracle, file=sys.stderr)
         return 2
+    if not shutil.which('packer'):
+        print('render_fuzz: no packer: the hcl sinks are rendered but not parsed', file=sys.stderr)
     deadline = time.time() + a.seconds if a.seconds else None
     stats = {s[0]: [0, 0] for s in SINKS}
     total = 0
@@ -362,8 +391,25 @@ def main():
                 return finding(seed, s, vals, out, 'accepted bytes that are not UTF-8')
             stats[s[0]][0] += 1
             results.append((text, svals))
-            if s[4]:
+            if s[4] is True:
                 ps_jobs.append(len(results) - 1)
+        hcl_jobs = [i for i, (s, _) in enumerate(batch) if s[4] == 'hcl' and results[i]]
+        if hcl_jobs and shutil.which('packer'):
+            import tempfile
+            with tempfile.TemporaryDirectory() as td:
+                got = packer_values([results[i][0] for i in hcl_jobs], td)
+                if got is None:
+                    # find the value that breaks the file
+                    for i in hcl_jobs:
+                        if packer_values([results[i][0]], td) is None:
+                            return finding(seed, batch[i][0], batch[i][1], results[i][0].encode(),
+                                           'packer cannot parse the HCL')
+                    return finding(seed, batch[hcl_jobs[0]][0], [], b'', 'packer failed on the batch')
+                for i, g in zip(hcl_jobs, got):
+                    pre, post = HCL_WRAP[batch[i][0][0]]
+                    if g != pre + results[i][1][0] + post:
+                        return finding(seed, batch[i][0], batch[i][1], results[i][0].encode(),
+                                       'packer reads %r' % g)
         ps_out = {}
         if ps_jobs:
             src = ''.join(json.dumps(results[i][0]) + '\n' for i in ps_jobs)
@@ -378,6 +424,8 @@ def main():
             if res is None:
                 continue
             text, svals = res
+            if s[4] == 'hcl':
+                continue
             try:
                 if s[4]:
                     s[3](text, svals, ps_out[i])
