@@ -9,7 +9,8 @@
 #                            demo mirror (tests/demo/run; outputs in out/demo)
 #   make check               unit (cmocka) + CLI (bats) tests; ends "N passed, N failed"
 #   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
-#   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/
+#   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/,
+#                            then the renderer oracle fuzzer (render_fuzz.py)
 #   make bench               performance harness (bench/README.md); not part of check
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -72,7 +73,12 @@ build/tests/%: tests/unit/%.c build/libwinbuild.a build/FLAGS
 	$(CC) $(WB_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $< build/libwinbuild.a \
 		$(WB_LDFLAGS) $(LDFLAGS) $(WB_LIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
-unit: $(UNIT_BINS)
+# The renderer under real-parser oracles (tests/fuzz/render_fuzz.py).
+build/tests/render_oracle: tests/fuzz/render_oracle.c build/libwinbuild.a build/FLAGS
+	@mkdir -p $(dir $@)
+	$(CC) $(WB_CFLAGS) $(CFLAGS) -o $@ $< build/libwinbuild.a $(WB_LDFLAGS) $(LDFLAGS) $(WB_LIBS)
+
+unit: $(UNIT_BINS) build/tests/render_oracle
 
 # ---- fuzzing (tests/fuzz/, docs/hardening.md) ----
 # Separate objects in build/fuzz/ (clang, libFuzzer + ASan + UBSan), so the
@@ -103,8 +109,9 @@ fuzz: $(FUZZ_BINS)
 # go to build/fuzz/corpus/, never into the tree); crashes land in
 # build/fuzz/artifacts/. fuzz-replay runs the committed corpus and
 # regression inputs once, without fuzzing (part of make check with clang).
-fuzz-smoke: fuzz
+fuzz-smoke: fuzz build/tests/render_oracle
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run smoke $(FUZZ_NAMES)
+	@python3 tests/fuzz/render_fuzz.py --seconds $(FUZZ_SECONDS)
 
 fuzz-replay: fuzz
 	@bash tests/fuzz/run replay $(FUZZ_NAMES)

@@ -41,8 +41,4 @@ int emit_builder_known(const char *name);
 int emit_packer(const struct plan *plan, const struct staged_manifest *m,
 		const struct emit_opts *o, struct wb_err *e);
 
-/* Quoting for generated code; appended to OUT. */
-void emit_ps_quote(struct buf *out, const char *s);   /* 'single quoted' */
-void emit_hcl_quote(struct buf *out, const char *s);  /* "double quoted" */
-
 #endif

@@ -52,70 +52,14 @@ int emit_builder_known(const char *name)
 	return 0;
 }
 
-void emit_ps_quote(struct buf *out, const char *s)
-{
-	buf_addc(out, '\'');
-	for (; *s; s++) {
-		/* PowerShell ends a single-quoted string at ' and at the
-		 * typographic quotes U+2018..U+201B; doubling escapes them */
-		if (*s == '\'')
-			buf_addc(out, '\'');
-		else if ((unsigned char)s[0] == 0xe2 && (unsigned char)s[1] == 0x80 &&
-			 (unsigned char)s[2] >= 0x98 && (unsigned char)s[2] <= 0x9b) {
-			buf_add(out, s, 3);
-			buf_add(out, s, 3);
-			s += 2;
-			continue;
-		}
-		buf_addc(out, *s);
-	}
-	buf_addc(out, '\'');
-}
-
-void emit_hcl_quote(struct buf *out, const char *s)
-{
-	buf_addc(out, '"');
-	for (; *s; s++) {
-		switch (*s) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '$':
-		case '%':
-			buf_addc(out, *s);
-			if (s[1] == '{')
-				buf_addc(out, *s);   /* $${ and %%{ are literal */
-			break;
-		default: buf_addc(out, *s);
-		}
-	}
-	buf_addc(out, '"');
-}
-
-static void set_hcl(struct tmpl_vars *v, const char *name, const char *s)
-{
-	struct buf b = BUF_INIT;
-
-	emit_hcl_quote(&b, s);
-	tmpl_set(v, name, b.ptr);
-	buf_release(&b);
-}
-
 /* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
  * to OUT. */
 static int render(const char *data_dir, const char *rel,
 		  const struct tmpl_vars *vars, struct buf *out, struct wb_err *e)
 {
 	char *path = xasprintf("%s/packer/%s", data_dir, rel);
-	struct render_vars rv = RENDER_VARS_INIT;
-	int ret;
+	int ret = render_file(path, vars, out, e);
 
-	for (size_t i = 0; i < vars->nr; i++)
-		render_set(&rv, vars->v[i].name, vars->v[i].value);
-	ret = render_file(path, &rv, out, e);
-	render_vars_release(&rv);
 	free(path);
 	return ret;
 }
@@ -173,25 +117,23 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 			 p->windows_version);
 		goto out;
 	}
-	set_hcl(&v, "name", p->name);
-	set_hcl(&v, "windows_version", p->windows_version);
-	set_hcl(&v, "windows_edition", p->windows_edition);
-	set_hcl(&v, "cd_label", CD_LABEL);
-	set_hcl(&v, "archive_in_vm", ARCHIVE_IN_VM);
-	set_hcl(&v, "azure_image_sku", wv->azure_sku);
-	set_hcl(&v, "aws_ami_filter", wv->aws_ami_filter);
-	set_hcl(&v, "vsphere_guest_os_type", wv->vsphere_guest);
-	set_hcl(&v, "image_name", p->name);
-	set_hcl(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
-	tmpl_set(&v, "name_raw", p->name);
-	tmpl_set(&v, "version_raw", p->windows_version);
+	tmpl_set(&v, "name", p->name);
+	tmpl_set(&v, "windows_version", p->windows_version);
+	tmpl_set(&v, "windows_edition", p->windows_edition);
+	tmpl_set(&v, "cd_label", CD_LABEL);
+	tmpl_set(&v, "archive_in_vm", ARCHIVE_IN_VM);
+	tmpl_set(&v, "azure_image_sku", wv->azure_sku);
+	tmpl_set(&v, "aws_ami_filter", wv->aws_ami_filter);
+	tmpl_set(&v, "vsphere_guest_os_type", wv->vsphere_guest);
+	tmpl_set(&v, "image_name", p->name);
+	tmpl_set(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	buf_reset(&tmp_b);
 	buf_adds(&tmp_b, "[\"${path.root}/../tree\", \"${path.root}/../manifest.json\"");
 	if (has_sbom)
 		buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
 	buf_addc(&tmp_b, ']');
-	tmpl_set(&v, "cd_files", tmp_b.ptr);
+	tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);
 
 	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
 		if (!selected(o, builders[i].name))
@@ -210,7 +152,7 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	}
 	buf_reset(&tmp_b);
 	hcl_list(&tmp_b, srcs, ns);
-	tmpl_set(&v, "sources", tmp_b.ptr);
+	tmpl_set_trusted(&v, "sources", tmp_b.ptr);
 	for (int pass = 0; pass < 2; pass++) {
 		const char *const *l = pass ? ar : cd;
 		size_t n = pass ? nar : ncd;
@@ -220,7 +162,7 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		for (size_t i = 0; i < n; i++)
 			buf_addf(&tmp_b, "%s\"%s.node\"", i ? ", " : "", l[i]);
 		buf_addc(&tmp_b, ']');
-		tmpl_set(&v, pass ? "archive_builders" : "cd_builders", tmp_b.ptr);
+		tmpl_set_trusted(&v, pass ? "archive_builders" : "cd_builders", tmp_b.ptr);
 	}
 
 	/* template: variables, sources, build */
@@ -301,7 +243,8 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 		tmpl_set(&v, "step", emit_script_names[i]);
 		r = render(o->data_dir, "scripts/common.ps1.in", &v, &common, e);
 		if (!r) {
-			tmpl_set(&v, "common", common.ptr);
+			/* the prologue was itself rendered with typed placeholders */
+			tmpl_set_trusted(&v, "common", common.ptr);
 			buf_reset(&out);
 			r = render(o->data_dir, rel, &v, &out, e);
 		}

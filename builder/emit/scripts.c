@@ -22,30 +22,26 @@ const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
 #define WINBUILD_DIR "C:\\ProgramData\\winbuild"
 #define CBI_OVERLAY_DIR WINBUILD_DIR "\\cloudbase-init\\"
 
-static void set_ps(struct tmpl_vars *v, const char *name, const char *s)
+/* Push S with where it came from, once (the first origin is kept). */
+static void push_from(struct wb_strlist *l, struct wb_strlist *from, const char *s,
+		      const char *where)
 {
-	struct buf b = BUF_INIT;
-
-	emit_ps_quote(&b, s ? s : "");
-	tmpl_set(v, name, b.ptr);
-	buf_release(&b);
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], s))
+			return;
+	wb_strlist_push(l, s);
+	wb_strlist_push(from, where);
 }
 
-/* @('a', 'b') of LIST (or @() when empty). */
-static void set_ps_array(struct tmpl_vars *v, const char *name,
-			 const struct wb_strlist *l)
+/* "artifacts.NAME.WHAT at file:line:col" for messages, or NULL. */
+static char *artifact_origin(const struct plan_artifact *a, const char *what)
 {
-	struct buf b = BUF_INIT;
+	char where[256];
 
-	buf_adds(&b, "@(");
-	for (size_t i = 0; i < l->nr; i++) {
-		if (i)
-			buf_adds(&b, ", ");
-		emit_ps_quote(&b, l->v[i]);
-	}
-	buf_addc(&b, ')');
-	tmpl_set(v, name, b.ptr);
-	buf_release(&b);
+	if (!a)
+		return NULL;
+	wb_origin_format(&a->dest_origin, where, sizeof(where));
+	return xasprintf("artifacts.%s.%s at %s", a->name, what, where);
 }
 
 static const char *win_basename(const char *p)
@@ -63,13 +59,36 @@ static char *win_dirname(const char *p)
 	return s ? xstrndup(p, (size_t)(s - p)) : xstrdup(p);
 }
 
-static const struct staged_file *find_file(const struct staged_manifest *m,
-					   const char *basename)
+/*
+ * The file named BASENAME that component COMP staged, chosen by identity
+ * (the manifest's component field), never by name alone: another
+ * component's archive may ship a file of the same name. A generated file
+ * wins over one unpacked from an archive (winbuild wrote it for this
+ * component); two candidates of the same kind are ambiguous. *OUT is NULL
+ * when the component staged none.
+ */
+static int find_file(const struct staged_manifest *m, const char *comp,
+		     const char *basename, const struct staged_file **out,
+		     struct wb_err *e)
 {
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (!strcasecmp(win_basename(m->files[i].path), basename))
-			return &m->files[i];
-	return NULL;
+	const struct staged_file *best = NULL;
+
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct staged_file *f = &m->files[i];
+
+		if (!f->component || strcmp(f->component, comp) ||
+		    strcasecmp(win_basename(f->path), basename))
+			continue;
+		if (best && best->generated == f->generated)
+			return wb_error(e, WB_ESTAGE, "component '%s' stages two files "
+					"named %s ('%s' and '%s'); winbuild does not guess "
+					"which one configures it", comp, basename,
+					best->path, f->path);
+		if (!best || f->generated)
+			best = f;
+	}
+	*out = best;
+	return 0;
 }
 
 static int has_suffix_ci(const char *s, const char *suf)
@@ -117,92 +136,119 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 {
 	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
 		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
-		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT;
+		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
+		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
+		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL, *kubelet;
 	const struct staged_file *f;
-	struct buf fw = BUF_INIT;
+	json_t *fw = json_array(), *fw_from = json_array();
 	char *s;
 	int ret = -1;
 
-	set_ps(v, "image", p->name);
-	set_ps(v, "windows_version", p->windows_version);
-	set_ps(v, "cd_label", cd_label);
-	set_ps(v, "archive_path", archive_path);
-	set_ps(v, "staging_dir", "C:\\Windows\\Temp\\winbuild-payload");
-	set_ps(v, "winbuild_dir", WINBUILD_DIR);
-	tmpl_setf(v, "file_count", "%zu", m->nfiles);
-	set_ps_array(v, "windows_features", &p->windows_features);
-	set_ps(v, "service_manager", p->service_manager);
-	set_ps(v, "pause_image", p->pause_image);
-	set_ps(v, "cni", p->cni);
+	tmpl_set(v, "image", p->name);
+	tmpl_set(v, "windows_version", p->windows_version);
+	tmpl_set(v, "cd_label", cd_label);
+	tmpl_set(v, "archive_path", archive_path);
+	tmpl_set(v, "staging_dir", "C:\\Windows\\Temp\\winbuild-payload");
+	tmpl_set(v, "winbuild_dir", WINBUILD_DIR);
+	tmpl_set_int(v, "file_count", (long long)m->nfiles);
+	tmpl_set_list(v, "windows_features", &p->windows_features);
+	tmpl_set(v, "service_manager", p->service_manager);
+	tmpl_set(v, "pause_image", p->pause_image);
+	tmpl_set(v, "cni", p->cni);
 
 	/* PATH, Defender, directories and firewall of every component */
-	buf_adds(&fw, "@(");
 	for (size_t i = 0; i < p->ncomponents; i++) {
 		const struct plan_component *c = &p->components[i];
 
+		char *where[4];
+
+		where[0] = xasprintf("components.%s.path in %s", c->name, c->file);
+		where[1] = xasprintf("components.%s.defender_exclusions in %s", c->name, c->file);
+		where[2] = xasprintf("components.%s.directories in %s", c->name, c->file);
+		where[3] = xasprintf("components.%s.firewall in %s", c->name, c->file);
 		for (size_t k = 0; k < c->path.nr; k++)
-			wb_strlist_push_unique(&paths, c->path.v[k]);
+			push_from(&paths, &paths_from, c->path.v[k], where[0]);
 		for (size_t k = 0; k < c->defender_exclusions.nr; k++)
-			wb_strlist_push_unique(&excl, c->defender_exclusions.v[k]);
+			push_from(&excl, &excl_from, c->defender_exclusions.v[k], where[1]);
 		for (size_t k = 0; k < c->directories.nr; k++)
-			wb_strlist_push_unique(&dirs, c->directories.v[k]);
+			push_from(&dirs, &dirs_from, c->directories.v[k], where[2]);
 		for (size_t k = 0; k < c->nfirewall; k++) {
-			if (fw.len > 2)
-				buf_adds(&fw, ", ");
-			buf_adds(&fw, "@{ Name = ");
-			emit_ps_quote(&fw, c->firewall[k].name);
-			buf_addf(&fw, "; Port = %d; Protocol = ", c->firewall[k].port);
-			emit_ps_quote(&fw, c->firewall[k].protocol);
-			buf_adds(&fw, " }");
+			/* a record of strings as they are: the renderer checks
+			 * them for the sink (no UTF-8 check that would drop one) */
+			json_t *r = json_object();
+			const char *nm = c->firewall[k].name, *pr = c->firewall[k].protocol;
+
+			json_object_set_new(r, "Name", json_stringn_nocheck(nm, strlen(nm)));
+			json_object_set_new(r, "Port", json_integer(c->firewall[k].port));
+			json_object_set_new(r, "Protocol", json_stringn_nocheck(pr, strlen(pr)));
+			json_array_append_new(fw, r);
+			json_array_append_new(fw_from, json_string(where[3]));
 		}
+		for (size_t k = 0; k < ARRAY_SIZE(where); k++)
+			free(where[k]);
 	}
-	buf_addc(&fw, ')');
-	set_ps_array(v, "path_entries", &paths);
-	set_ps_array(v, "defender_exclusions", &excl);
-	set_ps_array(v, "directories", &dirs);
-	tmpl_set(v, "firewall_rules", fw.ptr);
+	tmpl_set_list_from(v, "path_entries", &paths, &paths_from);
+	tmpl_set_list_from(v, "defender_exclusions", &excl, &excl_from);
+	tmpl_set_list_from(v, "directories", &dirs, &dirs_from);
+	tmpl_set_json_from(v, "firewall_rules", fw, fw_from);
+	fw = fw_from = NULL;
 
 	/* cloudbase-init: the MSI payload, its properties, conf overlays */
 	for (size_t i = 0; i < p->nartifacts; i++)
 		if (p->artifacts[i].action == PLAN_PAYLOAD &&
 		    !strcmp(p->artifacts[i].component, "cloudbase-init"))
 			msi = &p->artifacts[i];
-	set_ps(v, "cloudbase_msi", msi ? msi->dest_win : "");
+	s = artifact_origin(msi, "payload");
+	tmpl_set_from(v, "cloudbase_msi", msi ? msi->dest_win : "", s);
+	free(s);
+	s = artifact_origin(msi, "payload.properties");
 	if (msi)
 		for (size_t k = 0; k < msi->payload_props.nr; k++)
-			wb_strlist_push(&props, msi->payload_props.v[k]);
-	set_ps_array(v, "cloudbase_properties", &props);
+			push_from(&props, &props_from, msi->payload_props.v[k], s);
+	free(s);
+	tmpl_set_list_from(v, "cloudbase_properties", &props, &props_from);
 	for (size_t i = 0; i < m->nfiles; i++)
-		if (!strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
+		if (m->files[i].component && !strcmp(m->files[i].component, "cloudbase-init") &&
+		    !strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
 		    !strchr(m->files[i].path + strlen(CBI_OVERLAY_DIR), '\\'))
 			wb_strlist_push(&confs, m->files[i].path);
-	set_ps_array(v, "cloudbase_conf_files", &confs);
-	set_ps(v, "cloudbase_dir", "C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init");
+	tmpl_set_list(v, "cloudbase_conf_files", &confs);
+	tmpl_set(v, "cloudbase_dir", "C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init");
 
 	/* containerd */
-	f = find_file(m, "containerd.exe");
+	if (find_file(m, "containerd", "containerd.exe", &f, e))
+		goto out;
 	s = f ? win_dirname(f->path) : xstrdup("C:\\Program Files\\containerd");
-	set_ps(v, "containerd_dir", s);
+	tmpl_set(v, "containerd_dir", s);
 	free(s);
-	f = find_file(m, "config.toml");
-	set_ps(v, "containerd_config", f ? f->path : "");
+	if (find_file(m, "containerd", "config.toml", &f, e))
+		goto out;
+	tmpl_set(v, "containerd_config", f ? f->path : "");
 
 	/* kubelet */
 	kubelet = plan_find_artifact(p, "kubelet");
 	s = kubelet && kubelet->action == PLAN_INSTALL ? win_dirname(kubelet->dest_win)
 						       : xstrdup("C:\\k");
-	set_ps(v, "kube_dir", s);
+	{
+		char *where = artifact_origin(kubelet && kubelet->action == PLAN_INSTALL ?
+					      kubelet : NULL, "install.to");
+
+		tmpl_set_from(v, "kube_dir", s, where);
+		free(where);
+	}
 	free(s);
-	f = find_file(m, "nssm.exe");
-	set_ps(v, "nssm_exe", f ? f->path : "");
+	if (find_file(m, "nssm", "nssm.exe", &f, e))
+		goto out;
+	tmpl_set(v, "nssm_exe", f ? f->path : "");
 	if (!strcmp(p->service_manager, "nssm") && !f) {
 		wb_error(e, WB_EUSAGE, "node.service_manager is 'nssm' but no nssm.exe is staged "
 			 "(enable it: --set components.nssm.enabled=true)");
 		goto out;
 	}
-	f = find_file(m, "StartKubelet.ps1");
-	set_ps(v, "kubelet_start_script", f ? f->path : "");
+	if (find_file(m, "kubernetes", "StartKubelet.ps1", &f, e))
+		goto out;
+	tmpl_set(v, "kubelet_start_script", f ? f->path : "");
 	if (!strcmp(p->service_manager, "nssm") && !f) {
 		wb_error(e, WB_ESTAGE, "node.service_manager is 'nssm' but the staged tree has "
 			 "no StartKubelet.ps1 (the start script that reads kubeadm-flags.env)");
@@ -215,7 +261,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		    (has_suffix_ci(m->files[i].path, ".conf") &&
 		     !strncasecmp(m->files[i].path, "C:\\etc\\cni\\", 11)))
 			wb_strlist_push(&conflists, m->files[i].path);
-	set_ps_array(v, "cni_conf_files", &conflists);
+	tmpl_set_list(v, "cni_conf_files", &conflists);
 
 	/* provenance: a here-string; JSON lines never start with '@ */
 	s = provenance_json(p, m);
@@ -229,6 +275,11 @@ out:
 	wb_strlist_release(&confs);
 	wb_strlist_release(&props);
 	wb_strlist_release(&conflists);
-	buf_release(&fw);
+	wb_strlist_release(&paths_from);
+	wb_strlist_release(&excl_from);
+	wb_strlist_release(&dirs_from);
+	wb_strlist_release(&props_from);
+	json_decref(fw);
+	json_decref(fw_from);
 	return ret;
 }

@@ -1,8 +1,12 @@
 /*
  * The values the PowerShell step templates (packer/scripts/NN-name.ps1.in) are
- * rendered with, computed from the plan and the staged manifest. Every
- * value is already PowerShell source: quoted strings ('...') or array
- * literals (@(...)), so templates use them as `$X = {{x}}`.
+ * rendered with, computed from the plan and the staged manifest. Values are
+ * data (strings, lists, records: lib/tmpl.h); each template placeholder
+ * names its sink, e.g. `$X = {{ps:x}}` or `$Args = {{ps_native:x}}`, and
+ * the renderer writes the PowerShell literal or refuses the value. Files a
+ * step configures (containerd.exe, config.toml, nssm.exe, StartKubelet.ps1)
+ * are the ones their own component staged (the manifest's component
+ * field), never the first file of that name in the tree.
  */
 #ifndef WB_EMIT_SCRIPTS_H
 #define WB_EMIT_SCRIPTS_H
@@ -17,7 +21,8 @@ extern const char *const emit_script_names[];
 extern const unsigned emit_nscripts;
 
 /* Fill VARS for the scripts. Errors are WB_EUSAGE (e.g. nssm chosen but
- * not staged). */
+ * not staged) or WB_ESTAGE (a component stages two files of a name a step
+ * needs). */
 int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		     const char *cd_label, const char *archive_path,
 		     struct tmpl_vars *vars, struct wb_err *e);

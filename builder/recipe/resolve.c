@@ -17,6 +17,7 @@
 #include "lib/fs.h"
 #include "lib/names.h"
 #include "lib/text.h"
+#include "lib/tmpl.h"
 #include "lib/winpath.h"
 #include "recipe/node.h"
 #include "recipe/plan.h"
@@ -53,6 +54,20 @@ struct resolver {
 };
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
+
+/* A value that is not in its grammar (class 5: checked before anything is
+ * rendered): the key, the value escaped, what it must be. */
+static int bad_grammar(struct resolver *r, const struct wb_origin *o, const char *key,
+		       const char *value, const char *what)
+{
+	struct buf b = BUF_INIT;
+	int ret;
+
+	tmpl_describe(&b, value);
+	ret = err_at(r, o, "%s '%s' is not %s", key, b.ptr, what);
+	buf_release(&b);
+	return ret;
+}
 
 static const char *scalar(const struct rnode *n, const char *key)
 {
@@ -1451,6 +1466,9 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	if (!(c->version = expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
+	if (!tmpl_version_ok(c->version))
+		return bad_grammar(r, &n->origin, ctx, c->version, "a version "
+				   "(digits and dots, optional v, -pre and +build parts)");
 	vars_prepend(vs, "version", c->version, 0);
 	if ((n = rnode_get(cn, "purl"))) {
 		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
@@ -1659,6 +1677,10 @@ static int convert_top(struct resolver *r)
 	n = rnode_get(top, "node");
 	p->service_manager = str_or(n, "service_manager", "sc");
 	p->pause_image = str_or(n, "pause_image", "registry.k8s.io/pause:3.10");
+	if (!tmpl_image_ref_ok(p->pause_image))
+		return bad_grammar(r, &rnode_get(n, "pause_image")->origin, "node.pause_image",
+				   p->pause_image, "an OCI image reference "
+				   "([domain[:port]/]path[:tag][@digest])");
 	p->cni = str_or(n, "cni", "none");
 	if (rnode_get(n, "windows_features"))
 		copy_strlist(rnode_get(n, "windows_features"), &p->windows_features);

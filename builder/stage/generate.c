@@ -21,24 +21,27 @@ static const struct plan_component *component(const struct plan *plan,
 	return NULL;
 }
 
-/* A value put into a config file verbatim: no quote, backslash, space or
- * control byte can reach TOML/INI/JSON syntax. */
-static int safe_value(const char *what, const char *v, struct wb_err *e)
+/* Set NAME to the plan value KEY ("node.pause_image"), remembering its
+ * origin for the renderer's messages. */
+static void set_value(struct tmpl_vars *vars, const struct plan *plan,
+		      const char *name, const char *key, const char *value,
+		      const struct wb_origin *o)
 {
-	for (const char *p = v; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789._:/@+-", *p))
-			return wb_error(e, WB_EUSAGE, "%s '%s' holds the character "
-					"'%c', which winbuild does not put into a "
-					"generated config file", what, v, *p);
-	if (!*v)
-		return wb_error(e, WB_EUSAGE, "%s is empty", what);
-	return 0;
+	char where[256] = "default", *from;
+
+	for (size_t i = 0; !o && i < plan->nvalues; i++)
+		if (!strcmp(plan->values[i].key, key))
+			o = &plan->values[i].origin;
+	if (o)
+		wb_origin_format(o, where, sizeof(where));
+	from = xasprintf("%s at %s", key, where);
+	tmpl_set_from(vars, name, value, from);
+	free(from);
 }
 
 /* Render TEMPLATES_DIR/NAME to the tree path PATH for COMPONENT. */
 static int emit(struct tree *t, const char *templates_dir, const char *name,
-		const char *path, const char *comp, const struct render_vars *vars,
+		const char *path, const char *comp, const struct tmpl_vars *vars,
 		struct wb_err *e)
 {
 	struct buf out = BUF_INIT;
@@ -55,22 +58,31 @@ static int emit(struct tree *t, const char *templates_dir, const char *name,
 int stage_generate(struct tree *t, const struct plan *plan,
 		   const char *templates_dir, struct wb_err *e)
 {
-	struct render_vars vars = RENDER_VARS_INIT;
+	struct tmpl_vars vars = TMPL_VARS_INIT;
 	const struct plan_component *ctd = component(plan, "containerd");
 	char provider_vars[ARRAY_SIZE(providers)][40], *path = NULL;
 	int known = 0, ret = -1;
 
-	if (safe_value("node.pause_image", plan->pause_image, e) < 0)
-		return -1;
-	render_set(&vars, "image", plan->name);
-	render_set(&vars, "windows_version", plan->windows_version);
-	render_set(&vars, "pause_image", plan->pause_image);
-	render_set(&vars, "cni", plan->cni);
-	render_set(&vars, "cni_bin_dir", "C:/opt/cni/bin");
-	render_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
-	render_set(&vars, "service_manager", plan->service_manager);
-	render_set(&vars, "provider", plan->cloudbase_provider);
-	render_set(&vars, "containerd_version", ctd ? ctd->version : "");
+	set_value(&vars, plan, "image", "name", plan->name, NULL);
+	set_value(&vars, plan, "windows_version", "windows.version",
+		  plan->windows_version, NULL);
+	set_value(&vars, plan, "pause_image", "node.pause_image", plan->pause_image, NULL);
+	set_value(&vars, plan, "cni", "node.cni", plan->cni, NULL);
+	tmpl_set(&vars, "cni_bin_dir", "C:/opt/cni/bin");
+	tmpl_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
+	set_value(&vars, plan, "service_manager", "node.service_manager",
+		  plan->service_manager, NULL);
+	set_value(&vars, plan, "provider", "cloudbase_init.provider",
+		  plan->cloudbase_provider, NULL);
+	if (ctd) {
+		char *key = xasprintf("components.%s.version", ctd->name);
+
+		set_value(&vars, plan, "containerd_version", key, ctd->version,
+			  &ctd->version_origin);
+		free(key);
+	} else {
+		tmpl_set(&vars, "containerd_version", "");
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(providers); i++) {
 		int on = !strcmp(plan->cloudbase_provider, providers[i]);
 
@@ -79,7 +91,7 @@ int stage_generate(struct tree *t, const struct plan *plan,
 		for (char *p = provider_vars[i]; *p; p++)
 			if (*p == '-')
 				*p = '_';
-		render_set(&vars, provider_vars[i], on ? "1" : "");
+		tmpl_set(&vars, provider_vars[i], on ? "1" : "");
 		known |= on;
 	}
 	if (!known) {
@@ -131,6 +143,6 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	ret = 0;
 out:
 	free(path);
-	render_vars_release(&vars);
+	tmpl_vars_release(&vars);
 	return ret;
 }

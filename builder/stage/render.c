@@ -1,4 +1,4 @@
-/* The template engine: {{name}}, {{#if name}}...{{else}}...{{/if}}, {{! }}. */
+/* The template engine: {{sink:name}}, {{#if name}}...{{else}}...{{/if}}, {{! }}. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,42 +8,14 @@
 #define RENDER_MAX_FILE (1024 * 1024)
 #define RENDER_MAX_DEPTH 16
 
-void render_set(struct render_vars *vars, const char *name, const char *value)
-{
-	for (size_t i = 0; i < vars->nr; i++)
-		if (!strcmp(vars->v[i].name, name)) {
-			vars->v[i].value = value;
-			return;
-		}
-	ALLOC_GROW(vars->v, vars->nr + 1, vars->alloc);
-	vars->v[vars->nr].name = name;
-	vars->v[vars->nr].value = value;
-	vars->nr++;
-}
-
-void render_vars_release(struct render_vars *vars)
-{
-	free(vars->v);
-	vars->v = NULL;
-	vars->nr = vars->alloc = 0;
-}
-
-static const char *lookup(const struct render_vars *vars, const char *name,
-			  size_t len)
-{
-	for (size_t i = 0; i < vars->nr; i++)
-		if (strlen(vars->v[i].name) == len &&
-		    !memcmp(vars->v[i].name, name, len))
-			return vars->v[i].value;
-	return NULL;
-}
-
 enum tag_kind { TAG_VAR, TAG_IF, TAG_ELSE, TAG_ENDIF, TAG_COMMENT };
 
 struct tag {
 	enum tag_kind kind;
 	const char *name;      /* for VAR and IF */
 	size_t name_len;
+	const char *sink;      /* for VAR: the sink type before ':' */
+	size_t sink_len;
 	size_t start, end;     /* bytes of the tag (or of its whole line) */
 };
 
@@ -108,6 +80,8 @@ static int parse_tag(const struct state *s, size_t pos, struct tag *tag)
 	tag->end = (size_t)(close - s->t) + 2;
 	tag->name = NULL;
 	tag->name_len = 0;
+	tag->sink = NULL;
+	tag->sink_len = 0;
 	if (blen && body[0] == '!') {
 		tag->kind = TAG_COMMENT;
 	} else if (blen > 4 && !memcmp(body, "#if", 3) &&
@@ -124,9 +98,18 @@ static int parse_tag(const struct state *s, size_t pos, struct tag *tag)
 	} else if (blen == 3 && !memcmp(body, "/if", 3)) {
 		tag->kind = TAG_ENDIF;
 	} else {
+		const char *colon = memchr(body, ':', blen);
+
 		tag->kind = TAG_VAR;
-		tag->name = body;
-		tag->name_len = blen;
+		if (!colon)
+			return fail(s, pos, "placeholder without a sink type "
+				    "({{sink:name}}, docs/stage.md)", body, blen);
+		tag->sink = body;
+		tag->sink_len = (size_t)(colon - body);
+		tag->name = colon + 1;
+		tag->name_len = blen - tag->sink_len - 1;
+		if (!tmpl_sink_known(tag->sink, tag->sink_len))
+			return fail(s, pos, "unknown sink type", tag->sink, tag->sink_len);
 	}
 	if ((tag->kind == TAG_VAR || tag->kind == TAG_IF) &&
 	    !name_ok(tag->name, tag->name_len))
@@ -161,7 +144,7 @@ static size_t next_open(const struct state *s, size_t pos)
  * checked but not output (the branch not taken).
  */
 static int render_block(const struct state *s, size_t *pos, int depth,
-			int emit, const struct render_vars *vars,
+			int emit, const struct tmpl_vars *vars,
 			struct buf *out, struct tag *stop)
 {
 	for (;;) {
@@ -187,17 +170,27 @@ static int render_block(const struct state *s, size_t *pos, int depth,
 		case TAG_COMMENT:
 			break;
 		case TAG_VAR: {
-			const char *v = lookup(vars, tag.name, tag.name_len);
+			const struct tmpl_var *v = tmpl_find(vars, tag.name, tag.name_len);
+			struct wb_err ee = WB_ERR_INIT;
+			struct buf val = BUF_INIT;
+			int r;
 
 			if (!v)
 				return fail(s, open, "unknown placeholder", tag.name,
 					    tag.name_len);
-			if (emit)
-				buf_adds(out, v);
+			/* the branch not taken is checked too: a value is refused
+			 * for its sink whether or not this recipe shows it */
+			r = tmpl_encode(tag.sink, tag.sink_len, v, &val, &ee);
+			if (!r && emit)
+				buf_add(out, val.ptr, val.len);
+			buf_release(&val);
+			if (r < 0)
+				return wb_error(s->e, WB_EUSAGE, "%s (template '%s' line %d)",
+						ee.msg, s->name, line_of(s, open));
 			break;
 		}
 		case TAG_IF: {
-			const char *v = lookup(vars, tag.name, tag.name_len);
+			const struct tmpl_var *v = tmpl_find(vars, tag.name, tag.name_len);
 			struct tag end;
 			int cond;
 
@@ -206,7 +199,7 @@ static int render_block(const struct state *s, size_t *pos, int depth,
 					    tag.name_len);
 			if (depth + 1 > RENDER_MAX_DEPTH)
 				return fail(s, open, "{{#if}} nested too deeply", NULL, 0);
-			cond = v[0] != '\0';
+			cond = tmpl_truthy(v);
 			if (render_block(s, pos, depth + 1, emit && cond, vars, out, &end) < 0)
 				return -1;
 			if (end.kind == TAG_ELSE) {
@@ -231,7 +224,7 @@ static int render_block(const struct state *s, size_t *pos, int depth,
 }
 
 int render_string(const char *name, const char *tmpl, size_t len,
-		  const struct render_vars *vars, struct buf *out,
+		  const struct tmpl_vars *vars, struct buf *out,
 		  struct wb_err *e)
 {
 	struct state s = { name, tmpl, len, e };
@@ -241,7 +234,7 @@ int render_string(const char *name, const char *tmpl, size_t len,
 	return render_block(&s, &pos, 0, 1, vars, out, &stop);
 }
 
-int render_file(const char *path, const struct render_vars *vars,
+int render_file(const char *path, const struct tmpl_vars *vars,
 		struct buf *out, struct wb_err *e)
 {
 	struct buf t = BUF_INIT;

@@ -4,14 +4,22 @@
  * helpers). Templates are files under recipes/templates/, never C strings.
  *
  * Syntax (docs/stage.md):
- *   {{name}}                  the value of variable NAME ([a-z0-9_]+)
+ *   {{sink:name}}             the variable NAME ([a-z0-9_]+) encoded for
+ *                             SINK, the language its bytes land in: a
+ *                             lib/tmpl.h sink type (toml, toml_lit, ini,
+ *                             json, xml, comment, ps, ps_native, ps_path,
+ *                             ps_binpath, ...). A value the sink cannot
+ *                             carry is an error, never spliced; a tag
+ *                             without a sink type is an error.
  *   {{#if name}}A{{else}}B{{/if}}
- *                             A when NAME is non-empty, else B ({{else}}
- *                             optional); blocks nest
+ *                             A when NAME is non-empty (tmpl_truthy), else
+ *                             B ({{else}} optional); blocks nest
  *   {{! comment }}            dropped
  * A tag that is alone on its line (only spaces or tabs around it) takes the
  * whole line with it, so block tags and comments leave no blank lines.
- * Everything else is copied byte for byte. An unknown variable, an
+ * Everything else is copied byte for byte. Placeholders in the branch not
+ * taken are encoded too, so a bad value fails whatever the recipe shows.
+ * An unknown variable or sink, an
  * unterminated tag, a stray {{else}}/{{/if}} or an unclosed {{#if}} is an
  * error (WB_EUSAGE) naming the template and the line.
  */
@@ -22,33 +30,20 @@
 
 #include "lib/buf.h"
 #include "lib/err.h"
-
-struct render_var {
-	const char *name;
-	const char *value;   /* never NULL; "" is false for {{#if}} */
-};
-
-struct render_vars {
-	struct render_var *v;   /* owned array; names and values not owned */
-	size_t nr, alloc;
-};
-
-#define RENDER_VARS_INIT { NULL, 0, 0 }
-
-/* Set NAME to VALUE (both must outlive VARS); a later set replaces. */
-void render_set(struct render_vars *vars, const char *name, const char *value);
-void render_vars_release(struct render_vars *vars);
+#include "lib/tmpl.h"
 
 /*
  * Render TMPL (LEN bytes, named NAME in messages) with VARS, appending to
- * OUT. Returns 0, or -1 with E (WB_EUSAGE); OUT may hold partial output.
+ * OUT. Returns 0, or -1 with E (WB_EUSAGE) naming the template and line,
+ * and for a refused value the variable, its origin and the sink; OUT may
+ * hold partial output.
  */
 int render_string(const char *name, const char *tmpl, size_t len,
-		  const struct render_vars *vars, struct buf *out,
+		  const struct tmpl_vars *vars, struct buf *out,
 		  struct wb_err *e);
 
 /* Read the template file PATH (at most 1 MiB) and render it into OUT. */
-int render_file(const char *path, const struct render_vars *vars,
+int render_file(const char *path, const struct tmpl_vars *vars,
 		struct buf *out, struct wb_err *e);
 
 #endif

@@ -198,7 +198,7 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 
 @test "an unknown placeholder in a template is an error (exit 2) and no tree is swapped in" {
 	cp -r "$WB_SRC/recipes/templates" "$WORK/tpl"
-	echo 'oops = "{{no_such_value}}"' >>"$WORK/tpl/containerd/config.v3.toml"
+	echo 'oops = {{toml:no_such_value}}' >>"$WORK/tpl/containerd/config.v3.toml"
 	WINBUILD_TEMPLATES="$WORK/tpl" stage_shipped
 	assert_status 2
 	assert_output_has "unknown placeholder 'no_such_value'"

@@ -1,0 +1,326 @@
+#!/usr/bin/env bats
+# Red team, issue 13 classes 5 and 6, through the real CLI: recipe values
+# that try to leave their sink (TOML, INI, PowerShell, native command lines,
+# PATH, sc.exe binPath), and archives that try to get their file chosen in
+# place of a component's own. Every case checks the exit code, the message,
+# that nothing unsafe landed, and that the previous good output is intact.
+load helpers
+load ../lib/servers
+load stage_fixtures
+
+PSPARSE="$WB_SRC/tests/ps/psparse.cjs"
+RECIPE_R() { echo "$WORK/r/windows-2022-containerd.yaml"; }
+OUT() { echo "$WORK/out/$NAME"; }
+P() { echo "$WORK/out/$NAME/packer/scripts"; }
+
+setup() {
+	common_setup
+	fixture_override >"$WORK/fixtures.yaml"
+}
+
+stage_shipped() { wb stage "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }
+
+# snapshot: sha256 of every file under out/ (and the cache), to compare
+# before and after an attack
+snapshot() {
+	(cd "$WORK" && find out -type f -print0 2>/dev/null | LC_ALL=C sort -z |
+		xargs -0 -r sha256sum)
+}
+
+# a good staged output shaped like `winbuild stage` writes it, a copy of
+# the shipped recipes to edit, and a good emit of it
+good_emit() {
+	cp -r "$WB_SRC/recipes" "$WORK/r"
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out "$NAME" 2022 "$@" >/dev/null
+	wb emit "$(RECIPE_R)"
+	assert_status 0
+	snapshot >"$WORK/before"
+}
+
+# add_file WINPATH COMPONENT [ARTIFACT]: one more file in the staged tree and
+# its manifest (sorted as winbuild sorts it)
+add_file() {
+	python3 - "$(OUT)" "$@" <<-'PY'
+	import hashlib, json, os, sys
+	base, win, comp = sys.argv[1:4]
+	art = sys.argv[4] if len(sys.argv) > 4 else comp
+	rel = win[3:].replace("\\", "/")
+	data = ("planted by %s\n" % comp).encode()
+	p = os.path.join(base, "tree", rel)
+	os.makedirs(os.path.dirname(p), exist_ok=True)
+	open(p, "wb").write(data)
+	m = json.load(open(os.path.join(base, "manifest.json")))
+	m["files"].append({"path": win, "tree_path": rel, "size": len(data),
+	                   "sha256": hashlib.sha256(data).hexdigest(), "artifact": art,
+	                   "component": comp, "generated": False})
+	m["files"].sort(key=lambda f: f["tree_path"])
+	if not any(a["name"] == art for a in m["artifacts"]):
+	    m["artifacts"].append({"name": art, "component": comp, "version": "1.0",
+	                           "url": "https://example.invalid/" + art,
+	                           "sha256": hashlib.sha256(art.encode()).hexdigest(),
+	                           "size": 1, "action": "unpack",
+	                           "destination": win.rsplit("\\", 1)[0]})
+	    m["artifacts"].sort(key=lambda a: a["name"])
+	json.dump(m, open(os.path.join(base, "manifest.json"), "w"), indent=2, sort_keys=True)
+	PY
+}
+
+# the previous good output is byte for byte what it was
+assert_intact() {
+	snapshot >"$WORK/after"
+	if ! diff -u "$WORK/before" "$WORK/after"; then
+		echo "the previous output changed" >&2
+		return 1
+	fi
+}
+
+# ---- class 5: values checked for where they land --------------------------
+
+@test "class 5: a newline in the containerd version cannot add 'imports' to config.toml (exit 2, plan time)" {
+	stage_shipped
+	assert_status 0
+	snapshot >"$WORK/before"
+	stage_shipped --set 'components.containerd.version=2.1.4
+imports = ["C:/ProgramData/evil.toml"]  #'
+	assert_status 2
+	assert_output_has "--set #1: components.containerd.version '2.1.4\\nimports"
+	assert_output_has "is not a version"
+	# nothing of it landed: the good tree (config.toml included) is unchanged
+	! grep -rq "evil.toml" "$(OUT)"
+	python3 -c 'import tomllib,sys; d=tomllib.load(open(sys.argv[1],"rb")); assert "imports" not in d' \
+		"$(OUT)/tree/Program Files/containerd/config.toml"
+	assert_intact
+	# from a component file: the message points at the value
+	cp -r "$WB_SRC/recipes" "$WORK/r"
+	sed -i 's/^version: "2.1.4"/version: "2.1.4\\n[plugins.x]"/' "$WORK/r/components/containerd.yaml"
+	wb stage "$WORK/r/windows-2022-containerd.yaml" -O "$WORK/fixtures.yaml" --no-progress
+	assert_status 2
+	assert_output_has "r/components/containerd.yaml:29:10: components.containerd.version '2.1.4\\n[plugins.x]' is not a version"
+	assert_intact
+}
+
+@test "class 5: a pause image that breaks out of its TOML string is refused as an image reference (exit 2)" {
+	stage_shipped
+	assert_status 0
+	snapshot >"$WORK/before"
+	for bad in "registry.k8s.io/pause:3.10'
+imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause'; do
+		stage_shipped --set "node.pause_image=$bad"
+		assert_status 2
+		assert_output_has "node.pause_image '"
+		assert_output_has "is not an OCI image reference"
+		! grep -rq "evil.toml" "$(OUT)"
+		assert_intact
+	done
+}
+
+@test "class 5: a template cannot splice a value raw: an untyped or unknown-sink placeholder is an error (exit 2)" {
+	stage_shipped
+	assert_status 0
+	snapshot >"$WORK/before"
+	for tag in '{{pause_image}}' '{{raw:pause_image}}' '{{trusted:pause_image}}'; do
+		rm -rf "$WORK/tpl"
+		cp -r "$WB_SRC/recipes/templates" "$WORK/tpl"
+		echo "extra = $tag" >>"$WORK/tpl/containerd/config.v3.toml"
+		WINBUILD_TEMPLATES="$WORK/tpl" stage_shipped
+		assert_status 2
+		assert_output_has "config.v3.toml"
+		case "$tag" in
+		'{{pause_image}}') assert_output_has "placeholder without a sink type" ;;
+		'{{raw:'*) assert_output_has "unknown sink type 'raw'" ;;
+		*) assert_output_has "cannot be rendered as trusted" ;;
+		esac
+		[ -z "$(ls -d "$(OUT)"/.tree.tmp.* 2>/dev/null)" ]
+		# the stamp is dropped (the next stage redoes the work); the
+		# tree, manifest and SBOM are as the good stage left them
+		snapshot | grep -v '\.stage-stamp$' >"$WORK/after"
+		diff <(grep -v '\.stage-stamp$' "$WORK/before") "$WORK/after"
+	done
+}
+
+@test "class 5: an MSI property cannot inject msiexec arguments through PowerShell 5.1's unescaped quotes (exit 2)" {
+	NAME=windows-2022-containerd
+	good_emit
+	sed -i 's|^        RUN_SERVICE_AS_LOCAL_SYSTEM: "1"|&\n        LOGGINGSERIALPORTNAME: '"'"'COM1" TRANSFORMS="C:\\evil.mst'"'"'|' \
+		"$WORK/r/components/cloudbase-init.yaml"
+	grep -q TRANSFORMS "$WORK/r/components/cloudbase-init.yaml"
+	wb emit "$(RECIPE_R)"
+	assert_status 2
+	assert_output_has "artifacts.cloudbase-init.payload.properties at $WORK/r/components/cloudbase-init.yaml:"
+	assert_output_has ": 'LOGGINGSERIALPORTNAME=COM1\" TRANSFORMS="
+	assert_output_has "msiexec property argument (PowerShell 5.1)"
+	assert_output_has "03-cloudbase-init.ps1.in' line 5"
+	! grep -rq "evil.mst" "$(OUT)"
+	assert_intact
+}
+
+@test "class 5: a PATH entry holding ';' is refused for the PATH sink (exit 2)" {
+	NAME=windows-2022-containerd
+	good_emit
+	sed -i '0,/^  - C:\\k$/s||  - C:\\k;x|' "$WORK/r/components/kubernetes.yaml"
+	grep -q 'C:\\k;x' "$WORK/r/components/kubernetes.yaml"
+	wb emit "$(RECIPE_R)"
+	assert_status 2
+	assert_output_has "components.kubernetes.path in $WORK/r/components/kubernetes.yaml: 'C:\\x5ck;x' holds ; or \""
+	assert_output_has "Windows PATH entry"
+	! grep -rq 'k;x' "$(OUT)"
+	assert_intact
+}
+
+@test "class 5: a kubelet directory with % (expanded in sc.exe binPath) is refused (exit 2)" {
+	NAME=windows-2022-containerd
+	good_emit
+	sed -i 's|to: C:\\k\\kubelet.exe|to: C:\\k%SystemRoot%\\kubelet.exe|' "$WORK/r/components/kubernetes.yaml"
+	grep -q SystemRoot "$WORK/r/components/kubernetes.yaml"
+	wb emit "$(RECIPE_R)"
+	assert_status 2
+	assert_output_has "artifacts.kubelet.install.to at $WORK/r/components/kubernetes.yaml:"
+	assert_output_has ": 'C:\\x5ck%SystemRoot%' holds a %"
+	assert_output_has "sc.exe binPath"
+	! grep -rq 'SystemRoot%' "$(OUT)"
+	assert_intact
+}
+
+@test "class 5: a firewall rule name: quotes are escaped and parse; a typographic quote (non-ASCII, read as ANSI by PowerShell 5.1) is refused" {
+	need_dep node -e 1 -- "node not installed (make deps)"
+	NAME=windows-2022-containerd
+	good_emit
+	cp "$WORK/r/components/kubernetes.yaml" "$WORK/kubernetes.yaml.good"
+	sed -i "s|{name: kubelet, port: 10250, protocol: TCP}|{name: \"kube'let\\\\\"; rm -r C:\\\\\\\\\", port: 10250, protocol: TCP}|" \
+		"$WORK/r/components/kubernetes.yaml"
+	grep -q "kube'let" "$WORK/r/components/kubernetes.yaml"
+	wb emit "$(RECIPE_R)"
+	assert_status 0
+	grep -qF "@(@{ Name = 'kube''let\"; rm -r C:\\'; Port = 10250; Protocol = 'TCP' })" "$(P)/05-kubelet.ps1"
+	node "$PSPARSE" "$(P)"/*.ps1
+	snapshot >"$WORK/before"
+	# U+2019 ends a single-quoted string in PowerShell; its UTF-8 bytes
+	# read in the ANSI code page (no BOM) hold another quote (0x92)
+	python3 -c 'import sys; open(sys.argv[2], "w").write(open(sys.argv[1]).read().replace(
+		"{name: kubelet,", "{name: \"kube\u2019let; rm -r C:/\","))' \
+		"$WORK/kubernetes.yaml.good" "$WORK/r/components/kubernetes.yaml"
+	grep -q "kube.*let; rm" "$WORK/r/components/kubernetes.yaml"
+	wb emit "$(RECIPE_R)"
+	assert_status 2
+	assert_output_has "components.kubernetes.firewall in $WORK/r/components/kubernetes.yaml: 'kube\xe2\x80\x99let"
+	assert_output_has "non-ASCII character"
+	assert_output_has "05-kubelet.ps1.in' line 9"
+	assert_intact
+}
+
+@test "class 5: the renderer fuzzer (fixed seed): every output parses with its sink's parser and decodes to the value, or is refused" {
+	need_dep node -e 1 -- "node not installed (make deps)"
+	need_dep command -v packer -- "packer not installed (make deps)"
+	# built by make unit (make check builds it first)
+	[ -x "$WB_SRC/build/tests/render_oracle" ]
+	run python3 "$WB_SRC/tests/fuzz/render_fuzz.py" --seed 13 --count 20 \
+		--oracle "$WB_SRC/build/tests/render_oracle"
+	assert_status 0
+	assert_output_has "render_fuzz: seed 13: 2142 values through 17 sinks, no finding"
+}
+
+@test "class 5: the sc.exe binPath RegisterKubeletService.ps1 builds reaches kubelet as the flags written (PowerShell 5.1 + CommandLineToArgvW model)" {
+	stage_shipped
+	assert_status 0
+	# evaluate the script's $Kubelet/$BinPath string expressions, then what
+	# sc.exe receives through PowerShell 5.1 and what kube-log-runner splits
+	python3 - "$(OUT)/tree/k/RegisterKubeletService.ps1" "$WB_SRC/tests/fuzz" <<-'PY'
+	import re, sys
+	sys.path.insert(0, sys.argv[2])
+	from render_fuzz import native_receives, command_line_to_argv
+	src = open(sys.argv[1]).read()
+	flags = '--node-ip=10.0.0.5 --node-labels="a=b,c=d"'
+	env = {}
+	for var in ('Kubelet', 'BinPath'):
+	    expr = re.search(r'^\$%s = (.*?)\n(?=\S)' % var, src, re.S | re.M).group(1)
+	    val = ''
+	    for tok in re.findall(r"'(?:[^']|'')*'|\$env:COMPUTERNAME\.ToLower\(\)|\$Flags\.Replace\('\"', '\\\"'\)|\$Flags|\$Kubelet", expr):
+	        if tok.startswith("'"):
+	            val += tok[1:-1].replace("''", "'")
+	        elif tok.startswith('$env'):
+	            val += 'node1'
+	        elif tok.startswith('$Flags.Replace'):
+	            val += flags.replace('"', '\\"')
+	        elif tok == '$Flags':
+	            val += flags
+	        else:
+	            val += env['Kubelet']
+	    env[var] = val
+	for argv in native_receives(['create', 'kubelet', 'binPath=', env['BinPath'], 'start=', 'auto']):
+	    assert argv[:3] == ['create', 'kubelet', 'binPath='] and argv[4:] == ['start=', 'auto'], argv
+	    runner = command_line_to_argv(argv[3])
+	    print(runner)
+	    assert '--enforce-node-allocatable=' in runner and '--resolv-conf=' in runner, runner
+	    assert '--node-labels=a=b,c=d' in runner and '--node-ip=10.0.0.5' in runner, runner
+	    assert runner[:3] == ['C:\\k\\kube-log-runner.exe', '--log-file=C:\\var\\log\\kubelet\\kubelet.log',
+	                          'C:\\k\\kubelet.exe'], runner
+	PY
+}
+
+# ---- class 6: files chosen by identity -------------------------------------
+
+@test "class 6: another component's config.toml and containerd.exe earlier in sort order are not picked" {
+	NAME=windows-2022-containerd
+	good_emit
+	add_file 'C:\Program Files\aaa\config.toml' crictl
+	add_file 'C:\Program Files\aaa\containerd.exe' crictl
+	add_file 'C:\Program Files\Containerd0\config.toml' crictl
+	wb emit "$(RECIPE_R)"
+	assert_status 0
+	assert_output_lacks "aaa"
+	grep -qxF "\$ContainerdDir = 'C:\\Program Files\\containerd'" "$(P)/04-containerd.ps1"
+	grep -qxF "\$Config = 'C:\\Program Files\\containerd\\config.toml'" "$(P)/04-containerd.ps1"
+	! grep -q 'aaa\|Containerd0' "$(P)/04-containerd.ps1"
+	# the scripts that do not count files are as the good emit wrote them
+	snapshot >"$WORK/after"
+	diff <(grep 'scripts/0[13568]-' "$WORK/before") <(grep 'scripts/0[13568]-' "$WORK/after")
+}
+
+@test "class 6: under nssm, another component's nssm.exe and StartKubelet.ps1 are not picked" {
+	NAME=windows-2022-containerd
+	good_emit --nssm
+	add_file 'C:\Program Files\aaa\nssm.exe' crictl
+	add_file 'C:\aaa\StartKubelet.ps1' crictl
+	wb emit "$(RECIPE_R)" --set node.service_manager=nssm --set components.nssm.enabled=true
+	assert_status 0
+	grep -qxF "\$Nssm = 'C:\\Program Files\\nssm\\win64\\nssm.exe'" "$(P)/05-kubelet.ps1"
+	grep -qxF "\$StartScript = 'C:\\k\\StartKubelet.ps1'" "$(P)/05-kubelet.ps1"
+	! grep -q 'aaa' "$(P)/05-kubelet.ps1"
+	# without nssm's own nssm.exe, another component's does not stand in
+	python3 - "$(OUT)/manifest.json" <<-'PY'
+	import json, sys
+	m = json.load(open(sys.argv[1]))
+	m["files"] = [f for f in m["files"] if f["component"] != "nssm"]
+	m["artifacts"] = [a for a in m["artifacts"] if a["component"] != "nssm"]
+	json.dump(m, open(sys.argv[1], "w"), indent=2, sort_keys=True)
+	PY
+	rm -rf "$(OUT)/tree/Program Files/nssm"
+	snapshot >"$WORK/before"
+	wb emit "$(RECIPE_R)" --set node.service_manager=nssm --set components.nssm.enabled=true
+	assert_status 2
+	assert_output_has "no nssm.exe is staged"
+	assert_intact
+}
+
+@test "class 6: a component that stages two containerd.exe is ambiguous and refused (exit 4)" {
+	NAME=windows-2022-containerd
+	good_emit
+	add_file 'C:\Program Files\containerd\bin\containerd.exe' containerd containerd
+	snapshot >"$WORK/before"
+	wb emit "$(RECIPE_R)"
+	assert_status 4
+	assert_output_has "component 'containerd' stages two files named containerd.exe"
+	assert_output_has "C:\\Program Files\\containerd\\bin\\containerd.exe"
+	assert_intact
+}
+
+@test "class 6: a cloudbase-init conf overlay planted by another component is not copied into cloudbase-init" {
+	NAME=windows-2022-containerd
+	good_emit
+	add_file 'C:\ProgramData\winbuild\cloudbase-init\cloudbase-init.conf.d' crictl
+	add_file 'C:\ProgramData\winbuild\cloudbase-init\aaa-plugins.conf' crictl
+	wb emit "$(RECIPE_R)"
+	assert_status 0
+	grep -q "cloudbase-init-unattend.conf" "$(P)/03-cloudbase-init.ps1"
+	! grep -q 'aaa-plugins\|conf.d' "$(P)/03-cloudbase-init.ps1"
+}
