@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# Red-team cases that kill mutants of tests/mutate/mutants.txt the rest of
+# the suite let survive (make mutate; docs/hardening.md, "Mutation run").
+# Each case goes through the real CLI and checks the exit code, the
+# message, that nothing unsafe landed, and that the earlier good output is
+# intact. Authenticode fixtures (test PKI, mingw-w64 binaries signed with
+# osslsigncode) come from tests/lib/authenticode.bash.
+load helpers
+load ../lib/authenticode
+
+setup_file() {
+	ac_setup_file
+}
+
+# image_with POLICY FILE: $WORK/img.yaml, image "t" with one component
+# "demo" installing the fixture FILE (file:// URL, pinned) to C:\k\demo.exe;
+# POLICY is the component file's own authenticode map (or empty). The site
+# override site/ac.yaml requires signatures under the test roots.
+image_with() {
+	local policy=$1 f=$2
+	mkdir -p "$WORK/components" "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+	printf 'kind: override\nauthenticode: {require: true, roots: roots.pem}\n' \
+		>"$WORK/site/ac.yaml"
+	{
+		printf 'kind: component\nname: demo\nversion: "1.0"\n'
+		[ -z "$policy" ] || printf 'authenticode: %s\n' "$policy"
+		printf 'artifacts:\n  demo:\n    url: file://%s/%s\n' "$FX" "$f"
+		printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
+		printf '    install: {to: '\''C:\\k\\demo.exe'\''}\n'
+	} >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		>"$WORK/img.yaml"
+}
+
+# good_stage: stage the signed good.exe under the site policy; remember
+# the tree's manifest to compare after an attack
+good_stage() {
+	image_with '' good.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 0
+	cmp -s "$WORK/out/t/tree/k/demo.exe" "$FX/good.exe"
+	cp "$WORK/out/t/manifest.json" "$BATS_TEST_TMPDIR/manifest.before"
+}
+
+# previous_tree_intact: the good stage's tree and manifest are unchanged
+previous_tree_intact() {
+	cmp "$WORK/out/t/tree/k/demo.exe" "$FX/good.exe"
+	cmp "$WORK/out/t/manifest.json" "$BATS_TEST_TMPDIR/manifest.before"
+	[ "$(find "$WORK/out/t/tree" -type f | wc -l)" -eq 1 ]
+	[ -z "$(find "$WORK/out/t" -maxdepth 1 -name '.tree.tmp.*')" ]
+}
+
+# --- policy-component-require-loosened (recipe/resolve.c, convert_authenticode)
+
+@test "redteam mutants: a component's own authenticode require: false cannot loosen the site's require: true" {
+	good_stage
+	image_with '{require: false, roots: ../site/roots.pem}' hello.exe
+	wb plan img.yaml -O site/ac.yaml
+	assert_status 0
+	assert_output_has "authenticode: .exe/.dll/.msi must be signed"
+	assert_output_lacks "checked when signed"
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'demo': 'k/demo.exe': not signed"
+	previous_tree_intact
+}
+
+@test "redteam mutants: a component's require: false with the site's require: true still refuses a bad signature" {
+	good_stage
+	image_with '{require: false, roots: ../site/roots.pem}' other.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/demo.exe': signer 'CN=Other CA Signer' does not chain to a trusted root"
+	previous_tree_intact
+}
+
+# --- authenticode-pkcs7-unverified (trust/authenticode.c, verify_signed)
+
+# forge_rsa IN OUT: OUT is IN with one bit of the signer's RSA signature
+# value (the SignerInfo's encryptedDigest, found with openssl asn1parse)
+# flipped: the signed file digest and the certificates are untouched
+forge_rsa() {
+	python3 - "$1" "$2" <<-'PY'
+		import re, struct, subprocess, sys
+		d = bytearray(open(sys.argv[1], "rb").read())
+		pe = struct.unpack_from("<I", d, 0x3c)[0]
+		magic = struct.unpack_from("<H", d, pe + 24)[0]
+		dd = pe + 24 + (96 if magic == 0x10b else 112)
+		off, size = struct.unpack_from("<II", d, dd + 4 * 8)   # certificate table
+		p7 = bytes(d[off + 8:off + size])
+		out = subprocess.run(["openssl", "asn1parse", "-inform", "DER"], input=p7,
+		                     capture_output=True, check=True).stdout.decode()
+		sigs = [(int(m.group(1)), int(m.group(2))) for m in
+		        re.finditer(r"^\s*(\d+):d=\d+\s+hl=(\d+)\s+l=\s*256 prim: OCTET STRING", out, re.M)]
+		assert sigs, out
+		o, hl = sigs[-1]
+		d[off + 8 + o + hl + 100] ^= 1
+		open(sys.argv[2], "wb").write(d)
+	PY
+}
+
+@test "redteam mutants: a PE whose RSA signature value was altered is refused (signed digest intact)" {
+	good_stage
+	forge_rsa "$FX/good.exe" "$BATS_TEST_TMPDIR/forged.exe"
+	# osslsigncode refuses it too
+	run ossl_verify "$BATS_TEST_TMPDIR/forged.exe"
+	[ "$status" -ne 0 ]
+	wb sig authenticode "$BATS_TEST_TMPDIR/forged.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "PKCS#7 signature does not verify"
+	cp "$BATS_TEST_TMPDIR/forged.exe" "$FX/forged.exe"
+	image_with '' forged.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "authenticode: artifact 'demo': 'k/demo.exe': PKCS#7 signature does not verify"
+	previous_tree_intact
+}
+
+# --- authenticode-tsa-any-purpose (trust/authenticode.c, timestamp_rfc3161)
+
+@test "redteam mutants: a timestamp signed by a code-signing (not time-stamping) certificate is refused" {
+	good_stage
+	# control: the token re-signed by the real TSA still verifies
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$FX/ts-resigned.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key"
+	wb sig authenticode "$FX/ts-resigned.exe" --roots "$FX/ca.pem"
+	assert_status 0
+	assert_output_has "timestamp:  20"
+	# the same token signed by the code-signing certificate, which chains
+	# to the same roots but lacks the time-stamping EKU (RFC 3161 2.3).
+	# osslsigncode verify accepts this file: winbuild is stricter
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$FX/ts-by-cs.exe" \
+		"$FX/cs.pem" "$FX/cs.key"
+	wb sig authenticode "$FX/ts-by-cs.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "timestamp authority 'O=Example Corp,CN=Example Code Signing' is not trusted: unsuitable certificate purpose"
+	image_with '' ts-by-cs.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/demo.exe': signer 'O=Example Corp,CN=Example Code Signing': timestamp authority"
+	previous_tree_intact
+}
