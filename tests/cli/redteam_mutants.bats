@@ -4,12 +4,14 @@
 # Each case goes through the real CLI and checks the exit code, the
 # message, that nothing unsafe landed, and that the earlier good output is
 # intact. Authenticode fixtures (test PKI, mingw-w64 binaries signed with
-# osslsigncode) come from tests/lib/authenticode.bash.
+# osslsigncode) come from tests/lib/authenticode.bash; minisign keys and
+# signed files (minisign CLI) from fetch_fixtures.bash, served as file://.
 load helpers
 load ../lib/authenticode
+load fetch_fixtures
 
 setup_file() {
-	ac_setup_file
+	ac_setup_file && make_fixtures "$BATS_FILE_TMPDIR"
 }
 
 # image_with POLICY FILE: $WORK/img.yaml, image "t" with one component
@@ -140,4 +142,74 @@ forge_rsa() {
 	assert_status 1
 	assert_output_has "'k/demo.exe': signer 'O=Example Corp,CN=Example Code Signing': timestamp authority"
 	previous_tree_intact
+}
+
+# --- authenticode-sha1-accepted (trust/authenticode.c, verify_signed)
+
+@test "redteam mutants: an Authenticode signature over a SHA-1 digest is refused as weak" {
+	good_stage
+	# osslsigncode signs and verifies it: winbuild is stricter
+	(cd "$FX" && ac_sign cs hello.exe sha1.exe -h sha1)
+	wb sig authenticode "$FX/sha1.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "signed digest uses SHA1, which winbuild refuses as weak"
+	image_with '' sha1.exe
+	wb stage img.yaml -O site/ac.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/demo.exe': signed digest uses SHA1"
+	previous_tree_intact
+}
+
+# ---- minisign keys and URLs in the recipe (recipe/resolve.c) ----
+
+# good_lock: lock a recipe whose artifact a.bin (file://) is signed by key
+# A; remember the lock and the cache entries to compare after an attack
+good_lock() {
+	art a "file://$WWW/a.bin" "minisign: {keys: [{key: $PUB_A}]}" | recipe
+	wb lock img.yaml
+	assert_status 0
+	cp winbuild.lock "$BATS_TEST_TMPDIR/lock.before"
+	find "$WINBUILD_CACHE/sha256" -type f | sort >"$BATS_TEST_TMPDIR/entries.before"
+}
+
+# previous_lock_intact: the lock and the cache entries are as good_lock left them
+previous_lock_intact() {
+	cmp winbuild.lock "$BATS_TEST_TMPDIR/lock.before"
+	find "$WINBUILD_CACHE/sha256" -type f | sort | cmp - "$BATS_TEST_TMPDIR/entries.before"
+	[ -z "$(find "$WINBUILD_CACHE/tmp" -type f)" ]
+}
+
+# --- policy-key-id-collision (recipe/resolve.c, add_keys)
+
+@test "redteam mutants: two different minisign keys under one key id are refused, in either order" {
+	good_lock
+	for keys in "{key: $PUB_A}, {key: $PUB_WRONG}" "{key: $PUB_WRONG}, {key: $PUB_A}"; do
+		art a "file://$WWW/a.bin" "minisign: {keys: [$keys]}" | recipe
+		wb lock img.yaml
+		assert_status 2
+		assert_output_has "two different minisign keys share the key id"
+		assert_output_has "components/demo.yaml:"
+		previous_lock_intact
+	done
+}
+
+# --- policy-url-scheme (recipe/resolve.c, url_check)
+
+@test "redteam mutants: artifact, checksum and signature URLs of another scheme are refused at plan time" {
+	good_lock
+	art a "ftp://127.0.0.1/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb lock img.yaml
+	assert_status 2
+	assert_output_has "must be an https, http or file URL, not 'ftp://127.0.0.1/a.bin'"
+	previous_lock_intact
+	art a "file://$WWW/a.bin" "sha256_url: gopher://127.0.0.1/a.bin.sha256" | recipe
+	wb lock img.yaml
+	assert_status 2
+	assert_output_has "not 'gopher://127.0.0.1/a.bin.sha256'"
+	previous_lock_intact
+	art a "file://$WWW/a.bin" "minisign: {url: 'dict://127.0.0.1/a.bin.minisig', keys: [{key: $PUB_A}]}" | recipe
+	wb lock img.yaml
+	assert_status 2
+	assert_output_has "not 'dict://127.0.0.1/a.bin.minisig'"
+	previous_lock_intact
 }
