@@ -213,3 +213,32 @@ previous_lock_intact() {
 	assert_output_has "not 'dict://127.0.0.1/a.bin.minisig'"
 	previous_lock_intact
 }
+
+# --- policy-forbid-urls-kept (recipe/resolve.c, policy_check_artifact)
+
+@test "redteam mutants: under checksum_urls: forbid no checksum URL reaches the plan, the fetch or the lock" {
+	good_lock
+	art a "file://$WWW/a.bin" "sha256: $(sha_of a.bin)" \
+		"sha256_url: file://$BATS_TEST_TMPDIR/absent.sha256" | recipe
+	printf 'kind: override\npolicy: {checksum_urls: forbid}\n' >forbid.yaml
+	wb plan img.yaml -O forbid.yaml
+	assert_status 0
+	assert_output_has "checksum files forbidden"
+	assert_output_lacks "absent.sha256"
+	assert_output_lacks "from checksum file"
+	wb plan img.yaml -O forbid.yaml --json
+	assert_status 0
+	python3 -c 'import json, sys
+v = json.load(sys.stdin)["artifacts"][0]["verify"]
+assert v["sha256_urls"] == [] and v["sha512_urls"] == [], v' <<<"$output"
+	# the checksum file does not exist: fetching it would fail the lock
+	wb lock img.yaml -O forbid.yaml
+	assert_status 0
+	python3 - <<-'PY'
+		import json
+		a = json.load(open("winbuild.lock"))["artifacts"]["a"]
+		assert a["verified_by"]["pinned"] == ["sha256"], a
+		assert "checksum" not in json.dumps(a["verified_by"]), a
+	PY
+	find "$WINBUILD_CACHE/sha256" -type f | sort | cmp - "$BATS_TEST_TMPDIR/entries.before"
+}
