@@ -11,6 +11,8 @@
 #   make fuzz                libFuzzer harnesses (clang) in build/fuzz/
 #   make fuzz-smoke          run each for FUZZ_SECONDS (60) from tests/fuzz/corpus/,
 #                            then the renderer oracle fuzzer (render_fuzz.py)
+#   make mutate              mutation run over the trust code (tests/mutate/);
+#                            not part of check; MUTANT=regex picks mutants
 #   make bench               performance harness (bench/README.md); not part of check
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -116,6 +118,12 @@ fuzz-smoke: fuzz build/tests/render_oracle
 fuzz-replay: fuzz
 	@bash tests/fuzz/run replay $(FUZZ_NAMES)
 
+# ---- mutation run (tests/mutate/, docs/hardening.md) ----
+# Each mutant of tests/mutate/mutants.txt is built into a copy of the tree
+# in build/mutate/ (never this tree) and must fail its listed tests.
+mutate:
+	@python3 tests/mutate/run $(if $(MUTANT),'$(MUTANT)')
+
 deps:
 	@sh .ci/deps
 
@@ -153,6 +161,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench demo install clean fuzz fuzz-smoke fuzz-replay FORCE
+.PHONY: all unit deps check bench demo install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -747,13 +747,17 @@ static int add_keys(struct resolver *r, const struct rnode *list, size_t upto,
 		for (size_t j = 0; j < *nkeys; j++) {
 			if (strcmp((*keys)[j].keyid_hex, k.keyid_hex))
 				continue;
-			if (strcmp((*keys)[j].text, k.text))
-				return err_at(r, &it->origin,
-					      "two different minisign keys share the key id %s",
-					      k.keyid_hex);
+			int differ = strcmp((*keys)[j].text, k.text) != 0;
+
+			if (differ)
+				err_at(r, &it->origin,
+				       "two different minisign keys share the key id %s",
+				       k.keyid_hex);
 			free(k.name);
 			free(k.text);
 			free(k.key_file);
+			if (differ)
+				return -1;
 			k.text = NULL;
 			break;
 		}

@@ -7,11 +7,7 @@ load helpers
 load ../lib/authenticode
 
 setup_file() {
-	export FX="$BATS_FILE_TMPDIR/fx"
-	(ac_make_fixtures "$FX") >"$BATS_FILE_TMPDIR/fixtures.log" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/fixtures.log" >&2
-		return 1
-	}
+	ac_setup_file
 }
 
 # accepts FILE [options]: winbuild and osslsigncode both accept FILE

@@ -198,3 +198,13 @@ ac_demo_recipe() {
 ossl_verify() {
 	osslsigncode verify -CAfile "$FX/ca.pem" -TSA-CAfile "$FX/ca.pem" -in "$1" >/dev/null 2>&1
 }
+
+# ac_setup_file: the body of a bats setup_file that needs the fixtures:
+# made once per file in $BATS_FILE_TMPDIR/fx, exported as $FX
+ac_setup_file() {
+	export FX="$BATS_FILE_TMPDIR/fx"
+	(ac_make_fixtures "$FX") >"$BATS_FILE_TMPDIR/fixtures.log" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/fixtures.log" >&2
+		return 1
+	}
+}

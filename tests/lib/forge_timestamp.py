@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""forge_timestamp.py IN.exe OUT.exe CERT.pem KEY.pem
+
+OUT is IN (a PE whose Authenticode signature carries an RFC 3161
+timestamp) with the timestamp token re-signed by CERT/KEY: the same
+TSTInfo (so its imprint still matches the signature), a new CMS SignedData
+made by `openssl cms -sign`. No TSA tool will issue a token from a
+certificate without the time-stamping EKU (osslsigncode and `openssl ts`
+refuse), so this is how a test gets one. With the real TSA's certificate
+and key the output verifies (the control).
+"""
+import struct, subprocess, sys
+
+def tlv(b, o=0):
+    tag = b[o]; l = b[o + 1]; h = 2
+    if l & 0x80:
+        n = l & 0x7f
+        l = int.from_bytes(b[o + 2:o + 2 + n], "big"); h += n
+    return tag, o + h, l          # tag, content offset, content length
+
+def children(b):
+    tag, c, l = tlv(b)
+    out, o = [], c
+    while o < c + l:
+        _, cc, cl = tlv(b, o)
+        out.append(b[o:cc + cl]); o = cc + cl
+    return tag, out
+
+def enc(tag, content):
+    n = len(content)
+    if n < 0x80:
+        ln = bytes([n])
+    else:
+        nb = n.to_bytes((n.bit_length() + 7) // 8, "big")
+        ln = bytes([0x80 | len(nb)]) + nb
+    return bytes([tag]) + ln + content
+
+def rewrite(b, old, new):
+    if b == old:
+        return new
+    if not b[0] & 0x20:
+        return b
+    tag, kids = children(b)
+    return enc(tag, b"".join(rewrite(k, old, new) for k in kids))
+
+TS_OID = bytes.fromhex("060a2b0601040182370303 01".replace(" ", ""))
+
+def find_token(b):
+    """The value of the RFC 3161 timestamp attribute (a ContentInfo)."""
+    if not b[0] & 0x20:
+        return None
+    tag, kids = children(b)
+    if tag == 0x30 and len(kids) == 2 and kids[0] == TS_OID:
+        return children(kids[1])[1][0]
+    for k in kids:
+        t = find_token(k)
+        if t:
+            return t
+    return None
+
+src, dst, cert, key = sys.argv[1:5]
+d = bytearray(open(src, "rb").read())
+pe = struct.unpack_from("<I", d, 0x3c)[0]
+magic = struct.unpack_from("<H", d, pe + 24)[0]
+dd = pe + 24 + (96 if magic == 0x10b else 112) + 4 * 8
+off, size = struct.unpack_from("<II", d, dd)
+p7 = bytes(d[off + 8:off + struct.unpack_from("<I", d, off)[0]])
+tok = find_token(p7)
+assert tok, "no timestamp"
+sd = children(children(tok)[1][1])[1][0]          # ContentInfo [0] -> SignedData
+eci = children(sd)[1][2]                            # encapContentInfo
+octet = children(children(eci)[1][1])[1][0]         # [0] -> OCTET STRING
+_, c, l = tlv(octet)
+tst = octet[c:c + l]
+new_tok = subprocess.run(
+    ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256",
+     "-econtent_type", "1.2.840.113549.1.9.16.1.4", "-signer", cert, "-inkey", key,
+     "-outform", "DER"], input=tst, capture_output=True, check=True).stdout
+p7 = rewrite(p7, tok, new_tok)
+wc = struct.pack("<IHH", 8 + len(p7), 0x0200, 2) + p7
+wc += b"\0" * (-len(wc) % 8)
+d = d[:off] + wc
+struct.pack_into("<II", d, dd, off, len(wc))
+open(dst, "wb").write(d)
