@@ -95,6 +95,8 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 			ma[i].keyid_hex = ev->keyid_hex;
 			ma[i].trusted_comment = ev->trusted_comment;
 			ma[i].sig_text = ev->sig_text;
+			ma[i].also = ev->sigreqs;
+			ma[i].nalso = ev->nsigreqs;
 		}
 	}
 	memset(&o, 0, sizeof(o));

@@ -114,7 +114,21 @@ static int put_small(const char *dir, const char *rel, const char *text,
 		free(r);
 	}
 	for (size_t i = 0; !ret && i < rels.nr; i++) {
-		char *p = fs_join(dir, rels.v[i]), *d = fs_dirname(p);
+		char *p, *d;
+		size_t k;
+		json_t *v;
+
+		json_array_foreach(list, k, v)
+			if (!strcmp(json_string_value(v), rels.v[i]))
+				break;
+		if (k < json_array_size(list)) {
+			ret = wb_error(e, WB_EUSAGE, "mirror path '%s' would hold two "
+				       "different files (two requirements name one URL)",
+				       rels.v[i]);
+			break;
+		}
+		p = fs_join(dir, rels.v[i]);
+		d = fs_dirname(p);
 
 		ret = fs_mkdir_p(d, 0755, e) || fs_write_atomic(p, text, strlen(text), 0644, e) ? -1 : 0;
 		if (!ret)
@@ -216,6 +230,23 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		st->signatures++;
 	} else {
 		st->unsigned_++;
+	}
+	/* the further requirements' signatures, as they verified */
+	for (size_t i = 0; i < a->verify.nsigreqs && i < m->nalso; i++) {
+		struct wb_strlist ureq = WB_STRLIST_INIT;
+		char *qrel = NULL;
+		int bad = 0;
+
+		upstream_urls(plan, &a->verify.sigreqs[i].urls, &ureq);
+		if (ureq.nr && m->also[i].sig_text) {
+			qrel = mirror_rel_path(ureq.v[0], e);
+			bad = !qrel || put_small(o->dir, qrel, m->also[i].sig_text, &ureq,
+						 sigs, e);
+		}
+		free(qrel);
+		wb_strlist_release(&ureq);
+		if (bad)
+			goto out;
 	}
 	json_object_set_new(o_, "checksums", sums);
 	json_object_set_new(o_, "signatures", sigs);

@@ -4,8 +4,10 @@
  * file's --mirror-url assumes, emit/imagebuilder.h), each with
  * <file>.sha256 and <file>.sha512 (sha256sum format), its signature
  * (<file>.minisig: the upstream one that verified, or a new one made with
- * an enterprise key), copies at the checksum/signature URLs the recipe uses
- * (e.g. .sha256sum), and DIR/index.json. Nothing here prints.
+ * an enterprise key), the further requirements' signatures (a site's
+ * `signatures:`) at their own URLs' mirror paths, copies at the
+ * checksum/signature URLs the recipe uses (e.g. .sha256sum), and
+ * DIR/index.json. Nothing here prints.
  */
 #ifndef WB_EMIT_MIRROR_H
 #define WB_EMIT_MIRROR_H
@@ -16,6 +18,7 @@
 #include "lib/err.h"
 #include "recipe/plan.h"
 #include "trust/minisign.h"
+#include "trust/verify.h"
 
 struct mirror_artifact {
 	const struct plan_artifact *art;
@@ -24,6 +27,10 @@ struct mirror_artifact {
 	const char *keyid_hex;     /* minisign key that verified it, or NULL */
 	const char *trusted_comment;
 	const char *sig_text;      /* the signature file that verified, or NULL */
+	const struct verify_sig *also;  /* one per art->verify.sigreqs (the
+					   further requirements' signatures,
+					   copied as they are), or NULL */
+	size_t nalso;
 };
 
 struct mirror_opts {

@@ -85,6 +85,37 @@ airgap() {
 	stop_nginx
 }
 
+@test "air gap with a site signature: the mirror carries the further signature at its own URL" {
+	for f in a.bin b.bin u.bin; do
+		minisign -S -s "$KEYS/ent.key" -m "$WWW/$f" -x "$WWW/$f.site.minisig" </dev/null >/dev/null
+	done
+	printf 'kind: override\nsignatures:\n  url: "${url}.site.minisig"\n  keys: [{key: %s}]\n' \
+		"$PUB_ENT" >site.yaml
+	wb mirror img.yaml M -O upstream.yaml -O site.yaml --no-progress
+	assert_status 0
+	d="M/127.0.0.1:$CLOSED"
+	for f in a.bin b.bin u.bin; do cmp "$d/$f.site.minisig" "$WWW/$f.site.minisig"; done
+	cmp "$d/a.bin.minisig" "$WWW/a.bin.minisig"
+	python3 - M/index.json <<-'PY'
+		import json, sys
+		a = json.load(open(sys.argv[1]))["artifacts"][0]
+		assert a["signatures"] == [a["path"] + ".minisig", a["path"] + ".site.minisig"], a
+	PY
+	start_nginx M
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	airgap "$NGINX_PORT"
+	wb fetch img.yaml -O site.yaml -O airgap.yaml --no-progress
+	assert_status 0
+	assert_output_has "and minisign key"
+	# a mirror whose site signature was swapped for another file's is refused
+	cp "$d/b.bin.site.minisig" "$d/a.bin.site.minisig"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache3"
+	wb fetch img.yaml -O site.yaml -O airgap.yaml --no-progress
+	assert_status 1
+	assert_output_has "a.bin.site.minisig"
+	[ -z "$(find "$WINBUILD_CACHE/sha256" -name "$(sha256sum "$WWW/a.bin" | cut -c1-64)" 2>/dev/null)" ]
+}
+
 @test "a re-signed mirror passes require: signature with the enterprise key and fails with another" {
 	wb mirror img.yaml M -O upstream.yaml --sign "$KEYS/ent.key" --no-progress
 	assert_status 0
