@@ -131,7 +131,8 @@ static void test_winpath_reserved_with_two_extensions(void **state)
 	assert_int_equal(winpath_name_ok("null.tar.gz", &why), 1);
 }
 
-/* winpath-name-length: 255 characters is the most a name may have */
+/* names-byte-length (was winpath-name-length): 255 characters is the most
+ * a name may have */
 static void test_winpath_name_length_limit(void **state)
 {
 	const char *why;
