@@ -142,7 +142,7 @@ static json_t *evidence(const struct fetch_item *it)
 	return o;
 }
 
-int lockfile_write(const char *path, const char *recipe,
+int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e)
 {
 	json_t *root = json_object(), *arts = json_object();
@@ -150,6 +150,12 @@ int lockfile_write(const char *path, const char *recipe,
 
 	json_object_set_new(root, "version", json_integer(1));
 	json_object_set_new(root, "recipe", json_string(recipe ? recipe : ""));
+	if (iso_sha256) {
+		/* the ISO builders' install media: Packer checks it, not winbuild */
+		json_t *iso = json_object();
+		json_object_set_new(iso, "sha256", json_string(iso_sha256));
+		json_object_set_new(root, "windows_iso", iso);
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fetch_item *it = &items[i];
 		json_t *a;

@@ -36,8 +36,9 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e);
 void lockfile_release(struct lockfile *lf);
 const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *name);
 
-/* Write the verified ITEMS (status 0) of recipe RECIPE to PATH. */
-int lockfile_write(const char *path, const char *recipe,
+/* Write the verified ITEMS (status 0) of recipe RECIPE to PATH, with the
+ * Windows ISO's pinned digest ISO_SHA256 when not NULL. */
+int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e);
 
 #endif

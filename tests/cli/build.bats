@@ -46,6 +46,10 @@ O() { echo "$WORK/out/$NAME"; }
 	rm -rf out
 	wb build "$RECIPE" -O fixtures.yaml --no-progress
 	assert_status 0
+	# the answer files' one-off password is new each time, nothing else
+	[ "$(iso_password first/packer)" != "$(iso_password "$(O)/packer")" ]
+	mask_iso_password first/packer
+	mask_iso_password "$(O)/packer"
 	# .stage-stamp is host-local state (inode/ctime fingerprint), not output
 	diff -r -x .stage-stamp first "$(O)"
 }
