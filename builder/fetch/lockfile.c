@@ -45,6 +45,16 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 		wb_error(e, WB_EUSAGE, "lock file '%s': \"artifacts\" must be an object", path);
 		goto out;
 	}
+	if ((v = json_object_get(root, "windows_iso"))) {
+		const char *sha = json_string_value(json_object_get(v, "sha256"));
+
+		if (!sha || !cache_is_key(sha)) {
+			wb_error(e, WB_EUSAGE, "lock file '%s': \"windows_iso\" needs a "
+				 "lowercase hex \"sha256\"", path);
+			goto out;
+		}
+		memcpy(lf->iso_sha256, sha, 65);
+	}
 	lf->v = xcalloc(json_object_size(arts) + 1, sizeof(*lf->v));
 	json_object_foreach(arts, name, v) {
 		const char *url = json_string_value(json_object_get(v, "url"));

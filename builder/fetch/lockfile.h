@@ -5,7 +5,8 @@
  *     "artifacts": { "NAME": { "url": "...", "size": N, "sha256": "hex",
  *         "verified_by": { "minisign": { "key_id": "...", "trusted_comment":
  *         "...", "signature_url": "..." }, "checksum_url": "...",
- *         "pinned": ["sha256"], "accepted_new": true } } } }
+ *         "pinned": ["sha256"], "accepted_new": true } } },
+ *     "windows_iso": { "sha256": "hex" } }     (when the plan pins one)
  *
  * "url" is the plan URL the bytes came from (after mirroring, before
  * redirects). Written atomically, keys sorted: a lock diff is a review.
@@ -28,6 +29,7 @@ struct lock_entry {
 struct lockfile {
 	struct lock_entry *v;   /* sorted by name */
 	size_t nr;
+	char iso_sha256[65];    /* "windows_iso": {"sha256"}, or "" */
 };
 
 /* Read PATH. Returns 1 when read, 0 when it does not exist, -1 on error

@@ -168,6 +168,18 @@ import json, sys
 d = json.load(open("winbuild.lock"))
 assert d["windows_iso"] == {"sha256": sys.argv[1]}, d
 PY
+	wb fetch img2.yaml --locked --no-progress
+	assert_status 0
+	# --locked holds the ISO to the lock as well
+	other=$(printf 'another iso' | sha256sum | cut -c1-64)
+	wb fetch img2.yaml --locked --no-progress --set "windows.iso_sha256=$other"
+	assert_status 1
+	assert_output_has "--locked: the lock file 'winbuild.lock' pins the Windows ISO at '$TEST_ISO_SHA256', the plan at '$other'"
+	# a lock with a malformed ISO digest is refused
+	python3 -c 'import json; d=json.load(open("winbuild.lock")); d["windows_iso"]["sha256"]="none"; json.dump(d, open("winbuild.lock","w"))'
+	wb fetch img2.yaml --locked --no-progress
+	assert_status 2
+	assert_output_has '"windows_iso" needs a lowercase hex "sha256"'
 }
 
 # ---- the generated answer file ----
