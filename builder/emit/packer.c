@@ -13,6 +13,7 @@
 #include "lib/fs.h"
 #include "lib/tmpl.h"
 #include "stage/render.h"
+#include "trust/digest.h"
 
 #define CD_LABEL "WINBUILD"
 #define ARCHIVE_IN_VM "C:\\Windows\\Temp\\winbuild-payload.zip"
@@ -290,7 +291,8 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	}
 	buf_addc(&hcl, '\n');
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
-	    (nar && render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
+	    (nar && !p->payload_pull &&
+	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && render(o->data_dir, "hcl/build-sysprep-shutdown.pkr.hcl.in", &v, &hcl, e)) ||
 	    (selected(o, "azure-arm") &&
@@ -333,8 +335,21 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	struct buf common = BUF_INIT, out = BUF_INIT;
 	int ret = -1;
 
+	struct digest_result d;
+	char hex[65], *mpath = fs_join(o->out_dir, "manifest.json");
+
+	/* step 02 trusts the manifest it finds (CD, zip, pulled) only when it
+	 * has this digest: integrity never depends on the transport */
+	ret = digest_file(mpath, 0, &d, e);
+	free(mpath);
+	if (ret)
+		goto done;
+	ret = -1;
+	digest_hex(d.sha256, sizeof(d.sha256), hex);
 	if (emit_script_vars(p, m, CD_LABEL, ARCHIVE_IN_VM, &v, e))
 		goto done;
+	tmpl_set(&v, "manifest_sha256", hex);
+	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	for (unsigned i = 0; i < emit_nscripts; i++) {
 		char *rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);

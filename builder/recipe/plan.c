@@ -116,6 +116,7 @@ void plan_release(struct plan *p)
 	free(p->windows_version);
 	free(p->windows_edition);
 	free(p->windows_locale);
+	free(p->payload_url);
 	free(p->windows_iso_sha256);
 	free(p->cloudbase_provider);
 	free(p->service_manager);

@@ -203,6 +203,10 @@ struct plan {
 	char *cni;                 /* "none", "sdnbridge", "nat", "win-bridge" */
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
+	/* packer.payload: pull — the cloud builders' VM fetches payload.zip
+	 * from PAYLOAD_URL (the user's storage) instead of a WinRM upload */
+	int payload_pull;
+	char *payload_url;
 	struct wb_strlist override_files;
 
 	struct plan_policy policy;

@@ -1774,6 +1774,25 @@ static int convert_top(struct resolver *r)
 	resolve_policy(r);
 	if (resolve_iso(r, rnode_get(top, "windows")))
 		return -1;
+	n = rnode_get(top, "packer");
+	if (rnode_get(n, "payload") && !strcmp(rnode_get(n, "payload")->scalar, "pull")) {
+		const struct rnode *u = rnode_get(n, "payload_url");
+
+		if (!u)
+			return err_at(r, &rnode_get(n, "payload")->origin,
+				      "'packer.payload: pull' needs 'packer.payload_url' (where the "
+				      "build VM fetches payload.zip)");
+		if (url_check(r, u->scalar, &u->origin, "packer.payload_url"))
+			return -1;
+		if (!strncmp(u->scalar, "file://", 7))
+			return err_at(r, &u->origin, "'packer.payload_url' must be an https or "
+				      "http URL the build VM can reach, not '%s'", u->scalar);
+		if (!p->policy.allow_http && !strncmp(u->scalar, "http://", 7))
+			return err_at(r, &u->origin, "'packer.payload_url' is plain http and "
+				      "policy.allow_http is false");
+		p->payload_pull = 1;
+		p->payload_url = xstrdup(u->scalar);
+	}
 	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, "") ||
 	    layer_authenticode(r))
 		return -1;

@@ -130,6 +130,8 @@ static const struct schema_key schema_node[] = {
 
 static const struct schema_key schema_packer[] = {
 	{ "builders", S_STRLIST, NULL, NULL, 0 },
+	{ "payload", S_ENUM, NULL, "upload|pull", 0 },
+	{ "payload_url", S_STR, NULL, NULL, 0 },
 	END
 };
 

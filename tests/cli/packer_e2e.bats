@@ -412,3 +412,64 @@ PY
 	# a mode that does not fit the platform is refused before anything runs
 	grep -q "does not fit platform" "$s"
 }
+
+# ---- getting the payload into a cloud build VM ----
+
+@test "payload: step 02 pins the manifest's sha256 in every mode" {
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --set "windows.iso_sha256=$TEST_ISO_SHA256"
+	assert_status 0
+	want=$(sha256sum out/windows-2022-containerd/manifest.json | cut -c1-64)
+	grep -qx "\$ManifestSha256 = '$want'" "$PK/scripts/02-payload.ps1"
+	grep -qx "\$PayloadUrl = ''" "$PK/scripts/02-payload.ps1"
+	# the check comes before the manifest is read
+	python3 - "$PK/scripts/02-payload.ps1" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+assert s.index("-ne $ManifestSha256") < s.index("ConvertFrom-Json")
+PY
+	# the upload mode still uploads the zip
+	grep -q 'provisioner "file"' "$PK/windows-2022-containerd.pkr.hcl"
+}
+
+@test "payload: packer.payload: pull fetches payload.zip from the user's storage instead of a WinRM upload" {
+	need_dep command -v packer -- "packer not installed (make deps)"
+	need_dep test -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" -- "run make deps (npm ci in tests/ps)"
+	staged windows-2022-containerd 2022
+	url=https://store.corp.example/winbuild/windows-2022-containerd/payload.zip
+	wb emit "$(recipe 2022)" --set "windows.iso_sha256=$TEST_ISO_SHA256" \
+		--set packer.payload=pull --set "packer.payload_url=$url"
+	assert_status 0
+	! grep -q 'provisioner "file"' "$PK/windows-2022-containerd.pkr.hcl"
+	# the zip is still written: the user puts it on their storage
+	[ -f "$PK/payload.zip" ]
+	grep -qx "\$PayloadUrl = '$url'" "$PK/scripts/02-payload.ps1"
+	run node "$PSPARSE" "$PK"/scripts/*.ps1
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	PKR_VAR_winrm_password=s PKR_VAR_vsphere_password=s PKR_VAR_azure_client_secret=s run packer validate "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
+
+@test "payload: pull needs an http(s) URL the VM can reach; allow_http: false holds" {
+	image "{version: \"2022\", iso_sha256: $TEST_ISO_SHA256}" 'packer: {payload: pull}'
+	wb plan img2.yaml
+	assert_status 2
+	assert_output_has "img2.yaml:6:19: 'packer.payload: pull' needs 'packer.payload_url'"
+	wb plan img2.yaml --set packer.payload_url=file:///srv/payload.zip
+	assert_status 2
+	assert_output_has "'packer.payload_url' must be an https or http URL"
+	wb plan img2.yaml --set "packer.payload_url=ftp://x/payload.zip"
+	assert_status 2
+	wb plan img2.yaml --set packer.payload_url=http://store/payload.zip --set policy.allow_http=false
+	assert_status 2
+	assert_output_has "'packer.payload_url' is plain http and policy.allow_http is false"
+	wb plan img2.yaml --set packer.payload_url=https://store/payload.zip
+	assert_status 0
+}
+
+@test "payload: the transfer benchmark runs and pull beats the WinRM-style upload" {
+	run timeout 120 python3 "$WB_SRC/tests/bench/payload-transfer.py" --size 2
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *"upload "*"requests"* && "$output" == *"pull "*"1 requests"* ]]
+	[[ "$output" =~ pull\ is\ ([0-9]+)x\ faster ]] && [ "${BASH_REMATCH[1]}" -ge 2 ]
+}
