@@ -60,7 +60,7 @@ one_archive() {
 		printf '    unpack:\n      into: C:\\h\n'
 		[ -n "${2:-}" ] && printf '      %s\n' "$2"
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\n  iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 
@@ -75,7 +75,7 @@ two_archives() {
 			printf '    unpack:\n      into: C:\\h\n'
 		done
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\n  iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 
