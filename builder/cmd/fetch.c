@@ -141,6 +141,12 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 					"plan no longer uses (plan: '%s')", a->name, le->url,
 					a->urls.nr ? a->urls.v[0] : a->upstream_url);
 	}
+	if (strcmp(lf->iso_sha256, plan->windows_iso_sha256 ? plan->windows_iso_sha256 : ""))
+		return wb_error(e, WB_EVERIFY,
+				"--locked: the lock file '%s' pins the Windows ISO at '%s', "
+				"the plan at '%s'; run 'winbuild lock'", path,
+				*lf->iso_sha256 ? lf->iso_sha256 : "none",
+				plan->windows_iso_sha256 ? plan->windows_iso_sha256 : "none");
 	for (size_t i = 0; i < lf->nr; i++)
 		if (!plan_find_artifact(plan, lf->v[i].name))
 			return wb_error(e, WB_EVERIFY,

@@ -49,7 +49,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 			printf("pinned %s: sha256 %s, %llu bytes, from %s (accepted as new: "
 			       "review this before trusting it)\n", items[i].art->name,
 			       items[i].sha256, items[i].size, items[i].url);
-	if (lockfile_write(run->lock_path, plan.name, items, plan.nartifacts, &e) < 0) {
+	if (lockfile_write(run->lock_path, plan.name, plan.windows_iso_sha256, items, plan.nartifacts, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}

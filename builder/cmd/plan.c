@@ -22,7 +22,17 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
-	return plan_resolve(&in, plan, e);
+	if (plan_resolve(&in, plan, e))
+		return -1;
+	if (plan->iso_unverified) {
+		char where[512];
+
+		wb_origin_format(&plan->policy.unverified_iso_origin, where, sizeof(where));
+		fprintf(stderr, "winbuild: warning: the Windows ISO of the ISO builders is not "
+			"verified (iso_checksum \"none\"): policy.unverified_iso: allow at %s\n",
+			where);
+	}
+	return 0;
 }
 
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
@@ -103,6 +113,17 @@ static void print_text(const struct plan *p, int ex)
 	printf("image %s: Windows Server %s (%s)\n", p->name, p->windows_version,
 	       p->windows_edition);
 	printf("recipe: %s\n", p->recipe_path);
+	printf("windows install: %s, locale %s\n",
+	       p->windows_desktop ? "Desktop Experience" : "Server Core", p->windows_locale);
+	if (p->windows_iso_sha256) {
+		printf("windows iso: sha256 %s", p->windows_iso_sha256);
+		explain(ex, &p->windows_iso_origin);
+		putchar('\n');
+	} else if (p->iso_unverified) {
+		printf("windows iso: NOT VERIFIED (policy.unverified_iso: allow)");
+		explain(ex, &p->policy.unverified_iso_origin);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p->override_files.nr; i++)
 		printf("override: %s\n", p->override_files.v[i]);
 	printf("policy: require %s", p->policy.require_signature ? "signature" : "digest");
@@ -351,6 +372,16 @@ static int print_json(const struct plan *p)
 	json_object_set_new(img, "name", json_string(p->name));
 	json_object_set_new(img, "windows_version", json_string(p->windows_version));
 	json_object_set_new(img, "windows_edition", json_string(p->windows_edition));
+	json_object_set_new(img, "windows_desktop_experience", json_boolean(p->windows_desktop));
+	json_object_set_new(img, "windows_locale", json_string(p->windows_locale));
+	{
+		json_t *iso = json_object();
+		json_object_set_new(iso, "sha256", json_str_or_null(p->windows_iso_sha256));
+		json_object_set_new(iso, "verified", json_boolean(!p->iso_unverified));
+		json_object_set_new(iso, "origin", p->windows_iso_origin.file ?
+				    json_origin(&p->windows_iso_origin) : json_null());
+		json_object_set_new(img, "windows_iso", iso);
+	}
 	json_object_set_new(img, "recipe", json_string(p->recipe_path));
 	json_object_set_new(img, "overrides", json_strlist(&p->override_files));
 	json_object_set_new(img, "cloudbase_init_provider", json_string(p->cloudbase_provider));
@@ -364,6 +395,7 @@ static int print_json(const struct plan *p)
 	json_object_set_new(pol, "require", json_string(p->policy.require_signature ? "signature" : "digest"));
 	json_object_set_new(pol, "allow_http", json_boolean(p->policy.allow_http));
 	json_object_set_new(pol, "checksum_urls", json_string(p->policy.forbid_checksum_urls ? "forbid" : "allow"));
+	json_object_set_new(pol, "unverified_iso", json_string(p->policy.allow_unverified_iso ? "allow" : "forbid"));
 	json_object_set_new(root, "policy", pol);
 
 	for (size_t i = 0; i < p->nmirrors; i++) {

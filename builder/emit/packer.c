@@ -5,28 +5,36 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
 #include "emit/emit.h"
 #include "emit/payload.h"
 #include "emit/scripts.h"
 #include "lib/fs.h"
 #include "lib/tmpl.h"
 #include "stage/render.h"
+#include "trust/digest.h"
 
 #define CD_LABEL "WINBUILD"
 #define ARCHIVE_IN_VM "C:\\Windows\\Temp\\winbuild-payload.zip"
 
 /* Builders in the order their sources appear. CD: `cd_files` works with
  * Packer 1.6.6 (checked by `packer validate` in tests/cli/emit.bats);
- * the others get the zip through the `file` provisioner. */
+ * the others get the zip through the `file` provisioner. The CD builders
+ * install Windows from the ISO with a generated answer file for their
+ * firmware (qemu: SeaBIOS; hyperv-iso: generation 2; vsphere-iso: efi). */
+enum firmware { FW_NONE, FW_BIOS, FW_UEFI };
+
 static const struct builder {
 	const char *name;
 	int cd;
+	enum firmware fw;
 } builders[] = {
-	{ "azure-arm", 0 },
-	{ "vsphere-iso", 1 },
-	{ "qemu", 1 },
-	{ "hyperv-iso", 1 },
-	{ "amazon-ebs", 0 },
+	{ "azure-arm", 0, FW_NONE },
+	{ "vsphere-iso", 1, FW_UEFI },
+	{ "qemu", 1, FW_BIOS },
+	{ "hyperv-iso", 1, FW_UEFI },
+	{ "amazon-ebs", 0, FW_NONE },
 };
 
 /* Values that depend on the Windows release, for the var file. */
@@ -94,6 +102,86 @@ static int selected(const struct emit_opts *o, const char *name)
 	return 0;
 }
 
+/*
+ * A random password for the ISO builders' unattended install, made for one
+ * emit: 24 letters and digits from OpenSSL's RNG plus one character of each
+ * class Windows' complexity rule counts. Only [A-Za-z0-9-] so no sink needs
+ * to escape it.
+ */
+static int make_password(char *out, size_t len, struct wb_err *e)
+{
+	static const char alnum[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[24];
+	size_t n = 0;
+
+	if (len < sizeof(r) + 5 || RAND_bytes(r, (int)sizeof(r)) != 1) {
+		wb_error(e, WB_EIO, "cannot make a random password for the answer file");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		out[n++] = alnum[r[i] % 62];   /* 256 % 62: a slight bias, 143 bits left */
+	memcpy(out + n, "Aa1-", 5);
+	OPENSSL_cleanse(r, sizeof(r));
+	return 0;
+}
+
+/* answer/<bios|uefi>/Autounattend.xml for the selected CD builders and
+ * iso-admin.auto.pkrvars.hcl with the same one-off password. */
+static int emit_answer(const struct plan *p, const struct emit_opts *o,
+		       const char *tmp, const char *image_version, struct wb_err *e)
+{
+	struct tmpl_vars v = TMPL_VARS_INIT;
+	struct buf out = BUF_INIT;
+	char password[64], *image = NULL, *dir = NULL;
+	int need[3] = { 0, 0, 0 }, any = 0, ret = -1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
+		if (builders[i].fw != FW_NONE && selected(o, builders[i].name))
+			need[builders[i].fw] = any = 1;
+	if (!any)
+		return 0;
+	if (make_password(password, sizeof(password), e))
+		return -1;
+	image = xasprintf("Windows Server %s SERVER%s%s", image_version,
+			  strcmp(p->windows_edition, "standard") ? "DATACENTER" : "STANDARD",
+			  p->windows_desktop ? "" : "CORE");
+	tmpl_set(&v, "name", p->name);
+	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	tmpl_set(&v, "image_name", image);
+	tmpl_set(&v, "locale", p->windows_locale);
+	tmpl_set(&v, "admin_password", password);
+	for (int fw = FW_BIOS; fw <= FW_UEFI; fw++) {
+		const char *fwname = fw == FW_UEFI ? "uefi" : "bios";
+
+		if (!need[fw])
+			continue;
+		tmpl_set(&v, "firmware", fw == FW_UEFI ? "UEFI" : "BIOS");
+		tmpl_set(&v, "uefi", fw == FW_UEFI ? "1" : "");
+		/* BIOS: system, Windows; UEFI: EFI, MSR, Windows */
+		tmpl_set(&v, "install_partition", fw == FW_UEFI ? "3" : "2");
+		free(dir);
+		dir = xasprintf("%s/answer/%s", tmp, fwname);
+		buf_reset(&out);
+		if (fs_mkdir_p(dir, 0755, e) ||
+		    render(o->data_dir, "answer/Autounattend.xml.in", &v, &out, e) ||
+		    write_buf(dir, "Autounattend.xml", &out, e))
+			goto done;
+	}
+	buf_reset(&out);
+	if (render(o->data_dir, "hcl/iso-admin.pkrvars.hcl.in", &v, &out, e) ||
+	    write_buf(tmp, "iso-admin.auto.pkrvars.hcl", &out, e))
+		goto done;
+	ret = 0;
+done:
+	OPENSSL_cleanse(password, sizeof(password));
+	tmpl_vars_release(&v);
+	buf_release(&out);
+	free(image);
+	free(dir);
+	return ret;
+}
+
 static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		    const char *tmp, int has_sbom, struct wb_err *e)
 {
@@ -128,12 +216,24 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	tmpl_set(&v, "image_name", p->name);
 	tmpl_set(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
-	buf_reset(&tmp_b);
-	buf_adds(&tmp_b, "[\"${path.root}/../tree\", \"${path.root}/../manifest.json\"");
-	if (has_sbom)
-		buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
-	buf_addc(&tmp_b, ']');
-	tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);
+	if (p->windows_iso_sha256) {
+		char *ck = xasprintf("sha256:%s", p->windows_iso_sha256);
+		tmpl_set(&v, "iso_checksum", ck);
+		free(ck);
+	} else {
+		/* only under policy.unverified_iso: allow (recipe/resolve.c) */
+		tmpl_set(&v, "iso_checksum", "none");
+	}
+	for (int fw = FW_BIOS; fw <= FW_UEFI; fw++) {
+		buf_reset(&tmp_b);
+		buf_addf(&tmp_b, "[\"${path.root}/answer/%s/Autounattend.xml\", "
+			 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
+			 fw == FW_UEFI ? "uefi" : "bios");
+		if (has_sbom)
+			buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
+		buf_addc(&tmp_b, ']');
+		tmpl_set_trusted(&v, fw == FW_UEFI ? "cd_files_uefi" : "cd_files_bios", tmp_b.ptr);
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
 		if (!selected(o, builders[i].name))
@@ -167,6 +267,7 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 
 	/* template: variables, sources, build */
 	if (render(o->data_dir, "hcl/header.pkr.hcl.in", &v, &hcl, e) ||
+	    (ncd && render(o->data_dir, "hcl/iso-common.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/header.pkrvars.hcl.in", &v, &vars, e) ||
 	    render(o->data_dir, "hcl/required_plugins-begin.hcl.in", &v, &plug, e))
 		goto out;
@@ -190,10 +291,14 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	}
 	buf_addc(&hcl, '\n');
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
-	    (nar && render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
+	    (nar && !p->payload_pull &&
+	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && render(o->data_dir, "hcl/build-sysprep-shutdown.pkr.hcl.in", &v, &hcl, e)) ||
-	    (nar && render(o->data_dir, "hcl/build-sysprep-quit.pkr.hcl.in", &v, &hcl, e)) ||
+	    (selected(o, "azure-arm") &&
+	     render(o->data_dir, "hcl/build-sysprep-azure.pkr.hcl.in", &v, &hcl, e)) ||
+	    (selected(o, "amazon-ebs") &&
+	     render(o->data_dir, "hcl/build-sysprep-aws.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-end.pkr.hcl.in", &v, &hcl, e) ||
 	    render(o->data_dir, "hcl/required_plugins-end.hcl.in", &v, &plug, e) ||
 	    render(o->data_dir, "README.md.in", &v, &readme, e))
@@ -230,8 +335,21 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	struct buf common = BUF_INIT, out = BUF_INIT;
 	int ret = -1;
 
+	struct digest_result d;
+	char hex[65], *mpath = fs_join(o->out_dir, "manifest.json");
+
+	/* step 02 trusts the manifest it finds (CD, zip, pulled) only when it
+	 * has this digest: integrity never depends on the transport */
+	ret = digest_file(mpath, 0, &d, e);
+	free(mpath);
+	if (ret)
+		goto done;
+	ret = -1;
+	digest_hex(d.sha256, sizeof(d.sha256), hex);
 	if (emit_script_vars(p, m, CD_LABEL, ARCHIVE_IN_VM, &v, e))
 		goto done;
+	tmpl_set(&v, "manifest_sha256", hex);
+	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	for (unsigned i = 0; i < emit_nscripts; i++) {
 		char *rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);
@@ -296,7 +414,8 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	sub = fs_join(tmp, "init");
 	if (fs_mkdir_p(sub, 0755, e))
 		goto out;
-	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || emit_scripts(p, m, o, tmp, e))
+	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || emit_scripts(p, m, o, tmp, e) ||
+	    emit_answer(p, o, tmp, p->windows_version, e))
 		goto out;
 	if (archive) {
 		free(sub);

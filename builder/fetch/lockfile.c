@@ -45,6 +45,16 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 		wb_error(e, WB_EUSAGE, "lock file '%s': \"artifacts\" must be an object", path);
 		goto out;
 	}
+	if ((v = json_object_get(root, "windows_iso"))) {
+		const char *sha = json_string_value(json_object_get(v, "sha256"));
+
+		if (!sha || !cache_is_key(sha)) {
+			wb_error(e, WB_EUSAGE, "lock file '%s': \"windows_iso\" needs a "
+				 "lowercase hex \"sha256\"", path);
+			goto out;
+		}
+		memcpy(lf->iso_sha256, sha, 65);
+	}
 	lf->v = xcalloc(json_object_size(arts) + 1, sizeof(*lf->v));
 	json_object_foreach(arts, name, v) {
 		const char *url = json_string_value(json_object_get(v, "url"));
@@ -142,7 +152,7 @@ static json_t *evidence(const struct fetch_item *it)
 	return o;
 }
 
-int lockfile_write(const char *path, const char *recipe,
+int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e)
 {
 	json_t *root = json_object(), *arts = json_object();
@@ -150,6 +160,12 @@ int lockfile_write(const char *path, const char *recipe,
 
 	json_object_set_new(root, "version", json_integer(1));
 	json_object_set_new(root, "recipe", json_string(recipe ? recipe : ""));
+	if (iso_sha256) {
+		/* the ISO builders' install media: Packer checks it, not winbuild */
+		json_t *iso = json_object();
+		json_object_set_new(iso, "sha256", json_string(iso_sha256));
+		json_object_set_new(root, "windows_iso", iso);
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fetch_item *it = &items[i];
 		json_t *a;

@@ -5,7 +5,8 @@
  *     "artifacts": { "NAME": { "url": "...", "size": N, "sha256": "hex",
  *         "verified_by": { "minisign": { "key_id": "...", "trusted_comment":
  *         "...", "signature_url": "..." }, "checksum_url": "...",
- *         "pinned": ["sha256"], "accepted_new": true } } } }
+ *         "pinned": ["sha256"], "accepted_new": true } } },
+ *     "windows_iso": { "sha256": "hex" } }     (when the plan pins one)
  *
  * "url" is the plan URL the bytes came from (after mirroring, before
  * redirects). Written atomically, keys sorted: a lock diff is a review.
@@ -28,6 +29,7 @@ struct lock_entry {
 struct lockfile {
 	struct lock_entry *v;   /* sorted by name */
 	size_t nr;
+	char iso_sha256[65];    /* "windows_iso": {"sha256"}, or "" */
 };
 
 /* Read PATH. Returns 1 when read, 0 when it does not exist, -1 on error
@@ -36,8 +38,9 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e);
 void lockfile_release(struct lockfile *lf);
 const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *name);
 
-/* Write the verified ITEMS (status 0) of recipe RECIPE to PATH. */
-int lockfile_write(const char *path, const char *recipe,
+/* Write the verified ITEMS (status 0) of recipe RECIPE to PATH, with the
+ * Windows ISO's pinned digest ISO_SHA256 when not NULL. */
+int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e);
 
 #endif

@@ -115,6 +115,9 @@ void plan_release(struct plan *p)
 	free(p->recipe_path);
 	free(p->windows_version);
 	free(p->windows_edition);
+	free(p->windows_locale);
+	free(p->payload_url);
+	free(p->windows_iso_sha256);
 	free(p->cloudbase_provider);
 	free(p->service_manager);
 	free(p->pause_image);

@@ -178,20 +178,35 @@ struct plan_policy {
 	int require_signature;     /* policy.require: signature */
 	int allow_http;            /* policy.allow_http (default 1) */
 	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
-	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin;
+	/* policy.unverified_iso: allow in some layer and forbid in none */
+	int allow_unverified_iso;
+	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin,
+		unverified_iso_origin;
 };
 
 struct plan {
 	char *name;
 	char *recipe_path;
 	char *windows_version;
-	char *windows_edition;
+	char *windows_edition;     /* "standard" or "datacenter" */
+	int windows_desktop;       /* windows.desktop_experience */
+	char *windows_locale;      /* windows.locale, e.g. "en-US" */
+	/* windows.iso_sha256: the install ISO's digest, lowercase hex; NULL
+	 * when no ISO builder is asked for, or when it is "none" (or missing)
+	 * and policy.unverified_iso: allow (then iso_unverified is 1) */
+	char *windows_iso_sha256;
+	int iso_unverified;
+	struct wb_origin windows_iso_origin;
 	char *cloudbase_provider;
 	char *service_manager;     /* "sc" or "nssm" */
 	char *pause_image;
 	char *cni;                 /* "none", "sdnbridge", "nat", "win-bridge" */
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
+	/* packer.payload: pull — the cloud builders' VM fetches payload.zip
+	 * from PAYLOAD_URL (the user's storage) instead of a WinRM upload */
+	int payload_pull;
+	char *payload_url;
 	struct wb_strlist override_files;
 
 	struct plan_policy policy;

@@ -1654,6 +1654,63 @@ static void resolve_policy(struct resolver *r)
 			pol->checksum_urls_origin = n->origin;
 		}
 	}
+	/* an unverified ISO needs an explicit allow, and a forbid in any layer
+	 * (earlier or later) holds */
+	for (size_t i = 0; i < r->nlayers; i++) {
+		const struct rnode *n = rnode_get(r->layers[i].policy, "unverified_iso");
+
+		if (!n)
+			continue;
+		if (!strcmp(n->scalar, "forbid")) {
+			pol->allow_unverified_iso = 0;
+			pol->unverified_iso_origin = n->origin;
+			break;
+		}
+		if (!pol->allow_unverified_iso) {
+			pol->allow_unverified_iso = 1;
+			pol->unverified_iso_origin = n->origin;
+		}
+	}
+}
+
+/* The Windows ISO of the ISO builders (qemu, vsphere-iso, hyperv-iso) must
+ * be pinned by windows.iso_sha256; "none" or nothing only under an explicit
+ * policy.unverified_iso: allow. */
+static int resolve_iso(struct resolver *r, const struct rnode *win)
+{
+	struct plan *p = r->plan;
+	const struct rnode *n = rnode_get(win, "iso_sha256");
+	int iso_builders = 0;
+
+	for (size_t i = 0; i < p->builders.nr; i++)
+		if (!strcmp(p->builders.v[i], "qemu") || !strcmp(p->builders.v[i], "vsphere-iso") ||
+		    !strcmp(p->builders.v[i], "hyperv-iso"))
+			iso_builders = 1;
+	if (n)
+		p->windows_iso_origin = n->origin;
+	if (n && strcmp(n->scalar, "none")) {
+		if (!is_hex(n->scalar, 64))
+			return err_at(r, &n->origin,
+				      "'windows.iso_sha256' must be 64 hex digits (the ISO's SHA-256) or \"none\", not '%s'",
+				      n->scalar);
+		p->windows_iso_sha256 = lower(xstrdup(n->scalar));
+		return 0;
+	}
+	if (!iso_builders)
+		return 0;
+	if (!p->policy.allow_unverified_iso) {
+		char where[512] = "";
+
+		if (p->policy.unverified_iso_origin.file)
+			wb_origin_format(&p->policy.unverified_iso_origin, where, sizeof(where));
+		return err_at(r, n ? &n->origin : &win->origin,
+			      "the Windows ISO of the ISO builders is %s: set 'windows.iso_sha256' to its SHA-256 "
+			      "(docs/packer.md says where Microsoft publishes it)%s%s%s",
+			      n ? "not verified (iso_sha256: none)" : "not pinned",
+			      *where ? "; policy.unverified_iso: forbid (" : "", where, *where ? ")" : "");
+	}
+	p->iso_unverified = 1;
+	return 0;
 }
 
 static int convert_top(struct resolver *r)
@@ -1677,6 +1734,13 @@ static int convert_top(struct resolver *r)
 	n = rnode_get(top, "windows");
 	p->windows_version = str_or(n, "version", "");
 	p->windows_edition = str_or(n, "edition", "datacenter");
+	p->windows_desktop = schema_bool(rnode_get(n, "desktop_experience")) == 1;
+	p->windows_locale = str_or(n, "locale", "en-US");
+	if (!*p->windows_locale || strlen(p->windows_locale) > 16 ||
+	    strspn(p->windows_locale, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") !=
+	    strlen(p->windows_locale))
+		return bad_grammar(r, &rnode_get(n, "locale")->origin, "windows.locale",
+				   p->windows_locale, "a language tag such as en-US");
 	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "generic-http");
 	n = rnode_get(top, "node");
 	p->service_manager = str_or(n, "service_manager", "sc");
@@ -1708,6 +1772,27 @@ static int convert_top(struct resolver *r)
 			wb_strlist_push(&p->builders, all[i]);
 	}
 	resolve_policy(r);
+	if (resolve_iso(r, rnode_get(top, "windows")))
+		return -1;
+	n = rnode_get(top, "packer");
+	if (rnode_get(n, "payload") && !strcmp(rnode_get(n, "payload")->scalar, "pull")) {
+		const struct rnode *u = rnode_get(n, "payload_url");
+
+		if (!u)
+			return err_at(r, &rnode_get(n, "payload")->origin,
+				      "'packer.payload: pull' needs 'packer.payload_url' (where the "
+				      "build VM fetches payload.zip)");
+		if (url_check(r, u->scalar, &u->origin, "packer.payload_url"))
+			return -1;
+		if (!strncmp(u->scalar, "file://", 7))
+			return err_at(r, &u->origin, "'packer.payload_url' must be an https or "
+				      "http URL the build VM can reach, not '%s'", u->scalar);
+		if (!p->policy.allow_http && !strncmp(u->scalar, "http://", 7))
+			return err_at(r, &u->origin, "'packer.payload_url' is plain http and "
+				      "policy.allow_http is false");
+		p->payload_pull = 1;
+		p->payload_url = xstrdup(u->scalar);
+	}
 	if (convert_authenticode(r, rnode_get(top, "authenticode"), NULL, &p->authenticode, "") ||
 	    layer_authenticode(r))
 		return -1;

@@ -108,7 +108,10 @@ const struct schema_key schema_component[] = {
 
 static const struct schema_key schema_windows[] = {
 	{ "version", S_ENUM, NULL, "2019|2022|2025", S_REQUIRED },
-	{ "edition", S_STR, NULL, NULL, 0 },
+	{ "edition", S_ENUM, NULL, "standard|datacenter", 0 },
+	{ "desktop_experience", S_BOOL, NULL, NULL, 0 },
+	{ "locale", S_STR, NULL, NULL, 0 },
+	{ "iso_sha256", S_STR, NULL, NULL, 0 },
 	END
 };
 
@@ -127,6 +130,8 @@ static const struct schema_key schema_node[] = {
 
 static const struct schema_key schema_packer[] = {
 	{ "builders", S_STRLIST, NULL, NULL, 0 },
+	{ "payload", S_ENUM, NULL, "upload|pull", 0 },
+	{ "payload_url", S_STR, NULL, NULL, 0 },
 	END
 };
 
@@ -134,6 +139,7 @@ const struct schema_key schema_policy[] = {
 	{ "require", S_ENUM, NULL, "digest|signature", 0 },
 	{ "allow_http", S_BOOL, NULL, NULL, 0 },
 	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", 0 },
+	{ "unverified_iso", S_ENUM, NULL, "allow|forbid", 0 },
 	END
 };
 

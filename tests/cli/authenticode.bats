@@ -326,7 +326,8 @@ emit_staged() {
 	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
 		PKR_VAR_azure_client_secret=secret
 	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
-	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm "$@"
+	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm \
+		--set "windows.iso_sha256=$TEST_ISO_SHA256" "$@"
 }
 
 PK=out/windows-2022-containerd/packer

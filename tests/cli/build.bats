@@ -46,6 +46,10 @@ O() { echo "$WORK/out/$NAME"; }
 	rm -rf out
 	wb build "$RECIPE" -O fixtures.yaml --no-progress
 	assert_status 0
+	# the answer files' one-off password is new each time, nothing else
+	[ "$(iso_password first/packer)" != "$(iso_password "$(O)/packer")" ]
+	mask_iso_password first/packer
+	mask_iso_password "$(O)/packer"
 	# .stage-stamp is host-local state (inode/ctime fingerprint), not output
 	diff -r -x .stage-stamp first "$(O)"
 }
@@ -97,4 +101,38 @@ PY
 	assert_output_has "unknown option '--format'"
 	wb build "$RECIPE" --set components.nope.version=1
 	assert_status 2
+}
+
+@test "issue 15: build of every shipped recipe validates with only the environment's secrets; ISO builders attach a generated answer file" {
+	need_dep command -v packer -- "packer not installed (make deps)"
+	export PKR_VAR_winrm_password=EnvSecretWinrm-4711 PKR_VAR_vsphere_password=EnvSecretVsphere-4711 \
+		PKR_VAR_azure_client_secret=EnvSecretAzure-4711
+	for v in 2019 2022 2025; do
+		r="$WB_SRC/recipes/windows-$v-containerd.yaml"
+		n="windows-$v-containerd"
+		rm -rf out
+		wb build "$r" -O fixtures.yaml --no-progress
+		assert_status 0
+		pk="$WORK/out/$n/packer"
+		# exactly the three secrets, from the environment, and nothing else
+		(cd "$pk" && env -u PKR_VAR_iso_admin_password packer validate .) ||
+			{ echo "packer validate $n failed" >&2; return 1; }
+		run grep -rl EnvSecret "$WORK"
+		[ "$status" -eq 1 ]
+		for b in qemu vsphere-iso hyperv-iso; do
+			python3 - "$pk/$n.pkr.hcl" "$b" <<'PY'
+import re, sys
+src = open(sys.argv[1]).read()
+block = re.search(r'source "%s" "node" \{(.*?)\n\}' % sys.argv[2], src, re.S).group(1)
+cd = re.search(r'cd_files\s*=\s*\[(.*?)\]', block).group(1)
+m = re.search(r'"\$\{path\.root\}/(answer/(bios|uefi)/Autounattend\.xml)"', cd)
+assert m, (sys.argv[2], cd)
+print(m.group(1))
+PY
+		done >answers
+		while read -r a; do
+			python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$pk/$a"
+		done <answers
+		grep -q "Windows Server $v SERVERDATACENTERCORE" "$pk/answer/uefi/Autounattend.xml"
+	done
 }

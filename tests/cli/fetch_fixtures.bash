@@ -69,7 +69,7 @@ recipe() {
 		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n'
 		cat
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 

@@ -3,6 +3,9 @@
 
 : "${WINBUILD:=$BATS_TEST_DIRNAME/../../winbuild}"
 : "${WB_SRC:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+# A stand-in Windows ISO digest (sha256 of "winbuild test iso") for recipes
+# whose Packer builders install from an ISO: windows.iso_sha256 is required.
+TEST_ISO_SHA256=eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12
 
 common_setup() {
 	WORK="$BATS_TEST_TMPDIR/work"
@@ -63,4 +66,26 @@ need_dep() {
 		fi
 		skip "$msg"
 	fi
+}
+
+# iso_password PACKER_DIR: the one-off Administrator password of that emit
+iso_password() {
+	sed -n 's/^iso_admin_password = "\(.*\)"$/\1/p' "$1/iso-admin.auto.pkrvars.hcl"
+}
+
+# mask_iso_password PACKER_DIR: replace the emit's one-off Administrator
+# password (the only bytes that differ between two emits of the same inputs)
+# with a fixed word, after checking it is a fresh 28-character one and that
+# it sits in exactly the var file and the answer files.
+mask_iso_password() {
+	local pw f
+	pw=$(iso_password "$1")
+	[[ "$pw" =~ ^[A-Za-z0-9]{24}Aa1-$ ]] || { echo "no one-off password in $1" >&2; return 1; }
+	for f in $(grep -rlF -- "$pw" "$1" | sort); do
+		case "${f#"$1"/}" in
+		iso-admin.auto.pkrvars.hcl | answer/bios/Autounattend.xml | answer/uefi/Autounattend.xml) ;;
+		*) echo "the one-off password is also in $f" >&2; return 1 ;;
+		esac
+		sed -i "s/$pw/ONE-OFF-PASSWORD/g" "$f"
+	done
 }

@@ -52,7 +52,7 @@ plan_fix() {
 # top-level YAML
 image_with() {
 	plan_fix
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  containerd: {}\n%s\n' "$1" >"$WORK/h.yaml"
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  containerd: {}\n%s\n' "$1" >"$WORK/h.yaml"
 }
 
 # --- recipes and overrides -------------------------------------------------
@@ -60,7 +60,7 @@ image_with() {
 @test "hostile: YAML billion laughs (anchors and aliases) is refused at the first alias" {
 	plan_fix
 	python3 -c '
-print("kind: image\nname: t\nwindows: {version: \"2022\"}")
+print("kind: image\nname: t\nwindows: {version: \"2022\", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}")
 print("vars:")
 print("  a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]")
 for i in range(1, 10):
@@ -194,7 +194,8 @@ for p, c in zip("abcdefg", "bcdefgh"):
 
 @test "hostile: valid non-ASCII UTF-8 in --set is accepted" {
 	plan_fix
-	timed "$WINBUILD" plan img.yaml --json --set 'windows.edition=日本語-é'
+	# (windows.edition is an enum now: it picks the install image)
+	timed "$WINBUILD" plan img.yaml --json --set 'vars.note=日本語-é'
 	assert_status 0
 	assert_output_has '日本語-é'
 }

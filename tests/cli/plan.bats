@@ -11,7 +11,7 @@ setup() {
 
 # write_image BODY: an image recipe img2.yaml beside the fixture components
 write_image() {
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\n%s\n' "$1" > bad.yaml
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\n%s\n' "$1" > bad.yaml
 }
 
 # expect_recipe_error FILE LINE COL KEY
@@ -162,7 +162,10 @@ import json, sys
 p = json.loads(sys.argv[1])
 assert p["schema"] == 1
 assert p["image"]["name"] == "test-img" and p["image"]["windows_version"] == "2022"
-assert p["policy"] == {"require": "digest", "allow_http": True, "checksum_urls": "allow"}
+assert p["policy"] == {"require": "digest", "allow_http": True, "checksum_urls": "allow",
+                       "unverified_iso": "forbid"}
+assert p["image"]["windows_iso"] == {"sha256": "eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12", "verified": True,
+                                     "origin": "img.yaml:5:33"}, p["image"]["windows_iso"]
 names = [a["name"] for a in p["artifacts"]]
 assert names == sorted(names) == ["containerd", "kubelet", "nssm"], names
 a = {x["name"]: x for x in p["artifacts"]}
@@ -406,7 +409,7 @@ PY
 @test "paths through includes are shown normalised" {
 	mkdir -p common
 	printf 'kind: image\ncomponents:\n  containerd:\n    file: ../components/containerd.yaml\n' > common/base.yaml
-	printf 'kind: image\nname: n\ninclude: [common/base.yaml]\nwindows: {version: "2019"}\n' > n.yaml
+	printf 'kind: image\nname: n\ninclude: [common/base.yaml]\nwindows: {version: "2019", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\n' > n.yaml
 	wb plan n.yaml --json
 	assert_status 0
 	assert_output_has '"url": "components/containerd.yaml:8:10"'

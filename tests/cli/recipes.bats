@@ -8,6 +8,13 @@ O="$WB_SRC/overrides"
 IMAGES="windows-2019-containerd windows-2022-containerd windows-2025-containerd"
 
 # Artifacts every shipped image contains (nssm is off by default).
+# The shipped recipes leave the Windows ISO's digest to the user (it depends
+# on which ISO they install from): these tests supply a stand-in.
+setup() {
+	common_setup
+	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
+}
+
 ARTIFACTS="cloudbase-init containerd kubelet kubeadm kube-proxy kubectl kube-log-runner crictl cni-plugins windows-cni"
 
 # assert_urls_lack PREFIX: no artifact, checksum or signature line of the

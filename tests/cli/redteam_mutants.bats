@@ -31,7 +31,7 @@ image_with() {
 		printf '    verify: {sha256: %s}\n' "$(sha256sum "$FX/$f" | cut -d' ' -f1)"
 		printf '    install: {to: '\''C:\\k\\demo.exe'\''}\n'
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 

@@ -43,7 +43,7 @@ demo() {
 		[ -n "${NOGOOD:-}" ] || artifact good
 		for a in "$@"; do printf '%s\n' "$a"; done
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: %s\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: %s\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		"${IMG:-t}" >"$WORK/img.yaml"
 }
 
@@ -147,7 +147,7 @@ refused_at() {
 	good_stage
 	local k
 	for k in '"../../victim"' '"a/b"' '"a\\b"' '".."' '"a\nb"' '""' '"CON"'; do
-		printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  %s: {file: components/demo.yaml}\n' \
+		printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  %s: {file: components/demo.yaml}\n' \
 			"$k" >bad.yaml
 		wb stage bad.yaml -o "$OUT" --no-progress
 		refused_at bad.yaml "component name" || { echo "name $k" >&2; return 1; }
@@ -161,7 +161,7 @@ refused_at() {
 	local n
 	for n in '"../victim"' '".."' '"."' '"a/b"' '"a\\b"' '""' '"t\n"' '"con"' '"nul.d"' \
 		'"lpt1"' '"com\u00b9"'; do
-		printf 'kind: image\nname: %s\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+		printf 'kind: image\nname: %s\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 			"$n" >bad.yaml
 		wb stage bad.yaml -o "$OUT" --no-progress
 		refused_at bad.yaml "image name" || { echo "name $n" >&2; return 1; }

@@ -237,7 +237,7 @@ intact() {
 @test "c10: an image with 70 vars resolves the 70th; a component with 70 resolves its own" {
 	good_first
 	{
-		printf 'kind: image\nname: t\nwindows:\n  version: "2022"\nvars:\n'
+		printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\nvars:\n'
 		for i in $(seq 70); do printf '  v%d: "x%d"\n' "$i" "$i"; done
 		printf '  file: a.bin\ncomponents:\n  demo: {}\n'
 	} >img.yaml

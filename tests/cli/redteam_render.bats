@@ -16,6 +16,8 @@ P() { echo "$WORK/out/$NAME/packer/scripts"; }
 setup() {
 	common_setup
 	fixture_override >"$WORK/fixtures.yaml"
+	# the shipped recipes leave the Windows ISO digest to the user
+	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }
 
 stage_shipped() { wb stage "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }

@@ -37,6 +37,7 @@ replace_entry() {
 fixture_override() {
 	local ctd="${1:-containerd-2.1.4-windows-amd64.tar.gz}"
 	echo "kind: override"
+	echo "windows: {iso_sha256: $TEST_ISO_SHA256}"
 	echo "replace:"
 	replace_entry containerd "$ctd"
 	replace_entry cni-plugins cni-plugins-windows-amd64-v1.7.1.tgz
@@ -59,7 +60,7 @@ one_archive() {
 		printf '    unpack:\n      into: C:\\h\n'
 		[ -n "${2:-}" ] && printf '      %s\n' "$2"
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 
@@ -74,7 +75,7 @@ two_archives() {
 			printf '    unpack:\n      into: C:\\h\n'
 		done
 	} >"$WORK/components/demo.yaml"
-	printf 'kind: image\nname: t\nwindows:\n  version: "2022"\ncomponents:\n  demo: {}\n' \
+	printf 'kind: image\nname: t\nwindows:\n  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}\ncomponents:\n  demo: {}\n' \
 		>"$WORK/img.yaml"
 }
 
