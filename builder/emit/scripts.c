@@ -141,6 +141,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL, *kubelet;
 	const struct staged_file *f;
+	char *kube_dir = NULL;
 	json_t *fw = json_array(), *fw_from = json_array();
 	char *s;
 	int ret = -1;
@@ -228,16 +229,15 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 
 	/* kubelet */
 	kubelet = plan_find_artifact(p, "kubelet");
-	s = kubelet && kubelet->action == PLAN_INSTALL ? win_dirname(kubelet->dest_win)
-						       : xstrdup("C:\\k");
+	kube_dir = kubelet && kubelet->action == PLAN_INSTALL ?
+		win_dirname(kubelet->dest_win) : xstrdup("C:\\k");
 	{
 		char *where = artifact_origin(kubelet && kubelet->action == PLAN_INSTALL ?
 					      kubelet : NULL, "install.to");
 
-		tmpl_set_from(v, "kube_dir", s, where);
+		tmpl_set_from(v, "kube_dir", kube_dir, where);
 		free(where);
 	}
-	free(s);
 	if (find_file(m, "nssm", "nssm.exe", &f, e))
 		goto out;
 	tmpl_set(v, "nssm_exe", f ? f->path : "");
@@ -249,10 +249,24 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	if (find_file(m, "kubernetes", "StartKubelet.ps1", &f, e))
 		goto out;
 	tmpl_set(v, "kubelet_start_script", f ? f->path : "");
-	if (!strcmp(p->service_manager, "nssm") && !f) {
-		wb_error(e, WB_ESTAGE, "node.service_manager is 'nssm' but the staged tree has "
-			 "no StartKubelet.ps1 (the start script that reads kubeadm-flags.env)");
+	if (kubelet && !f) {
+		wb_error(e, WB_ESTAGE, "the staged tree has no StartKubelet.ps1 of component "
+			 "'kubernetes' (the start script the kubelet service runs to read "
+			 "kubeadm-flags.env)");
 		goto out;
+	}
+	/* the command line sc.exe stores: kube-log-runner runs the start
+	 * script (both paths are checked by their ps_binpath sinks) */
+	{
+		char *bin = xasprintf("\"%s\\kube-log-runner.exe\" "
+				      "--log-file=C:\\var\\log\\kubelet\\kubelet.log "
+				      "\"%%SystemRoot%%\\System32\\WindowsPowerShell\\v1.0\\"
+				      "powershell.exe\" -NoProfile -NonInteractive "
+				      "-ExecutionPolicy Bypass -File \"%s\"", kube_dir,
+				      f ? f->path : "");
+
+		tmpl_set(v, "kubelet_binpath", bin);
+		free(bin);
 	}
 
 	/* CNI configuration files staged for the recipe's node.cni */
@@ -269,6 +283,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	free(s);
 	ret = 0;
 out:
+	free(kube_dir);
 	wb_strlist_release(&paths);
 	wb_strlist_release(&excl);
 	wb_strlist_release(&dirs);

@@ -72,6 +72,9 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	tmpl_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
 	set_value(&vars, plan, "service_manager", "node.service_manager",
 		  plan->service_manager, NULL);
+	/* under sc.exe kubelet answers the service manager itself */
+	tmpl_set(&vars, "windows_service",
+		 strcmp(plan->service_manager, "nssm") ? "1" : "");
 	set_value(&vars, plan, "provider", "cloudbase_init.provider",
 		  plan->cloudbase_provider, NULL);
 	if (ctd) {
@@ -134,11 +137,11 @@ int stage_generate(struct tree *t, const struct plan *plan,
 			goto out;
 		ret = -1;
 	}
+	/* one start script for both service managers: it reads kubeadm's
+	 * flags at every start (docs/node.md) */
 	if (component(plan, "kubernetes") &&
-	    emit(t, templates_dir, !strcmp(plan->service_manager, "nssm") ?
-		 "kubelet/StartKubelet.ps1" : "kubelet/RegisterKubeletService.ps1",
-		 !strcmp(plan->service_manager, "nssm") ? "k/StartKubelet.ps1" :
-		 "k/RegisterKubeletService.ps1", "kubernetes", &vars, e) < 0)
+	    emit(t, templates_dir, "kubelet/StartKubelet.ps1", "k/StartKubelet.ps1",
+		 "kubernetes", &vars, e) < 0)
 		goto out;
 	ret = 0;
 out:

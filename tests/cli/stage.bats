@@ -30,7 +30,7 @@ py() { python3 -c "$@"; }
 	ProgramData/winbuild/cloudbase-init/cloudbase-init-unattend.conf
 	ProgramData/winbuild/cloudbase-init/cloudbase-init.conf
 	ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi
-	k/RegisterKubeletService.ps1
+	k/StartKubelet.ps1
 	k/crictl.exe
 	k/kube-log-runner.exe
 	k/kube-proxy.exe
@@ -185,15 +185,14 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	grep -q 'kubelet.exe' "$(T)/k/StartKubelet.ps1"
 	[ -f "$(T)/Program Files/nssm/win64/nssm.exe" ]
 	[ ! -e "$(T)/Program Files/nssm/win32" ]
-	[ ! -e "$(T)/k/RegisterKubeletService.ps1" ]
+	! grep -q -- '--windows-service' "$(T)/k/StartKubelet.ps1"
 }
 
-@test "service_manager sc: the sc.exe registration script reads kubeadm-flags.env" {
+@test "service_manager sc: the same start script reads kubeadm-flags.env, kubelet answers the service manager" {
 	stage_shipped
 	assert_status 0
-	grep -q 'sc.exe create kubelet' "$(T)/k/RegisterKubeletService.ps1"
-	grep -q 'kubeadm-flags.env' "$(T)/k/RegisterKubeletService.ps1"
-	grep -q 'kube-log-runner.exe' "$(T)/k/RegisterKubeletService.ps1"
+	grep -q 'kubeadm-flags.env' "$(T)/k/StartKubelet.ps1"
+	grep -qx -- "    '--windows-service'," "$(T)/k/StartKubelet.ps1"
 }
 
 @test "an unknown placeholder in a template is an error (exit 2) and no tree is swapped in" {
@@ -229,7 +228,7 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	[ -z "$(find "$(T)" -printf '%T@\n' | grep -v '^1700000000')" ]
 	grep -q '"source_date_epoch": 1700000000' "$(M)"
 	[ "$(stat -c %a "$(T)/k/kubelet.exe")" = 755 ]
-	[ "$(stat -c %a "$(T)/k/RegisterKubeletService.ps1")" = 755 ]
+	[ "$(stat -c %a "$(T)/k/StartKubelet.ps1")" = 755 ]
 	[ "$(stat -c %a "$(T)/Program Files/containerd/config.toml")" = 644 ]
 	[ "$(stat -c %a "$(T)/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi")" = 644 ]
 	[ -z "$(find "$(T)" -type d ! -perm 755)" ]
