@@ -85,3 +85,58 @@ assert_kubeadm_flags() {
 	grep -q 'Get-Service -Name \$Name' "$WORK/f"
 	grep -q 'Start-Sleep' "$WORK/f"
 }
+
+@test "item 4/8: every emitted .ps1 (Packer steps and the tree's scripts) passes the PowerShell 5.1 lint" {
+	need_dep node -e 1 -- "node not installed (make deps)"
+	cp "$WORK/fixtures.yaml" "$WORK/fix-sc.yaml"
+	replace_entry nssm nssm-2.24.zip >>"$WORK/fixtures.yaml"
+	for sm in sc nssm; do
+		if [ $sm = sc ]; then
+			wb build "$RECIPE" -O "$WORK/fix-sc.yaml" --no-progress -o "$WORK/o-$sm"
+		else
+			build --set node.service_manager=nssm --set components.nssm.enabled=true -o "$WORK/o-$sm"
+		fi
+		assert_status 0
+		mapfile -t files < <(find "$WORK/o-$sm/$NAME/packer" "$WORK/o-$sm/$NAME/tree" -iname '*.ps1' | sort)
+		[ "${#files[@]}" -ge 9 ]
+		run node "$WB_SRC/tests/ps/lint51.cjs" "${files[@]}"
+		echo "$output"
+		assert_status 0
+	done
+}
+
+@test "item 8: the lint finds 2>&1 under Stop, && / || / ?? / ?: / -Parallel and unchecked native calls" {
+	need_dep node -e 1 -- "node not installed (make deps)"
+	cat >"$WORK/bad.ps1" <<-'PS'
+	$ErrorActionPreference = 'Stop'
+	& $exe @a 2>&1 | Out-Null
+	if ($LASTEXITCODE -ne 0) { throw 'x' }
+	sc.exe stop kubelet
+	Write-Host 'no check'
+	git status && Write-Host ok
+	$x = $y ?? 3
+	1..3 | ForEach-Object -Parallel { $_ }
+	netsh int ipv4 set dynamicport tcp start=34000 num=31536
+	if ($LASTEXITCODE -ne 0) { throw 'netsh' }
+	PS
+	run node "$WB_SRC/tests/ps/lint51.cjs" "$WORK/bad.ps1"
+	echo "$output"
+	assert_status 1
+	assert_output_has "bad.ps1:2:11: redirect 2>&1 under"
+	assert_output_has "bad.ps1:4:1: unchecked exit code of \"sc.exe stop kubelet"
+	assert_output_has "bad.ps1:6:12: pwsh7 && is PowerShell 7-only"
+	assert_output_has "bad.ps1:7:"
+	assert_output_has "bad.ps1:8:23: pwsh7 -Parallel"
+	assert_output_lacks "bad.ps1:2:1: unchecked"
+	assert_output_lacks "bad.ps1:9:"
+}
+
+@test "item 4: SetSetupComplete.cmd runs after SetupComplete.cmd is removed, so a second run does not stack it" {
+	build
+	assert_status 0
+	s="$(O)/packer/scripts/03-cloudbase-init.ps1"
+	rm_line=$(grep -n 'Remove-Item -LiteralPath \$setupScript -Force' "$s" | cut -d: -f1)
+	run_line=$(grep -n 'Invoke-Native -FilePath \$setupComplete$' "$s" | cut -d: -f1)
+	[ -n "$rm_line" ] && [ -n "$run_line" ] && [ "$rm_line" -lt "$run_line" ]
+	grep -qF '$setupScript = "$env:SystemRoot\Setup\Scripts\SetupComplete.cmd"' "$s"
+}
