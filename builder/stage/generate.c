@@ -104,8 +104,14 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	}
 
 	if (ctd) {
-		long major = strtol(ctd->version, NULL, 10);
+		char *end;
+		long major = strtol(ctd->version, &end, 10);
+		long minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
 
+		/* CNI plugin directory key: bin_dir up to 2.0.x, bin_dirs from
+		 * 2.1 (internal/cri/config/config.go of each release) */
+		tmpl_set(&vars, "cni_bin_dirs", major > 2 || (major == 2 && minor >= 1) ?
+			 "1" : "");
 		if (major != 1 && major != 2) {
 			wb_error(e, WB_EUSAGE, "containerd %s: winbuild knows the config "
 				 "format of containerd 1.x (version 2) and 2.x (version 3) "

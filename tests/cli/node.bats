@@ -140,3 +140,31 @@ assert_kubeadm_flags() {
 	[ -n "$rm_line" ] && [ -n "$run_line" ] && [ "$rm_line" -lt "$run_line" ]
 	grep -qF '$setupScript = "$env:SystemRoot\Setup\Scripts\SetupComplete.cmd"' "$s"
 }
+
+@test "item 3: containerd 1.7 gets config v2 + bin_dir, 2.0.x v3 + bin_dir, 2.1+ v3 + bin_dirs (key tables per version)" {
+	fixture_override containerd-1.7.28-windows-amd64.tar.gz >"$WORK/fix17.yaml"
+	for v in 1.7.28 2.0.6 2.1.4 2.3.0; do
+		if [ $v = 1.7.28 ]; then f="$WORK/fix17.yaml"; else f="$WORK/fixtures.yaml"; fi
+		wb stage "$RECIPE" -O "$f" --no-progress --set components.containerd.version=$v -o "$WORK/o-$v"
+		assert_status 0
+		run python3 "$WB_SRC/tests/node/keytables.py" containerd $v \
+			"$WORK/o-$v/$NAME/tree/Program Files/containerd/config.toml"
+		echo "$v: $output"
+		assert_status 0
+	done
+	# the table refuses the other version's key
+	run python3 "$WB_SRC/tests/node/keytables.py" containerd 2.0.6 \
+		"$WORK/o-2.1.4/$NAME/tree/Program Files/containerd/config.toml"
+	assert_status 1
+	assert_output_has "bin_dirs"
+}
+
+@test "item 3: the 2025 image's pause image has a Windows Server 2025 variant (3.10.2 or image-builder's 3.10.1-3)" {
+	run "$WINBUILD" plan "$WB_SRC/recipes/windows-2025-containerd.yaml" --json
+	assert_status 0
+	python3 -c '
+import json, sys
+img = json.loads(sys.argv[1])["image"]["pause_image"]
+assert img in ("registry.k8s.io/pause:3.10.2", "mcr.microsoft.com/oss/v2/kubernetes/pause:3.10.1-3"), img
+' "$output"
+}

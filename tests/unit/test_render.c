@@ -150,7 +150,7 @@ static void test_shipped_templates_render(void **state)
 		"cni_conf_dir", "service_manager", "provider", "containerd_version",
 		"provider_azure", "provider_aws", "provider_vsphere",
 		"provider_openstack", "provider_nutanix", "provider_generic_http",
-		"windows_service",
+		"windows_service", "cni_bin_dirs",
 	};
 	struct tmpl_vars v = TMPL_VARS_INIT;
 
