@@ -137,6 +137,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
 		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
 		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
+		builder_providers = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL, *kubelet;
@@ -209,12 +210,31 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			push_from(&props, &props_from, msi->payload_props.v[k], s);
 	free(s);
 	tmpl_set_list_from(v, "cloudbase_properties", &props, &props_from);
-	for (size_t i = 0; i < m->nfiles; i++)
+	/* conf overlays: CBI_OVERLAY_DIR\<provider>\<file>, one directory per
+	 * provider; the builder picks its provider's at provisioning time */
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const char *rest = m->files[i].path + strlen(CBI_OVERLAY_DIR), *sep;
+
 		if (m->files[i].component && !strcmp(m->files[i].component, "cloudbase-init") &&
 		    !strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
-		    !strchr(m->files[i].path + strlen(CBI_OVERLAY_DIR), '\\'))
+		    (sep = strchr(rest, '\\')) && sep > rest && !strchr(sep + 1, '\\'))
 			wb_strlist_push(&confs, m->files[i].path);
+	}
 	tmpl_set_list(v, "cloudbase_conf_files", &confs);
+	for (size_t i = 0; i < p->builders.nr; i++) {
+		const char *prov = plan_cloudbase_provider(p->cloudbase_provider,
+							   p->builders.v[i]);
+
+		if (!prov) {
+			wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' contradicts Packer "
+				 "builder '%s'", p->cloudbase_provider, p->builders.v[i]);
+			goto out;
+		}
+		s = xasprintf("%s=%s", p->builders.v[i], prov);
+		wb_strlist_push(&builder_providers, s);
+		free(s);
+	}
+	tmpl_set_list(v, "cloudbase_builder_providers", &builder_providers);
 	tmpl_set(v, "cloudbase_dir", "C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init");
 
 	/* containerd */
@@ -290,6 +310,7 @@ out:
 	wb_strlist_release(&confs);
 	wb_strlist_release(&props);
 	wb_strlist_release(&conflists);
+	wb_strlist_release(&builder_providers);
 	wb_strlist_release(&paths_from);
 	wb_strlist_release(&excl_from);
 	wb_strlist_release(&dirs_from);

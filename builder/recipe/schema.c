@@ -113,7 +113,7 @@ static const struct schema_key schema_windows[] = {
 };
 
 static const struct schema_key schema_cloudbase[] = {
-	{ "provider", S_ENUM, NULL, "azure|aws|vsphere|openstack|nutanix|generic-http", 0 },
+	{ "provider", S_ENUM, NULL, "auto|azure|aws|vsphere|nocloud|openstack|nutanix|generic-http", 0 },
 	END
 };
 

@@ -168,3 +168,51 @@ img = json.loads(sys.argv[1])["image"]["pause_image"]
 assert img in ("registry.k8s.io/pause:3.10.2", "mcr.microsoft.com/oss/v2/kubernetes/pause:3.10.1-3"), img
 ' "$output"
 }
+
+@test "item 2: the default build of the five builders gives each its platform's metadata service, never HttpService; Azure reports provisioning" {
+	build
+	assert_status 0
+	d="$(O)/tree/ProgramData/winbuild/cloudbase-init"
+	for pb in azure:azure-arm aws:amazon-ebs vsphere:vsphere-iso nocloud:qemu nocloud:hyperv-iso; do
+		p=${pb%%:*}
+		run python3 "$WB_SRC/tests/node/keytables.py" cloudbase-init "$p" \
+			"$d/$p/cloudbase-init.conf" "$d/$p/cloudbase-init-unattend.conf"
+		echo "$p: $output"
+		assert_status 0
+		# the emitted step maps the builder to that provider
+		grep -qF "'${pb#*:}=$p'" "$(O)/packer/scripts/03-cloudbase-init.ps1"
+	done
+	! grep -rqi httpservice "$d"
+	[ "$(ls "$d")" = "$(printf 'aws\nazure\nnocloud\nvsphere')" ]
+	python3 - "$d/azure/cloudbase-init.conf" "$d/azure/cloudbase-init-unattend.conf" <<-'PY'
+	import configparser, sys
+	c = configparser.ConfigParser(interpolation=None); c.read(sys.argv[1]); d = c["DEFAULT"]
+	assert d.getboolean("metadata_report_provisioning_started"), dict(d)
+	assert d.getboolean("metadata_report_provisioning_completed"), dict(d)
+	assert d["san_policy"] == "OnlineAll" and d["first_logon_behaviour"] == "no"
+	assert not d.getboolean("inject_user_password")
+	u = configparser.ConfigParser(interpolation=None); u.read(sys.argv[2]); u = u["DEFAULT"]
+	assert not u.getboolean("allow_reboot") and not u.getboolean("stop_service_on_exit")
+	PY
+	# the step picks the conf by PACKER_BUILDER_TYPE (Packer sets it)
+	grep -qF '$builder = "$env:PACKER_BUILDER_TYPE"' "$(O)/packer/scripts/03-cloudbase-init.ps1"
+}
+
+@test "item 2: a provider that contradicts a builder is refused at plan time with file:line:col" {
+	cp -r "$WB_SRC/recipes" "$WORK/r"
+	sed -i 's/^  provider: auto$/  provider: generic-http/' "$WORK/r/common/containerd-node.yaml"
+	line=$(grep -n '^  provider: generic-http$' "$WORK/r/common/containerd-node.yaml" | cut -d: -f1)
+	wb plan "$WORK/r/windows-2022-containerd.yaml"
+	assert_status 2
+	assert_output_has "containerd-node.yaml:$line:13: cloudbase_init.provider 'generic-http' contradicts Packer builder 'azure-arm'"
+	wb build "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress --set cloudbase_init.provider=azure
+	assert_status 2
+	assert_output_has "cloudbase_init.provider 'azure' contradicts Packer builder 'vsphere-iso'"
+	[ ! -e "$(O)" ]
+	# asked for explicitly, with a builder it fits: OpenStack's HttpService
+	build --set cloudbase_init.provider=openstack --set 'packer.builders=[qemu]'
+	assert_status 0
+	run python3 "$WB_SRC/tests/node/keytables.py" cloudbase-init openstack \
+		"$(O)/tree/ProgramData/winbuild/cloudbase-init/openstack/cloudbase-init.conf"
+	assert_status 0
+}

@@ -103,7 +103,7 @@ for d in ("C:\\var\\lib\\kubelet", "C:\\var\\log\\kubelet", "C:\\etc\\kubernetes
     assert d in c["kubernetes"]["directories"], d
 assert {"name": "kubelet", "port": 10250, "protocol": "TCP"} in c["kubernetes"]["firewall"]
 assert p["image"]["service_manager"] == "sc"
-assert p["image"]["cloudbase_init_provider"] == "generic-http"
+assert p["image"]["cloudbase_init_provider"] == "auto"
 assert p["policy"]["require"] == "digest"
 PY
 }
@@ -113,7 +113,7 @@ PY
 	assert_status 0
 	assert_output_has "components/containerd.yaml:"
 	assert_output_has "components/kubernetes.yaml:"
-	assert_output_has "cloudbase_init.provider = generic-http"
+	assert_output_has "cloudbase_init.provider = auto"
 	assert_output_has "common/containerd-node.yaml:"
 }
 

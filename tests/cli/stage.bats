@@ -27,8 +27,14 @@ py() { python3 -c "$@"; }
 	Program Files/containerd/containerd-stress.exe
 	Program Files/containerd/containerd.exe
 	Program Files/containerd/ctr.exe
-	ProgramData/winbuild/cloudbase-init/cloudbase-init-unattend.conf
-	ProgramData/winbuild/cloudbase-init/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/aws/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/aws/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/azure/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/nocloud/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/nocloud/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/vsphere/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/vsphere/cloudbase-init.conf
 	ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi
 	k/StartKubelet.ps1
 	k/crictl.exe
@@ -129,11 +135,13 @@ else:
 }
 
 @test "cloudbase-init conf files parse with configparser and carry each provider's metadata service" {
-	for pv in azure:azureservice.AzureService aws:ec2service.EC2Service \
-		vsphere:vmwareguestinfoservice.VMwareGuestInfoService \
-		openstack:httpservice.HttpService nutanix:configdrive.ConfigDriveService \
-		generic-http:httpservice.HttpService; do
-		stage_shipped --set "cloudbase_init.provider=${pv%%:*}"
+	for pv in azure:azure-arm:azureservice.AzureService aws:amazon-ebs:ec2service.EC2Service \
+		vsphere:vsphere-iso:vmwareguestinfoservice.VMwareGuestInfoService \
+		nocloud:hyperv-iso:nocloudservice.NoCloudConfigDriveService \
+		openstack:qemu:httpservice.HttpService nutanix:qemu:configdrive.ConfigDriveService \
+		generic-http:qemu:httpservice.HttpService; do
+		prov=${pv%%:*} rest=${pv#*:}
+		stage_shipped --set "cloudbase_init.provider=$prov" --set "packer.builders=[${rest%%:*}]"
 		assert_status 0
 		for f in cloudbase-init.conf cloudbase-init-unattend.conf; do
 			py '
@@ -146,15 +154,15 @@ assert "cloudbaseinit.metadata.services." + sys.argv[2] in ms, ms
 assert d["username"] and d["groups"] == "Administrators"
 assert d["logging_serial_port_settings"].startswith("COM1")
 assert all(p.startswith("cloudbaseinit.plugins.") for p in d["plugins"].split(","))
-' "$(T)/ProgramData/winbuild/cloudbase-init/$f" "${pv#*:}"
+' "$(T)/ProgramData/winbuild/cloudbase-init/$prov/$f" "${rest#*:}"
 		done
 	done
 }
 
 @test "the azure provider adds the Azure guest agent plugin" {
-	stage_shipped --set cloudbase_init.provider=azure
+	stage_shipped
 	assert_status 0
-	grep -q '^plugins=.*AzureGuestAgentPlugin' "$(T)/ProgramData/winbuild/cloudbase-init/cloudbase-init.conf"
+	grep -q '^plugins=.*AzureGuestAgentPlugin' "$(T)/ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf"
 }
 
 @test "a CNI conflist is written for sdnbridge, nat and win-bridge and parses as JSON" {

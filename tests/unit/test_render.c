@@ -149,7 +149,7 @@ static void test_shipped_templates_render(void **state)
 		"image", "windows_version", "pause_image", "cni", "cni_bin_dir",
 		"cni_conf_dir", "service_manager", "provider", "containerd_version",
 		"provider_azure", "provider_aws", "provider_vsphere",
-		"provider_openstack", "provider_nutanix", "provider_generic_http",
+		"provider_openstack", "provider_nutanix", "provider_generic_http", "provider_nocloud",
 		"windows_service", "cni_bin_dirs",
 	};
 	struct tmpl_vars v = TMPL_VARS_INIT;
