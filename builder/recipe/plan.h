@@ -189,7 +189,7 @@ struct plan {
 	char *cloudbase_provider;
 	char *service_manager;     /* "sc" or "nssm" */
 	char *pause_image;
-	char *cni;                 /* "none", "sdnbridge", "nat", "win-bridge" */
+	char *cni;                 /* "none" or "nat" */
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
 	struct wb_strlist override_files;

@@ -121,7 +121,7 @@ static const struct schema_key schema_node[] = {
 	{ "service_manager", S_ENUM, NULL, "sc|nssm", 0 },
 	{ "windows_features", S_STRLIST, NULL, NULL, 0 },
 	{ "pause_image", S_STR, NULL, NULL, 0 },
-	{ "cni", S_ENUM, NULL, "none|sdnbridge|nat|win-bridge", 0 },
+	{ "cni", S_ENUM, NULL, "none|nat", 0 },
 	END
 };
 

@@ -163,7 +163,7 @@ int stage_generate(struct tree *t, const struct plan *plan,
 
 		path = xasprintf("etc/cni/net.d/10-%s.conflist", plan->cni);
 		ret = emit(t, templates_dir, tmpl, path,
-			   strcmp(plan->cni, "win-bridge") ? "windows-cni" : "cni-plugins",
+			   "windows-cni",
 			   &vars, e);
 		free(tmpl);
 		if (ret < 0)

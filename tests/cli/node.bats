@@ -216,3 +216,44 @@ assert img in ("registry.k8s.io/pause:3.10.2", "mcr.microsoft.com/oss/v2/kuberne
 		"$(O)/tree/ProgramData/winbuild/cloudbase-init/openstack/cloudbase-init.conf"
 	assert_status 0
 }
+
+@test "item 5: win-bridge and sdnbridge conflists (a fixed pod subnet, an HNS network nothing creates) are refused at plan time" {
+	for cni in win-bridge sdnbridge; do
+		wb plan "$RECIPE" --set node.cni=$cni
+		assert_status 2
+		assert_output_has "node.cni"
+		assert_output_has "$cni"
+	done
+	[ ! -e "$WB_SRC/recipes/templates/cni/win-bridge.conflist" ]
+	[ ! -e "$WB_SRC/recipes/templates/cni/sdnbridge.conflist" ]
+}
+
+@test "item 5: node settings: dynamic port range, HNS flags per Windows version, EnableCompartmentNamespace, Hyper-V management via dism" {
+	for v in 2019 2022; do
+		wb build "$WB_SRC/recipes/windows-$v-containerd.yaml" -O "$WORK/fixtures.yaml" --no-progress -o "$WORK/o$v"
+		assert_status 0
+		s="$WORK/o$v/windows-$v-containerd/packer/scripts/01-windows-features.ps1"
+		for proto in tcp udp; do
+			grep -qF "Invoke-Native -FilePath \"\$env:SystemRoot\\System32\\netsh.exe\" -ArgumentList @('int', 'ipv4', 'set', 'dynamicport', '$proto', 'start=34000', 'num=31536')" "$s"
+		done
+		grep -qF "Invoke-Native -FilePath \"\$env:SystemRoot\\System32\\dism.exe\" -ArgumentList @('/online', '/enable-feature', '/featurename:Microsoft-Hyper-V', '/all', '/NoRestart') -Ok @(0, 1, 3010)" "$s"
+		grep -qF "Set-RegistryDword -Path \$HnsState -Name 'EnableCompartmentNamespace' -Value 1" "$s"
+		grep -qF "\$WindowsVersion = '$v'" "$s"
+		# netsh and dism receive exactly the arguments written
+		run python3 "$WB_SRC/tests/node/winnode.py" native "$WORK/o$v/windows-$v-containerd/packer/scripts/"*.ps1
+		assert_status 0
+		assert_output_has '"dynamicport", "udp", "start=34000", "num=31536"]'
+		assert_output_has '"/featurename:Microsoft-Hyper-V", "/all", "/NoRestart"]'
+	done
+	# msiexec: the MSI, the log and the recipe's properties, one argument each
+	run python3 "$WB_SRC/tests/node/winnode.py" msiexec "$WORK/o2022/windows-2022-containerd/packer/scripts"
+	assert_status 0
+	[ "$output" = '["msiexec.exe", "/i", "C:\\ProgramData\\winbuild\\installers\\CloudbaseInitSetup_x64.msi", "/qn", "/norestart", "/l*v", "C:\\ProgramData\\winbuild\\cloudbase-init-install.log", "RUN_SERVICE_AS_LOCAL_SYSTEM=1"]' ]
+	# 2019 only: HNSControlFlag 0x50 and the WCIFS fix, inside the version test
+	for v in 2019 2022; do
+		sed -n "/^if (\$WindowsVersion -eq '2019') {/,/^}/p" \
+			"$WORK/o$v/windows-$v-containerd/packer/scripts/01-windows-features.ps1" >"$WORK/b$v"
+		grep -qF "Set-RegistryDword -Path \$HnsState -Name 'HNSControlFlag' -Value 0x50" "$WORK/b$v"
+		grep -qF -- "-Name 'WcifsSOPCountDisabled' -Value 0" "$WORK/b$v"
+	done
+}

@@ -165,8 +165,8 @@ assert all(p.startswith("cloudbaseinit.plugins.") for p in d["plugins"].split(",
 	grep -q '^plugins=.*AzureGuestAgentPlugin' "$(T)/ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf"
 }
 
-@test "a CNI conflist is written for sdnbridge, nat and win-bridge and parses as JSON" {
-	for cni in sdnbridge nat win-bridge; do
+@test "a CNI conflist is written for nat and parses as JSON" {
+	for cni in nat; do
 		stage_shipped --set "node.cni=$cni"
 		assert_status 0
 		f="$(T)/etc/cni/net.d/10-$cni.conflist"

@@ -12,6 +12,8 @@ REG_EXPAND_SZ binPath, and the flag handling of C:\\k\\StartKubelet.ps1.
 usage (tests/cli/node.bats):
   winnode.py kubelet-sc SCRIPTS_DIR TREE [FLAGS_ENV]
   winnode.py kubelet-nssm SCRIPTS_DIR TREE [FLAGS_ENV]
+  winnode.py msiexec SCRIPTS_DIR
+  winnode.py native SCRIPT...   (every Invoke-Native with a literal list)
 print, one JSON array per line, the argv of each process in the chain, the
 kubelet's last. Exit 1 with a message when a step does not hold.
 """
@@ -183,7 +185,67 @@ def kubelet_nssm(scripts, tree, flags_env):
     return [['nssm.exe'] + nssm, ps, powershell_file(ps, tree, flags_env)]
 
 
+def ps_literal_list(expr):
+    """The strings of a literal @('a', 'b') (single-quoted only), or None."""
+    m = re.fullmatch(r"@\((\s*'(?:[^']|'')*'\s*(?:,\s*'(?:[^']|'')*'\s*)*)\)", expr.strip())
+    if not m:
+        return None
+    return [t[1:-1].replace("''", "'") for t in re.findall(r"'(?:[^']|'')*'", m.group(1))]
+
+
+def native_literals(paths):
+    """Every Invoke-Native call with a literal argument list: the program
+    must receive exactly those arguments."""
+    out = []
+    for path in paths:
+        for line in open(path, encoding='utf-8'):
+            m = re.search(r'Invoke-Native -FilePath (\S+) -ArgumentList (@\(.*?\))(?: -Ok|$)',
+                          line.strip())
+            if not m:
+                continue
+            args = ps_literal_list(m.group(2))
+            if args is None:
+                continue
+            got = receives(args)
+            if got != args:
+                raise ModelError('%s: %s receives %r, not %r' % (path, m.group(1), got, args))
+            out.append([m.group(1)] + got)
+    return out
+
+
+def msiexec(scripts):
+    """The argv msiexec gets from 03-cloudbase-init.ps1 (msiexec splits its
+    command line itself; modelled with the CommandLineToArgvW rules)."""
+    src = open(os.path.join(scripts, '03-cloudbase-init.ps1'), encoding='utf-8').read()
+    msi = ps_literal(src, 'Msi')
+    winbuild_dir = ps_literal(src, 'WinbuildDir')
+    m = re.search(r'^\$Properties = (.*)$', src, re.M)
+    props = ps_literal_list(m.group(1)) if m else None
+    if props is None:
+        props = [] if m and m.group(1).strip() == '@()' else None
+    if props is None:
+        raise ModelError('03-cloudbase-init.ps1: $Properties is not a literal list')
+    if "$msiArgs = @('/i', $Msi, '/qn', '/norestart', '/l*v', $log) + $Properties" not in src or \
+            "$log = Join-Path $WinbuildDir 'cloudbase-init-install.log'" not in src:
+        raise ModelError('03-cloudbase-init.ps1: the msiexec call changed; update the model')
+    args = ['/i', msi, '/qn', '/norestart', '/l*v',
+            winbuild_dir + '\\cloudbase-init-install.log'] + props
+    got = receives(args)
+    if got != args:
+        raise ModelError('msiexec receives %r, not %r' % (got, args))
+    return [['msiexec.exe'] + got]
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] in ('native', 'msiexec'):
+        try:
+            res = native_literals(sys.argv[2:]) if sys.argv[1] == 'native' else msiexec(sys.argv[2])
+            for argv in res:
+                print(json.dumps(argv))
+        except (ModelError, OSError) as e:
+            print('winnode: %s' % e, file=sys.stderr)
+            return 1
+        return 0
     if len(sys.argv) not in (4, 5) or sys.argv[1] not in ('kubelet-sc', 'kubelet-nssm'):
         print(__doc__, file=sys.stderr)
         return 2

@@ -142,7 +142,7 @@ static void test_shipped_templates_render(void **state)
 		"containerd/config.v2.toml", "containerd/config.v3.toml",
 		"cloudbase-init/cloudbase-init.conf",
 		"cloudbase-init/cloudbase-init-unattend.conf",
-		"cni/sdnbridge.conflist", "cni/nat.conflist", "cni/win-bridge.conflist",
+		"cni/nat.conflist",
 		"kubelet/StartKubelet.ps1",
 	};
 	static const char *const names[] = {
