@@ -98,17 +98,19 @@ def check_containerd(version, path):
 #   vmwareguestinfoservice.py (VMwareGuestInfoService), httpservice.py
 #   (HttpService, an OpenStack service), configdrive.py (ConfigDriveService),
 #   nocloudservice.py (NoCloudConfigDriveService), gceservice.py (GCEService).
-# Options: cloudbaseinit/conf/default.py (username, groups,
-#   inject_user_password, first_logon_behaviour, config_drive_*, bsdtar_path,
-#   mtools_path, verbose, debug, logdir, logfile, default_log_levels,
-#   logging_serial_port_settings, mtu_use_dhcp_config, ntp_use_dhcp_config,
-#   local_scripts_path, check_latest_version, metadata_services, plugins,
-#   allow_reboot, stop_service_on_exit, san_policy,
-#   metadata_report_provisioning_started/_completed,
-#   ephemeral_disk_volume_label, ...); config drive options live in
-#   cloudbaseinit/conf/default.py too ("config_drive_types"/"locations" are
-#   the newer names of config_drive_raw_hhd/cdrom/vfat, which stay accepted
-#   as deprecated options).
+# Options, read in cloudbase/cloudbase-init cloudbaseinit/conf/default.py
+#   (GlobalOptions, group DEFAULT): allow_reboot and stop_service_on_exit
+#   (both default True), check_latest_version, mtools_path, bsdtar_path,
+#   logging_serial_port_settings, san_policy, local_scripts_path,
+#   mtu_use_dhcp_config, username, groups, ntp_use_dhcp_config,
+#   inject_user_password (default True), first_logon_behaviour,
+#   metadata_services (default: HttpService first), plugins,
+#   metadata_report_provisioning_started/_completed (default False),
+#   ephemeral_disk_volume_label.
+#   Logging options (verbose, debug, logdir, logfile, default_log_levels)
+#   are oslo.log's, which cloudbase-init registers; config_drive_raw_hhd/
+#   cdrom/vfat are the config drive options' DEFAULT-group names (not
+#   re-read here: taken as cloudbase-init's documented conf examples).
 SERVICES = 'cloudbaseinit.metadata.services.'
 PROVIDER_SERVICES = {
     'azure': [SERVICES + 'azureservice.AzureService'],
