@@ -257,3 +257,22 @@ assert img in ("registry.k8s.io/pause:3.10.2", "mcr.microsoft.com/oss/v2/kuberne
 		grep -qF -- "-Name 'WcifsSOPCountDisabled' -Value 0" "$WORK/b$v"
 	done
 }
+
+@test "item 6: the shipped images use Kubernetes 1.36 and a crictl of the same minor, with the source recorded; containerd 1.7 and 2.0 stay selectable" {
+	run "$WINBUILD" plan "$RECIPE" --json
+	assert_status 0
+	python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+v = {c["name"]: c["version"] for c in p["components"]}
+k, c = v["kubernetes"].split("."), v["crictl"].split(".")
+assert (int(k[0]), int(k[1])) >= (1, 36), v
+assert k[:2] == c[:2], v
+' "$output"
+	grep -q 'Source: https://kubernetes.io/releases/1.36/' "$WB_SRC/recipes/common/containerd-node.yaml"
+	for v in 1.7.28 2.0.6; do
+		run "$WINBUILD" plan "$RECIPE" --set components.containerd.version=$v
+		assert_status 0
+		assert_output_has "component containerd $v"
+	done
+}

@@ -65,11 +65,11 @@ PY
 		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz.sha256sum"
 		assert_output_has 'into C:\Program Files\containerd (strip 1, include *.exe)'
 		for b in kubelet kubeadm kube-proxy kubectl kube-log-runner; do
-			assert_output_has "https://dl.k8s.io/release/v1.33.5/bin/windows/amd64/$b.exe"
-			assert_output_has "sha256 from checksum file https://dl.k8s.io/release/v1.33.5/bin/windows/amd64/$b.exe.sha256"
+			assert_output_has "https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe"
+			assert_output_has "sha256 from checksum file https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe.sha256"
 			assert_output_has "to C:\\k\\$b.exe"
 		done
-		assert_output_has "crictl-v1.33.0-windows-amd64.tar.gz.sha256"
+		assert_output_has "crictl-v1.36.0-windows-amd64.tar.gz.sha256"
 		assert_output_has "cni-plugins-windows-amd64-v1.7.1.tgz.sha256"
 		assert_output_has 'into C:\opt\cni\bin'
 		assert_output_has "windows-container-networking-cni-amd64-v0.3.3.zip.sha256"
