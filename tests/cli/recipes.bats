@@ -61,8 +61,8 @@ PY
 		assert_status 0
 		assert_output_has "image $img: Windows Server ${img:8:4} (datacenter)"
 		assert_output_has "10 artifacts from 6 components; 1 need a pin"
-		assert_output_has "https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"
-		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz.sha256sum"
+		assert_output_has "https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz"
+		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz.sha256sum"
 		assert_output_has 'into C:\Program Files\containerd (strip 1, include *.exe)'
 		for b in kubelet kubeadm kube-proxy kubectl kube-log-runner; do
 			assert_output_has "https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe"

@@ -93,10 +93,10 @@ imports = ["C:/ProgramData/evil.toml"]  #'
 	assert_intact
 	# from a component file: the message points at the value
 	cp -r "$WB_SRC/recipes" "$WORK/r"
-	sed -i 's/^version: "2.1.4"/version: "2.1.4\\n[plugins.x]"/' "$WORK/r/components/containerd.yaml"
+	sed -i 's/^version: "2.3.5"/version: "2.3.5\\n[plugins.x]"/' "$WORK/r/components/containerd.yaml"
 	wb stage "$WORK/r/windows-2022-containerd.yaml" -O "$WORK/fixtures.yaml" --no-progress
 	assert_status 2
-	assert_output_has "r/components/containerd.yaml:29:10: components.containerd.version '2.1.4\\n[plugins.x]' is not a version"
+	assert_output_has "r/components/containerd.yaml:29:10: components.containerd.version '2.3.5\\n[plugins.x]' is not a version"
 	assert_intact
 }
 
