@@ -268,6 +268,8 @@ v = {c["name"]: c["version"] for c in p["components"]}
 k, c = v["kubernetes"].split("."), v["crictl"].split(".")
 assert (int(k[0]), int(k[1])) >= (1, 36), v
 assert k[:2] == c[:2], v
+assert tuple(map(int, v["cloudbase-init"].split("."))) >= (1, 1, 8), v
+assert tuple(map(int, v["containerd"].split(".")[:2])) >= (2, 3), v
 ' "$output"
 	grep -q 'Source: https://kubernetes.io/releases/1.36/' "$WB_SRC/recipes/common/containerd-node.yaml"
 	for v in 1.7.28 2.0.6; do

@@ -73,7 +73,7 @@ PY
 		assert_output_has "cni-plugins-windows-amd64-v1.7.1.tgz.sha256"
 		assert_output_has 'into C:\opt\cni\bin'
 		assert_output_has "windows-container-networking-cni-amd64-v0.3.3.zip.sha256"
-		assert_output_has "CloudbaseInitSetup_1_1_6_x64.msi"
+		assert_output_has "CloudbaseInitSetup_1_1_8_x64.msi"
 		assert_output_has 'to C:\ProgramData\winbuild\installers\CloudbaseInitSetup_x64.msi (msi RUN_SERVICE_AS_LOCAL_SYSTEM=1)'
 		assert_output_lacks "nssm"
 	done
