@@ -270,6 +270,7 @@ assert (int(k[0]), int(k[1])) >= (1, 36), v
 assert k[:2] == c[:2], v
 assert tuple(map(int, v["cloudbase-init"].split("."))) >= (1, 1, 8), v
 assert tuple(map(int, v["containerd"].split(".")[:2])) >= (2, 3), v
+assert tuple(map(int, v["cni-plugins"].split(".")[:2])) >= (1, 9), v
 ' "$output"
 	grep -q 'Source: https://kubernetes.io/releases/1.36/' "$WB_SRC/recipes/common/containerd-node.yaml"
 	for v in 1.7.28 2.0.6; do

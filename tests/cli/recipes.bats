@@ -70,7 +70,7 @@ PY
 			assert_output_has "to C:\\k\\$b.exe"
 		done
 		assert_output_has "crictl-v1.36.0-windows-amd64.tar.gz.sha256"
-		assert_output_has "cni-plugins-windows-amd64-v1.7.1.tgz.sha256"
+		assert_output_has "cni-plugins-windows-amd64-v1.9.1.tgz.sha256"
 		assert_output_has 'into C:\opt\cni\bin'
 		assert_output_has "windows-container-networking-cni-amd64-v0.3.3.zip.sha256"
 		assert_output_has "CloudbaseInitSetup_1_1_8_x64.msi"

@@ -3,7 +3,7 @@
 
 good/  shaped like the real upstream assets (small fake content):
   containerd-<v>-windows-amd64.tar.gz   bin/*.exe (strip 1)
-  cni-plugins-windows-amd64-v1.7.1.tgz  flat, entries "./win-bridge.exe"
+  cni-plugins-windows-amd64-v<v>.tgz    flat, entries "./win-bridge.exe" (1.9.1, 1.7.1)
   crictl-v<v>-windows-amd64.tar.gz      crictl.exe at the root (1.36.0, 1.33.0)
   windows-container-networking-cni-amd64-v0.3.3.zip  flat zip
   nssm-2.24.zip                         nssm-2.24/{win32,win64}/nssm.exe
@@ -64,9 +64,10 @@ def good(d):
         tar(f"{d}/containerd-{v}-windows-amd64.tar.gz",
             [("bin/", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
             [(f"bin/{b}", exe()) for b in bins])
-    tar(f"{d}/cni-plugins-windows-amd64-v1.7.1.tgz",
-        [("./", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
-        [(f"./{b}.exe", exe()) for b in ("win-bridge", "win-overlay", "host-local")])
+    for v in ("1.9.1", "1.7.1"):
+        tar(f"{d}/cni-plugins-windows-amd64-v{v}.tgz",
+            [("./", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
+            [(f"./{b}.exe", exe()) for b in ("win-bridge", "win-overlay", "host-local")])
     for v in ("1.36.0", "1.33.0"):
         tar(f"{d}/crictl-v{v}-windows-amd64.tar.gz", [("crictl.exe", exe())])
     zipf(f"{d}/windows-container-networking-cni-amd64-v0.3.3.zip",
