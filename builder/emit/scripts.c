@@ -137,10 +137,12 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
 		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
 		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
+		builder_providers = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL, *kubelet;
 	const struct staged_file *f;
+	char *kube_dir = NULL;
 	json_t *fw = json_array(), *fw_from = json_array();
 	char *s;
 	int ret = -1;
@@ -208,12 +210,31 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			push_from(&props, &props_from, msi->payload_props.v[k], s);
 	free(s);
 	tmpl_set_list_from(v, "cloudbase_properties", &props, &props_from);
-	for (size_t i = 0; i < m->nfiles; i++)
+	/* conf overlays: CBI_OVERLAY_DIR\<provider>\<file>, one directory per
+	 * provider; the builder picks its provider's at provisioning time */
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const char *rest = m->files[i].path + strlen(CBI_OVERLAY_DIR), *sep;
+
 		if (m->files[i].component && !strcmp(m->files[i].component, "cloudbase-init") &&
 		    !strncasecmp(m->files[i].path, CBI_OVERLAY_DIR, strlen(CBI_OVERLAY_DIR)) &&
-		    !strchr(m->files[i].path + strlen(CBI_OVERLAY_DIR), '\\'))
+		    (sep = strchr(rest, '\\')) && sep > rest && !strchr(sep + 1, '\\'))
 			wb_strlist_push(&confs, m->files[i].path);
+	}
 	tmpl_set_list(v, "cloudbase_conf_files", &confs);
+	for (size_t i = 0; i < p->builders.nr; i++) {
+		const char *prov = plan_cloudbase_provider(p->cloudbase_provider,
+							   p->builders.v[i]);
+
+		if (!prov) {
+			wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' contradicts Packer "
+				 "builder '%s'", p->cloudbase_provider, p->builders.v[i]);
+			goto out;
+		}
+		s = xasprintf("%s=%s", p->builders.v[i], prov);
+		wb_strlist_push(&builder_providers, s);
+		free(s);
+	}
+	tmpl_set_list(v, "cloudbase_builder_providers", &builder_providers);
 	tmpl_set(v, "cloudbase_dir", "C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init");
 
 	/* containerd */
@@ -228,16 +249,15 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 
 	/* kubelet */
 	kubelet = plan_find_artifact(p, "kubelet");
-	s = kubelet && kubelet->action == PLAN_INSTALL ? win_dirname(kubelet->dest_win)
-						       : xstrdup("C:\\k");
+	kube_dir = kubelet && kubelet->action == PLAN_INSTALL ?
+		win_dirname(kubelet->dest_win) : xstrdup("C:\\k");
 	{
 		char *where = artifact_origin(kubelet && kubelet->action == PLAN_INSTALL ?
 					      kubelet : NULL, "install.to");
 
-		tmpl_set_from(v, "kube_dir", s, where);
+		tmpl_set_from(v, "kube_dir", kube_dir, where);
 		free(where);
 	}
-	free(s);
 	if (find_file(m, "nssm", "nssm.exe", &f, e))
 		goto out;
 	tmpl_set(v, "nssm_exe", f ? f->path : "");
@@ -249,10 +269,24 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	if (find_file(m, "kubernetes", "StartKubelet.ps1", &f, e))
 		goto out;
 	tmpl_set(v, "kubelet_start_script", f ? f->path : "");
-	if (!strcmp(p->service_manager, "nssm") && !f) {
-		wb_error(e, WB_ESTAGE, "node.service_manager is 'nssm' but the staged tree has "
-			 "no StartKubelet.ps1 (the start script that reads kubeadm-flags.env)");
+	if (kubelet && !f) {
+		wb_error(e, WB_ESTAGE, "the staged tree has no StartKubelet.ps1 of component "
+			 "'kubernetes' (the start script the kubelet service runs to read "
+			 "kubeadm-flags.env)");
 		goto out;
+	}
+	/* the command line sc.exe stores: kube-log-runner runs the start
+	 * script (both paths are checked by their ps_binpath sinks) */
+	{
+		char *bin = xasprintf("\"%s\\kube-log-runner.exe\" "
+				      "--log-file=C:\\var\\log\\kubelet\\kubelet.log "
+				      "\"%%SystemRoot%%\\System32\\WindowsPowerShell\\v1.0\\"
+				      "powershell.exe\" -NoProfile -NonInteractive "
+				      "-ExecutionPolicy Bypass -File \"%s\"", kube_dir,
+				      f ? f->path : "");
+
+		tmpl_set(v, "kubelet_binpath", bin);
+		free(bin);
 	}
 
 	/* CNI configuration files staged for the recipe's node.cni */
@@ -269,12 +303,14 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	free(s);
 	ret = 0;
 out:
+	free(kube_dir);
 	wb_strlist_release(&paths);
 	wb_strlist_release(&excl);
 	wb_strlist_release(&dirs);
 	wb_strlist_release(&confs);
 	wb_strlist_release(&props);
 	wb_strlist_release(&conflists);
+	wb_strlist_release(&builder_providers);
 	wb_strlist_release(&paths_from);
 	wb_strlist_release(&excl_from);
 	wb_strlist_release(&dirs_from);

@@ -197,3 +197,27 @@ void plan_authenticode_release(struct plan_authenticode *a)
 	free(a->also);
 	memset(a, 0, sizeof(*a));
 }
+
+const char *plan_cloudbase_provider(const char *provider, const char *builder)
+{
+	/* the builder's own platform (what "auto" picks), and every provider
+	 * whose metadata service can answer there */
+	static const struct { const char *builder, *own, *fits; } fit[] = {
+		{ "azure-arm", "azure", "|azure|" },
+		{ "amazon-ebs", "aws", "|aws|" },
+		{ "vsphere-iso", "vsphere", "|vsphere|" },
+		{ "qemu", "nocloud", "|nocloud|openstack|nutanix|generic-http|" },
+		{ "hyperv-iso", "nocloud", "|nocloud|" },
+	};
+	char pat[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(fit); i++) {
+		if (strcmp(fit[i].builder, builder))
+			continue;
+		if (!strcmp(provider, "auto"))
+			return fit[i].own;
+		snprintf(pat, sizeof(pat), "|%s|", provider);
+		return strlen(provider) < 40 && strstr(fit[i].fits, pat) ? provider : NULL;
+	}
+	return NULL;
+}

@@ -200,7 +200,7 @@ struct plan {
 	char *cloudbase_provider;
 	char *service_manager;     /* "sc" or "nssm" */
 	char *pause_image;
-	char *cni;                 /* "none", "sdnbridge", "nat", "win-bridge" */
+	char *cni;                 /* "none" or "nat" */
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
 	/* packer.payload: pull — the cloud builders' VM fetches payload.zip
@@ -252,6 +252,15 @@ void plan_release(struct plan *plan);
 
 /* "unpack", "install" or "payload" (plan --json, manifest.json). */
 const char *plan_action_name(enum plan_action a);
+
+/*
+ * cloudbase-init's metadata service per Packer builder (docs/node.md):
+ * the provider the image of BUILDER gets under cloudbase_init.provider
+ * PROVIDER ("auto": the builder's platform), or NULL when PROVIDER
+ * contradicts BUILDER (HttpService is OpenStack's; Azure's conf on EC2
+ * finds no user-data).
+ */
+const char *plan_cloudbase_provider(const char *provider, const char *builder);
 
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);

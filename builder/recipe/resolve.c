@@ -1741,7 +1741,7 @@ static int convert_top(struct resolver *r)
 	    strlen(p->windows_locale))
 		return bad_grammar(r, &rnode_get(n, "locale")->origin, "windows.locale",
 				   p->windows_locale, "a language tag such as en-US");
-	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "generic-http");
+	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "auto");
 	n = rnode_get(top, "node");
 	p->service_manager = str_or(n, "service_manager", "sc");
 	p->pause_image = str_or(n, "pause_image", "registry.k8s.io/pause:3.10");
@@ -1770,6 +1770,17 @@ static int convert_top(struct resolver *r)
 		const char *all[] = { "azure-arm", "vsphere-iso", "qemu", "hyperv-iso", "amazon-ebs" };
 		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 			wb_strlist_push(&p->builders, all[i]);
+	}
+	/* issue 14: each builder's image reads its own platform's metadata */
+	for (size_t i = 0; i < p->builders.nr; i++) {
+		const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
+
+		if (pv && !plan_cloudbase_provider(p->cloudbase_provider, p->builders.v[i]))
+			return err_at(r, &pv->origin, "cloudbase_init.provider '%s' contradicts "
+				      "Packer builder '%s': its image would ask a metadata "
+				      "service that platform does not have (use 'auto', or "
+				      "narrow packer.builders)", p->cloudbase_provider,
+				      p->builders.v[i]);
 	}
 	resolve_policy(r);
 	if (resolve_iso(r, rnode_get(top, "windows")))

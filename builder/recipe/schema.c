@@ -116,7 +116,7 @@ static const struct schema_key schema_windows[] = {
 };
 
 static const struct schema_key schema_cloudbase[] = {
-	{ "provider", S_ENUM, NULL, "azure|aws|vsphere|openstack|nutanix|generic-http", 0 },
+	{ "provider", S_ENUM, NULL, "auto|azure|aws|vsphere|nocloud|openstack|nutanix|generic-http", 0 },
 	END
 };
 
@@ -124,7 +124,7 @@ static const struct schema_key schema_node[] = {
 	{ "service_manager", S_ENUM, NULL, "sc|nssm", 0 },
 	{ "windows_features", S_STRLIST, NULL, NULL, 0 },
 	{ "pause_image", S_STR, NULL, NULL, 0 },
-	{ "cni", S_ENUM, NULL, "none|sdnbridge|nat|win-bridge", 0 },
+	{ "cni", S_ENUM, NULL, "none|nat", 0 },
 	END
 };
 

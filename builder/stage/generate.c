@@ -9,7 +9,7 @@
 #include "stage/stage.h"
 
 static const char *const providers[] = {
-	"azure", "aws", "vsphere", "openstack", "nutanix", "generic-http",
+	"azure", "aws", "vsphere", "nocloud", "openstack", "nutanix", "generic-http",
 };
 
 static const struct plan_component *component(const struct plan *plan,
@@ -55,13 +55,46 @@ static int emit(struct tree *t, const char *templates_dir, const char *name,
 	return ret;
 }
 
+/* cloudbase-init's conf pair for provider PROV under
+ * ProgramData/winbuild/cloudbase-init/PROV/. */
+static int render_provider(struct tree *t, const char *templates_dir,
+			   const char *prov, struct tmpl_vars *vars, struct wb_err *e)
+{
+	static const char *const confs[] = {
+		"cloudbase-init.conf", "cloudbase-init-unattend.conf",
+	};
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(providers); i++) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "provider_%s", providers[i]);
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		tmpl_set(vars, name, strcmp(prov, providers[i]) ? "" : "1");
+	}
+	tmpl_set(vars, "provider", prov);
+	for (size_t i = 0; !ret && i < ARRAY_SIZE(confs); i++) {
+		char *tmpl = xasprintf("cloudbase-init/%s", confs[i]);
+		char *path = xasprintf("ProgramData/winbuild/cloudbase-init/%s/%s", prov,
+				       confs[i]);
+
+		ret = emit(t, templates_dir, tmpl, path, "cloudbase-init", vars, e);
+		free(tmpl);
+		free(path);
+	}
+	return ret;
+}
+
 int stage_generate(struct tree *t, const struct plan *plan,
 		   const char *templates_dir, struct wb_err *e)
 {
 	struct tmpl_vars vars = TMPL_VARS_INIT;
 	const struct plan_component *ctd = component(plan, "containerd");
-	char provider_vars[ARRAY_SIZE(providers)][40], *path = NULL;
-	int known = 0, ret = -1;
+	struct wb_strlist done = WB_STRLIST_INIT;
+	char *path = NULL;
+	int ret = -1;
 
 	set_value(&vars, plan, "image", "name", plan->name, NULL);
 	set_value(&vars, plan, "windows_version", "windows.version",
@@ -72,8 +105,9 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	tmpl_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
 	set_value(&vars, plan, "service_manager", "node.service_manager",
 		  plan->service_manager, NULL);
-	set_value(&vars, plan, "provider", "cloudbase_init.provider",
-		  plan->cloudbase_provider, NULL);
+	/* under sc.exe kubelet answers the service manager itself */
+	tmpl_set(&vars, "windows_service",
+		 strcmp(plan->service_manager, "nssm") ? "1" : "");
 	if (ctd) {
 		char *key = xasprintf("components.%s.version", ctd->name);
 
@@ -83,26 +117,15 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	} else {
 		tmpl_set(&vars, "containerd_version", "");
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(providers); i++) {
-		int on = !strcmp(plan->cloudbase_provider, providers[i]);
-
-		snprintf(provider_vars[i], sizeof(provider_vars[i]), "provider_%s",
-			 providers[i]);
-		for (char *p = provider_vars[i]; *p; p++)
-			if (*p == '-')
-				*p = '_';
-		tmpl_set(&vars, provider_vars[i], on ? "1" : "");
-		known |= on;
-	}
-	if (!known) {
-		wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' has no "
-			 "cloudbase-init template", plan->cloudbase_provider);
-		goto out;
-	}
-
 	if (ctd) {
-		long major = strtol(ctd->version, NULL, 10);
+		char *end;
+		long major = strtol(ctd->version, &end, 10);
+		long minor = *end == '.' ? strtol(end + 1, NULL, 10) : 0;
 
+		/* CNI plugin directory key: bin_dir up to 2.0.x, bin_dirs from
+		 * 2.1 (internal/cri/config/config.go of each release) */
+		tmpl_set(&vars, "cni_bin_dirs", major > 2 || (major == 2 && minor >= 1) ?
+			 "1" : "");
 		if (major != 1 && major != 2) {
 			wb_error(e, WB_EUSAGE, "containerd %s: winbuild knows the config "
 				 "format of containerd 1.x (version 2) and 2.x (version 3) "
@@ -114,35 +137,49 @@ int stage_generate(struct tree *t, const struct plan *plan,
 			 "containerd", &vars, e) < 0)
 			goto out;
 	}
-	if (component(plan, "cloudbase-init") &&
-	    (emit(t, templates_dir, "cloudbase-init/cloudbase-init.conf",
-		  "ProgramData/winbuild/cloudbase-init/cloudbase-init.conf",
-		  "cloudbase-init", &vars, e) < 0 ||
-	     emit(t, templates_dir, "cloudbase-init/cloudbase-init-unattend.conf",
-		  "ProgramData/winbuild/cloudbase-init/cloudbase-init-unattend.conf",
-		  "cloudbase-init", &vars, e) < 0))
-		goto out;
+	/* one conf pair per provider the builders need, in a directory of its
+	 * own; 03-cloudbase-init.ps1 lays the builder's (docs/node.md) */
+	for (size_t b = 0; component(plan, "cloudbase-init") && b < plan->builders.nr; b++) {
+		const char *prov = plan_cloudbase_provider(plan->cloudbase_provider,
+							   plan->builders.v[b]);
+
+		if (!prov) {
+			wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' contradicts "
+				 "Packer builder '%s'", plan->cloudbase_provider,
+				 plan->builders.v[b]);
+			goto out;
+		}
+		for (size_t k = 0; k < done.nr; k++)
+			if (!strcmp(done.v[k], prov))
+				prov = NULL;
+		if (!prov)
+			continue;
+		wb_strlist_push(&done, prov);
+		if (render_provider(t, templates_dir, prov, &vars, e) < 0)
+			goto out;
+	}
 	if (strcmp(plan->cni, "none")) {
 		char *tmpl = xasprintf("cni/%s.conflist", plan->cni);
 
 		path = xasprintf("etc/cni/net.d/10-%s.conflist", plan->cni);
 		ret = emit(t, templates_dir, tmpl, path,
-			   strcmp(plan->cni, "win-bridge") ? "windows-cni" : "cni-plugins",
+			   "windows-cni",
 			   &vars, e);
 		free(tmpl);
 		if (ret < 0)
 			goto out;
 		ret = -1;
 	}
+	/* one start script for both service managers: it reads kubeadm's
+	 * flags at every start (docs/node.md) */
 	if (component(plan, "kubernetes") &&
-	    emit(t, templates_dir, !strcmp(plan->service_manager, "nssm") ?
-		 "kubelet/StartKubelet.ps1" : "kubelet/RegisterKubeletService.ps1",
-		 !strcmp(plan->service_manager, "nssm") ? "k/StartKubelet.ps1" :
-		 "k/RegisterKubeletService.ps1", "kubernetes", &vars, e) < 0)
+	    emit(t, templates_dir, "kubelet/StartKubelet.ps1", "k/StartKubelet.ps1",
+		 "kubernetes", &vars, e) < 0)
 		goto out;
 	ret = 0;
 out:
 	free(path);
+	wb_strlist_release(&done);
 	tmpl_vars_release(&vars);
 	return ret;
 }

@@ -320,12 +320,12 @@ import json, sys
 v = json.load(open(sys.argv[1]))
 lock = json.load(open(sys.argv[2]))["artifacts"]
 assert v["containerd_sha256_windows"] == lock["containerd"]["sha256"], v
-assert v["containerd_url"] == "http://mirror.example:8080/winbuild/github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz", v["containerd_url"]
-assert v["kubernetes_base_url"] == "http://mirror.example:8080/winbuild/dl.k8s.io/release/v1.33.5/bin/windows/amd64", v["kubernetes_base_url"]
-assert v["kubernetes_semver"] == "v1.33.5"
-assert v["cloudbase_init_url"].endswith("/github.com/cloudbase/cloudbase-init/releases/download/1.1.6/CloudbaseInitSetup_1_1_6_x64.msi")
-assert v["cloudbase_init_version"] == "1.1.6"
-assert v["containerd_version"] == "2.1.4"
+assert v["containerd_url"] == "http://mirror.example:8080/winbuild/github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz", v["containerd_url"]
+assert v["kubernetes_base_url"] == "http://mirror.example:8080/winbuild/dl.k8s.io/release/v1.36.4/bin/windows/amd64", v["kubernetes_base_url"]
+assert v["kubernetes_semver"] == "v1.36.4"
+assert v["cloudbase_init_url"].endswith("/github.com/cloudbase/cloudbase-init/releases/download/1.1.8/CloudbaseInitSetup_1_1_8_x64.msi")
+assert v["cloudbase_init_version"] == "1.1.8"
+assert v["containerd_version"] == "2.3.5"
 assert v["runtime"] == "containerd"
 assert v["pause_image"] == "registry.k8s.io/pause:3.10"
 for k, x in v.items():

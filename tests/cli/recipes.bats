@@ -68,19 +68,19 @@ PY
 		assert_status 0
 		assert_output_has "image $img: Windows Server ${img:8:4} (datacenter)"
 		assert_output_has "10 artifacts from 6 components; 1 need a pin"
-		assert_output_has "https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"
-		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz.sha256sum"
+		assert_output_has "https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz"
+		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz.sha256sum"
 		assert_output_has 'into C:\Program Files\containerd (strip 1, include *.exe)'
 		for b in kubelet kubeadm kube-proxy kubectl kube-log-runner; do
-			assert_output_has "https://dl.k8s.io/release/v1.33.5/bin/windows/amd64/$b.exe"
-			assert_output_has "sha256 from checksum file https://dl.k8s.io/release/v1.33.5/bin/windows/amd64/$b.exe.sha256"
+			assert_output_has "https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe"
+			assert_output_has "sha256 from checksum file https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe.sha256"
 			assert_output_has "to C:\\k\\$b.exe"
 		done
-		assert_output_has "crictl-v1.33.0-windows-amd64.tar.gz.sha256"
-		assert_output_has "cni-plugins-windows-amd64-v1.7.1.tgz.sha256"
+		assert_output_has "crictl-v1.36.0-windows-amd64.tar.gz.sha256"
+		assert_output_has "cni-plugins-windows-amd64-v1.9.1.tgz.sha256"
 		assert_output_has 'into C:\opt\cni\bin'
 		assert_output_has "windows-container-networking-cni-amd64-v0.3.3.zip.sha256"
-		assert_output_has "CloudbaseInitSetup_1_1_6_x64.msi"
+		assert_output_has "CloudbaseInitSetup_1_1_8_x64.msi"
 		assert_output_has 'to C:\ProgramData\winbuild\installers\CloudbaseInitSetup_x64.msi (msi RUN_SERVICE_AS_LOCAL_SYSTEM=1)'
 		assert_output_lacks "nssm"
 	done
@@ -110,7 +110,7 @@ for d in ("C:\\var\\lib\\kubelet", "C:\\var\\log\\kubelet", "C:\\etc\\kubernetes
     assert d in c["kubernetes"]["directories"], d
 assert {"name": "kubelet", "port": 10250, "protocol": "TCP"} in c["kubernetes"]["firewall"]
 assert p["image"]["service_manager"] == "sc"
-assert p["image"]["cloudbase_init_provider"] == "generic-http"
+assert p["image"]["cloudbase_init_provider"] == "auto"
 assert p["policy"]["require"] == "digest"
 PY
 }
@@ -120,7 +120,7 @@ PY
 	assert_status 0
 	assert_output_has "components/containerd.yaml:"
 	assert_output_has "components/kubernetes.yaml:"
-	assert_output_has "cloudbase_init.provider = generic-http"
+	assert_output_has "cloudbase_init.provider = auto"
 	assert_output_has "common/containerd-node.yaml:"
 }
 

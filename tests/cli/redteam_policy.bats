@@ -451,7 +451,8 @@ stage_twice() {
 	sed -i 's/  demo: {}/  cloudbase-init: {}/' img.yaml
 	printf 'kind: override\nvars: {site: one}\n' >o.yaml
 	stage_twice img.yaml -O o.yaml
-	conf=out/t/tree/ProgramData/winbuild/cloudbase-init/cloudbase-init.conf
+	# provider auto: one conf pair per builder's provider (azure for azure-arm)
+	conf=out/t/tree/ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf
 	grep -q . "$conf"
 	printf '# redteam-marker\n' >>tmpl/cloudbase-init/cloudbase-init.conf
 	wb stage img.yaml -O o.yaml --no-progress

@@ -51,8 +51,8 @@ validator() {
 		assert sbom["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
 		comps = {c["name"]: c for c in sbom["components"] if c["type"] == "application"}
 		assert sorted(comps) == sorted(a["name"] for a in man["artifacts"]), comps.keys()
-		assert comps["containerd"]["purl"] == "pkg:github/containerd/containerd@v2.1.4"
-		assert comps["kubelet"]["purl"] == "pkg:github/kubernetes/kubernetes@v1.33.5"
+		assert comps["containerd"]["purl"] == "pkg:github/containerd/containerd@v2.3.5"
+		assert comps["kubelet"]["purl"] == "pkg:github/kubernetes/kubernetes@v1.36.4"
 		for a in man["artifacts"]:
 		    c = comps[a["name"]]
 		    fn = a["url"].rsplit("/", 1)[1]

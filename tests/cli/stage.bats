@@ -27,10 +27,16 @@ py() { python3 -c "$@"; }
 	Program Files/containerd/containerd-stress.exe
 	Program Files/containerd/containerd.exe
 	Program Files/containerd/ctr.exe
-	ProgramData/winbuild/cloudbase-init/cloudbase-init-unattend.conf
-	ProgramData/winbuild/cloudbase-init/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/aws/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/aws/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/azure/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/nocloud/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/nocloud/cloudbase-init.conf
+	ProgramData/winbuild/cloudbase-init/vsphere/cloudbase-init-unattend.conf
+	ProgramData/winbuild/cloudbase-init/vsphere/cloudbase-init.conf
 	ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi
-	k/RegisterKubeletService.ps1
+	k/StartKubelet.ps1
 	k/crictl.exe
 	k/kube-log-runner.exe
 	k/kube-proxy.exe
@@ -129,11 +135,13 @@ else:
 }
 
 @test "cloudbase-init conf files parse with configparser and carry each provider's metadata service" {
-	for pv in azure:azureservice.AzureService aws:ec2service.EC2Service \
-		vsphere:vmwareguestinfoservice.VMwareGuestInfoService \
-		openstack:httpservice.HttpService nutanix:configdrive.ConfigDriveService \
-		generic-http:httpservice.HttpService; do
-		stage_shipped --set "cloudbase_init.provider=${pv%%:*}"
+	for pv in azure:azure-arm:azureservice.AzureService aws:amazon-ebs:ec2service.EC2Service \
+		vsphere:vsphere-iso:vmwareguestinfoservice.VMwareGuestInfoService \
+		nocloud:hyperv-iso:nocloudservice.NoCloudConfigDriveService \
+		openstack:qemu:httpservice.HttpService nutanix:qemu:configdrive.ConfigDriveService \
+		generic-http:qemu:httpservice.HttpService; do
+		prov=${pv%%:*} rest=${pv#*:}
+		stage_shipped --set "cloudbase_init.provider=$prov" --set "packer.builders=[${rest%%:*}]"
 		assert_status 0
 		for f in cloudbase-init.conf cloudbase-init-unattend.conf; do
 			py '
@@ -146,19 +154,19 @@ assert "cloudbaseinit.metadata.services." + sys.argv[2] in ms, ms
 assert d["username"] and d["groups"] == "Administrators"
 assert d["logging_serial_port_settings"].startswith("COM1")
 assert all(p.startswith("cloudbaseinit.plugins.") for p in d["plugins"].split(","))
-' "$(T)/ProgramData/winbuild/cloudbase-init/$f" "${pv#*:}"
+' "$(T)/ProgramData/winbuild/cloudbase-init/$prov/$f" "${rest#*:}"
 		done
 	done
 }
 
 @test "the azure provider adds the Azure guest agent plugin" {
-	stage_shipped --set cloudbase_init.provider=azure
+	stage_shipped
 	assert_status 0
-	grep -q '^plugins=.*AzureGuestAgentPlugin' "$(T)/ProgramData/winbuild/cloudbase-init/cloudbase-init.conf"
+	grep -q '^plugins=.*AzureGuestAgentPlugin' "$(T)/ProgramData/winbuild/cloudbase-init/azure/cloudbase-init.conf"
 }
 
-@test "a CNI conflist is written for sdnbridge, nat and win-bridge and parses as JSON" {
-	for cni in sdnbridge nat win-bridge; do
+@test "a CNI conflist is written for nat and parses as JSON" {
+	for cni in nat; do
 		stage_shipped --set "node.cni=$cni"
 		assert_status 0
 		f="$(T)/etc/cni/net.d/10-$cni.conflist"
@@ -185,15 +193,14 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	grep -q 'kubelet.exe' "$(T)/k/StartKubelet.ps1"
 	[ -f "$(T)/Program Files/nssm/win64/nssm.exe" ]
 	[ ! -e "$(T)/Program Files/nssm/win32" ]
-	[ ! -e "$(T)/k/RegisterKubeletService.ps1" ]
+	! grep -q -- '--windows-service' "$(T)/k/StartKubelet.ps1"
 }
 
-@test "service_manager sc: the sc.exe registration script reads kubeadm-flags.env" {
+@test "service_manager sc: the same start script reads kubeadm-flags.env, kubelet answers the service manager" {
 	stage_shipped
 	assert_status 0
-	grep -q 'sc.exe create kubelet' "$(T)/k/RegisterKubeletService.ps1"
-	grep -q 'kubeadm-flags.env' "$(T)/k/RegisterKubeletService.ps1"
-	grep -q 'kube-log-runner.exe' "$(T)/k/RegisterKubeletService.ps1"
+	grep -q 'kubeadm-flags.env' "$(T)/k/StartKubelet.ps1"
+	grep -qx -- "    '--windows-service'," "$(T)/k/StartKubelet.ps1"
 }
 
 @test "an unknown placeholder in a template is an error (exit 2) and no tree is swapped in" {
@@ -229,7 +236,7 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	[ -z "$(find "$(T)" -printf '%T@\n' | grep -v '^1700000000')" ]
 	grep -q '"source_date_epoch": 1700000000' "$(M)"
 	[ "$(stat -c %a "$(T)/k/kubelet.exe")" = 755 ]
-	[ "$(stat -c %a "$(T)/k/RegisterKubeletService.ps1")" = 755 ]
+	[ "$(stat -c %a "$(T)/k/StartKubelet.ps1")" = 755 ]
 	[ "$(stat -c %a "$(T)/Program Files/containerd/config.toml")" = 644 ]
 	[ "$(stat -c %a "$(T)/ProgramData/winbuild/installers/CloudbaseInitSetup_x64.msi")" = 644 ]
 	[ -z "$(find "$(T)" -type d ! -perm 755)" ]

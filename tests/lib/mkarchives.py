@@ -3,8 +3,8 @@
 
 good/  shaped like the real upstream assets (small fake content):
   containerd-<v>-windows-amd64.tar.gz   bin/*.exe (strip 1)
-  cni-plugins-windows-amd64-v1.7.1.tgz  flat, entries "./win-bridge.exe"
-  crictl-v1.33.0-windows-amd64.tar.gz   crictl.exe at the root
+  cni-plugins-windows-amd64-v<v>.tgz    flat, entries "./win-bridge.exe" (1.9.1, 1.7.1)
+  crictl-v<v>-windows-amd64.tar.gz      crictl.exe at the root (1.36.0, 1.33.0)
   windows-container-networking-cni-amd64-v0.3.3.zip  flat zip
   nssm-2.24.zip                         nssm-2.24/{win32,win64}/nssm.exe
   CloudbaseInitSetup_1_1_6_x64.msi      OLE compound-file magic + bytes
@@ -60,14 +60,16 @@ def good(d):
     os.makedirs(d, exist_ok=True)
     bins = ["containerd.exe", "ctr.exe", "containerd-shim-runhcs-v1.exe",
             "containerd-stress.exe"]
-    for v in ("2.1.4", "1.7.28"):
+    for v in ("2.3.5", "2.1.4", "1.7.28"):
         tar(f"{d}/containerd-{v}-windows-amd64.tar.gz",
             [("bin/", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
             [(f"bin/{b}", exe()) for b in bins])
-    tar(f"{d}/cni-plugins-windows-amd64-v1.7.1.tgz",
-        [("./", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
-        [(f"./{b}.exe", exe()) for b in ("win-bridge", "win-overlay", "host-local")])
-    tar(f"{d}/crictl-v1.33.0-windows-amd64.tar.gz", [("crictl.exe", exe())])
+    for v in ("1.9.1", "1.7.1"):
+        tar(f"{d}/cni-plugins-windows-amd64-v{v}.tgz",
+            [("./", lambda ti: setattr(ti, "type", tarfile.DIRTYPE))] +
+            [(f"./{b}.exe", exe()) for b in ("win-bridge", "win-overlay", "host-local")])
+    for v in ("1.36.0", "1.33.0"):
+        tar(f"{d}/crictl-v{v}-windows-amd64.tar.gz", [("crictl.exe", exe())])
     zipf(f"{d}/windows-container-networking-cni-amd64-v0.3.3.zip",
          [(f"{b}.exe", exe()) for b in ("sdnbridge", "sdnoverlay", "nat")])
     zipf(f"{d}/nssm-2.24.zip",

@@ -142,14 +142,15 @@ static void test_shipped_templates_render(void **state)
 		"containerd/config.v2.toml", "containerd/config.v3.toml",
 		"cloudbase-init/cloudbase-init.conf",
 		"cloudbase-init/cloudbase-init-unattend.conf",
-		"cni/sdnbridge.conflist", "cni/nat.conflist", "cni/win-bridge.conflist",
-		"kubelet/StartKubelet.ps1", "kubelet/RegisterKubeletService.ps1",
+		"cni/nat.conflist",
+		"kubelet/StartKubelet.ps1",
 	};
 	static const char *const names[] = {
 		"image", "windows_version", "pause_image", "cni", "cni_bin_dir",
 		"cni_conf_dir", "service_manager", "provider", "containerd_version",
 		"provider_azure", "provider_aws", "provider_vsphere",
-		"provider_openstack", "provider_nutanix", "provider_generic_http",
+		"provider_openstack", "provider_nutanix", "provider_generic_http", "provider_nocloud",
+		"windows_service", "cni_bin_dirs",
 	};
 	struct tmpl_vars v = TMPL_VARS_INIT;
 

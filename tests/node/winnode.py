@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""An executable model of what Windows does with winbuild's emitted node
+scripts (issue 14, item 8): the argv each native program receives.
+
+The command-line rules are those of tests/fuzz/render_fuzz.py (Windows
+PowerShell 5.1 joining a native argument list, with and without its quote
+tracking; CommandLineToArgvW / MSVCRT 2008 splitting, which Go's os.Args
+follows too); this file adds Go's syscall.EscapeArg (how kube-log-runner,
+a Go program, starts its child), the service manager's expansion of a
+REG_EXPAND_SZ binPath, and the flag handling of C:\\k\\StartKubelet.ps1.
+
+usage (tests/cli/node.bats):
+  winnode.py kubelet-sc SCRIPTS_DIR TREE [FLAGS_ENV]
+  winnode.py kubelet-nssm SCRIPTS_DIR TREE [FLAGS_ENV]
+  winnode.py msiexec SCRIPTS_DIR
+  winnode.py native SCRIPT...   (every Invoke-Native with a literal list)
+print, one JSON array per line, the argv of each process in the chain, the
+kubelet's last. Exit 1 with a message when a step does not hold.
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'fuzz'))
+from render_fuzz import command_line_to_argv, ps51_command_line  # noqa: E402
+
+SYSTEMROOT = 'C:\\Windows'
+COMPUTERNAME = 'WIN-NODE1'
+
+
+class ModelError(Exception):
+    pass
+
+
+def receives(args):
+    """argv after the program name, for ARGS handed over by Windows
+    PowerShell 5.1; both 5.1 quoting models must agree."""
+    a = command_line_to_argv(ps51_command_line(args, False))
+    b = command_line_to_argv(ps51_command_line(args, True))
+    if a != b:
+        raise ModelError('the two PowerShell 5.1 models disagree: %r / %r' % (a, b))
+    return a
+
+
+def go_escape_arg(s):
+    """Go's syscall.EscapeArg (os/exec on Windows builds the child's
+    command line with it)."""
+    if s == '':
+        return '""'
+    if not any(c in s for c in ' \t"'):
+        return s
+    out, slashes = ['"'], 0
+    for c in s:
+        if c == '\\':
+            slashes += 1
+        elif c == '"':
+            out.append('\\' * (slashes + 1))
+            slashes = 0
+        else:
+            slashes = 0
+        out.append(c)
+    out.append('\\' * slashes + '"')
+    return ''.join(out)
+
+
+def split_program(cmdline):
+    """CreateProcess(NULL, cmdline): the program is the first token
+    (quoted or up to a blank); the program's own argv follows the
+    CommandLineToArgvW rules for the whole line."""
+    return command_line_to_argv(cmdline)
+
+
+def expand(s):
+    """The service manager expands %VAR% in a REG_EXPAND_SZ ImagePath."""
+    return re.sub(r'%SystemRoot%', lambda m: SYSTEMROOT, s, flags=re.I)
+
+
+def ps_literal(src, var):
+    """The value of `$VAR = '...'` (a single-quoted literal) in SRC."""
+    m = re.search(r"^\$%s = '((?:[^']|'')*)'$" % re.escape(var), src, re.M)
+    if not m:
+        raise ModelError('no single-quoted $%s in the script' % var)
+    return m.group(1).replace("''", "'")
+
+
+def ps_string_list(src, var):
+    """The single-quoted strings of `$VAR = @( ... )` in SRC."""
+    m = re.search(r'^\$%s = @\((.*?)^\)' % re.escape(var), src, re.M | re.S)
+    if not m:
+        raise ModelError('no $%s = @(...) in the script' % var)
+    body = '\n'.join(line.split('#', 1)[0] if line.strip().startswith('#') else line
+                     for line in m.group(1).splitlines())
+    return [t[1:-1].replace("''", "'") for t in re.findall(r"'(?:[^']|'')*'", body)]
+
+
+def start_kubelet(script, flags_env):
+    """The argv kubelet gets from StartKubelet.ps1: its $KubeletArgs, the
+    hostname, then KUBELET_KUBEADM_ARGS split at blanks, handed over by
+    PowerShell 5.1 and split by kubelet (Go)."""
+    if not re.search(r"^& \$Kubelet @KubeletArgs$", script, re.M):
+        raise ModelError('StartKubelet.ps1 does not run & $Kubelet @KubeletArgs')
+    if "$KubeletArgs += '--hostname-override=' + $env:COMPUTERNAME.ToLower()" not in script:
+        raise ModelError('StartKubelet.ps1: hostname line changed; update the model')
+    if not re.search(r"Test-Path -LiteralPath \$FlagsFile", script) or \
+            ps_literal(script, 'FlagsFile') != 'C:\\var\\lib\\kubelet\\kubeadm-flags.env':
+        raise ModelError('StartKubelet.ps1 does not read kubeadm-flags.env')
+    args = ps_string_list(script, 'KubeletArgs')
+    args.append('--hostname-override=' + COMPUTERNAME.lower())
+    if flags_env is not None:
+        for line in flags_env.splitlines():
+            m = re.match(r'^\s*KUBELET_KUBEADM_ARGS\s*=\s*(.*?)\s*$', line)
+            if m:
+                v = m.group(1)
+                if len(v) >= 2 and v[0] == '"' and v[-1] == '"':
+                    v = v[1:-1]
+                args += [a for a in re.split(r'\s+', v) if a]
+    return [ps_literal(script, 'Kubelet')] + receives(args)
+
+
+def manifest_path(tree, winpath):
+    if not winpath.lower().startswith('c:\\'):
+        raise ModelError('not on C: %r' % winpath)
+    return os.path.join(tree, winpath[3:].replace('\\', '/'))
+
+
+def kubelet_sc(scripts, tree, flags_env):
+    src = open(os.path.join(scripts, '05-kubelet.ps1'), encoding='utf-8').read()
+    stored = ps_literal(src, 'BinPath')
+    call = "$verb, 'kubelet', 'binPath=', $BinPath.Replace('\"', '\\\"'), " \
+           "'depend=', 'containerd', 'start=', 'auto')"
+    if call not in src:
+        raise ModelError('05-kubelet.ps1: the sc.exe call changed; update the model')
+    chain = []
+    for verb in ('create', 'config'):
+        sc = receives([verb, 'kubelet', 'binPath=', stored.replace('"', '\\"'),
+                       'depend=', 'containerd', 'start=', 'auto'])
+        if sc != [verb, 'kubelet', 'binPath=', stored, 'depend=', 'containerd',
+                  'start=', 'auto']:
+            raise ModelError('sc.exe receives %r' % sc)
+    chain.append(['sc.exe'] + sc)
+    runner = split_program(expand(stored))
+    chain.append(runner)
+    if not runner[0].lower().endswith('\\kube-log-runner.exe'):
+        raise ModelError('the service does not start kube-log-runner: %r' % runner)
+    # kube-log-runner: its own flags, then the command it runs
+    i = 1
+    while i < len(runner) and runner[i].startswith('-'):
+        i += 1
+    child = runner[i:]
+    ps = split_program(' '.join(go_escape_arg(a) for a in child))
+    chain.append(ps)
+    return chain + [powershell_file(ps, tree, flags_env)]
+
+
+def powershell_file(ps, tree, flags_env):
+    if not ps[0].lower().endswith('\\powershell.exe'):
+        raise ModelError('not powershell.exe: %r' % ps)
+    lower = [a.lower() for a in ps]
+    if '-file' not in lower:
+        raise ModelError('powershell.exe without -File: %r' % ps)
+    script = ps[lower.index('-file') + 1]
+    p = manifest_path(tree, script)
+    if not os.path.isfile(p):
+        raise ModelError('powershell.exe -File %s: not in the staged tree' % script)
+    return start_kubelet(open(p, encoding='utf-8').read(), flags_env)
+
+
+def kubelet_nssm(scripts, tree, flags_env):
+    src = open(os.path.join(scripts, '05-kubelet.ps1'), encoding='utf-8').read()
+    start = ps_literal(src, 'StartScript')
+    m = re.search(r"@\('AppParameters', \"((?:[^\"`]|`.)*)\"\)", src)
+    if not m:
+        raise ModelError('05-kubelet.ps1: no AppParameters')
+    value = re.sub(r'`(.)', r'\1', m.group(1)).replace('$StartScript', start)
+    if '$' in value:
+        raise ModelError('AppParameters: unmodelled variable in %r' % value)
+    nssm = receives(['set', 'kubelet', 'AppParameters', value])
+    if nssm[:3] != ['set', 'kubelet', 'AppParameters'] or len(nssm) != 4:
+        raise ModelError('nssm.exe receives %r' % nssm)
+    # nssm starts "Application AppParameters"
+    ps = ['C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe'] + \
+        command_line_to_argv(nssm[3])
+    return [['nssm.exe'] + nssm, ps, powershell_file(ps, tree, flags_env)]
+
+
+def ps_literal_list(expr):
+    """The strings of a literal @('a', 'b') (single-quoted only), or None."""
+    m = re.fullmatch(r"@\((\s*'(?:[^']|'')*'\s*(?:,\s*'(?:[^']|'')*'\s*)*)\)", expr.strip())
+    if not m:
+        return None
+    return [t[1:-1].replace("''", "'") for t in re.findall(r"'(?:[^']|'')*'", m.group(1))]
+
+
+def native_literals(paths):
+    """Every Invoke-Native call with a literal argument list: the program
+    must receive exactly those arguments."""
+    out = []
+    for path in paths:
+        for line in open(path, encoding='utf-8'):
+            m = re.search(r'Invoke-Native -FilePath (\S+) -ArgumentList (@\(.*?\))(?: -Ok|$)',
+                          line.strip())
+            if not m:
+                continue
+            args = ps_literal_list(m.group(2))
+            if args is None:
+                continue
+            got = receives(args)
+            if got != args:
+                raise ModelError('%s: %s receives %r, not %r' % (path, m.group(1), got, args))
+            out.append([m.group(1)] + got)
+    return out
+
+
+def msiexec(scripts):
+    """The argv msiexec gets from 03-cloudbase-init.ps1 (msiexec splits its
+    command line itself; modelled with the CommandLineToArgvW rules)."""
+    src = open(os.path.join(scripts, '03-cloudbase-init.ps1'), encoding='utf-8').read()
+    msi = ps_literal(src, 'Msi')
+    winbuild_dir = ps_literal(src, 'WinbuildDir')
+    m = re.search(r'^\$Properties = (.*)$', src, re.M)
+    props = ps_literal_list(m.group(1)) if m else None
+    if props is None:
+        props = [] if m and m.group(1).strip() == '@()' else None
+    if props is None:
+        raise ModelError('03-cloudbase-init.ps1: $Properties is not a literal list')
+    if "$msiArgs = @('/i', $Msi, '/qn', '/norestart', '/l*v', $log) + $Properties" not in src or \
+            "$log = Join-Path $WinbuildDir 'cloudbase-init-install.log'" not in src:
+        raise ModelError('03-cloudbase-init.ps1: the msiexec call changed; update the model')
+    args = ['/i', msi, '/qn', '/norestart', '/l*v',
+            winbuild_dir + '\\cloudbase-init-install.log'] + props
+    got = receives(args)
+    if got != args:
+        raise ModelError('msiexec receives %r, not %r' % (got, args))
+    return [['msiexec.exe'] + got]
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] in ('native', 'msiexec'):
+        try:
+            res = native_literals(sys.argv[2:]) if sys.argv[1] == 'native' else msiexec(sys.argv[2])
+            for argv in res:
+                print(json.dumps(argv))
+        except (ModelError, OSError) as e:
+            print('winnode: %s' % e, file=sys.stderr)
+            return 1
+        return 0
+    if len(sys.argv) not in (4, 5) or sys.argv[1] not in ('kubelet-sc', 'kubelet-nssm'):
+        print(__doc__, file=sys.stderr)
+        return 2
+    flags = open(sys.argv[4], encoding='utf-8').read() if len(sys.argv) == 5 else None
+    fn = kubelet_sc if sys.argv[1] == 'kubelet-sc' else kubelet_nssm
+    try:
+        for argv in fn(sys.argv[2], sys.argv[3], flags):
+            print(json.dumps(argv))
+    except (ModelError, OSError) as e:
+        print('winnode: %s' % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
