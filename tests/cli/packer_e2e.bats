@@ -403,7 +403,8 @@ assert "IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE" in src
 assert "Panther\\unattend.xml" in src
 # aws: EC2Launch v2 first, v1's scripts where v1 is what the image carries
 assert "Amazon\\EC2Launch\\ec2launch.exe" in aws and "@('sysprep', '--shutdown')" in aws
-assert "'InitializeInstance.ps1') -Schedule" in aws and "'SysprepInstance.ps1')" in aws
+assert "@('InitializeInstance.ps1', '-Schedule')" in aws and "@('SysprepInstance.ps1', '-NoShutdown')" in aws
+assert "if ($LASTEXITCODE -ne 0) { throw \"EC2Launch v1" in aws
 assert aws.index("ec2launch2") < aws.index("InitializeInstance")
 # natives by $LASTEXITCODE (Invoke-Native), never a bare sysprep.exe call
 assert not re.search(r"^\s*&\s*\$Sysprep", src, re.M)
