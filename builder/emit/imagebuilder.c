@@ -6,18 +6,21 @@
 #include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/names.h"
 
 char *imagebuilder_mirror_url(const char *mirror, const char *up)
 {
-	const char *host = strstr(up, "://");
+	const char *why = NULL;
+	char *rel = names_url_path(up, &why), *url;
 	size_t mlen = strlen(mirror);
 
-	if (!host || !host[3] || host[3] == '/')
+	if (!rel)
 		return NULL;
-	host += 3;
 	while (mlen && mirror[mlen - 1] == '/')
 		mlen--;
-	return xasprintf("%.*s/%s", (int)mlen, mirror, host);
+	url = xasprintf("%.*s/%s", (int)mlen, mirror, rel);
+	free(rel);
+	return url;
 }
 
 static int locked(const struct lockfile *lf, const char *name,

@@ -14,8 +14,8 @@
 #include "lib/strlist.h"
 #include "recipe/plan.h"
 
-/* The mirror URL of upstream URL UP: MIRROR/<host>/<path>. New string, or
- * NULL when UP has no scheme://host. */
+/* The mirror URL of upstream URL UP: MIRROR/ + names_url_path(UP), the
+ * layout `winbuild mirror` writes. New string, or NULL when UP does not map. */
 char *imagebuilder_mirror_url(const char *mirror, const char *up);
 
 /*

@@ -50,6 +50,11 @@ char *names_url_path(const char *url, const char **why)
 	}
 	p += 3;
 	rel = xstrndup(p, strcspn(p, "?#"));
+	/* "host:port" -> "host_port": ':' is no name on Windows/SMB and a
+	 * remote-path separator for scp and rsync */
+	for (seg = rel; *seg && *seg != '/'; seg++)
+		if (*seg == ':')
+			*(char *)seg = '_';
 	for (seg = rel; ; ) {
 		size_t n = strcspn(seg, "/");
 		char *s = xstrndup(seg, n);

@@ -25,7 +25,8 @@ int names_segment_ok(const char *name, const char **why);
 int names_check(const char *name, const char **why);
 
 /*
- * The mirror layout of URL: "<host>/<path>" (query and fragment dropped),
+ * The mirror layout of URL: "<host>/<path>" (query and fragment dropped,
+ * every ':' of the host part written '_', so "host:port" is "host_port"),
  * every segment checked with names_segment_ok, no empty segment (so no
  * "//" and no trailing '/'). Returns a new string, or NULL with *why.
  */

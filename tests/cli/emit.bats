@@ -338,6 +338,18 @@ PY
 	cmp first.json "$f"
 }
 
+@test "emit --format image-builder: an upstream host:port maps to the mirror's host_port directory" {
+	write_lock cloudbase-init cni-plugins containerd crictl kube-log-runner kube-proxy kubeadm kubectl kubelet windows-cni
+	printf 'kind: override\nreplace:\n  containerd: {url: "https://up.example:8443/c/containerd.tar.gz?x=1"}\n' >port.yaml
+	wb emit "$(recipe 2022)" -O port.yaml --format image-builder --mirror-url http://m.example/w/
+	assert_status 0
+	python3 - out/windows-2022-containerd/image-builder/windows-2022-containerd.json <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["containerd_url"] == "http://m.example/w/up.example_8443/c/containerd.tar.gz", v["containerd_url"]
+PY
+}
+
 @test "emit --format image-builder: needs the lock, and every used artifact in it" {
 	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://m/
 	assert_status 2

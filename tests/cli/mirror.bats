@@ -35,16 +35,17 @@ setup() {
 # airgap.yaml: mirror_only, every upstream URL to the mirror served on PORT
 airgap() {
 	printf 'kind: override\nmirror_only: true\nmirrors:\n' >airgap.yaml
-	printf '  - {from: "%s/", to: "http://127.0.0.1:%s/127.0.0.1:%s/"}\n' \
+	printf '  - {from: "%s/", to: "http://127.0.0.1:%s/127.0.0.1_%s/"}\n' \
 		"$U" "$1" "$CLOSED" >>airgap.yaml
 	printf '%s' "${2:-}" >>airgap.yaml
 }
 
-@test "mirror writes <host>/<path> with checksum files, signatures and index.json" {
+@test "mirror writes <host>_<port>/<path> (no ':' in any name) with checksum files, signatures and index.json" {
 	wb mirror img.yaml M -O upstream.yaml --no-progress
 	assert_status 0
 	assert_output_has "3 artifacts, 2 signatures"
-	d="M/127.0.0.1:$CLOSED"
+	d="M/127.0.0.1_$CLOSED"
+	[ -z "$(find M -name '*:*')" ]
 	cmp "$d/a.bin" "$WWW/a.bin"
 	cmp "$d/a.bin.minisig" "$WWW/a.bin.minisig"
 	cmp "$d/u.bin" "$WWW/u.bin"
@@ -56,7 +57,7 @@ airgap() {
 		names = [a["name"] for a in ix["artifacts"]]
 		assert names == ["a.bin", "b.bin", "u.bin"], names
 		a = ix["artifacts"][0]
-		assert a["path"] == f"127.0.0.1:{sys.argv[2]}/a.bin"
+		assert a["path"] == f"127.0.0.1_{sys.argv[2]}/a.bin"
 		assert a["signatures"] == [a["path"] + ".minisig"]
 		assert ix["signed_by"] is None
 	PY
@@ -79,9 +80,9 @@ airgap() {
 	PY
 	wb fetch img.yaml -O airgap.yaml --no-progress
 	assert_status 0
-	[ "$(nginx_requests "/127.0.0.1:$CLOSED/a.bin")" -ge 1 ]
-	[ "$(nginx_requests "/127.0.0.1:$CLOSED/a.bin.minisig")" -ge 1 ]
-	[ "$(nginx_requests "/127.0.0.1:$CLOSED/u.bin.sha256")" -ge 1 ]
+	[ "$(nginx_requests "/127.0.0.1_$CLOSED/a.bin")" -ge 1 ]
+	[ "$(nginx_requests "/127.0.0.1_$CLOSED/a.bin.minisig")" -ge 1 ]
+	[ "$(nginx_requests "/127.0.0.1_$CLOSED/u.bin.sha256")" -ge 1 ]
 	stop_nginx
 }
 
@@ -93,7 +94,7 @@ airgap() {
 		"$PUB_ENT" >site.yaml
 	wb mirror img.yaml M -O upstream.yaml -O site.yaml --no-progress
 	assert_status 0
-	d="M/127.0.0.1:$CLOSED"
+	d="M/127.0.0.1_$CLOSED"
 	for f in a.bin b.bin u.bin; do cmp "$d/$f.site.minisig" "$WWW/$f.site.minisig"; done
 	cmp "$d/a.bin.minisig" "$WWW/a.bin.minisig"
 	python3 - M/index.json <<-'PY'
@@ -120,7 +121,7 @@ airgap() {
 	wb mirror img.yaml M -O upstream.yaml --sign "$KEYS/ent.key" --no-progress
 	assert_status 0
 	assert_output_has "3 signatures (re-signed)"
-	minisign -V -p "$KEYS/ent.pub" -m "M/127.0.0.1:$CLOSED/u.bin" >/dev/null
+	minisign -V -p "$KEYS/ent.pub" -m "M/127.0.0.1_$CLOSED/u.bin" >/dev/null
 	start_nginx M
 	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-ent"
 	# the recipe trusts upstream key A for a.bin/b.bin; the site trusts only

@@ -75,7 +75,8 @@ static void test_url_path(void **state)
 	(void)state;
 	expect_url("https://dl.k8s.io/release/v1.33.5/bin/kubelet.exe",
 		   "dl.k8s.io/release/v1.33.5/bin/kubelet.exe");
-	expect_url("http://127.0.0.1:8080/a.bin?x=/../y#frag", "127.0.0.1:8080/a.bin");
+	expect_url("http://127.0.0.1:8080/a.bin?x=/../y#frag", "127.0.0.1_8080/a.bin");
+	expect_url("http://[::1]:8080/p:q", "[__1]_8080/p:q");
 	expect_url("https://h/a%2f..%2fb", "h/a%2f..%2fb");
 	expect_url("https://h/a/../../x", NULL);
 	expect_url("https://../x", NULL);
