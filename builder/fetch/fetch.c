@@ -62,6 +62,9 @@ struct job {
 	int resumes;                   /* resumed attempts (progress made) */
 	double not_before;             /* backoff: monotonic seconds */
 	int saw_verify_failure;
+	struct wb_err first_verify;    /* the first verification failure */
+	int offline_blocked;           /* --offline: a needed file has no
+					* file:// URL, so only the cache can help */
 
 	/* the current transfer */
 	CURLM *multi;                  /* the engine's, for wake_engine */
@@ -762,6 +765,13 @@ static void goto_target(struct job *j, enum target t)
 	j->state = J_WAIT;
 }
 
+static void note_verify_failure(struct job *j, const struct wb_err *e)
+{
+	if (!j->saw_verify_failure)
+		j->first_verify = *e;
+	j->saw_verify_failure = 1;
+}
+
 /* The current URL failed for good: the next one, or give up. */
 static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 {
@@ -778,7 +788,13 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	}
 	if (j->urls[j->target].nr > 1) {
 		struct wb_err e2 = *why;
-		wb_error_prefix(&e2, "artifact '%s': every URL of the %s failed; last",
+
+		if (j->saw_verify_failure && j->first_verify.code &&
+		    strcmp(j->first_verify.msg, why->msg))
+			wb_error(&e2, WB_EVERIFY, "%s\n  last: %s", j->first_verify.msg, why->msg);
+		wb_error_prefix(&e2, j->saw_verify_failure && strcmp(e2.msg, why->msg) ?
+				"artifact '%s': every URL of the %s failed; first verification failure" :
+				"artifact '%s': every URL of the %s failed; last",
 				j->it->art->name, target_what[j->target]);
 		finish_job(en, j, j->saw_verify_failure ? WB_EVERIFY : why->code, &e2);
 	} else {
@@ -839,9 +855,16 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	free((void *)in.sigreq_file_lens);
 	if (ret < 0) {
 		if (e.code == WB_EVERIFY) {
-			j->saw_verify_failure = 1;
+			note_verify_failure(j, &e);
 			it->err = e;
-			/* Another URL may serve the right bytes; this one never will. */
+			/* Another URL may serve the right bytes; this one never
+			 * will. Strict mirror mode (mirror_only) stops here: the
+			 * site must learn that its mirror serves bad bytes. */
+			if (en->plan->mirror_only) {
+				wb_error_prefix(&e, "strict mirror (mirror_only), no fallback");
+				finish_job(en, j, WB_EVERIFY, &e);
+				return;
+			}
 			if (j->url_idx + 1 < j->urls[T_MAIN].nr) {
 				elog(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);
 				next_url(en, j, &e);
@@ -948,7 +971,7 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 				 j->it->art->name, target_what[j->target], url,
 				 FETCH_MAX_REDIRS, shown);
 		if (why)
-			j->saw_verify_failure = 1;
+			note_verify_failure(j, &e);
 		if (j->url_idx + 1 < j->urls[j->target].nr)
 			elog(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);
 		free(shown);
@@ -1142,6 +1165,9 @@ static void allowed_urls(struct engine *en, struct job *j, enum target t,
 			 const struct wb_strlist *from)
 {
 	for (size_t i = 0; i < from->nr; i++) {
+		/* --offline is "no network": only file:// URLs */
+		if (en->o->offline && strncasecmp(from->v[i], "file:", 5))
+			continue;
 		if (verify_url_allowed(&en->plan->policy, from->v[i]))
 			wb_strlist_push(&j->urls[t], from->v[i]);
 		else
@@ -1185,6 +1211,10 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 			(t == T_SHA512_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA512)) ||
 			(t == T_SIG_FILE && (j->needs.methods & VERIFY_MINISIGN)) ||
 			(t == T_SIGREQ_FILE && j->sigreq_text);
+		if (wanted && !j->urls[t].nr && en->o->offline) {
+			j->offline_blocked = 1;
+			break;
+		}
 		if (wanted && !j->urls[t].nr)
 			return wb_error(e, a->urls.nr || t != T_MAIN ? WB_EVERIFY : WB_EUSAGE,
 					"artifact '%s': no URL for its %s is allowed%s",
@@ -1381,7 +1411,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 			finish_job(&en, j, it->err.code ? it->err.code : WB_EIO, &it->err);
 		} else if (r > 0) {
 			finish_job(&en, j, 0, NULL);
-		} else if (o->offline) {
+		} else if (o->offline && j->offline_blocked) {
 			wb_error(&it->err, WB_ENET, "artifact '%s' is not in the cache (--offline)",
 				 it->art->name);
 			finish_job(&en, j, WB_ENET, &it->err);

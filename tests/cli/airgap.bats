@@ -55,3 +55,81 @@ corp() {
 	wb stage img.yaml -O corp.yaml --cacert "$CA/ca.crt" --no-progress
 	assert_status 0
 }
+
+# --- air gap semantics (issue 18 item 4) -------------------------------------
+
+# two.yaml: every upstream URL to a file:// mirror serving tampered bytes
+# first, then the good HTTP mirror; $1: extra YAML (e.g. mirror_only)
+two_mirrors() {
+	mkdir -p bad
+	cp "$WWW/a.bin" bad/a.bin
+	printf 'X' | dd of=bad/a.bin bs=1 seek=100 conv=notrunc 2>/dev/null
+	BAD_SHA=$(sha256sum bad/a.bin | cut -d' ' -f1)
+	printf 'kind: override\n%s\nmirrors:\n  - {from: "%s/", to: "file://%s/bad/"}\n  - {from: "%s/", to: "http://127.0.0.1:%s/"}\n' \
+		"${1:-}" "$GH" "$WORK" "$GH" "$UP_PORT" >two.yaml
+	recipe <<-EOF
+		$(art a.bin "$GH/a.bin" "sha256: $(sha_of a.bin)")
+	EOF
+}
+
+@test "strict mirror (mirror_only): a mirror serving bad bytes fails the build, naming URL, expected and actual digest" {
+	two_mirrors 'mirror_only: true'
+	before=$(nginx_requests /a.bin)
+	wb fetch img.yaml -O two.yaml --no-progress
+	assert_status 1
+	assert_output_has "file://$WORK/bad/a.bin"
+	assert_output_has "$(sha_of a.bin)"
+	assert_output_has "$BAD_SHA"
+	assert_output_has "strict mirror"
+	[ "$(nginx_requests /a.bin)" -eq "$before" ]   # no fallback to the good mirror
+	[ -z "$(find "$WINBUILD_CACHE" -path '*sha256/*' -type f 2>/dev/null)" ]
+}
+
+@test "default mirror mode: bad bytes on the first mirror fall back (with a warning naming it) and the good mirror is used" {
+	two_mirrors ''
+	wb fetch img.yaml -O two.yaml --no-progress
+	assert_status 0
+	assert_output_has "file://$WORK/bad/a.bin"
+	assert_output_has "trying the next URL"
+	[ -n "$(find "$WINBUILD_CACHE" -path '*sha256/*' -type f)" ]
+}
+
+@test "every URL fails: the final error names the first verification failure, not only the last network error" {
+	mkdir -p bad
+	cp "$WWW/a.bin" bad/a.bin
+	printf 'X' | dd of=bad/a.bin bs=1 seek=100 conv=notrunc 2>/dev/null
+	BAD_SHA=$(sha256sum bad/a.bin | cut -d' ' -f1)
+	printf 'kind: override\nmirrors:\n  - {from: "%s/", to: "file://%s/bad/"}\n' "$GH" "$WORK" >bad.yaml
+	recipe <<-EOF
+		$(art a.bin "$GH/a.bin" "sha256: $(sha_of a.bin)")
+	EOF
+	WINBUILD_RETRIES=1 wb fetch img.yaml -O bad.yaml --no-progress
+	assert_status 1
+	# the final error (the warnings before it name the mismatch too)
+	last=$(printf '%s\n' "$output" | sed -n '/every URL of the artifact failed/,$p')
+	[[ "$last" == *"first verification failure"* ]]
+	[[ "$last" == *"$BAD_SHA"* ]] || { echo "$output"; false; }
+	[[ "$last" == *"$(sha_of a.bin)"* ]]
+	[[ "$last" == *"file://$WORK/bad/a.bin"* ]]
+}
+
+@test "--offline is no network: a file:// URL is fetched, an http URL is not" {
+	recipe <<-EOF
+		$(art a.bin "file://$WWW/a.bin" "sha256: $(sha_of a.bin)")
+		$(art b.bin "http://127.0.0.1:$UP_PORT/b.bin" "sha256: $(sha_of b.bin)")
+	EOF
+	before=$(nginx_requests /b.bin)
+	wb fetch img.yaml --offline --no-progress
+	assert_status 3
+	assert_output_has "b.bin"
+	assert_output_lacks "a.bin (file"
+	[ "$(nginx_requests /b.bin)" -eq "$before" ]
+	# a.bin came in from file:// although --offline
+	wb fetch img.yaml --offline --no-progress
+	[ "$(find "$WINBUILD_CACHE" -path '*sha256/*' -type f | wc -l)" -eq 1 ]
+	recipe <<-EOF
+		$(art a.bin "file://$WWW/a.bin" "sha256: $(sha_of a.bin)")
+	EOF
+	wb fetch img.yaml --offline --no-progress
+	assert_status 0
+}
