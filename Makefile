@@ -162,10 +162,17 @@ demo:
 	@$(MAKE) --no-print-directory winbuild
 	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
 
-install: winbuild
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
+# Installs the ./winbuild that `make` built, as it is: install never
+# rebuilds or relinks it (other flags, another PREFIX), and builds it only
+# when there is none. The binary finds its data as ../share/winbuild beside
+# itself (cmd_data_dir), so any PREFIX or DESTDIR works without a rebuild.
+DOCDIR ?= $(PREFIX)/share/doc/winbuild
+install:
+	@[ -x winbuild ] || $(MAKE) --no-print-directory winbuild
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
 	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions

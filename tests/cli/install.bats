@@ -37,3 +37,44 @@ scratch_src() {
 	assert_output_has "make deps"
 	[ ! -e "$WORK/src/winbuild" ]
 }
+
+@test "make install ships recipes, templates, docs and man page; the installed binary finds a shipped recipe by name anywhere; ./winbuild untouched" {
+	scratch_src
+	for d in recipes packer overrides docs README.md; do ln -s "$WB_SRC/$d" "$WORK/src/$d"; done
+	cp "$WINBUILD" "$WORK/src/winbuild"
+	sum=$(sha256sum "$WORK/src/winbuild" | cut -d' ' -f1)
+	touch -d '2020-01-01' "$WORK/src/winbuild"
+	# other flags than the build's: install must not rebuild or relink
+	run make -n -f "$WB_SRC/Makefile" -C "$WORK/src" install DEVELOPER=1 \
+		PREFIX=/opt/wb DESTDIR="$WORK/dest"
+	assert_status 0
+	! grep -E -- '(^| )-o (build/|winbuild)' <<<"$output"
+	run make -f "$WB_SRC/Makefile" -C "$WORK/src" install DEVELOPER=1 \
+		PREFIX=/opt/wb DESTDIR="$WORK/dest"
+	assert_status 0
+	[ "$(sha256sum "$WORK/src/winbuild" | cut -d' ' -f1)" = "$sum" ]
+	[ "$(stat -c %Y "$WORK/src/winbuild")" = "$(date -d 2020-01-01 +%s)" ]
+	[ ! -e "$WORK/src/build/builder" ]
+	P="$WORK/dest/opt/wb"
+	[ -x "$P/bin/winbuild" ]
+	[ -f "$P/share/winbuild/recipes/windows-2022-containerd.yaml" ]
+	[ -f "$P/share/winbuild/recipes/templates/containerd/config.v3.toml" ]
+	[ -d "$P/share/winbuild/packer/hcl" ]
+	[ -f "$P/share/man/man1/winbuild.1" ]
+	[ -f "$P/share/doc/winbuild/exit-codes.md" ] && [ -f "$P/share/doc/winbuild/README.md" ]
+	# from a directory with no recipes: the shipped recipe by name
+	mkdir -p "$WORK/elsewhere" && cd "$WORK/elsewhere"
+	run "$P/bin/winbuild" plan windows-2022-containerd --set windows.iso_sha256=$TEST_ISO_SHA256 --json
+	assert_status 0
+	python3 -c 'import json,sys; p=json.load(sys.stdin); assert p["artifacts"], p' <<<"$output"
+	run "$P/bin/winbuild" plan windows-2022-containerd.yaml --set windows.iso_sha256=$TEST_ISO_SHA256
+	assert_status 0
+	# a file in the current directory wins over a shipped recipe of that name
+	printf 'not: a recipe\n' >windows-2022-containerd
+	run "$P/bin/winbuild" plan windows-2022-containerd
+	[ "$status" -eq 2 ]
+	# an unknown name is still an error naming it
+	run "$P/bin/winbuild" plan no-such-recipe
+	[ "$status" -eq 2 ]
+	assert_output_has "no-such-recipe"
+}
