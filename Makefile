@@ -26,6 +26,16 @@ SHAREDIR ?= $(PREFIX)/share/winbuild
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 PKGS := libcurl libarchive libcrypto yaml-0.1 jansson
+# pkg-config name -> the Debian package that has it (.ci/deps installs them)
+DEB_libcurl := libcurl4-openssl-dev
+DEB_libarchive := libarchive-dev
+DEB_libcrypto := libssl-dev
+DEB_yaml-0.1 := libyaml-dev
+DEB_jansson := libjansson-dev
+# What pkg-config cannot find: named before any compile (build/FLAGS)
+# instead of a compiler error about a missing header.
+WB_MISSING := $(if $(shell command -v $(PKG_CONFIG) 2>/dev/null),$(shell \
+	for p in $(PKGS); do $(PKG_CONFIG) --exists $$p 2>/dev/null || echo $$p; done),$(PKGS))
 
 CFLAGS ?= -O2 -g
 WB_CFLAGS := -std=c11 -D_GNU_SOURCE -DWB_VERSION='"$(VERSION)"' -DWB_SHAREDIR='"$(SHAREDIR)"' -Ibuilder \
@@ -54,6 +64,11 @@ all: winbuild
 
 # Rebuild everything when the flags change (SANITIZE, DEVELOPER, CFLAGS).
 build/FLAGS: FORCE
+ifneq ($(strip $(WB_MISSING)),)
+	@echo "winbuild: missing build dependencies: $(foreach p,$(WB_MISSING),$(DEB_$(p)) ($(p)))" >&2
+	@echo "winbuild: run 'make deps' to install them (sh .ci/deps; apt-get through sudo)" >&2
+	@exit 1
+endif
 	@mkdir -p build
 	@echo '$(CC) $(WB_CFLAGS) $(CFLAGS) $(WB_LDFLAGS) $(LDFLAGS)' > build/FLAGS.new
 	@cmp -s build/FLAGS.new build/FLAGS || mv build/FLAGS.new build/FLAGS
@@ -147,10 +162,17 @@ demo:
 	@$(MAKE) --no-print-directory winbuild
 	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
 
-install: winbuild
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)
+# Installs the ./winbuild that `make` built, as it is: install never
+# rebuilds or relinks it (other flags, another PREFIX), and builds it only
+# when there is none. The binary finds its data as ../share/winbuild beside
+# itself (cmd_data_dir), so any PREFIX or DESTDIR works without a rebuild.
+DOCDIR ?= $(PREFIX)/share/doc/winbuild
+install:
+	@[ -x winbuild ] || $(MAKE) --no-print-directory winbuild
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 winbuild $(DESTDIR)$(BINDIR)/winbuild
 	for d in recipes packer overrides; do if [ -d $$d ]; then cp -R $$d $(DESTDIR)$(SHAREDIR)/; fi; done
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	if [ -f docs/winbuild.1 ]; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 		install -m 644 docs/winbuild.1 $(DESTDIR)$(MANDIR)/man1/winbuild.1; fi
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions

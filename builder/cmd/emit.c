@@ -27,9 +27,11 @@
 #endif
 
 /*
- * Where the templates (packer/...) are: $WINBUILD_DATA_DIR, else the
- * directory of the running binary when it holds packer/ (a source tree),
- * else the installed share directory.
+ * Where the templates (packer/...) and shipped recipes are:
+ * $WINBUILD_DATA_DIR, else the directory of the running binary when it
+ * holds packer/ (a source tree), else ../share/winbuild beside the binary
+ * when that does (make install, also under DESTDIR or another PREFIX),
+ * else the share directory compiled in.
  */
 const char *cmd_data_dir(char *buf, size_t len)
 {
@@ -46,13 +48,18 @@ const char *cmd_data_dir(char *buf, size_t len)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			probe = xasprintf("%s/packer/hcl", exe);
-			if (fs_exists(probe) && strlen(exe) < len) {
+			static const char *const rel[] = { "", "/../share/winbuild" };
+
+			for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+				probe = xasprintf("%s%s/packer/hcl", exe, rel[i]);
+				if (fs_exists(probe) &&
+				    strlen(exe) + strlen(rel[i]) < len) {
+					free(probe);
+					snprintf(buf, len, "%s%s", exe, rel[i]);
+					return buf;
+				}
 				free(probe);
-				snprintf(buf, len, "%s", exe);
-				return buf;
 			}
-			free(probe);
 		}
 	}
 	return WB_SHAREDIR;

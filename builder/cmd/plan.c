@@ -1,28 +1,60 @@
 /* winbuild plan: resolve a recipe and print what will happen, and why. */
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/fs.h"
 #include "recipe/plan.h"
 
 #define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
 #define PLAN_JSON_SCHEMA 1
 
+/*
+ * A RECIPE without a '/' that is not a file here names a shipped recipe:
+ * DATA/recipes/RECIPE.yaml (or DATA/recipes/RECIPE), DATA as
+ * cmd_data_dir(). NULL when there is none (RECIPE is then used as given).
+ */
+static char *shipped_recipe(const char *recipe)
+{
+	char data[PATH_MAX];
+	const char *dir;
+	char *p;
+
+	if (!*recipe || strchr(recipe, '/') || fs_exists(recipe))
+		return NULL;
+	dir = cmd_data_dir(data, sizeof(data));
+	p = xasprintf("%s/recipes/%s.yaml", dir, recipe);
+	if (!fs_exists(p)) {
+		free(p);
+		p = xasprintf("%s/recipes/%s", dir, recipe);
+	}
+	if (fs_exists(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
 int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		     struct wb_err *e)
 {
 	struct plan_inputs in;
+	char *shipped = shipped_recipe(recipe);
+	int ret;
 
 	memset(&in, 0, sizeof(in));
-	in.recipe = recipe;
+	in.recipe = shipped ? shipped : recipe;
 	in.overrides = (const char *const *)run->overrides.v;
 	in.noverrides = run->overrides.nr;
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
-	if (plan_resolve(&in, plan, e))
+	ret = plan_resolve(&in, plan, e);
+	free(shipped);
+	if (ret)
 		return -1;
 	if (plan->iso_unverified) {
 		char where[512];

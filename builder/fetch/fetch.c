@@ -65,6 +65,8 @@ struct job {
 	struct wb_err first_verify;    /* the first verification failure */
 	int offline_blocked;           /* --offline: a needed file has no
 					* file:// URL, so only the cache can help */
+	size_t absent;                 /* URLs of this target that said the
+					  file does not exist (404, 410) */
 
 	/* the current transfer */
 	CURLM *multi;                  /* the engine's, for wake_engine */
@@ -758,6 +760,7 @@ static void goto_target(struct job *j, enum target t)
 		t++;
 	j->target = t;
 	j->url_idx = 0;
+	j->absent = 0;
 	hop_reset(j);
 	j->tries = 0;
 	j->resumes = 0;
@@ -775,6 +778,8 @@ static void note_verify_failure(struct job *j, const struct wb_err *e)
 /* The current URL failed for good: the next one, or give up. */
 static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 {
+	int code = why->code;
+
 	if (j->target == T_MAIN)
 		main_reset(j);
 	j->url_idx++;
@@ -786,6 +791,13 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 		j->state = J_WAIT;
 		return;
 	}
+	/* A signature the recipe requires that every one of its URLs says
+	 * does not exist fails verification (docs/exit-codes.md); one that
+	 * could not be reached stays a network error. */
+	if (j->saw_verify_failure ||
+	    ((j->target == T_SIG_FILE || j->target == T_SIGREQ_FILE) &&
+	     j->absent == j->urls[j->target].nr))
+		code = WB_EVERIFY;
 	if (j->urls[j->target].nr > 1) {
 		struct wb_err e2 = *why;
 
@@ -796,9 +808,9 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 				"artifact '%s': every URL of the %s failed; first verification failure" :
 				"artifact '%s': every URL of the %s failed; last",
 				j->it->art->name, target_what[j->target]);
-		finish_job(en, j, j->saw_verify_failure ? WB_EVERIFY : why->code, &e2);
+		finish_job(en, j, code, &e2);
 	} else {
-		finish_job(en, j, j->saw_verify_failure ? WB_EVERIFY : why->code, why);
+		finish_job(en, j, code, why);
 	}
 }
 
@@ -1080,7 +1092,13 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 		next_url(en, j, &e);
 		return;
 	}
-	if (rc == CURLE_HTTP_RETURNED_ERROR)
+	if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 404 || code == 410) &&
+	    (j->target == T_SIG_FILE || j->target == T_SIGREQ_FILE)) {
+		j->absent++;
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld: the server "
+			 "says there is no such signature", j->it->art->name,
+			 target_what[j->target], url, code);
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR)
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld", j->it->art->name,
 			 target_what[j->target], url, code);
 	else

@@ -491,6 +491,35 @@ static void vars_add_map(struct vars *vs, const struct rnode *map)
 			vars_add(vs, map->items[i]->key, map->items[i]->scalar, 1);
 }
 
+/*
+ * Apply the transform NAME (LEN bytes) to OUT's bytes from START on, the
+ * value of one variable: "underscores" turns every '.' into '_' (1.1.8 ->
+ * 1_1_8), "minor" keeps what comes before the second '.' (1.36.4 -> 1.36).
+ */
+static int transform(struct resolver *r, const struct wb_origin *o, const char *what,
+		     const char *name, size_t len, struct buf *out, size_t start)
+{
+	if (len == 11 && !strncmp(name, "underscores", len)) {
+		for (size_t k = start; k < out->len; k++)
+			if (out->ptr[k] == '.')
+				out->ptr[k] = '_';
+		return 0;
+	}
+	if (len == 5 && !strncmp(name, "minor", len)) {
+		int dots = 0;
+
+		for (size_t k = start; k < out->len; k++)
+			if (out->ptr[k] == '.' && ++dots == 2) {
+				out->len = k;
+				out->ptr[k] = '\0';
+				break;
+			}
+		return 0;
+	}
+	return err_at(r, o, "unknown transform ':%.*s' in '%s' (underscores, minor)",
+		      (int)len, name, what);
+}
+
 static int expand_into(struct resolver *r, const struct vars *vs, const char *in,
 		       const struct wb_origin *o, const char *what, int depth,
 		       struct buf *out)
@@ -499,8 +528,8 @@ static int expand_into(struct resolver *r, const struct vars *vs, const char *in
 		return err_at(r, o, "variables in '%s' nest deeper than %d levels (a cycle?)",
 			      what, MAX_VAR_DEPTH);
 	for (const char *p = in; *p; p++) {
-		const char *end;
-		size_t i;
+		const char *end, *colon;
+		size_t i, nlen, start;
 
 		/* "billion laughs" through nested ${var}s: cap the result */
 		if (out->len > RNODE_MAX_SCALAR)
@@ -522,19 +551,26 @@ static int expand_into(struct resolver *r, const struct vars *vs, const char *in
 		end = strchr(p + 2, '}');
 		if (!end)
 			return err_at(r, o, "unterminated '${' in '%s'", what);
+		/* ${name:transform} (docs/recipes.md, "Variables") */
+		colon = memchr(p + 2, ':', (size_t)(end - p - 2));
+		nlen = (size_t)((colon ? colon : end) - p - 2);
 		for (i = 0; i < vs->nr; i++)
-			if (strlen(vs->v[i].name) == (size_t)(end - p - 2) &&
-			    !strncmp(vs->v[i].name, p + 2, (size_t)(end - p - 2)))
+			if (strlen(vs->v[i].name) == nlen &&
+			    !strncmp(vs->v[i].name, p + 2, nlen))
 				break;
 		if (i == vs->nr)
 			return err_at(r, o, "undefined variable '${%.*s}' in '%s'",
-				      (int)(end - p - 2), p + 2, what);
+				      (int)nlen, p + 2, what);
+		start = out->len;
 		if (vs->v[i].raw) {
 			if (expand_into(r, vs, vs->v[i].value, o, what, depth + 1, out))
 				return -1;
 		} else {
 			buf_adds(out, vs->v[i].value);
 		}
+		if (colon && transform(r, o, what, colon + 1,
+				       (size_t)(end - colon - 1), out, start))
+			return -1;
 		p = end;
 	}
 	if (out->len > RNODE_MAX_SCALAR)

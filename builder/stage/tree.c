@@ -237,6 +237,29 @@ static int remove_stale(struct tree *t, struct wb_err *e)
 	return ret;
 }
 
+/*
+ * Open and flock LOCK. A run that failed before any tree existed removes
+ * the lock file (tree_release), so the file we waited on may have been
+ * unlinked meanwhile: hold the lock only on the file still at LOCK.
+ */
+static int lock_file(struct tree *t, const char *lock, struct wb_err *e)
+{
+	for (;;) {
+		struct stat fd_st, path_st;
+
+		t->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (t->lock_fd < 0 || flock(t->lock_fd, LOCK_EX) < 0 ||
+		    fstat(t->lock_fd, &fd_st) < 0)
+			return wb_error(e, WB_EIO, "cannot lock '%s': %s", lock,
+					strerror(errno));
+		if (stat(lock, &path_st) == 0 && path_st.st_dev == fd_st.st_dev &&
+		    path_st.st_ino == fd_st.st_ino)
+			return 0;
+		close(t->lock_fd);
+		t->lock_fd = -1;
+	}
+}
+
 int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
 	       struct wb_err *e)
 {
@@ -259,9 +282,7 @@ int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
 		free(lock);
 		return -1;
 	}
-	t->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (t->lock_fd < 0 || flock(t->lock_fd, LOCK_EX) < 0) {
-		wb_error(e, WB_EIO, "cannot lock '%s': %s", lock, strerror(errno));
+	if (lock_file(t, lock, e) < 0) {
 		free(lock);
 		return -1;
 	}
@@ -282,8 +303,20 @@ void tree_release(struct tree *t)
 
 	if (t->tmp && t->lock_fd >= 0)
 		fs_remove_below(t->dir, t->tmp, &ignore);
-	if (t->lock_fd >= 0)
+	if (t->lock_fd >= 0) {
+		struct stat st;
+
+		/* No tree at the final path (the first stage failed): the lock
+		 * file proves nothing, so it is not left behind. Still holding
+		 * the lock; a waiter notices the unlink (lock_file). */
+		if (lstat(t->final, &st) < 0 && errno == ENOENT) {
+			char *lock = fs_join(t->dir, ".stage.lock");
+
+			unlink(lock);
+			free(lock);
+		}
 		close(t->lock_fd);
+	}
 	t->lock_fd = -1;
 	tdestroy(t->claims, claim_free);
 	t->claims = NULL;

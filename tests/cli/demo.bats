@@ -7,9 +7,13 @@ load ../lib/servers
 @test "the demo builds, verifies, validates, and a second run is byte-identical" {
 	export DEMO_DIR="$WORK/demo" DEMO_PORT
 	DEMO_PORT=$(free_port)
-	run bash "$WB_SRC/tests/demo/run"
+	mkdir "$WORK/tmp"
+	TMPDIR="$WORK/tmp" run bash "$WB_SRC/tests/demo/run"
 	assert_status 0
 	assert_output_has "packer validate: ok"
+	# the server's files are gone: none in the demo dir, none in TMPDIR
+	[ -z "$(ls -d "$DEMO_DIR"/nginx.* 2>/dev/null)" ]
+	[ -z "$(ls -d "$WORK/tmp"/winbuild-demo.* 2>/dev/null)" ]
 	O="$DEMO_DIR/out/windows-2022-containerd"
 	[ -f "$O/manifest.json" ] && [ -f "$O/packer/windows-2022-containerd.pkr.hcl" ]
 	[ -f "$O/tree/k/kubelet.exe" ]

@@ -84,6 +84,36 @@ key() { echo "minisign: {keys: [{key: $1}]}"; }
 	[ "$(cache_files)" -eq 0 ]
 }
 
+@test "a required signature the server says does not exist (HTTP 404) fails verification: exit 1" {
+	# u.bin has no .minisig: the publisher's proof is absent, not unreachable
+	art u "$(H)/u.bin" "$(key "$PUB_A")" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "u.bin.minisig"
+	assert_output_has "HTTP 404"
+	assert_output_has "no such signature"
+	[ "$(cache_files)" -eq 0 ]
+	[ "$(tmp_files)" -eq 0 ]
+	# every URL of the further requirement (signatures.keys) says 404: exit 1
+	art a "$(H)/a.bin" "$(key "$PUB_A")" | recipe
+	printf 'kind: override\nsignatures:\n  url: "${url}.site.minisig"\n  keys: [{key: %s}]\n' \
+		"$PUB_A" >"$WORK/site.yaml"
+	wb fetch img.yaml -O "$WORK/site.yaml" --no-progress
+	assert_status 1
+	assert_output_has "a.bin.site.minisig"
+	assert_output_has "no such signature"
+	[ "$(cache_files)" -eq 0 ]
+}
+
+@test "a required signature that cannot be reached stays a network error: exit 3" {
+	port=$(free_port)
+	art u "$(H)/u.bin" "minisign: {keys: [{key: $PUB_A}], url: http://127.0.0.1:$port/u.bin.minisig}" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 3
+	assert_output_has "u.bin.minisig"
+	[ "$(cache_files)" -eq 0 ]
+}
+
 @test "a second pinned key (rotation) verifies a signature by key B" {
 	art g "$(H)/g.bin" "minisign: {keys: [{key: $PUB_A}, {key: $PUB_B}]}" | recipe
 	wb fetch img.yaml

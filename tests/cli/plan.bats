@@ -422,3 +422,32 @@ PY
 	assert_status 0
 	assert_output_has "containerd  (component containerd 2.0.1)"
 }
+
+# shipped_url ARTIFACT --set...: the shipped recipe's planned URL of ARTIFACT
+shipped_url() {
+	local a="$1"
+	shift
+	"$WINBUILD" plan "$WB_SRC/recipes/windows-2022-containerd.yaml" \
+		--set windows.iso_sha256=$TEST_ISO_SHA256 "$@" --json |
+		python3 -c 'import json, sys
+print([a["url"] for a in json.load(sys.stdin)["artifacts"] if a["name"] == sys.argv[1]][0])' "$a"
+}
+
+@test "issue 18: file names follow versions: the cloudbase-init MSI, crictl on Kubernetes' minor unless set" {
+	run shipped_url cloudbase-init --set components.cloudbase-init.version=1.1.7
+	assert_status 0
+	[ "$output" = https://github.com/cloudbase/cloudbase-init/releases/download/1.1.7/CloudbaseInitSetup_1_1_7_x64.msi ]
+	run shipped_url crictl --set vars.kubernetes_version=1.35.2
+	assert_status 0
+	[ "$output" = https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.35.0/crictl-v1.35.0-windows-amd64.tar.gz ]
+	# set explicitly, it is what was set
+	run shipped_url crictl --set vars.kubernetes_version=1.35.2 --set components.crictl.version=1.34.1
+	assert_status 0
+	[ "$output" = https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.34.1/crictl-v1.34.1-windows-amd64.tar.gz ]
+	# an unknown transform is an error at its place (exit 2)
+	wb plan "$WB_SRC/recipes/windows-2022-containerd.yaml" --set windows.iso_sha256=$TEST_ISO_SHA256 \
+		--set 'components.crictl.version=${kubernetes_version:major}'
+	assert_status 2
+	assert_output_has "unknown transform ':major'"
+	assert_output_has "components.crictl.version"
+}

@@ -212,6 +212,19 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	assert_output_has "config.v3.toml"
 	[ ! -e "$(T)" ]
 	[ -z "$(ls -d "$WORK/out/$NAME"/.tree.tmp.* 2>/dev/null)" ]
+	# no tree, so no lock file left behind either
+	[ ! -e "$WORK/out/$NAME/.stage.lock" ]
+	# once a tree exists its lock file stays beside it (the proof a stage
+	# made it), also through a failed re-stage
+	stage_shipped
+	assert_status 0
+	[ -f "$WORK/out/$NAME/.stage.lock" ]
+	WINBUILD_TEMPLATES="$WORK/tpl" stage_shipped
+	assert_status 2
+	[ -f "$WORK/out/$NAME/.stage.lock" ]
+	[ -d "$(T)" ]
+	stage_shipped
+	assert_status 0
 }
 
 # ---- determinism ----------------------------------------------------------
@@ -368,6 +381,7 @@ refused() {
 	[ ! -e "$WORK/out/t/tree" ]
 	[ ! -e "$WORK/out/t/manifest.json" ]
 	[ -z "$(ls -d "$WORK/out/t"/.tree.tmp.* 2>/dev/null)" ]
+	[ ! -e "$WORK/out/t/.stage.lock" ]
 	# nothing new anywhere in the test dir but the cache and out/t itself
 	[ -z "$(find "$BATS_TEST_TMPDIR" ! -type d -newer "$BATS_TEST_TMPDIR/.before" \
 		! -path "$WINBUILD_CACHE*" ! -path "$WORK/out*" -print)" ]
