@@ -3,16 +3,15 @@
 
 #include "lib/text.h"
 
-/* Length of the well-formed UTF-8 sequence at S (at most AVAIL bytes) and
- * its code point in *CP, or 0 if the bytes there are not one. */
-static size_t utf8_seq(const unsigned char *s, size_t avail, unsigned *cp)
+size_t text_utf8_next(const char *str, size_t avail, unsigned *cp)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	unsigned c = s[0], min;
 	size_t n;
 
 	if (c < 0x80) {
 		*cp = c;
-		return c ? 1 : 0;
+		return 1;
 	}
 	if (c >= 0xC2 && c <= 0xDF) {
 		n = 2; c &= 0x1F; min = 0x80;
@@ -38,14 +37,13 @@ static size_t utf8_seq(const unsigned char *s, size_t avail, unsigned *cp)
 
 int text_utf8_valid(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	unsigned cp;
 
 	while (i < len) {
-		size_t n = utf8_seq(p + i, len - i, &cp);
+		size_t n = text_utf8_next(s + i, len - i, &cp);
 
-		if (!n)
+		if (!n || !cp)
 			return 0;
 		i += n;
 	}
@@ -65,7 +63,7 @@ void text_add_printable(struct buf *b, const char *s, size_t len)
 
 	while (i < len) {
 		unsigned cp = 0;
-		size_t n = utf8_seq(p + i, len - i, &cp);
+		size_t n = text_utf8_next(s + i, len - i, &cp);
 
 		if (n && !unsafe(cp)) {
 			buf_add(b, p + i, n);

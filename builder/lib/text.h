@@ -10,6 +10,12 @@
 
 #include "lib/buf.h"
 
+/* Length of the well-formed UTF-8 sequence at S (at most AVAIL bytes, at
+ * least 1) and its code point in *CP (NUL is U+0000), or 0 when the bytes
+ * there are not one (RFC 3629: overlong, surrogate, above U+10FFFF,
+ * truncated, stray continuation byte). */
+size_t text_utf8_next(const char *s, size_t avail, unsigned *cp);
+
 /* 1 if S[0..LEN) is well-formed UTF-8 (RFC 3629: no overlong forms, no
  * surrogates U+D800..U+DFFF, nothing above U+10FFFF, no NUL), else 0. */
 int text_utf8_valid(const char *s, size_t len);

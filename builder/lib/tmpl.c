@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/text.h"
 #include "lib/tmpl.h"
 
 static struct tmpl_var *find(const struct tmpl_vars *vars, const char *name,
@@ -139,39 +140,6 @@ void tmpl_vars_release(struct tmpl_vars *vars)
 
 /* ---- character classes -------------------------------------------------- */
 
-/* Length of the UTF-8 sequence at S (N bytes left) and its code point, or 0
- * when it is not valid UTF-8 (overlong, surrogate, above U+10FFFF). */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t len;
-	uint32_t c, min;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, c = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, c = s[0] & 0x0f, min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, c = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 /* Why a string is refused: the byte offset and a reason. */
 struct why {
 	size_t at;
@@ -192,11 +160,9 @@ static int refuse(struct why *w, size_t at, const char *reason)
 static int text_ok(const char *s, size_t n, const char *keep, int ascii_only,
 		   struct why *w)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
 	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t len = utf8_next(u + i, n - i, &cp);
+		unsigned cp;
+		size_t len = text_utf8_next(s + i, n - i, &cp);
 
 		if (!len)
 			return refuse(w, i, "is not valid UTF-8");
