@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "names.h"
 #include "strlist.h"
+#include "text.h"
 #include "winpath.h"
 
 /* Device names Win32 maps to devices whatever the extension or trailing
@@ -156,41 +157,6 @@ static void open_locale(void)
 	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
 }
 
-/* Decode one UTF-8 sequence at S (well-formed or not): the code point, or
- * -1 for a byte that starts no valid sequence; *LEN its length. */
-static long utf8_next(const unsigned char *s, size_t *len)
-{
-	unsigned long cp;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*len = 1;
-		return s[0];
-	}
-	if (s[0] >= 0xc2 && s[0] < 0xe0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] < 0xf0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] < 0xf5) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		*len = 1;
-		return -1;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {
-			*len = 1;
-			return -1;
-		}
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	*len = n;
-	return (long)cp;
-}
-
 static void utf8_put(struct buf *b, unsigned long cp)
 {
 	if (cp < 0x80) {
@@ -232,17 +198,21 @@ static unsigned long upcase(unsigned long cp)
 char *winpath_fold(const char *path)
 {
 	struct buf b = BUF_INIT;
-	const unsigned char *s = (const unsigned char *)path;
+	const char *s = path;
+	size_t left = strlen(path);
 
-	while (*s) {
-		size_t n;
-		long cp = utf8_next(s, &n);
+	while (left) {
+		unsigned cp;
+		size_t n = text_utf8_next(s, left, &cp);
 
-		if (cp < 0)
-			buf_addc(&b, (char)*s);
-		else
-			utf8_put(&b, upcase((unsigned long)cp));
+		if (!n) {        /* not UTF-8: the byte stands for itself */
+			buf_addc(&b, *s);
+			n = 1;
+		} else {
+			utf8_put(&b, upcase(cp));
+		}
 		s += n;
+		left -= n;
 	}
 	return b.len ? buf_detach(&b, NULL) : xstrdup("");
 }

@@ -161,6 +161,14 @@ static void test_fold(void **state)
 	expect_fold_differs("\xc3\xa9", "e\xcc\x81");
 	/* outside the BMP nothing is folded (Deseret 𐐨 / 𐐀) */
 	expect_fold_differs("\xf0\x90\x90\xa8", "\xf0\x90\x90\x80");
+	/* bytes that are not UTF-8 stand for themselves: an overlong 'a'
+	 * (0xe0 0x81 0xa1) or an encoded surrogate is never folded to a
+	 * letter it does not spell (one strict decoder: lib/text.c) */
+	expect_fold_differs("\xe0\x81\xa1", "A");
+	expect_fold_differs("\xc1\xa1", "A");
+	f = winpath_fold("\xe0\x81\xa1/\xed\xa0\x80x");
+	assert_string_equal(f, "\xe0\x81\xa1/\xed\xa0\x80X");
+	free(f);
 }
 
 static void test_short_names(void **state)
