@@ -39,7 +39,8 @@ struct timestamp_authority {
 void timestamp_authority_release(struct timestamp_authority *a);
 
 struct timestamp_result {
-	int64_t gen_time;        /* TSTInfo genTime, truncated to seconds */
+	int64_t gen_time;        /* TSTInfo genTime, seconds (truncated) */
+	long gen_time_ns;        /* its fraction of a second, 0..999999999 */
 	size_t tsa_index;        /* index into the TSAS that verified it */
 };
 
@@ -49,8 +50,11 @@ struct timestamp_result {
  * token's signature verifies with the authority's signing certificate
  * (the first of its chain; a certificate embedded in the token must be
  * that one), the signer's chain up to the authority's root verifies at
- * genTime with the timeStamping EKU, the message imprint equals the hash
- * of SIGNED, and genTime lies inside the authority's validity window. The
+ * genTime with the timeStamping EKU (critical and sole, as OpenSSL's
+ * timestamp purpose requires), the imprint algorithm is SHA-256/384/512,
+ * the message imprint equals the hash of SIGNED, and genTime lies inside
+ * the authority's validity window (a fraction past valid_to is outside).
+ * The
  * first authority for which all hold wins. When none does, the error is
  * that of the last authority tried (WB_EVERIFY), naming why.
  */

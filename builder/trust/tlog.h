@@ -106,16 +106,17 @@ int tlog_entry_from_bundle(const json_t *obj, struct tlog_entry *ent,
 			   struct wb_err *e);
 
 /*
- * Parse the Rekor v1 API form of one entry:
- *   {"<uuid>": {"body": b64, "integratedTime": N, "logID": hex,
- *    "logIndex": N, "verification": {"signedEntryTimestamp": b64,
- *    "inclusionProof": {"logIndex": N, "rootHash": hex, "treeSize": N,
- *    "hashes": [hex...], "checkpoint": text}}}}
+ * Parse the Rekor v1 API form of one entry (TEXT, LEN bytes of JSON, as
+ * `rekor-cli get --format json` or GET /api/v1/log/entries/<uuid> return
+ * it): {"<uuid>": {"body": b64, "integratedTime": N, "logID": hex,
+ * "logIndex": N, "verification": {"signedEntryTimestamp": b64,
+ * "inclusionProof": {"logIndex": N, "rootHash": hex, "treeSize": N,
+ * "hashes": [hex...], "checkpoint": text}}}}. Exactly one uuid key.
  * kind and version are read from the body's "kind" and "apiVersion".
  * Errors are WB_EUSAGE.
  */
-int tlog_entry_from_rekor_api(const json_t *obj, struct tlog_entry *ent,
-			      struct wb_err *e);
+int tlog_entry_from_rekor_api(const char *text, size_t len,
+			      struct tlog_entry *ent, struct wb_err *e);
 
 /* --- verification pieces ----------------------------------------------- */
 
@@ -180,16 +181,26 @@ int tlog_checkpoint_parse(const char *text, size_t len,
 			  struct tlog_checkpoint *cp, struct wb_err *e);
 
 /*
- * Verify that KEY signed CP: a signature line whose key hint is the
- * first 4 bytes of KEY's log id (Rekor v1 ECDSA: SHA-256 of the DER SPKI;
- * Rekor v2 Ed25519: SHA-256(name || "\n" || 0x01 || raw key), which is
- * the v2 log id) must verify over cp->text. For an Ed25519 log, the line's
- * name and cp->origin must equal the log's origin (KEY->origin, else the
- * host of base_url). Other signature lines (witness cosignatures) are
- * ignored. WB_EVERIFY when no line of the log verifies, naming why.
+ * Verify that KEY signed CP. The log's key hint is computed from the key
+ * as Rekor does: ECDSA (Rekor v1 and v2): the first 4 bytes of SHA-256 of
+ * the DER SPKI (= the v1 log id); Ed25519: the first 4 bytes of
+ * SHA-256(ORIGIN || "\n" || 0x01 || raw key) (= the v2 log id).
+ * ORIGIN NULL: Rekor v1 rules: the origin ("<host> - <tree id>") and the
+ * signature names are not pinned, and every signature line must carry the
+ * log's hint and verify (as rekor's SignedNote.Verify). ORIGIN set (Rekor
+ * v2): cp->origin must equal ORIGIN; lines named ORIGIN with the log's
+ * hint must verify, at least one must exist; other lines (witness
+ * cosignatures, other keys) are ignored. WB_EVERIFY naming why.
  */
 int tlog_checkpoint_verify(const struct tlog_checkpoint *cp,
-			   const struct tlog_key *key, struct wb_err *e);
+			   const struct tlog_key *key, const char *origin,
+			   struct wb_err *e);
+
+/* The Rekor v2 checkpoint origin of KEY: KEY->origin, else the host of
+ * KEY->base_url (no scheme, port or path). Writes at most OUTSZ bytes;
+ * returns 0, or -1 (WB_EUSAGE) when there is no usable name. */
+int tlog_key_origin(const struct tlog_key *key, char *out, size_t outsz,
+		    struct wb_err *e);
 
 /* --- the whole entry ---------------------------------------------------- */
 
@@ -223,7 +234,9 @@ struct tlog_result {
  *     the entry logIndex for Rekor v2 (for Rekor v1 the proof index is the
  *     index in the shard and may differ), the leaf hash of the body, the
  *     Merkle path, and the checkpoint signed by the log whose size and root
- *     equal the proof's treeSize and rootHash;
+ *     equal the proof's treeSize and rootHash (Rekor v1 rules when the
+ *     entry is v1, v2 rules with tlog_key_origin otherwise);
+ *   - Rekor v2 entries need a proof, and carry no SET;
  *   - an entry with neither SET nor proof fails; FLAGS may require either.
  * RES is filled on success. NOW is the current time (Unix seconds).
  */
@@ -282,6 +295,41 @@ void tlog_body_release(struct tlog_body *b);
  * (digest, signature bytes, certificate or key, envelope/payload hashes).
  */
 int tlog_body_parse(const struct tlog_entry *ent, struct tlog_body *b,
+		    struct wb_err *e);
+
+/*
+ * What the bundle says the entry must bind, for tlog_body_match. The
+ * caller keeps ownership of everything.
+ */
+struct tlog_expect {
+	const unsigned char *signature;   /* messageSignature.signature, or
+					     the DSSE envelope's signature */
+	size_t signature_len;
+	X509 *cert;                       /* the bundle's leaf certificate, or
+					     NULL for a managed key */
+	EVP_PKEY *pkey;                   /* the managed key when cert is NULL */
+	/* message signature: the artifact digest (messageDigest) */
+	const char *digest_alg;           /* "sha256"/"sha384"/"sha512"; NULL
+					     for a DSSE bundle */
+	const unsigned char *digest;
+	size_t digest_len;
+	/* DSSE: the envelope's payloadType and decoded payload */
+	const char *payload_type;         /* NULL for a message signature */
+	const unsigned char *payload;
+	size_t payload_len;
+};
+
+/*
+ * Check that body B binds what X says (WB_EVERIFY naming the field):
+ *   hashedrekord: the digest (algorithm and bytes) equals X's digest; for
+ *     a DSSE bundle logged as hashedrekord 0.0.2 (Rekor v2), the digest is
+ *     that of the DSSE PAE(payload_type, payload) with the body's
+ *     algorithm;
+ *   dsse / intoto: the payload hash equals SHA-256(payload);
+ *   all kinds: one of the body's signatures equals X's signature bytes and
+ *     its verifier equals X's certificate (DER) or key.
+ */
+int tlog_body_match(const struct tlog_body *b, const struct tlog_expect *x,
 		    struct wb_err *e);
 
 #endif
