@@ -1190,6 +1190,21 @@ static void test_body_forgeries(void **state)
 	tlog_body_release(&body);
 	kase_free(&k);
 
+	/* an intoto entry whose signature is not base64 text inside base64
+	 * holds no signature, not even an empty one */
+	assert_int_equal(kase_load(&k, "intoto-log-entry-mismatch_fail", &e), 0);
+	assert_int_equal(tlog_body_parse(&k.ent, &body, &e), 0);
+	assert_int_equal(body.kind, TLOG_KIND_INTOTO);
+	assert_int_equal(body.sigs[0].sig_len, 0);
+	expect_fill(&k, "intoto-log-entry-mismatch_fail", &ex);
+	ex.x.signature_len = 0;
+	wb_err_clear(&e);
+	assert_int_equal(tlog_body_match(&body, &ex.x, &e), -1);
+	assert_err(&e, WB_EVERIFY, "does not hold the bundle's signature");
+	expect_free(&ex);
+	tlog_body_release(&body);
+	kase_free(&k);
+
 	/* hashedrekord 0.0.2 over a DSSE PAE (Rekor v2) */
 	assert_int_equal(kase_load(&k, "rekor2-dsse-happy-path", &e), 0);
 	assert_int_equal(tlog_body_parse(&k.ent, &body, &e), 0);
