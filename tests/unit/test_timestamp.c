@@ -22,12 +22,6 @@
 
 #include "sigstore_fixtures.h"
 
-#define assert_err(e, code_, needle) do { \
-	if ((e)->code != (code_) || !strstr((e)->msg, (needle))) \
-		fail_msg("want code %d and \"%s\", got code %d: %s", (code_), (needle), \
-			 (e)->code, (e)->msg); \
-} while (0)
-
 /* ------------------------------------------------ conformance tokens */
 
 struct tcase {

@@ -152,12 +152,6 @@ static enum stage run_kase(struct kase *k, const char *name, int64_t now,
 	return r < 0 ? MATCH : OK;
 }
 
-#define assert_err(e, code_, needle) do { \
-	if ((e)->code != (code_) || !strstr((e)->msg, (needle))) \
-		fail_msg("want code %d and \"%s\", got code %d: %s", (code_), (needle), \
-			 (e)->code, (e)->msg); \
-} while (0)
-
 /* ------------------------------------------------- conformance cases */
 
 /*
