@@ -226,7 +226,8 @@ int timestamp_verify(const unsigned char *der, size_t der_len,
 	nid = OBJ_obj2nid(obj);
 	if (nid != NID_sha256 && nid != NID_sha384 && nid != NID_sha512) {
 		token_release(&t);
-		return wb_error(e, WB_EVERIFY, "timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
+		return wb_error(e, WB_EVERIFY,
+				"timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
 				nid == NID_undef ? "(unknown)" : OBJ_nid2sn(nid));
 	}
 	if (!ntsas) {
