@@ -285,11 +285,11 @@ int tlog_entry_from_bundle(const json_t *obj, struct tlog_entry *ent,
 		r = wb_error(e, WB_EUSAGE, "%s is not an object", what);
 		goto out;
 	}
+	/* protobuf JSON leaves out zero values: no logIndex is index 0 */
 	if ((r = get_int64(obj, "logIndex", what, &ent->log_index, e)) < 0)
 		goto out;
-	if (!r || ent->log_index < 0) {
-		r = wb_error(e, WB_EUSAGE, r ? "%s: negative log index %" PRId64 : "%s: 'logIndex' is missing",
-			     what, ent->log_index);
+	if (ent->log_index < 0) {
+		r = wb_error(e, WB_EUSAGE, "%s: negative log index %" PRId64, what, ent->log_index);
 		goto out;
 	}
 	lid = json_object_get(obj, "logId");

@@ -99,7 +99,8 @@ void tlog_entry_release(struct tlog_entry *ent);
 /*
  * Parse one element of a bundle's verificationMaterial.tlogEntries[]
  * (protobuf-specs TransparencyLogEntry in its JSON form: int64 as strings
- * or numbers, bytes as standard base64). canonicalizedBody is required.
+ * or numbers, bytes as standard base64; a missing integer is 0, as
+ * protobuf JSON leaves zero values out). canonicalizedBody is required.
  * Rejects negative or malformed indexes, sizes and times, a logId that is
  * not 32 bytes, proof hashes that are not 32 bytes, more than
  * TLOG_PROOF_MAX hashes. Errors are WB_EUSAGE.

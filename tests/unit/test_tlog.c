@@ -629,6 +629,7 @@ static void test_bundle_entry_malformed(void **state)
 {
 	static const struct { const char *json, *needle; } bad[] = {
 		{ "{\"logIndex\":\"-1\"}", "negative log index -1" },
+		{ "{\"logId\":{\"keyId\":\"AAAA\"}}", "'keyId' is not 32 bytes of base64" },
 		{ "{\"logIndex\":\"01\"}", "'logIndex' is not an integer" },
 		{ "{\"logIndex\":\"1 \"}", "'logIndex' is not an integer" },
 		{ "{\"logIndex\":\"99999999999999999999\"}", "'logIndex' is not an integer" },
