@@ -127,6 +127,7 @@ import json, sys
 p = json.loads(sys.argv[1])
 assert not [a for a in p["artifacts"] if a["component"] == "csi-proxy"], p["artifacts"]
 assert "csi-proxy" not in [c["name"] for c in p["components"]]
+assert [s["name"] for s in p["services"]] == ["containerd", "kubelet"], p["services"]
 ' "$output"
 	build
 	assert_status 0
@@ -160,6 +161,15 @@ assert "csi-proxy" not in [c["name"] for c in p["components"]]
 	assert_output_has "csi-proxy  (component csi-proxy 1.1.2-hotfix.20230807)"
 	assert_output_has "https://packages.aks.azure.com/csi-proxy/v1.1.2-hotfix.20230807/binaries/csi-proxy-v1.1.2-hotfix.20230807.tar.gz"
 	assert_output_has "NEEDS PIN"
+	run "$WINBUILD" plan "$RECIPE" --set components.csi-proxy.enabled=true --json
+	assert_status 0
+	python3 -c '
+import json, sys
+s = {x["name"]: x for x in json.loads(sys.argv[1])["services"]}
+c = s["csiproxy"]
+assert (c["component"], c["manager"], c["binary"]) == ("csi-proxy", "sc", "C:\\k\\csi-proxy\\csi-proxy.exe"), c
+assert c["sc_args"] == ["-windows-service"] and c["origin"].endswith(":57:5"), c
+' "$output"
 	build --set components.csi-proxy.enabled=true
 	assert_status 0
 	[ -f "$(O)/tree/k/csi-proxy/csi-proxy.exe" ]
@@ -216,6 +226,16 @@ assert "csi-proxy" not in [c["name"] for c in p["components"]]
 	assert_status 0
 	[ "$(echo "$output" | sed -n 1p)" = '["nssm.exe", "set", "echo", "AppParameters", "\"--greeting=hello world\" --empty="]' ]
 	[ "$(echo "$output" | tail -n 1)" = '["C:\\opt\\echo\\echo.exe", "--greeting=hello world", "--empty="]' ]
+}
+
+@test "item 7: a service binary its component does not stage (inside its unpack directory, not in the archive) stops the build (exit 4)" {
+	replace_entry csi-proxy csi-proxy-v1.1.2-hotfix.20230807.tar.gz >>"$WORK/fixtures.yaml"
+	build --set components.csi-proxy.enabled=true \
+		--set 'components.csi-proxy.services=[{name: csiproxy, binary: "C:\\k\\csi-proxy\\nope.exe", manager: sc}]'
+	echo "$output"
+	assert_status 4
+	assert_output_has "service 'csiproxy' runs 'C:\k\csi-proxy\nope.exe', which component 'csi-proxy' did not stage"
+	[ ! -e "$(S)/05-services.ps1" ]
 }
 
 # bad_decl SED_EXPR MESSAGE: edit the echo component, plan; exit 2 with
