@@ -238,6 +238,26 @@ assert c["sc_args"] == ["-windows-service"] and c["origin"].endswith(":57:5"), c
 	[ ! -e "$(S)/05-services.ps1" ]
 }
 
+@test "item 7 (class 6): a file a service runs counts only when its own component staged it" {
+	# a staged output shaped like `winbuild stage` writes it (emit alone)
+	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out "$NAME" 2022 >/dev/null
+	wb emit "$RECIPE"
+	assert_status 0
+	# the runner at the same path, but claimed by another component
+	python3 - "out/$NAME/manifest.json" <<-'PY'
+	import json, sys
+	m = json.load(open(sys.argv[1]))
+	for f in m["files"]:
+	    if f["path"] == "C:\\k\\kube-log-runner.exe":
+	        f["component"] = "crictl"
+	json.dump(m, open(sys.argv[1], "w"), indent=2, sort_keys=True)
+	PY
+	wb emit "$RECIPE"
+	echo "$output"
+	assert_status 4
+	assert_output_has "service 'kubelet' runs 'C:\k\kube-log-runner.exe', which component 'kubernetes' did not stage"
+}
+
 # bad_decl SED_EXPR MESSAGE: edit the echo component, plan; exit 2 with
 # MESSAGE at the edited line's file:line:col, nothing written
 bad_decl() {
