@@ -461,6 +461,27 @@ static int print_json(const struct plan *p)
 		json_array_append_new(comps, cj);
 	}
 	json_object_set_new(root, "components", comps);
+	/* the services 05-services.ps1 registers, in that order */
+	{
+		json_t *svcs = json_array();
+
+		for (size_t i = 0; i < p->nservices; i++) {
+			const struct plan_service *s = &p->services[i];
+			json_t *sj = json_object();
+
+			json_object_set_new(sj, "name", json_string(s->name));
+			json_object_set_new(sj, "component", json_string(s->component));
+			json_object_set_new(sj, "manager", json_string(s->manager));
+			json_object_set_new(sj, "binary", json_string(s->binary));
+			json_object_set_new(sj, "args", json_strlist(&s->args));
+			json_object_set_new(sj, "sc_args", json_strlist(&s->sc_args));
+			json_object_set_new(sj, "depends_on", json_strlist(&s->depends_on));
+			json_object_set_new(sj, "kubeadm_flags", json_boolean(s->kubeadm_flags));
+			json_object_set_new(sj, "origin", json_origin(&s->origin));
+			json_array_append_new(svcs, sj);
+		}
+		json_object_set_new(root, "services", svcs);
+	}
 	for (size_t i = 0; i < p->nartifacts; i++)
 		json_array_append_new(arts, artifact_json(&p->artifacts[i],
 				      plan_find_component(p, p->artifacts[i].component)));

@@ -12,7 +12,7 @@ const char *const emit_script_names[] = {
 	"02-payload",
 	"03-cloudbase-init",
 	"04-containerd",
-	"05-kubelet",
+	"05-services",
 	"06-cni",
 	"07-provenance",
 	"08-sysprep",
@@ -130,6 +130,154 @@ static char *provenance_json(const struct plan *p, const struct staged_manifest 
 	return s;
 }
 
+/* ARG in a command line split by the CommandLineToArgvW rules: quoted when
+ * it holds a blank or QUOTE is set. The plan refused '"', a trailing '\\',
+ * tabs and empty arguments (the ps_binpath sink), so quotes are enough. */
+static void cmdline_add(struct buf *b, const char *arg, int quote)
+{
+	quote = quote || strchr(arg, ' ');
+	if (b->len)
+		buf_addc(b, ' ');
+	buf_addf(b, quote ? "\"%s\"" : "%s", arg);
+}
+
+#define POWERSHELL_EXE "%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"
+#define POWERSHELL_FILE "-NoProfile -NonInteractive -ExecutionPolicy Bypass -File"
+
+/* Whether component COMP staged the file PATH (the manifest's component
+ * field: a file of that path from another component does not count). */
+static int staged_by(const struct staged_manifest *m, const char *comp, const char *path)
+{
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].component && !strcmp(m->files[i].component, comp) &&
+		    !strcasecmp(m->files[i].path, path))
+			return 1;
+	return 0;
+}
+
+static json_t *str_list(const struct wb_strlist *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, json_stringn_nocheck(l->v[i], strlen(l->v[i])));
+	return a;
+}
+
+static void set_str(json_t *o, const char *k, const char *s)
+{
+	json_object_set_new(o, k, json_stringn_nocheck(s ? s : "", s ? strlen(s) : 0));
+}
+
+/*
+ * One record per service the plan declares, in dependency order: what
+ * 05-services.ps1 registers. BinPath is the command line sc.exe stores
+ * (through LOG_RUNNER when declared; powershell.exe -File WRAPPER for a
+ * service that reads kubeadm's flags); Application/AppParameters are nssm's.
+ * Every file a service runs must be staged by its own component.
+ */
+static int service_records(const struct plan *p, const struct staged_manifest *m,
+			   int have_nssm, json_t **out, json_t **from, struct wb_err *e)
+{
+	json_t *list = json_array(), *froms = json_array();
+
+	for (size_t i = 0; i < p->nservices; i++) {
+		const struct plan_service *s = &p->services[i];
+		const char *files[] = { s->binary, s->log_runner, s->wrapper };
+		struct buf bin = BUF_INIT, params = BUF_INIT, b = BUF_INIT;
+		json_t *r = json_object(), *fl = json_array();
+		char where[256], *dir;
+
+		for (size_t k = 0; k < ARRAY_SIZE(files); k++) {
+			if (!files[k])
+				continue;
+			if (!staged_by(m, s->component, files[k])) {
+				json_decref(r);
+				json_decref(fl);
+				json_decref(list);
+				json_decref(froms);
+				return wb_error(e, WB_ESTAGE, "service '%s' runs '%s', which "
+						"component '%s' did not stage", s->name,
+						files[k], s->component);
+			}
+			json_array_append_new(fl, json_stringn_nocheck(files[k], strlen(files[k])));
+		}
+		/* sc.exe */
+		if (s->log_runner) {
+			char *lf = xasprintf("--log-file=%s", s->log_file);
+
+			cmdline_add(&bin, s->log_runner, 1);
+			cmdline_add(&bin, lf, 0);
+			free(lf);
+		}
+		if (s->kubeadm_flags) {
+			cmdline_add(&bin, POWERSHELL_EXE, 1);
+			buf_addf(&bin, " " POWERSHELL_FILE);
+			cmdline_add(&bin, s->wrapper, 1);
+		} else {
+			cmdline_add(&bin, s->binary, 1);
+			for (size_t k = 0; k < s->sc_args.nr; k++)
+				cmdline_add(&bin, s->sc_args.v[k], 0);
+			for (size_t k = 0; k < s->args.nr; k++)
+				cmdline_add(&bin, s->args.v[k], 0);
+		}
+		/* nssm: the program and its parameters apart */
+		if (s->kubeadm_flags) {
+			buf_addf(&params, POWERSHELL_FILE);
+			cmdline_add(&params, s->wrapper, 1);
+		} else {
+			for (size_t k = 0; k < s->args.nr; k++)
+				cmdline_add(&params, s->args.v[k], 0);
+		}
+		set_str(r, "Name", s->name);
+		set_str(r, "Manager", s->manager);
+		json_object_set_new(r, "Files", fl);
+		json_object_set_new(r, "DependOn", str_list(&s->depends_on));
+		set_str(r, "BinPath", bin.ptr ? bin.ptr : "");
+		set_str(r, "Application", s->kubeadm_flags ? POWERSHELL_EXE : s->binary);
+		set_str(r, "AppParameters", params.ptr ? params.ptr : "");
+		dir = win_dirname(s->binary);
+		set_str(r, "AppDirectory", dir);
+		free(dir);
+		if (s->log_file) {
+			size_t n = strlen(s->log_file);
+
+			if (n > 4 && !strcasecmp(s->log_file + n - 4, ".log"))
+				n -= 4;
+			buf_addf(&b, "%.*s.out.log", (int)n, s->log_file);
+			set_str(r, "AppStdout", b.ptr);
+			buf_reset(&b);
+			buf_addf(&b, "%.*s.err.log", (int)n, s->log_file);
+			set_str(r, "AppStderr", b.ptr);
+		} else {
+			set_str(r, "AppStdout", "");
+			set_str(r, "AppStderr", "");
+		}
+		buf_release(&bin);
+		buf_release(&params);
+		buf_release(&b);
+		json_array_append_new(list, r);
+		wb_origin_format(&s->origin, where, sizeof(where));
+		{
+			char *f = xasprintf("components.%s.services (%s) at %s", s->component,
+					    s->name, where);
+
+			json_array_append_new(froms, json_string(f));
+			free(f);
+		}
+		if (!strcmp(s->manager, "nssm") && !have_nssm) {
+			json_decref(list);
+			json_decref(froms);
+			return wb_error(e, WB_EUSAGE, "service '%s' runs under nssm but no "
+					"nssm.exe is staged (enable it: --set "
+					"components.nssm.enabled=true)", s->name);
+		}
+	}
+	*out = list;
+	*from = froms;
+	return 0;
+}
+
 int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		     const char *cd_label, const char *archive_path,
 		     struct tmpl_vars *v, struct wb_err *e)
@@ -140,10 +288,10 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		builder_providers = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
-	const struct plan_artifact *msi = NULL, *kubelet;
+	const struct plan_artifact *msi = NULL;
 	const struct staged_file *f;
-	char *kube_dir = NULL;
 	json_t *fw = json_array(), *fw_from = json_array();
+	json_t *services = NULL, *services_from = NULL;
 	char *s;
 	int ret = -1;
 
@@ -247,47 +395,14 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		goto out;
 	tmpl_set(v, "containerd_config", f ? f->path : "");
 
-	/* kubelet */
-	kubelet = plan_find_artifact(p, "kubelet");
-	kube_dir = kubelet && kubelet->action == PLAN_INSTALL ?
-		win_dirname(kubelet->dest_win) : xstrdup("C:\\k");
-	{
-		char *where = artifact_origin(kubelet && kubelet->action == PLAN_INSTALL ?
-					      kubelet : NULL, "install.to");
-
-		tmpl_set_from(v, "kube_dir", kube_dir, where);
-		free(where);
-	}
+	/* every declared service, dependencies first (05-services.ps1) */
 	if (find_file(m, "nssm", "nssm.exe", &f, e))
 		goto out;
 	tmpl_set(v, "nssm_exe", f ? f->path : "");
-	if (!strcmp(p->service_manager, "nssm") && !f) {
-		wb_error(e, WB_EUSAGE, "node.service_manager is 'nssm' but no nssm.exe is staged "
-			 "(enable it: --set components.nssm.enabled=true)");
+	if (service_records(p, m, f != NULL, &services, &services_from, e) < 0)
 		goto out;
-	}
-	if (find_file(m, "kubernetes", "StartKubelet.ps1", &f, e))
-		goto out;
-	tmpl_set(v, "kubelet_start_script", f ? f->path : "");
-	if (kubelet && !f) {
-		wb_error(e, WB_ESTAGE, "the staged tree has no StartKubelet.ps1 of component "
-			 "'kubernetes' (the start script the kubelet service runs to read "
-			 "kubeadm-flags.env)");
-		goto out;
-	}
-	/* the command line sc.exe stores: kube-log-runner runs the start
-	 * script (both paths are checked by their ps_binpath sinks) */
-	{
-		char *bin = xasprintf("\"%s\\kube-log-runner.exe\" "
-				      "--log-file=C:\\var\\log\\kubelet\\kubelet.log "
-				      "\"%%SystemRoot%%\\System32\\WindowsPowerShell\\v1.0\\"
-				      "powershell.exe\" -NoProfile -NonInteractive "
-				      "-ExecutionPolicy Bypass -File \"%s\"", kube_dir,
-				      f ? f->path : "");
-
-		tmpl_set(v, "kubelet_binpath", bin);
-		free(bin);
-	}
+	tmpl_set_json_from(v, "services", services, services_from);
+	services = services_from = NULL;
 
 	/* CNI configuration files staged for the recipe's node.cni */
 	for (size_t i = 0; i < m->nfiles; i++)
@@ -303,7 +418,8 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	free(s);
 	ret = 0;
 out:
-	free(kube_dir);
+	json_decref(services);
+	json_decref(services_from);
 	wb_strlist_release(&paths);
 	wb_strlist_release(&excl);
 	wb_strlist_release(&dirs);

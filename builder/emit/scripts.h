@@ -4,9 +4,11 @@
  * data (strings, lists, records: lib/tmpl.h); each template placeholder
  * names its sink, e.g. `$X = {{ps:x}}` or `$Args = {{ps_native:x}}`, and
  * the renderer writes the PowerShell literal or refuses the value. Files a
- * step configures (containerd.exe, config.toml, nssm.exe, StartKubelet.ps1)
- * are the ones their own component staged (the manifest's component
- * field), never the first file of that name in the tree.
+ * step configures (containerd.exe, config.toml, nssm.exe, and every file a
+ * declared service runs) are the ones their own component staged (the
+ * manifest's component field), never the first file of that name in the
+ * tree. `services` holds one record per declared service (plan order):
+ * the sc.exe binPath and nssm's parameters 05-services.ps1 registers.
  */
 #ifndef WB_EMIT_SCRIPTS_H
 #define WB_EMIT_SCRIPTS_H
@@ -22,7 +24,7 @@ extern const unsigned emit_nscripts;
 
 /* Fill VARS for the scripts. Errors are WB_EUSAGE (e.g. nssm chosen but
  * not staged) or WB_ESTAGE (a component stages two files of a name a step
- * needs). */
+ * needs, or not the file one of its services runs). */
 int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		     const char *cd_label, const char *archive_path,
 		     struct tmpl_vars *vars, struct wb_err *e);

@@ -601,6 +601,23 @@ int tmpl_sink_known(const char *sink, size_t len)
 	return sink_find(sink, len) != NULL;
 }
 
+int tmpl_sink_accepts(const char *sink, const char *s, const char **why, size_t *at)
+{
+	const struct sink *k = sink_find(sink, strlen(sink));
+	struct buf tmp = BUF_INIT;
+	struct why w = { 0, NULL, NULL };
+	json_t *list = json_array();
+	int ret;
+
+	json_array_append_new(list, json_stringn_nocheck(s, strlen(s)));
+	ret = k && k->enc && !k->enc(list, &tmp, &w);
+	json_decref(list);
+	buf_release(&tmp);
+	*why = ret ? NULL : w.reason ? w.reason : "is not a sink winbuild knows";
+	*at = w.at;
+	return ret;
+}
+
 void tmpl_describe(struct buf *b, const char *s)
 {
 	size_t n = strlen(s);

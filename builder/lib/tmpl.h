@@ -84,6 +84,15 @@ int tmpl_sink_known(const char *sink, size_t len);
 int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 		struct buf *out, struct wb_err *e);
 
+/*
+ * Whether the string S, as one element of a list, passes the checks of
+ * SINK (e.g. "ps_binpath": a native argument inside an sc.exe binPath).
+ * Returns 1, or 0 with *WHY the reason and *AT the byte offset: the plan
+ * refuses such a recipe value at its file:line:col before anything is
+ * rendered.
+ */
+int tmpl_sink_accepts(const char *sink, const char *s, const char **why, size_t *at);
+
 /* S for a message: printable ASCII as is, '\\n', other bytes as \\xHH, at
  * most 80 bytes then "...". Nothing in it reaches a terminal raw. */
 void tmpl_describe(struct buf *b, const char *s);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/buf.h"
 #include "recipe/plan.h"
@@ -61,6 +62,22 @@ static void verify_release(struct plan_verify *v)
 	free(v->sigreqs);
 }
 
+void plan_service_release(struct plan_service *s)
+{
+	free(s->name);
+	free(s->component);
+	free(s->binary);
+	wb_strlist_release(&s->args);
+	wb_strlist_release(&s->sc_args);
+	wb_strlist_release(&s->depends_on);
+	free(s->manager);
+	free(s->log_runner);
+	free(s->log_file);
+	free(s->wrapper);
+	free(s->dep_origins);
+	memset(s, 0, sizeof(*s));
+}
+
 void plan_release(struct plan *p)
 {
 	for (size_t i = 0; i < p->nartifacts; i++) {
@@ -100,6 +117,17 @@ void plan_release(struct plan *p)
 		free(c->firewall);
 	}
 	free(p->components);
+	for (size_t i = 0; i < p->nservices; i++)
+		plan_service_release(&p->services[i]);
+	free(p->services);
+	for (size_t i = 0; i < p->ngenerate; i++) {
+		free(p->generate[i].component);
+		free(p->generate[i].template_path);
+		free(p->generate[i].dest_win);
+		free(p->generate[i].dest_tree);
+		wb_strlist_release(&p->generate[i].vars);
+	}
+	free(p->generate);
 	for (size_t i = 0; i < p->nmirrors; i++) {
 		free(p->mirrors[i].from);
 		free(p->mirrors[i].to);
@@ -154,6 +182,15 @@ const struct plan_component *plan_find_component(const struct plan *plan,
 	for (size_t i = 0; i < plan->ncomponents; i++)
 		if (!strcmp(plan->components[i].name, name))
 			return &plan->components[i];
+	return NULL;
+}
+
+const struct plan_service *plan_find_service(const struct plan *plan,
+					     const char *name)
+{
+	for (size_t i = 0; i < plan->nservices; i++)
+		if (!strcasecmp(plan->services[i].name, name))
+			return &plan->services[i];
 	return NULL;
 }
 

@@ -155,6 +155,42 @@ struct plan_firewall {
 	char *protocol;
 };
 
+/*
+ * A Windows service a component declares (`services:`, docs/recipes.md).
+ * 05-services.ps1 registers every one, in DEPENDS_ON order, with MANAGER:
+ * "sc" (sc.exe; the program, or LOG_RUNNER running it, answers the service
+ * manager) or "nssm". KUBEADM_FLAGS: the service runs powershell.exe -File
+ * WRAPPER, which stage renders from kubelet/StartKubelet.ps1 and which reads
+ * kubeadm-flags.env at every start. Paths are Windows paths inside the
+ * tree; every argument passed the ps_binpath sink (lib/tmpl.c).
+ */
+struct plan_service {
+	char *name;
+	char *component;
+	char *binary;
+	struct wb_strlist args;        /* under every manager */
+	struct wb_strlist sc_args;     /* before ARGS, under sc only */
+	struct wb_strlist depends_on;  /* service names, each declared */
+	char *manager;                 /* "sc" or "nssm" (node: resolved) */
+	char *log_runner;              /* or NULL */
+	char *log_file;                /* or NULL */
+	int kubeadm_flags;
+	char *wrapper;                 /* Windows path, when kubeadm_flags */
+	struct wb_origin origin, binary_origin, manager_origin;
+	struct wb_origin *dep_origins; /* one per depends_on entry */
+};
+
+/* A file a component declares (`generate:`): TEMPLATE (a path, resolved
+ * relative to the component file) rendered with VARS ("k=v", ${}
+ * expanded) to DEST_WIN by stage (stage/generate.c). */
+struct plan_generate {
+	char *component;
+	char *template_path;
+	char *dest_win, *dest_tree;
+	struct wb_strlist vars;
+	struct wb_origin origin;
+};
+
 struct plan_component {
 	char *name;
 	char *version;
@@ -220,6 +256,12 @@ struct plan {
 	size_t ncomponents, alloc_components;
 	struct plan_artifact *artifacts;   /* sorted by name */
 	size_t nartifacts, alloc_artifacts;
+	/* every enabled component's services, dependencies first, and the
+	 * files they declare */
+	struct plan_service *services;
+	size_t nservices, alloc_services;
+	struct plan_generate *generate;
+	size_t ngenerate, alloc_generate;
 
 	/* Every resolved scalar as "dotted.key", value and origin, sorted by
 	 * key: what `plan --explain` prints beyond the artifacts. */
@@ -266,5 +308,8 @@ const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);
 const struct plan_component *plan_find_component(const struct plan *plan,
 						 const char *name);
+void plan_service_release(struct plan_service *s);
+const struct plan_service *plan_find_service(const struct plan *plan,
+					     const char *name);
 
 #endif

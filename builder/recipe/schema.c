@@ -78,6 +78,27 @@ static const struct schema_key schema_firewall[] = {
 	END
 };
 
+static const struct schema_key schema_service[] = {
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "binary", S_STR, NULL, NULL, S_REQUIRED },
+	{ "args", S_STRLIST, NULL, NULL, 0 },
+	{ "sc_args", S_STRLIST, NULL, NULL, 0 },
+	{ "depends_on", S_STRLIST, NULL, NULL, 0 },
+	{ "manager", S_ENUM, NULL, "node|sc|nssm", 0 },
+	{ "log_runner", S_STR, NULL, NULL, 0 },
+	{ "log_file", S_STR, NULL, NULL, 0 },
+	{ "kubeadm_flags", S_BOOL, NULL, NULL, 0 },
+	{ "wrapper", S_STR, NULL, NULL, 0 },
+	END
+};
+
+static const struct schema_key schema_generate[] = {
+	{ "template", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "vars", S_STRMAP, NULL, NULL, 0 },
+	END
+};
+
 const struct schema_key schema_authenticode[] = {
 	{ "require", S_BOOL, NULL, NULL, 0 },
 	{ "roots", S_STR, NULL, NULL, 0 },
@@ -99,6 +120,8 @@ const struct schema_key schema_component[] = {
 	{ "directories", S_STRLIST, NULL, NULL, 0 },
 	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
+	{ "services", S_LISTOF, schema_service, NULL, 0 },
+	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
 	/* set by the image recipe, beside the component's own keys */
 	{ "file", S_STR, NULL, NULL, 0 },

@@ -5,6 +5,7 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/winpath.h"
 #include "stage/render.h"
 #include "stage/stage.h"
 
@@ -39,20 +40,97 @@ static void set_value(struct tmpl_vars *vars, const struct plan *plan,
 	free(from);
 }
 
-/* Render TEMPLATES_DIR/NAME to the tree path PATH for COMPONENT. */
-static int emit(struct tree *t, const char *templates_dir, const char *name,
-		const char *path, const char *comp, const struct tmpl_vars *vars,
-		struct wb_err *e)
+/* Render the template file TMPL to the tree path PATH for COMPONENT. */
+static int emit_path(struct tree *t, const char *tmpl, const char *path,
+		     const char *comp, const struct tmpl_vars *vars, struct wb_err *e)
 {
 	struct buf out = BUF_INIT;
-	char *tmpl = fs_join(templates_dir, name);
 	int ret = render_file(tmpl, vars, &out, e);
 
 	if (!ret)
 		ret = tree_write(t, path, out.ptr, out.len, comp, e);
 	buf_release(&out);
+	return ret;
+}
+
+/* Render TEMPLATES_DIR/NAME to the tree path PATH for COMPONENT. */
+static int emit(struct tree *t, const char *templates_dir, const char *name,
+		const char *path, const char *comp, const struct tmpl_vars *vars,
+		struct wb_err *e)
+{
+	char *tmpl = fs_join(templates_dir, name);
+	int ret = emit_path(t, tmpl, path, comp, vars, e);
+
 	free(tmpl);
 	return ret;
+}
+
+/*
+ * The files components declare: each `generate:` entry (its template,
+ * beside the component file, with the image's values, the component's
+ * version and the entry's vars), and the start script of each service with
+ * kubeadm_flags (kubelet/StartKubelet.ps1 with the service's binary and
+ * arguments: sc_args only where the program answers sc.exe itself).
+ */
+static int generate_declared(struct tree *t, const struct plan *plan,
+			     const char *templates_dir, struct wb_err *e)
+{
+	for (size_t i = 0; i < plan->ngenerate; i++) {
+		const struct plan_generate *g = &plan->generate[i];
+		const struct plan_component *c = component(plan, g->component);
+		struct tmpl_vars vars = TMPL_VARS_INIT;
+		char where[256], *from;
+		int ret;
+
+		wb_origin_format(&g->origin, where, sizeof(where));
+		from = xasprintf("components.%s.generate at %s", g->component, where);
+		tmpl_set(&vars, "image", plan->name);
+		tmpl_set(&vars, "windows_version", plan->windows_version);
+		tmpl_set(&vars, "version", c ? c->version : "");
+		for (size_t k = 0; k < g->vars.nr; k++) {
+			const char *eq = strchr(g->vars.v[k], '=');
+			char *name = xstrndup(g->vars.v[k], (size_t)(eq - g->vars.v[k]));
+
+			tmpl_set_from(&vars, name, eq + 1, from);
+			free(name);
+		}
+		ret = emit_path(t, g->template_path, g->dest_tree, g->component, &vars, e);
+		tmpl_vars_release(&vars);
+		free(from);
+		if (ret < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < plan->nservices; i++) {
+		const struct plan_service *s = &plan->services[i];
+		struct tmpl_vars vars = TMPL_VARS_INIT;
+		struct wb_strlist args = WB_STRLIST_INIT;
+		const char *why = NULL;
+		char *tree;
+		int ret;
+
+		if (!s->kubeadm_flags)
+			continue;
+		if (!strcmp(s->manager, "sc"))
+			for (size_t k = 0; k < s->sc_args.nr; k++)
+				wb_strlist_push(&args, s->sc_args.v[k]);
+		for (size_t k = 0; k < s->args.nr; k++)
+			wb_strlist_push(&args, s->args.v[k]);
+		tmpl_set(&vars, "image", plan->name);
+		tmpl_set(&vars, "service", s->name);
+		tmpl_set(&vars, "binary", s->binary);
+		tmpl_set_list(&vars, "args", &args);
+		tree = winpath_to_tree(s->wrapper, &why);
+		ret = tree ? emit(t, templates_dir, "kubelet/StartKubelet.ps1", tree,
+				  s->component, &vars, e) :
+			wb_error(e, WB_EUSAGE, "service '%s': bad wrapper path '%s': %s",
+				 s->name, s->wrapper, why);
+		free(tree);
+		wb_strlist_release(&args);
+		tmpl_vars_release(&vars);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* cloudbase-init's conf pair for provider PROV under
@@ -105,9 +183,6 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	tmpl_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
 	set_value(&vars, plan, "service_manager", "node.service_manager",
 		  plan->service_manager, NULL);
-	/* under sc.exe kubelet answers the service manager itself */
-	tmpl_set(&vars, "windows_service",
-		 strcmp(plan->service_manager, "nssm") ? "1" : "");
 	if (ctd) {
 		char *key = xasprintf("components.%s.version", ctd->name);
 
@@ -170,11 +245,10 @@ int stage_generate(struct tree *t, const struct plan *plan,
 			goto out;
 		ret = -1;
 	}
-	/* one start script for both service managers: it reads kubeadm's
-	 * flags at every start (docs/node.md) */
-	if (component(plan, "kubernetes") &&
-	    emit(t, templates_dir, "kubelet/StartKubelet.ps1", "k/StartKubelet.ps1",
-		 "kubernetes", &vars, e) < 0)
+	/* what the components declare: generate entries, and the start
+	 * script of kubelet (both service managers; it reads kubeadm's flags
+	 * at every start, docs/node.md) */
+	if (generate_declared(t, plan, templates_dir, e) < 0)
 		goto out;
 	ret = 0;
 out:

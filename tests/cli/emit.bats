@@ -208,8 +208,8 @@ PY
 	wb emit "$(recipe 2022)" --builder qemu
 	assert_status 0
 	# drop the closing brace of the first block of a real emitted script
-	sed '0,/^}$/{/^}$/d}' out/windows-2022-containerd/packer/scripts/05-kubelet.ps1 > broken.ps1
-	! cmp -s broken.ps1 out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
+	sed '0,/^}$/{/^}$/d}' out/windows-2022-containerd/packer/scripts/05-services.ps1 > broken.ps1
+	! cmp -s broken.ps1 out/windows-2022-containerd/packer/scripts/05-services.ps1
 	run node "$PSPARSE" broken.ps1
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"broken.ps1:"*"ERROR"* || "$output" == *"broken.ps1:"*"MISSING"* ]]
@@ -238,13 +238,14 @@ PY
 	grep -q "RUN_SERVICE_AS_LOCAL_SYSTEM=1" "$s/03-cloudbase-init.ps1"
 	grep -q "SetSetupComplete.cmd" "$s/03-cloudbase-init.ps1"
 	grep -q "cloudbase-init.conf" "$s/03-cloudbase-init.ps1"
-	grep -q "'--register-service'" "$s/04-containerd.ps1"
+	grep -q "Name = 'containerd'; Manager = 'sc'" "$s/05-services.ps1"
+	grep -q -- "--run-service --config" "$s/05-services.ps1"
 	grep -q "C:\\\\Program Files\\\\containerd\\\\config.toml" "$s/04-containerd.ps1"
 	grep -q "Add-MpPreference" "$s/04-containerd.ps1"
-	grep -q "Port = 10250; Protocol = 'TCP'" "$s/05-kubelet.ps1"
-	grep -q "kube-log-runner.exe" "$s/05-kubelet.ps1"
-	grep -q "'depend=', 'containerd'" "$s/05-kubelet.ps1"
-	grep -q "'C:\\\\var\\\\lib\\\\kubelet'" "$s/05-kubelet.ps1"
+	grep -q "Port = 10250; Protocol = 'TCP'" "$s/05-services.ps1"
+	grep -q "kube-log-runner.exe" "$s/05-services.ps1"
+	grep -q "DependOn = @('containerd')" "$s/05-services.ps1"
+	grep -q "'C:\\\\var\\\\lib\\\\kubelet'" "$s/05-services.ps1"
 	grep -q "'/generalize', '/oobe', '/mode:vm'" "$s/08-sysprep.ps1"
 	grep -q 'Unattend.xml' "$s/08-sysprep.ps1"
 	grep -q '"windows-2022-containerd"' "$s/07-provenance.ps1"
@@ -258,8 +259,8 @@ PY
 	rm -rf out && staged windows-2022-containerd 2022 --nssm
 	wb emit "$(recipe 2022)" --set node.service_manager=nssm --set components.nssm.enabled=true --builder qemu
 	assert_status 0
-	grep -q "'C:\\\\Program Files\\\\nssm\\\\win64\\\\nssm.exe'" out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
-	grep -q "StartKubelet.ps1" out/windows-2022-containerd/packer/scripts/05-kubelet.ps1
+	grep -q "'C:\\\\Program Files\\\\nssm\\\\win64\\\\nssm.exe'" out/windows-2022-containerd/packer/scripts/05-services.ps1
+	grep -q "StartKubelet.ps1" out/windows-2022-containerd/packer/scripts/05-services.ps1
 }
 
 @test "emit: usage errors (unknown builder, builder outside the recipe); no staged output stages first" {

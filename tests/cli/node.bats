@@ -80,9 +80,9 @@ assert_kubeadm_flags() {
 	build
 	assert_status 0
 	s="$(O)/packer/scripts"
-	grep -q "Remove-ServiceAndWait -Name 'kubelet'" "$s/05-kubelet.ps1"
+	grep -qF 'Remove-ServiceAndWait -Name $name' "$s/05-services.ps1"
 	# the wait loop polls Get-Service until the service is gone
-	sed -n '/^function Remove-ServiceAndWait/,/^}/p' "$s/05-kubelet.ps1" >"$WORK/f"
+	sed -n '/^function Remove-ServiceAndWait/,/^}/p' "$s/05-services.ps1" >"$WORK/f"
 	grep -q "'delete', \$Name" "$WORK/f"
 	grep -q 'Get-Service -Name \$Name' "$WORK/f"
 	grep -q 'Start-Sleep' "$WORK/f"
@@ -280,4 +280,23 @@ assert tuple(map(int, v["cni-plugins"].split(".")[:2])) >= (1, 9), v
 		assert_status 0
 		assert_output_has "component containerd $v"
 	done
+}
+
+@test "item 5: the FeatureManagement overrides image-builder applies: 1114842764=0 on 2022, 520997518=1 on 2025, none on 2019" {
+	for v in 2019 2022 2025; do
+		wb build "$WB_SRC/recipes/windows-$v-containerd.yaml" -O "$WORK/fixtures.yaml" --no-progress -o "$WORK/o$v"
+		assert_status 0
+		s="$WORK/o$v/windows-$v-containerd/packer/scripts/01-windows-features.ps1"
+		grep -qF "\$FeatureOverrides = 'HKLM:\\SYSTEM\\CurrentControlSet\\Policies\\Microsoft\\FeatureManagement\\Overrides'" "$s"
+		for w in 2022 2025; do
+			sed -n "/^if (\$WindowsVersion -eq '$w') {/,/^}/p" "$s" >"$WORK/b$v-$w"
+		done
+		grep -qxF "    Set-RegistryDword -Path \$FeatureOverrides -Name '1114842764' -Value 0" "$WORK/b$v-2022"
+		grep -qxF "    Set-RegistryDword -Path \$FeatureOverrides -Name '520997518' -Value 1" "$WORK/b$v-2025"
+		# each override only inside its own version test
+		[ "$(grep -c 'FeatureOverrides -Name' "$s")" = 2 ]
+		grep -qF "\$WindowsVersion = '$v'" "$s"
+	done
+	# the source is cited where they are applied
+	grep -q 'images/capi/ansible/windows/roles/' "$WB_SRC/packer/scripts/01-windows-features.ps1.in"
 }

@@ -170,15 +170,15 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	assert_intact
 }
 
-@test "class 5: a kubelet directory with % (expanded in sc.exe binPath) is refused (exit 2)" {
+@test "class 5: a kubelet path with % (expanded in sc.exe binPath) is refused at plan time (exit 2)" {
 	NAME=windows-2022-containerd
 	good_emit
-	sed -i 's|to: C:\\k\\kubelet.exe|to: C:\\k%SystemRoot%\\kubelet.exe|' "$WORK/r/components/kubernetes.yaml"
+	sed -i 's|C:\\k\\kubelet.exe|C:\\k%SystemRoot%\\kubelet.exe|' "$WORK/r/components/kubernetes.yaml"
 	grep -q SystemRoot "$WORK/r/components/kubernetes.yaml"
+	line=$(grep -n '    binary: C:.k%SystemRoot%' "$WORK/r/components/kubernetes.yaml" | cut -d: -f1)
 	wb emit "$(RECIPE_R)"
 	assert_status 2
-	assert_output_has "artifacts.kubelet.install.to at $WORK/r/components/kubernetes.yaml:"
-	assert_output_has ": 'C:\\x5ck%SystemRoot%' holds a %"
+	assert_output_has "$WORK/r/components/kubernetes.yaml:$line:13: 'components.kubernetes.services[1]': 'C:\\x5ck%SystemRoot%\\x5ckubelet.exe' holds a %"
 	assert_output_has "sc.exe binPath"
 	! grep -rq 'SystemRoot%' "$(OUT)"
 	assert_intact
@@ -194,7 +194,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	grep -q "kube'let" "$WORK/r/components/kubernetes.yaml"
 	wb emit "$(RECIPE_R)"
 	assert_status 0
-	grep -qF "@(@{ Name = 'kube''let\"; rm -r C:\\'; Port = 10250; Protocol = 'TCP' })" "$(P)/05-kubelet.ps1"
+	grep -qF "@(@{ Name = 'kube''let\"; rm -r C:\\'; Port = 10250; Protocol = 'TCP' })" "$(P)/05-services.ps1"
 	node "$PSPARSE" "$(P)"/*.ps1
 	snapshot >"$WORK/before"
 	# U+2019 ends a single-quoted string in PowerShell; its UTF-8 bytes
@@ -207,7 +207,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	assert_status 2
 	assert_output_has "components.kubernetes.firewall in $WORK/r/components/kubernetes.yaml: 'kube\xe2\x80\x99let"
 	assert_output_has "non-ASCII character"
-	assert_output_has "05-kubelet.ps1.in' line 11"
+	assert_output_has "05-services.ps1.in' line 13"
 	assert_intact
 }
 
@@ -222,7 +222,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	assert_output_has "render_fuzz: seed 13: 2142 values through 17 sinks, no finding"
 }
 
-@test "class 5: the sc.exe binPath 05-kubelet.ps1 registers reaches kube-log-runner and kubelet as written (PowerShell 5.1 + CommandLineToArgvW model)" {
+@test "class 5: the sc.exe binPath 05-services.ps1 registers reaches kube-log-runner and kubelet as written (PowerShell 5.1 + CommandLineToArgvW model)" {
 	# the chain sc.exe -> kube-log-runner -> StartKubelet.ps1 -> kubelet is
 	# computed by tests/node/winnode.py (issue 14 moved the flags out of the
 	# binPath; tests/cli/node.bats asserts kubeadm's flags)
@@ -261,9 +261,9 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 	add_file 'C:\aaa\StartKubelet.ps1' crictl
 	wb emit "$(RECIPE_R)" --set node.service_manager=nssm --set components.nssm.enabled=true
 	assert_status 0
-	grep -qxF "\$Nssm = 'C:\\Program Files\\nssm\\win64\\nssm.exe'" "$(P)/05-kubelet.ps1"
-	grep -qxF "\$StartScript = 'C:\\k\\StartKubelet.ps1'" "$(P)/05-kubelet.ps1"
-	! grep -q 'aaa' "$(P)/05-kubelet.ps1"
+	grep -qxF "\$Nssm = 'C:\\Program Files\\nssm\\win64\\nssm.exe'" "$(P)/05-services.ps1"
+	grep -qF -- '-File "C:\k\StartKubelet.ps1"' "$(P)/05-services.ps1"
+	! grep -q 'aaa' "$(P)/05-services.ps1"
 	# without nssm's own nssm.exe, another component's does not stand in
 	python3 - "$(OUT)/manifest.json" <<-'PY'
 	import json, sys

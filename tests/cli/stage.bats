@@ -200,7 +200,7 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	stage_shipped
 	assert_status 0
 	grep -q 'kubeadm-flags.env' "$(T)/k/StartKubelet.ps1"
-	grep -qx -- "    '--windows-service'," "$(T)/k/StartKubelet.ps1"
+	grep -qF -- "\$KubeletArgs = @(@('--windows-service', '--cert-dir=" "$(T)/k/StartKubelet.ps1"
 }
 
 @test "an unknown placeholder in a template is an error (exit 2) and no tree is swapped in" {

@@ -18,7 +18,7 @@ back exactly the value, or the renderer must refuse the value:
   ps_msiprop    to a native program and of CommandLineToArgvW splitting it:
                 the program must receive exactly the values
   ps_path     + the Windows PATH split at ';'
-  ps_binpath  + the sc.exe binPath of packer/scripts/05-kubelet.ps1.in:
+  ps_binpath  + the sc.exe binPath of packer/scripts/05-services.ps1.in:
                 sc.exe receives it whole, kube-log-runner splits it back
   hcl, hcl_in Packer's own HCL2 parser (`packer console`, when packer is
               installed): every accepted value of a batch as a local, read
@@ -269,7 +269,7 @@ def chk_binpath(out, vals, ps):
     kube = vals[0]
     runner, kubelet = kube + '\\kube-log-runner.exe', kube + '\\kubelet.exe'
     flags = '--cert-dir=C:\\var\\lib\\kubelet\\pki --kubeconfig=C:\\etc\\kubernetes\\kubelet.conf'
-    # 05-kubelet.ps1.in: ('\"{0}\" --log-file=... \"{1}\" --windows-service {2}' -f ...)
+    # 05-services.ps1.in: ('\"{0}\" --log-file=... \"{1}\" --windows-service {2}' -f ...)
     bp = ('\\"{0}\\" --log-file=C:\\var\\log\\kubelet\\kubelet.log \\"{1}\\" '
           '--windows-service {2}').format(runner, kubelet, flags)
     stored = bp.replace('\\"', '"')

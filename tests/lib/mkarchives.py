@@ -7,6 +7,7 @@ good/  shaped like the real upstream assets (small fake content):
   crictl-v<v>-windows-amd64.tar.gz      crictl.exe at the root (1.36.0, 1.33.0)
   windows-container-networking-cni-amd64-v0.3.3.zip  flat zip
   nssm-2.24.zip                         nssm-2.24/{win32,win64}/nssm.exe
+  csi-proxy-v<v>.tar.gz                 bin/csi-proxy.exe (strip 1)
   CloudbaseInitSetup_1_1_6_x64.msi      OLE compound-file magic + bytes
   kubelet.exe ... kube-log-runner.exe   "MZ" + bytes
 hostile/  one archive per attack (see HOSTILE below).
@@ -75,6 +76,9 @@ def good(d):
     zipf(f"{d}/nssm-2.24.zip",
          [("nssm-2.24/win32/nssm.exe", exe()), ("nssm-2.24/win64/nssm.exe", exe()),
           ("nssm-2.24/src/README.txt", b"nssm\n")])
+    tar(f"{d}/csi-proxy-v1.1.2-hotfix.20230807.tar.gz",
+        [("bin/", lambda ti: setattr(ti, "type", tarfile.DIRTYPE)),
+         ("bin/csi-proxy.exe", exe())])
     with open(f"{d}/CloudbaseInitSetup_1_1_6_x64.msi", "wb") as f:
         f.write(blob(8000, b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
     for b in ("kubelet", "kubeadm", "kube-proxy", "kubectl", "kube-log-runner"):

@@ -10,6 +10,7 @@ a Go program, starts its child), the service manager's expansion of a
 REG_EXPAND_SZ binPath, and the flag handling of C:\\k\\StartKubelet.ps1.
 
 usage (tests/cli/node.bats):
+  winnode.py service SCRIPTS_DIR TREE NAME [FLAGS_ENV]
   winnode.py kubelet-sc SCRIPTS_DIR TREE [FLAGS_ENV]
   winnode.py kubelet-nssm SCRIPTS_DIR TREE [FLAGS_ENV]
   winnode.py msiexec SCRIPTS_DIR
@@ -86,8 +87,10 @@ def ps_literal(src, var):
 
 
 def ps_string_list(src, var):
-    """The single-quoted strings of `$VAR = @( ... )` in SRC."""
-    m = re.search(r'^\$%s = @\((.*?)^\)' % re.escape(var), src, re.M | re.S)
+    """The single-quoted strings of `$VAR = @( ... )` in SRC (one line, or
+    closed by a line holding only ')')."""
+    m = re.search(r'^\$%s = @\((.*)\)$' % re.escape(var), src, re.M) or \
+        re.search(r'^\$%s = @\((.*?)^\)' % re.escape(var), src, re.M | re.S)
     if not m:
         raise ModelError('no $%s = @(...) in the script' % var)
     body = '\n'.join(line.split('#', 1)[0] if line.strip().startswith('#') else line
@@ -125,33 +128,156 @@ def manifest_path(tree, winpath):
     return os.path.join(tree, winpath[3:].replace('\\', '/'))
 
 
-def kubelet_sc(scripts, tree, flags_env):
-    src = open(os.path.join(scripts, '05-kubelet.ps1'), encoding='utf-8').read()
-    stored = ps_literal(src, 'BinPath')
-    call = "$verb, 'kubelet', 'binPath=', $BinPath.Replace('\"', '\\\"'), " \
-           "'depend=', 'containerd', 'start=', 'auto')"
-    if call not in src:
-        raise ModelError('05-kubelet.ps1: the sc.exe call changed; update the model')
-    chain = []
-    for verb in ('create', 'config'):
-        sc = receives([verb, 'kubelet', 'binPath=', stored.replace('"', '\\"'),
-                       'depend=', 'containerd', 'start=', 'auto'])
-        if sc != [verb, 'kubelet', 'binPath=', stored, 'depend=', 'containerd',
-                  'start=', 'auto']:
+class PsParser:
+    """The PowerShell literals winbuild's ps sink writes (lib/tmpl.c):
+    'single-quoted', integers, @(a, b) and @{ Key = v; ... }."""
+
+    def __init__(self, text):
+        self.s, self.i = text, 0
+
+    def ws(self):
+        while self.i < len(self.s) and self.s[self.i] in ' \t':
+            self.i += 1
+
+    def eat(self, tok):
+        self.ws()
+        if not self.s.startswith(tok, self.i):
+            raise ModelError('PowerShell literal: expected %r at %r' % (tok, self.s[self.i:self.i + 30]))
+        self.i += len(tok)
+
+    def value(self):
+        self.ws()
+        c = self.s[self.i:self.i + 2]
+        if c == '@(':
+            self.i += 2
+            out = []
+            self.ws()
+            while self.s[self.i] != ')':
+                out.append(self.value())
+                self.ws()
+                if self.s[self.i] == ',':
+                    self.i += 1
+                    self.ws()
+            self.i += 1
+            return out
+        if c == '@{':
+            self.i += 2
+            out = {}
+            self.ws()
+            while self.s[self.i] != '}':
+                m = re.match(r'[A-Za-z0-9_]+', self.s[self.i:])
+                if not m:
+                    raise ModelError('PowerShell literal: bad key at %r' % self.s[self.i:self.i + 30])
+                self.i += m.end()
+                self.eat('=')
+                out[m.group(0)] = self.value()
+                self.ws()
+                if self.s[self.i] == ';':
+                    self.i += 1
+                    self.ws()
+            self.i += 1
+            return out
+        if self.s[self.i] == "'":
+            m = re.match(r"'((?:[^']|'')*)'", self.s[self.i:])
+            self.i += m.end()
+            return m.group(1).replace("''", "'")
+        m = re.match(r'-?[0-9]+', self.s[self.i:])
+        if not m:
+            raise ModelError('PowerShell literal: unexpected %r' % self.s[self.i:self.i + 30])
+        self.i += m.end()
+        return int(m.group(0))
+
+
+def services(scripts):
+    """The service records of 05-services.ps1 ($Services = @(@{...}, ...)),
+    by name, and the script's source."""
+    src = open(os.path.join(scripts, '05-services.ps1'), encoding='utf-8').read()
+    m = re.search(r'^\$Services = (.*)$', src, re.M)
+    if not m:
+        raise ModelError('05-services.ps1: no $Services')
+    recs = PsParser(m.group(1)).value()
+    return {r['Name']: r for r in recs}, src
+
+
+SC_CALL = ("$scArgs = @($verb, $name, 'binPath=', $svc.BinPath.Replace('\"', '\\\"'), "
+           "'start=', 'auto')")
+SC_DEPEND = "$scArgs += @('depend=', ($svc.DependOn -join '/'))"
+NSSM_PARAMS = "$settings += , @('AppParameters', $svc.AppParameters.Replace('\"', '\\\"'))"
+
+
+def sc_service(rec, src, tree, flags_env):
+    """sc.exe create/config NAME binPath= ... start= auto [depend= a/b]: what
+    sc.exe receives, what the service manager starts, and down the chain
+    (kube-log-runner (Go) -> its child; powershell.exe -File a start script
+    -> kubelet) to the program."""
+    if SC_CALL not in src or SC_DEPEND not in src:
+        raise ModelError('05-services.ps1: the sc.exe call changed; update the model')
+    stored, name = rec['BinPath'], rec['Name']
+    deps = rec['DependOn']
+    for verb in ('config', 'create'):
+        args = [verb, name, 'binPath=', stored.replace('"', '\\"'), 'start=', 'auto']
+        want = [verb, name, 'binPath=', stored, 'start=', 'auto']
+        if deps:
+            args += ['depend=', '/'.join(deps)]
+            want += ['depend=', '/'.join(deps)]
+        sc = receives(args)
+        if sc != want:
             raise ModelError('sc.exe receives %r' % sc)
-    chain.append(['sc.exe'] + sc)
-    runner = split_program(expand(stored))
-    chain.append(runner)
-    if not runner[0].lower().endswith('\\kube-log-runner.exe'):
-        raise ModelError('the service does not start kube-log-runner: %r' % runner)
-    # kube-log-runner: its own flags, then the command it runs
-    i = 1
-    while i < len(runner) and runner[i].startswith('-'):
-        i += 1
-    child = runner[i:]
-    ps = split_program(' '.join(go_escape_arg(a) for a in child))
-    chain.append(ps)
-    return chain + [powershell_file(ps, tree, flags_env)]
+    chain = [['sc.exe'] + sc]
+    prog = split_program(expand(stored))
+    chain.append(prog)
+    if prog[0].lower().endswith('\\kube-log-runner.exe'):
+        # kube-log-runner: its own flags, then the command it runs
+        i = 1
+        while i < len(prog) and prog[i].startswith('-'):
+            i += 1
+        prog = split_program(' '.join(go_escape_arg(a) for a in prog[i:]))
+        chain.append(prog)
+    if prog[0].lower().endswith('\\powershell.exe'):
+        chain.append(powershell_file(prog, tree, flags_env))
+    return chain
+
+
+def nssm_service(rec, src, tree, flags_env):
+    """nssm set NAME AppParameters ...: what nssm receives, then what it
+    starts (Application, then AppParameters as its command line)."""
+    if NSSM_PARAMS not in src or \
+            "$app = [Environment]::ExpandEnvironmentVariables($svc.Application)" not in src:
+        raise ModelError('05-services.ps1: the nssm calls changed; update the model')
+    app = expand(rec['Application'])
+    chain = []
+    params = []
+    if rec['AppParameters']:
+        nssm = receives(['set', rec['Name'], 'AppParameters',
+                         rec['AppParameters'].replace('"', '\\"')])
+        if nssm[:3] != ['set', rec['Name'], 'AppParameters'] or len(nssm) != 4:
+            raise ModelError('nssm.exe receives %r' % nssm)
+        chain.append(['nssm.exe'] + nssm)
+        params = command_line_to_argv(nssm[3])
+    prog = [app] + params
+    chain.append(prog)
+    if app.lower().endswith('\\powershell.exe'):
+        chain.append(powershell_file(prog, tree, flags_env))
+    return chain
+
+
+def service(scripts, tree, name, flags_env, manager=None):
+    recs, src = services(scripts)
+    if name not in recs:
+        raise ModelError('05-services.ps1 registers no service %r (it has %s)' %
+                         (name, ', '.join(sorted(recs))))
+    rec = recs[name]
+    if manager and rec['Manager'] != manager:
+        raise ModelError('service %s is under %s, not %s' % (name, rec['Manager'], manager))
+    for f in rec['Files']:
+        if not os.path.isfile(manifest_path(tree, f)):
+            raise ModelError('service %s: %s is not in the staged tree' % (name, f))
+    fn = nssm_service if rec['Manager'] == 'nssm' else sc_service
+    return fn(rec, src, tree, flags_env)
+
+
+def kubelet_sc(scripts, tree, flags_env):
+    return service(scripts, tree, 'kubelet', flags_env, 'sc')
 
 
 def powershell_file(ps, tree, flags_env):
@@ -168,21 +294,7 @@ def powershell_file(ps, tree, flags_env):
 
 
 def kubelet_nssm(scripts, tree, flags_env):
-    src = open(os.path.join(scripts, '05-kubelet.ps1'), encoding='utf-8').read()
-    start = ps_literal(src, 'StartScript')
-    m = re.search(r"@\('AppParameters', \"((?:[^\"`]|`.)*)\"\)", src)
-    if not m:
-        raise ModelError('05-kubelet.ps1: no AppParameters')
-    value = re.sub(r'`(.)', r'\1', m.group(1)).replace('$StartScript', start)
-    if '$' in value:
-        raise ModelError('AppParameters: unmodelled variable in %r' % value)
-    nssm = receives(['set', 'kubelet', 'AppParameters', value])
-    if nssm[:3] != ['set', 'kubelet', 'AppParameters'] or len(nssm) != 4:
-        raise ModelError('nssm.exe receives %r' % nssm)
-    # nssm starts "Application AppParameters"
-    ps = ['C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe'] + \
-        command_line_to_argv(nssm[3])
-    return [['nssm.exe'] + nssm, ps, powershell_file(ps, tree, flags_env)]
+    return service(scripts, tree, 'kubelet', flags_env, 'nssm')
 
 
 def ps_literal_list(expr):
@@ -241,6 +353,15 @@ def main():
         try:
             res = native_literals(sys.argv[2:]) if sys.argv[1] == 'native' else msiexec(sys.argv[2])
             for argv in res:
+                print(json.dumps(argv))
+        except (ModelError, OSError) as e:
+            print('winnode: %s' % e, file=sys.stderr)
+            return 1
+        return 0
+    if sys.argv[1:2] == ['service'] and len(sys.argv) in (5, 6):
+        flags = open(sys.argv[5], encoding='utf-8').read() if len(sys.argv) == 6 else None
+        try:
+            for argv in service(sys.argv[2], sys.argv[3], sys.argv[4], flags):
                 print(json.dumps(argv))
         except (ModelError, OSError) as e:
             print('winnode: %s' % e, file=sys.stderr)

@@ -150,7 +150,7 @@ static void test_shipped_templates_render(void **state)
 		"cni_conf_dir", "service_manager", "provider", "containerd_version",
 		"provider_azure", "provider_aws", "provider_vsphere",
 		"provider_openstack", "provider_nutanix", "provider_generic_http", "provider_nocloud",
-		"windows_service", "cni_bin_dirs",
+		"service", "binary", "args", "cni_bin_dirs",
 	};
 	struct tmpl_vars v = TMPL_VARS_INIT;
 
@@ -336,6 +336,29 @@ static void test_trusted_is_explicit(void **state)
 	buf_release(&out);
 }
 
+/* The plan checks service arguments with the sinks' own rules. */
+static void test_sink_accepts(void **state)
+{
+	const char *why = NULL;
+	size_t at = 99;
+
+	(void)state;
+	assert_int_equal(tmpl_sink_accepts("ps_binpath", "--greeting=hello world", &why, &at), 1);
+	assert_null(why);
+	assert_int_equal(tmpl_sink_accepts("ps_binpath", "--a=%PATH%", &why, &at), 0);
+	assert_non_null(strstr(why, "holds a %"));
+	assert_int_equal(at, 4);
+	assert_int_equal(tmpl_sink_accepts("ps_binpath", "", &why, &at), 0);
+	assert_non_null(strstr(why, "empty"));
+	assert_int_equal(tmpl_sink_accepts("ps_binpath", "C:\\x\\", &why, &at), 0);
+	assert_non_null(strstr(why, "ends in"));
+	assert_int_equal(tmpl_sink_accepts("ps_native", "say \"hi\"", &why, &at), 0);
+	assert_int_equal(at, 4);
+	assert_int_equal(tmpl_sink_accepts("ps_native", "caf\xc3\xa9", &why, &at), 0);
+	assert_non_null(strstr(why, "non-ASCII"));
+	assert_int_equal(tmpl_sink_accepts("no_such_sink", "x", &why, &at), 0);
+}
+
 static void test_plan_grammars(void **state)
 {
 	static const char *const good_versions[] = {
@@ -390,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_sink_powershell),
 		cmocka_unit_test(test_sink_lists_and_records),
 		cmocka_unit_test(test_trusted_is_explicit),
+		cmocka_unit_test(test_sink_accepts),
 		cmocka_unit_test(test_plan_grammars),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
