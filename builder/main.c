@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/text.h"
 
 static int cmd_help(int argc, char **argv, struct wb_run *run);
 static int cmd_version(int argc, char **argv, struct wb_run *run);
@@ -172,9 +173,52 @@ const struct wb_command *wb_commands(size_t *nr)
 	return commands;
 }
 
+/* Every error line printed through cmd_fail and cmd_errorf, in order: the
+ * "errors" of the --json result (cmd_json_print). CLI state, not a
+ * module's. */
+static struct wb_strlist reported_errors;
+
+void cmd_record_error(const char *msg, size_t len)
+{
+	char *m = xstrndup(msg, len);
+
+	wb_strlist_push(&reported_errors, m);
+	free(m);
+}
+
+const struct wb_strlist *cmd_reported_errors(void)
+{
+	return &reported_errors;
+}
+
+void cmd_errorf(const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "winbuild: %s\n", msg);
+	cmd_record_error(msg, strlen(msg));
+}
+
 int cmd_fail(const struct wb_err *e)
 {
-	fprintf(stderr, "winbuild: %s\n", e->msg[0] ? e->msg : "unknown error");
+	const char *p = e->msg[0] ? e->msg : "unknown error";
+
+	/* one "winbuild: " line per line of the message (schema_check
+	 * reports several errors at once) */
+	for (;;) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(stderr, "winbuild: %.*s\n", n, p);
+		cmd_record_error(p, (size_t)n);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
 	return e->code ? e->code : WB_EIO;
 }
 
@@ -198,40 +242,14 @@ static const struct wb_command *find_command(const char *name)
 	return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, sizeof(prev));
-	}
-	return prev[lb];
-}
-
 static const char *closest_command(const char *name)
 {
-	const char *best = NULL;
-	size_t bestd = 3;
+	struct text_suggest sg;
 
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		size_t d = edit_distance(name, commands[i].name);
-		if (d < bestd || (!strncmp(commands[i].name, name, strlen(name)) &&
-				  strlen(name) >= 2 && !best)) {
-			bestd = d;
-			best = commands[i].name;
-		}
-	}
-	return best;
+	text_suggest_init(&sg, name);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		text_suggest_add(&sg, commands[i].name);
+	return sg.best;
 }
 
 static void list_commands(FILE *f)

@@ -21,6 +21,12 @@ const struct wb_command *wb_commands(size_t *nr);
 
 /* Print "winbuild: MSG" to stderr and return e->code (or WB_EIO). */
 int cmd_fail(const struct wb_err *e);
+/* Print "winbuild: MSG" to stderr, kept for the --json result. */
+void cmd_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Keep MSG[0..LEN) for the --json result (cmd_fail and cmd_errorf do). */
+void cmd_record_error(const char *msg, size_t len);
+/* The error lines printed so far, in order. */
+const struct wb_strlist *cmd_reported_errors(void);
 /* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
