@@ -84,7 +84,11 @@ int cmd_cache(int argc, char **argv, struct wb_run *run)
 	char *dir;
 	int ret;
 
-	ret = cmd_parse_options(argc, argv, "--cache --json -q", CACHE_USAGE, run);
+	static const struct cmd_optset set = {
+		OPT_CACHE | OPT_JSON | OPT_QUIET, NULL, 0, CACHE_USAGE
+	};
+
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)

@@ -185,7 +185,17 @@ out:
 	return ret;
 }
 
-/* Options emit and build share: builders, format, signing. */
+/* The options of emit and build: one table, each option a bit; build
+ * takes all but the image-builder ones (EMIT_OPTS, BUILD_OPTS). */
+enum emit_opt {
+	EO_BUILDER = 1u << 0, EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
+	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
+	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
+	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
+};
+#define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
+#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
+
 struct emit_args {
 	struct wb_strlist builders;
 	const char *format, *mirror_url;
@@ -194,24 +204,34 @@ struct emit_args {
 	struct cmd_opt table[12];
 };
 
-#define EMIT_ONLY_OPTS 9   /* index of --format in emit_args.table */
-
 static void emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
-		{ "--builder", "-b", 1, NULL, &a->builders, NULL },
-		{ "--sign-scripts", NULL, 0, NULL, NULL, &a->sign_scripts },
-		{ "--sign-cert", NULL, 1, &a->so.cert, NULL, NULL },
-		{ "--sign-key", NULL, 1, &a->so.key, NULL, NULL },
-		{ "--sign-pkcs12", NULL, 1, &a->so.pkcs12, NULL, NULL },
-		{ "--sign-pkcs11-uri", NULL, 1, &a->so.pkcs11_uri, NULL, NULL },
-		{ "--sign-pkcs11-module", NULL, 1, &a->so.pkcs11_module, NULL, NULL },
-		{ "--sign-pass-file", NULL, 1, &a->so.pass_file, NULL, NULL },
-		{ "--sign-timestamp", NULL, 1, &a->so.timestamp_url, NULL, NULL },
-		/* EMIT_ONLY_OPTS: from here on, emit only */
-		{ "--format", NULL, 1, &a->format, NULL, NULL },
-		{ "--mirror-url", NULL, 1, &a->mirror_url, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+		{ EO_BUILDER, "--builder", "-b", "NAME", "emit only this builder (repeatable; one of the\n"
+		  "recipe's packer.builders)", NULL, &a->builders, NULL },
+		{ EO_SIGN_SCRIPTS, "--sign-scripts", NULL, NULL,
+		  "Authenticode-sign every script with osslsigncode;\n"
+		  "the template then runs them with execution_policy\n"
+		  "\"allsigned\" (docs/authenticode.md)", NULL, NULL, &a->sign_scripts },
+		{ EO_SIGN_CERT, "--sign-cert", NULL, "FILE", "PEM certificate chain (or a PKCS#11 URI)",
+		  &a->so.cert, NULL, NULL },
+		{ EO_SIGN_KEY, "--sign-key", NULL, "FILE", "PEM private key", &a->so.key, NULL, NULL },
+		{ EO_SIGN_PKCS12, "--sign-pkcs12", NULL, "FILE", "PKCS#12 file (certificate and key)",
+		  &a->so.pkcs12, NULL, NULL },
+		{ EO_SIGN_PKCS11_URI, "--sign-pkcs11-uri", NULL, "URI",
+		  "a key kept in a PKCS#11 token (HSM)", &a->so.pkcs11_uri, NULL, NULL },
+		{ EO_SIGN_PKCS11_MODULE, "--sign-pkcs11-module", NULL, "SO",
+		  "the PKCS#11 module of that token", &a->so.pkcs11_module, NULL, NULL },
+		{ EO_SIGN_PASS_FILE, "--sign-pass-file", NULL, "FILE",
+		  "key password, PKCS#12 password or token PIN", &a->so.pass_file, NULL, NULL },
+		{ EO_SIGN_TIMESTAMP, "--sign-timestamp", NULL, "URL",
+		  "RFC 3161 timestamp server (needs network)", &a->so.timestamp_url, NULL, NULL },
+		{ EO_FORMAT, "--format", NULL, "FMT", "packer (default) or image-builder: a JSON var file\n"
+		  "for kubernetes-sigs/image-builder in\n"
+		  "OUT/<name>/image-builder/<name>.json", &a->format, NULL, NULL },
+		{ EO_MIRROR_URL, "--mirror-url", NULL, "URL", "with image-builder: where the mirror of the\n"
+		  "verified artifacts is served (URL/<host>/<path>)", &a->mirror_url, NULL, NULL },
+		{ 0 },
 	};
 
 	memset(a, 0, sizeof(*a));
@@ -277,12 +297,14 @@ out:
 
 int cmd_emit(int argc, char **argv, struct wb_run *run)
 {
+	/* --lock: the digests of --format image-builder */
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, EMIT_OPTS, EMIT_USAGE };
 	struct emit_args a;
 	int ret;
 
 	emit_args_init(&a);
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
-					EMIT_USAGE, run)))
+	set.own = a.table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
 	if (run->positional.nr != 1) {
 		ret = cmd_usage("%s", EMIT_USAGE);
@@ -297,13 +319,13 @@ out:
 
 int cmd_build(int argc, char **argv, struct wb_run *run)
 {
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, BUILD_OPTS, BUILD_USAGE };
 	struct emit_args a;
 	int ret;
 
 	emit_args_init(&a);
-	a.table[EMIT_ONLY_OPTS].name = NULL;   /* build: Packer inputs only */
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
-					BUILD_USAGE, run)))
+	set.own = a.table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
 	if (run->positional.nr != 1) {
 		ret = cmd_usage("%s", BUILD_USAGE);

@@ -345,9 +345,9 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run)
 	struct fetch_item *items = NULL;
 	int ret;
 
-	ret = cmd_parse_options(argc, argv,
-				"-O --set --cache --cacert --lock -j --offline --locked "
-				"--json -q -v --no-progress", FETCH_USAGE, run);
+	static const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, NULL, 0, FETCH_USAGE };
+
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)

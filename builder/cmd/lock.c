@@ -24,14 +24,16 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	struct plan plan;
 	struct fetch_item *items = NULL;
 	int accept_new = 0, ret;
-	const struct cmd_opt extra[] = {
-		{ "--accept-new", NULL, 0, NULL, NULL, &accept_new },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--accept-new", NULL, NULL, "pin needs_pin artifacts as downloaded (trust on\n"
+		  "first use); prints every pin it made", NULL, NULL, &accept_new },
+		{ 0 },
+	};
+	const struct cmd_optset set = {
+		(OPTS_FETCH & ~OPT_LOCKED) | OPT_JSON, own, 0, LOCK_USAGE
 	};
 
-	ret = cmd_parse_options_ex(argc, argv,
-				   "-O --set --cache --cacert --lock -j --offline -q -v "
-				   "--no-progress", extra, LOCK_USAGE, run);
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)

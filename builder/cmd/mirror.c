@@ -59,10 +59,13 @@ static time_t epoch_now(void)
 int cmd_mirror(int argc, char **argv, struct wb_run *run)
 {
 	const char *sign = NULL;
-	const struct cmd_opt extra[] = {
-		{ "--sign", NULL, 1, &sign, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--sign", NULL, "KEYFILE", "sign every artifact anew with this minisign secret\n"
+		  "key (unencrypted: minisign -G -W); trust it with\n"
+		  "signatures.keys and policy.require: signature", &sign, NULL, NULL },
+		{ 0 },
 	};
+	const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, own, 0, MIRROR_USAGE };
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	struct fetch_item *items = NULL;
@@ -72,8 +75,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	struct mirror_stats st;
 	int ret;
 
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, extra,
-					MIRROR_USAGE, run)))
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
 	if (run->positional.nr != 2)
 		return cmd_usage("%s", MIRROR_USAGE);

@@ -484,7 +484,11 @@ int cmd_plan(int argc, char **argv, struct wb_run *run)
 	struct plan plan;
 	int ret;
 
-	if ((ret = cmd_parse_options(argc, argv, "-O --set --explain --json", PLAN_USAGE, run)))
+	static const struct cmd_optset set = {
+		OPTS_RECIPE | OPT_EXPLAIN | OPT_JSON, NULL, 0, PLAN_USAGE
+	};
+
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage(PLAN_USAGE);

@@ -466,7 +466,8 @@ out:
 
 int cmd_stage(int argc, char **argv, struct wb_run *run)
 {
-	int ret = cmd_parse_options(argc, argv, CMD_STAGE_OPTIONS, STAGE_USAGE, run);
+	static const struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, 0, STAGE_USAGE };
+	int ret = cmd_parse_options(argc, argv, &set, run);
 
 	if (ret)
 		return ret;

@@ -113,11 +113,12 @@ out:
 int cmd_verify(int argc, char **argv, struct wb_run *run)
 {
 	const char *lock = NULL;
-	const struct cmd_opt extra[] = {
-		{ "--lock", NULL, 1, &lock, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--lock", NULL, "FILE", "check the cache against this lock file", &lock, NULL, NULL },
+		{ 0 },
 	};
-	int ret = cmd_parse_options_ex(argc, argv, "--cache -q", extra, VERIFY_USAGE, run);
+	const struct cmd_optset set = { OPT_CACHE | OPT_QUIET | OPT_JSON, own, 0, VERIFY_USAGE };
+	int ret = cmd_parse_options(argc, argv, &set, run);
 
 	if (ret)
 		return ret;

@@ -124,5 +124,7 @@ void text_suggest_add(struct text_suggest *s, const char *cand)
 		s->best = cand;
 	} else if (!s->best && n >= 2 && !strncmp(cand, s->want, n)) {
 		s->best = cand;
+	} else if (!s->best && strlen(cand) >= 4 && !strncmp(s->want, cand, strlen(cand))) {
+		s->best = cand;   /* "--cache-dir" for "--cache" */
 	}
 }

@@ -38,7 +38,8 @@ char *text_printable(const char *s);
  * (Levenshtein), for misspelt commands, options, recipe keys and component
  * names. text_suggest_init, then text_suggest_add each candidate; best is
  * the one within distance 2 (the first such, the nearest wins), else the
- * first candidate WANT is a prefix of (at least 2 characters), else NULL.
+ * first candidate WANT is a prefix of (at least 2 characters) or that is a
+ * prefix of WANT (at least 4), else NULL.
  */
 struct text_suggest {
 	const char *want;
