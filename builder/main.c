@@ -167,13 +167,16 @@ int cmd_fail(const struct wb_err *e)
 
 int cmd_usage(const char *fmt, ...)
 {
+	char msg[WB_ERR_MAX], *line;
 	va_list ap;
 
-	fputs("usage: winbuild ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	line = xasprintf("usage: winbuild %s", msg);
+	fprintf(stderr, "%s\n", line);
+	cmd_record_error(line, strlen(line));
+	free(line);
 	return WB_EUSAGE;
 }
 
@@ -347,6 +350,8 @@ int main(int argc, char **argv)
 	ret = c->fn(argc - 1, argv + 1, &run);
 	if (ret == CMD_HELP_SHOWN)
 		ret = WB_OK;
+	else if (run.json)
+		ret = cmd_json_finish(&run, ret);
 	if (run.quiet)
 		run.log.level = WB_LOG_WARN;
 	wb_strlist_release(&run.positional);

@@ -101,6 +101,26 @@ void cmd_print_options(FILE *f, const struct cmd_optset *set);
 int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
 		  const char *const *titles, size_t n);
 
+/*
+ * --json (json.c, docs/json.md): the result object of this run, created on
+ * first use with "schema", "command", "ok", "exit" and "errors"; NULL
+ * without --json. Commands add their fields; main() prints it when the
+ * command returns (cmd_json_finish: ok, exit and the error lines filled
+ * in), whatever the exit code. A command that prints its own document
+ * (plan) sets run->json_done.
+ */
+struct json_t;
+struct json_t *cmd_json(struct wb_run *run);
+/* Set KEY of the result to VALUE (a new reference); drops VALUE without
+ * --json. */
+void cmd_json_set(struct wb_run *run, const char *key, struct json_t *value);
+int cmd_json_finish(struct wb_run *run, int exit_code);
+/* "recipe" and "artifacts" (each fetched item) of the result. */
+struct plan;
+struct fetch_item;
+void cmd_json_fetch(struct wb_run *run, const struct plan *plan,
+		    const struct fetch_item *items);
+
 int cmd_plan(int argc, char **argv, struct wb_run *run);
 
 struct plan;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "emit/emit.h"
 #include "emit/imagebuilder.h"
@@ -78,16 +80,16 @@ static int select_builders(const struct plan *p, const struct wb_strlist *req,
 		int in_plan = 0;
 
 		if (!emit_builder_known(req->v[i])) {
-			fprintf(stderr, "winbuild: unknown builder '%s' (azure-arm, vsphere-iso, "
-				"qemu, hyperv-iso, amazon-ebs)\n", req->v[i]);
+			cmd_errorf("unknown builder '%s' (azure-arm, vsphere-iso, "
+				"qemu, hyperv-iso, amazon-ebs)", req->v[i]);
 			return WB_EUSAGE;
 		}
 		for (size_t k = 0; k < p->builders.nr; k++)
 			in_plan |= !strcmp(p->builders.v[k], req->v[i]);
 		if (!in_plan) {
-			fprintf(stderr, "winbuild: builder '%s' is not in the recipe's packer.builders "
-				"(--builder narrows; widen with --set packer.builders=[...])\n",
-				req->v[i]);
+			cmd_errorf("builder '%s' is not in the recipe's packer.builders "
+				   "(--builder narrows; widen with --set packer.builders=[...])",
+				   req->v[i]);
 			return WB_EUSAGE;
 		}
 		wb_strlist_push_unique(sel, req->v[i]);
@@ -112,8 +114,8 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	if ((ret = select_builders(plan, req_builders, &sel)))
 		goto out;
 	if (!fs_exists(mpath)) {
-		fprintf(stderr, "winbuild: '%s' not found: stage the recipe first "
-			"('winbuild stage' or 'winbuild build')\n", mpath);
+		cmd_errorf("'%s' not found: stage the recipe first "
+			"('winbuild stage' or 'winbuild build')", mpath);
 		ret = WB_ESTAGE;
 		goto out;
 	}
@@ -130,7 +132,17 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 		ret = cmd_fail(&e);
 		goto out;
 	}
-	if (!run->quiet) {
+	if (run->json) {
+		json_t *b = json_array();
+
+		for (size_t i = 0; i < sel.nr; i++)
+			json_array_append_new(b, json_string(sel.v[i]));
+		cmd_json_set(run, "packer", json_pack("{s:s++,s:s+++,s:s+++,s:o}",
+			     "dir", outdir, "/", "packer",
+			     "template", outdir, "/packer/", plan->name, ".pkr.hcl",
+			     "var_file", outdir, "/packer/", plan->name, ".auto.pkrvars.hcl",
+			     "builders", b));
+	} else if (!run->quiet) {
 		printf("%s/packer/%s.pkr.hcl\n", outdir, plan->name);
 		printf("%s/packer/%s.auto.pkrvars.hcl\n", outdir, plan->name);
 		printf("builders:");
@@ -164,8 +176,8 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 		goto out;
 	}
 	if (r == 0) {
-		fprintf(stderr, "winbuild: no lock file '%s': run 'winbuild lock' first "
-			"(the var file carries the locked digests)\n", run->lock_path);
+		cmd_errorf("no lock file '%s': run 'winbuild lock' first "
+			"(the var file carries the locked digests)", run->lock_path);
 		ret = WB_EUSAGE;
 		goto out;
 	}
@@ -175,7 +187,8 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 	}
 	for (size_t i = 0; i < warnings.nr; i++)
 		fprintf(stderr, "winbuild: warning: %s\n", warnings.v[i]);
-	if (!run->quiet)
+	cmd_json_set(run, "image_builder", json_string(path));
+	if (!run->quiet && !run->json)
 		printf("%s\n", path);
 out:
 	lockfile_release(&lf);
@@ -247,16 +260,16 @@ static int emit_args_check(struct emit_args *a)
 	const char *format = a->format;
 
 	if (strcmp(format, "packer") && strcmp(format, "image-builder")) {
-		fprintf(stderr, "winbuild: --format is 'packer' or 'image-builder', not '%s'\n", format);
+		cmd_errorf("--format is 'packer' or 'image-builder', not '%s'", format);
 		return WB_EUSAGE;
 	}
 	if (!strcmp(format, "image-builder") && !a->mirror_url) {
-		fprintf(stderr, "winbuild: --format image-builder needs --mirror-url URL\n");
+		cmd_errorf("--format image-builder needs --mirror-url URL");
 		return WB_EUSAGE;
 	}
 	if (a->sign_scripts != sign_requested(&a->so) ||
 	    (a->sign_scripts && strcmp(format, "packer"))) {
-		fprintf(stderr, "winbuild: %s\n", a->sign_scripts && strcmp(format, "packer") ?
+		cmd_errorf("%s", a->sign_scripts && strcmp(format, "packer") ?
 			"--sign-scripts applies to --format packer only" : a->sign_scripts ?
 			"--sign-scripts needs a key: --sign-key, --sign-pkcs12 or --sign-pkcs11-uri" :
 			"--sign-* options need --sign-scripts");

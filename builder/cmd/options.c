@@ -150,6 +150,10 @@ int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
 {
 	int i, only_positional = 0;
 
+	/* --json first: a usage error in any option is a JSON result too */
+	for (i = 1; (set->common & OPT_JSON) && i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			run->json = 1;
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val = NULL;
 		int done = 0;

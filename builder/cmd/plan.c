@@ -494,8 +494,10 @@ int cmd_plan(int argc, char **argv, struct wb_run *run)
 		return cmd_usage(PLAN_USAGE);
 	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
 		return ret;
-	if (run->json)
+	if (run->json) {
 		ret = print_json(&plan);
+		run->json_done = 1;   /* its own document: docs/plan-json.md */
+	}
 	else
 		print_text(&plan, run->explain);
 	plan_release(&plan);
