@@ -41,6 +41,15 @@ q() {
 	grep -q "^staged " err.txt
 }
 
+@test "emit --json over a staged output: the Packer files, nothing else" {
+	"$WINBUILD" build "$RECIPE" -O fixtures.yaml -q --no-progress
+	j emit "$RECIPE" -O fixtures.yaml --builder qemu --builder vsphere-iso --json
+	[ "$status" -eq 0 ] || { cat err.txt; false; }
+	doc "winbuild emit --json" exact
+	[ "$(q 'r["packer"]["builders"]')" = "['qemu', 'vsphere-iso']" ]
+	[ -f "$(q 'r["packer"]["var_file"]')" ]
+}
+
 @test "build --json with a tampered artifact: exit 1, the object names the failure, stderr too" {
 	sed -i "/^  containerd:/,/sha256/ s/sha256: [0-9a-f]*/sha256: $(printf '0%.0s' {1..64})/" fixtures.yaml
 	j build "$RECIPE" -O fixtures.yaml --builder qemu --json
