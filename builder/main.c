@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/text.h"
 
 static int cmd_help(int argc, char **argv, struct wb_run *run);
 static int cmd_version(int argc, char **argv, struct wb_run *run);
@@ -24,42 +25,29 @@ static const struct wb_command commands[] = {
 	  "Resolve RECIPE with override files (-O, in order), $WINBUILD_SET and\n"
 	  "--set, and print for every artifact: the URLs in the order they will\n"
 	  "be tried, how it will be verified, and where it lands on the Windows\n"
-	  "disk. Nothing is downloaded.\n\n"
-	  "  -O, --override FILE  apply an override file (repeatable, later wins)\n"
-	  "  --set KEY=VALUE      set one value (repeatable; beats everything)\n"
-	  "  --explain            show where every value came from (file:line)\n"
-	  "  --json               machine-readable plan (docs/plan-json.md)\n" },
+	  "disk. Nothing is downloaded. --json: docs/plan-json.md.\n",
+	  "exit codes: 0 resolved, 2 usage or recipe error (every schema error of\n"
+	  "a file at once, at most 20)\n" },
 	{ "fetch", cmd_fetch, "fetch RECIPE [options]",
 	  "download and verify every artifact into the cache",
-	  "Options:\n"
-	  "  -O, --override FILE  override file (repeatable)\n"
-	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
-	  "  -j, --jobs N         parallel transfers (default 4)\n"
-	  "  --offline            no network: the cache and file:// URLs only\n"
-	  "  --locked             refuse anything that differs from the lock file\n"
-	  "  --lock FILE          the lock file (default winbuild.lock)\n"
-	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
-	  "  --cacert FILE        CA bundle for HTTPS (default $SSL_CERT_FILE, system)\n"
-	  "  --no-progress        no progress bars\n"
-	  "  --json               print a JSON summary on stdout\n"
-	  "  -q, --quiet          only errors\n"
-	  "\nexit codes: 0 all verified, 1 something did not verify (or --locked\n"
+	  "Download every artifact of RECIPE into the content-addressed cache and\n"
+	  "verify it (pinned digest, checksum file, minisign, Authenticode).\n",
+	  "exit codes: 0 all verified, 1 something did not verify (or --locked\n"
 	  "differs), 2 could not be checked or recipe error, 3 network error or\n"
 	  "--offline with artifacts missing from the cache, 5 I/O error\n" },
 	{ "lock", cmd_lock, "lock RECIPE [options]",
 	  "fetch, verify and write winbuild.lock",
-	  "Options: as fetch, plus\n"
-	  "  --accept-new         pin needs_pin artifacts as downloaded (trust on\n"
-	  "                       first use); prints every pin it made\n" },
+	  "Fetch and verify every artifact as fetch does, then write the lock file\n"
+	  "(--lock FILE) recording each artifact's URL, size, SHA-256 and evidence.\n",
+	  "exit codes: as fetch; the lock file is written only when everything\n"
+	  "verified\n" },
 	{ "stage", cmd_stage, "stage RECIPE [-o OUT] [options]",
 	  "fetch if needed, then build OUT/<name>/tree and manifest.json",
 	  "Builds the Windows system drive of the image in OUT/<name>/tree (default\n"
 	  "OUT: out) from verified cache entries, with the generated config files,\n"
 	  "and OUT/<name>/manifest.json (docs/stage.md, docs/manifest.md). The\n"
-	  "tree is built beside the old one and swapped in only when complete.\n\n"
-	  "Options: as fetch, plus\n"
-	  "  -o, --out DIR        output directory (default out)\n"
-	  "\nenvironment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
+	  "tree is built beside the old one and swapped in only when complete.\n",
+	  "environment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
 	  "315532800, 1980-01-01), WINBUILD_TEMPLATES (template directory)\n"
 	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
 	  "quarantined), 2 recipe or template error, 3 network error, 4 hostile or\n"
@@ -67,43 +55,20 @@ static const struct wb_command commands[] = {
 	{ "emit", cmd_emit,
 	  "emit RECIPE [--builder NAME]... [-o OUT] [options]",
 	  "write Packer inputs (HCL2, var file, PowerShell) from the staged output",
-	  "Reads OUT/<name>/manifest.json and tree/ (written by 'winbuild stage')\n"
-	  "and writes OUT/<name>/packer/ (docs/packer.md).\n\n"
-	  "  -b, --builder NAME   emit only this builder (repeatable; one of the\n"
-	  "                       recipe's packer.builders)\n"
-	  "  -o, --out DIR        output directory (default out)\n"
-	  "  -O, --override FILE  override file (repeatable)\n"
-	  "  --set KEY=VALUE      set a recipe value (repeatable)\n"
-	  "  --format FMT         packer (default) or image-builder: a JSON var file\n"
-	  "                       for kubernetes-sigs/image-builder in\n"
-	  "                       OUT/<name>/image-builder/<name>.json\n"
-	  "  --mirror-url URL     with image-builder: where the mirror of the\n"
-	  "                       verified artifacts is served (URL/<host>/<path>)\n"
-	  "  --lock FILE          digests for image-builder (default winbuild.lock)\n"
-	  "  --sign-scripts       Authenticode-sign every script with osslsigncode;\n"
-	  "                       the template then runs them with execution_policy\n"
-	  "                       \"allsigned\" (docs/authenticode.md). Key, one of:\n"
-	  "  --sign-cert FILE --sign-key FILE     PEM certificate chain and key\n"
-	  "  --sign-pkcs12 FILE                   PKCS#12 file\n"
-	  "  --sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI\n"
-	  "                       a key kept in a PKCS#11 token (HSM)\n"
-	  "  --sign-pass-file FILE  key password, PKCS#12 password or token PIN\n"
-	  "  --sign-timestamp URL   RFC 3161 timestamp server (needs network)\n" },
+	  "Reads OUT/<name>/manifest.json and tree/ (written by 'winbuild stage',\n"
+	  "which emit runs first when nothing is staged) and writes\n"
+	  "OUT/<name>/packer/ (docs/packer.md). --sign-scripts signs every script\n"
+	  "with osslsigncode (docs/authenticode.md); the key is one of\n"
+	  "--sign-cert FILE --sign-key FILE, --sign-pkcs12 FILE, or\n"
+	  "--sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI.\n",
+	  "exit codes: as stage\n" },
 	{ "build", cmd_build,
 	  "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [options]",
 	  "plan, fetch, stage and emit in one go: the everyday command",
 	  "Resolve RECIPE, fetch and verify every artifact into the cache, stage\n"
 	  "OUT/<name>/tree and its manifest, and write the Packer inputs to\n"
-	  "OUT/<name>/packer/. Takes the options of stage and emit (not --format).\n\n"
-	  "  -o, --out DIR        output directory (default out)\n"
-	  "  -O, --override FILE  apply an override file (repeatable)\n"
-	  "  --set KEY=VALUE      set one value (repeatable)\n"
-	  "  --builder NAME       emit only these Packer builders (repeatable)\n"
-	  "  -j, --jobs N         parallel downloads (default 4)\n"
-	  "  --offline            no network: the cache and file:// URLs only\n"
-	  "  --locked             refuse anything that differs from the lock file\n"
-	  "  --cacert FILE        CA bundle for HTTPS\n"
-	  "  --sign-scripts ...   Authenticode-sign the PowerShell scripts (see emit)\n"
+	  "OUT/<name>/packer/. Takes the options of stage and emit (not --format\n"
+	  "or --mirror-url).\n",
 	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
 	{ "verify", cmd_verify, "verify OUTDIR | verify --lock FILE [--cache DIR]",
@@ -112,29 +77,23 @@ static const struct wb_command commands[] = {
 	  "file of OUTDIR/tree against OUTDIR/manifest.json and report each\n"
 	  "modified, missing and extra file or directory.\n"
 	  "verify --lock FILE: re-hash the cache entry of every artifact of the\n"
-	  "lock; a changed entry is quarantined.\n\n"
-	  "  --lock FILE          check the cache against this lock file\n"
-	  "  --cache DIR          the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)\n"
-	  "  -q, --quiet          print only problems\n"
-	  "\nexit codes: 0 everything matches, 1 something is modified, missing or\n"
+	  "lock; a changed entry is quarantined.\n",
+	  "exit codes: 0 everything matches, 1 something is modified, missing or\n"
 	  "extra, 2 usage or unreadable manifest/lock, 5 I/O error\n" },
 	{ "mirror", cmd_mirror, "mirror RECIPE DIR [--sign KEYFILE] [options]",
 	  "export the verified artifacts, checksums and signatures for air-gapped use",
 	  "Fetch and verify every artifact of RECIPE, then write DIR/<host>/<path>\n"
-	  "(the upstream URL's host and path), with <file>.sha256, <file>.sha512\n"
-	  "(sha256sum format), the signature that verified (<file>.minisig), copies\n"
-	  "at the checksum and signature URLs the recipe uses, and DIR/index.json.\n"
-	  "Serve DIR and point a mirrors: rule at it (docs/provenance.md).\n\n"
-	  "  --sign KEYFILE       sign every artifact anew with this minisign secret\n"
-	  "                       key (unencrypted: minisign -G -W); trust it with\n"
-	  "                       signatures.keys and policy.require: signature\n"
-	  "Options: as fetch (-O, --set, -j, --offline, --locked, --lock, --cache,\n"
-	  "--cacert, --no-progress, -q)\n"
-	  "\nexit codes: as fetch; 1 also when a cache entry changed since it was verified\n" },
+	  "(the upstream URL's host and path, ':' in the host written '_'), with\n"
+	  "<file>.sha256, <file>.sha512 (sha256sum format), the signature that\n"
+	  "verified (<file>.minisig), copies at the checksum and signature URLs\n"
+	  "the recipe uses, and DIR/index.json. Serve DIR and point a mirrors:\n"
+	  "rule at it (docs/provenance.md).\n",
+	  "exit codes: as fetch; 1 also when a cache entry changed since it was verified\n" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"
-	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
+	  "  gc   remove temp files, quarantined entries and unreferenced entries\n",
+	  "" },
 	{ "sig", cmd_sig,
 	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
 	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
@@ -143,27 +102,12 @@ static const struct wb_command commands[] = {
 	  "  verify               verify FILE against its minisign signature\n"
 	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
 	  "                       .dll) or MSI file; print signer, thumbprint and\n"
-	  "                       timestamp (docs/authenticode.md)\n"
-	  "\noptions:\n"
-	  "  -p, --public-key-file KEYFILE\n"
-	  "                       the public key file (minisign .pub)\n"
-	  "  -P, --public-key KEY the public key itself (base64)\n"
-	  "  -m, --file FILE      the signed file\n"
-	  "  -x, --sig-file SIGFILE\n"
-	  "                       the signature (default FILE.minisig)\n"
-	  "  --allow-legacy       accept legacy 'Ed' (not prehashed) signatures\n"
-	  "  --no-file-check      do not require the trusted comment's 'file:'\n"
-	  "                       field to equal the base name of FILE\n"
-	  "\nauthenticode options:\n"
-	  "  --roots FILE         trusted roots, PEM (code signing and timestamps;\n"
-	  "                       default: the system CA bundle)\n"
-	  "  --publisher X        allowed signer: subject (as printed) or SHA-256\n"
-	  "                       thumbprint (repeatable; default: any signer)\n"
-	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
+	  "                       timestamp (docs/authenticode.md)\n",
+	  "exit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",
-	  "Without COMMAND, list the commands. With COMMAND, show its options.\n" },
-	{ "version", cmd_version, "version", "print the version", "" },
+	  "Without COMMAND, list the commands. With COMMAND, show its options.\n", "" },
+	{ "version", cmd_version, "version", "print the version", "", "" },
 };
 
 const struct wb_command *wb_commands(size_t *nr)
@@ -172,21 +116,67 @@ const struct wb_command *wb_commands(size_t *nr)
 	return commands;
 }
 
+/* Every error line printed through cmd_fail and cmd_errorf, in order: the
+ * "errors" of the --json result (cmd_json_print). CLI state, not a
+ * module's. */
+static struct wb_strlist reported_errors;
+
+void cmd_record_error(const char *msg, size_t len)
+{
+	char *m = xstrndup(msg, len);
+
+	wb_strlist_push(&reported_errors, m);
+	free(m);
+}
+
+const struct wb_strlist *cmd_reported_errors(void)
+{
+	return &reported_errors;
+}
+
+void cmd_errorf(const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "winbuild: %s\n", msg);
+	cmd_record_error(msg, strlen(msg));
+}
+
 int cmd_fail(const struct wb_err *e)
 {
-	fprintf(stderr, "winbuild: %s\n", e->msg[0] ? e->msg : "unknown error");
+	const char *p = e->msg[0] ? e->msg : "unknown error";
+
+	/* one "winbuild: " line per line of the message (schema_check
+	 * reports several errors at once) */
+	for (;;) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(stderr, "winbuild: %.*s\n", n, p);
+		cmd_record_error(p, (size_t)n);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
 	return e->code ? e->code : WB_EIO;
 }
 
 int cmd_usage(const char *fmt, ...)
 {
+	char msg[WB_ERR_MAX], *line;
 	va_list ap;
 
-	fputs("usage: winbuild ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	line = xasprintf("usage: winbuild %s", msg);
+	fprintf(stderr, "%s\n", line);
+	cmd_record_error(line, strlen(line));
+	free(line);
 	return WB_EUSAGE;
 }
 
@@ -198,40 +188,14 @@ static const struct wb_command *find_command(const char *name)
 	return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, sizeof(prev));
-	}
-	return prev[lb];
-}
-
 static const char *closest_command(const char *name)
 {
-	const char *best = NULL;
-	size_t bestd = 3;
+	struct text_suggest sg;
 
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		size_t d = edit_distance(name, commands[i].name);
-		if (d < bestd || (!strncmp(commands[i].name, name, strlen(name)) &&
-				  strlen(name) >= 2 && !best)) {
-			bestd = d;
-			best = commands[i].name;
-		}
-	}
-	return best;
+	text_suggest_init(&sg, name);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		text_suggest_add(&sg, commands[i].name);
+	return sg.best;
 }
 
 static void list_commands(FILE *f)
@@ -244,34 +208,65 @@ static void list_commands(FILE *f)
 	      "'winbuild help COMMAND' shows one command's options.\n", f);
 }
 
+int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
+		  const char *const *titles, size_t n)
+{
+	const struct wb_command *c = find_command(run->command ? run->command : "");
+
+	if (!c)
+		return CMD_HELP_SHOWN;
+	printf("usage: winbuild %s\n\n%s\n", c->usage, c->summary);
+	if (*c->help)
+		printf("\n%s", c->help);
+	for (size_t i = 0; i < n; i++) {
+		printf("\n%s:\n", titles[i]);
+		cmd_print_options(stdout, sets[i]);
+	}
+	if (*c->notes)
+		printf("\n%s", c->notes);
+	return CMD_HELP_SHOWN;
+}
+
 static int cmd_help(int argc, char **argv, struct wb_run *run)
 {
+	static const struct cmd_optset set = { 0, NULL, 0, "help [COMMAND]" };
 	const struct wb_command *c;
+	char *hargv[3];
+	int ret;
 
-	(void)run;
-	if (argc < 2) {
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+		return ret;
+	if (!run->positional.nr) {
 		list_commands(stdout);
 		return WB_OK;
 	}
-	if (argc > 2)
+	if (run->positional.nr > 1)
 		return cmd_usage("help [COMMAND]");
-	c = find_command(argv[1]);
+	c = find_command(run->positional.v[0]);
 	if (!c) {
-		const char *near = closest_command(argv[1]);
-		fprintf(stderr, "winbuild: no such command '%s'%s%s%s\n", argv[1],
-			near ? " (did you mean '" : "", near ? near : "",
-			near ? "'?)" : "");
+		const char *near = closest_command(run->positional.v[0]);
+		cmd_errorf("no such command '%s'%s%s%s", run->positional.v[0],
+			   near ? " (did you mean '" : "", near ? near : "",
+			   near ? "'?)" : "");
 		return WB_EUSAGE;
 	}
-	printf("usage: winbuild %s\n\n%s\n%s", c->usage, c->summary, c->help);
-	return WB_OK;
+	/* the command prints its own help, from the option set it parses */
+	hargv[0] = (char *)c->name;
+	hargv[1] = (char *)"--help";
+	hargv[2] = NULL;
+	wb_strlist_release(&run->positional);
+	run->command = c->name;
+	return c->fn(2, hargv, run);
 }
 
 static int cmd_version(int argc, char **argv, struct wb_run *run)
 {
-	(void)argv;
-	(void)run;
-	if (argc > 1)
+	static const struct cmd_optset set = { 0, NULL, 0, "version" };
+	int ret;
+
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+		return ret;
+	if (run->positional.nr)
 		return cmd_usage("version");
 	printf("winbuild %s\n", WB_VERSION);
 	return WB_OK;
@@ -332,8 +327,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
 		return cmd_version(1, argv + 1, &run);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_help(argc - 1, argv + 1, &run);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		run.command = "help";
+		ret = cmd_help(argc - 1, argv + 1, &run);
+		return ret == CMD_HELP_SHOWN ? WB_OK : ret;
+	}
 	if (argv[1][0] == '-') {
 		fprintf(stderr, "winbuild: unknown option '%s'\n", argv[1]);
 		fputs("usage: winbuild [--version] [--help] COMMAND [ARGS]\n", stderr);
@@ -349,11 +347,11 @@ int main(int argc, char **argv)
 		return WB_EUSAGE;
 	}
 	run.command = c->name;
-	if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-		printf("usage: winbuild %s\n\n%s\n%s", c->usage, c->summary, c->help);
-		return WB_OK;
-	}
 	ret = c->fn(argc - 1, argv + 1, &run);
+	if (ret == CMD_HELP_SHOWN)
+		ret = WB_OK;
+	else if (run.json)
+		ret = cmd_json_finish(&run, ret);
 	if (run.quiet)
 		run.log.level = WB_LOG_WARN;
 	wb_strlist_release(&run.positional);

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+struct json_t;
+
 #include "lib/log.h"
 #include "lib/strlist.h"
 
@@ -32,6 +34,9 @@ struct wb_run {
 	int verbose;                  /* -v (repeatable) */
 	int quiet;                    /* -q */
 	int no_progress;              /* --no-progress, or stderr not a TTY */
+
+	struct json_t *json_result;   /* --json: the result (cmd/json.c) */
+	int json_done;                /* --json: the result was printed */
 
 	struct wb_log log;            /* where modules' messages go */
 };

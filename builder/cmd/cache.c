@@ -10,7 +10,7 @@
 
 #define CACHE_USAGE "cache ls|gc [--cache DIR] [--json]"
 
-static int cache_ls(struct cache *c, int json)
+static int cache_ls(struct wb_run *run, struct cache *c)
 {
 	struct wb_err e = WB_ERR_INIT;
 	struct cache_listing l;
@@ -20,9 +20,8 @@ static int cache_ls(struct cache *c, int json)
 		cache_listing_release(&l);
 		return cmd_fail(&e);
 	}
-	if (json) {
-		json_t *root = json_object(), *arr = json_array();
-		char *text;
+	if (run->json) {
+		json_t *arr = json_array();
 
 		for (size_t i = 0; i < l.nr; i++) {
 			json_t *o = json_object(), *a = json_array();
@@ -33,14 +32,10 @@ static int cache_ls(struct cache *c, int json)
 			json_object_set_new(o, "artifacts", a);
 			json_array_append_new(arr, o);
 		}
-		json_object_set_new(root, "cache", json_string(c->root));
-		json_object_set_new(root, "entries", arr);
-		json_object_set_new(root, "tmp_files", json_integer((json_int_t)l.ntmp));
-		json_object_set_new(root, "quarantined", json_integer((json_int_t)l.nquarantine));
-		text = json_dumps(root, JSON_INDENT(2));
-		printf("%s\n", text);
-		free(text);
-		json_decref(root);
+		cmd_json_set(run, "cache", json_string(c->root));
+		cmd_json_set(run, "entries", arr);
+		cmd_json_set(run, "tmp_files", json_integer((json_int_t)l.ntmp));
+		cmd_json_set(run, "quarantined", json_integer((json_int_t)l.nquarantine));
 	} else {
 		for (size_t i = 0; i < l.nr; i++) {
 			printf("%s %12llu", l.v[i].sha256, l.v[i].size);
@@ -59,14 +54,20 @@ static int cache_ls(struct cache *c, int json)
 	return 0;
 }
 
-static int cache_gc_cmd(struct cache *c, int quiet)
+static int cache_gc_cmd(struct wb_run *run, struct cache *c)
 {
 	struct wb_err e = WB_ERR_INIT;
 	struct cache_gc_stats st;
 
 	if (cache_gc(c, &st, &e) < 0)
 		return cmd_fail(&e);
-	if (!quiet)
+	cmd_json_set(run, "cache", json_string(c->root));
+	cmd_json_set(run, "removed_entries", json_integer((json_int_t)st.removed_entries));
+	cmd_json_set(run, "removed_tmp_files", json_integer((json_int_t)st.removed_tmp));
+	cmd_json_set(run, "removed_quarantined", json_integer((json_int_t)st.removed_quarantine));
+	cmd_json_set(run, "removed_refs", json_integer((json_int_t)st.removed_refs));
+	cmd_json_set(run, "freed_bytes", json_integer((json_int_t)st.freed_bytes));
+	if (!run->quiet && !run->json)
 		printf("removed %zu unreferenced entr%s, %zu temp file%s, %zu quarantined, "
 		       "%zu stale ref%s; freed %llu bytes\n",
 		       st.removed_entries, st.removed_entries == 1 ? "y" : "ies",
@@ -84,14 +85,18 @@ int cmd_cache(int argc, char **argv, struct wb_run *run)
 	char *dir;
 	int ret;
 
-	ret = cmd_parse_options(argc, argv, "--cache --json -q", CACHE_USAGE, run);
+	static const struct cmd_optset set = {
+		OPT_CACHE | OPT_JSON | OPT_QUIET, NULL, 0, CACHE_USAGE
+	};
+
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", CACHE_USAGE);
 	sub = run->positional.v[0];
 	if (strcmp(sub, "ls") && strcmp(sub, "gc")) {
-		fprintf(stderr, "winbuild: unknown cache command '%s'\n", sub);
+		cmd_errorf("unknown cache command '%s'", sub);
 		return cmd_usage("%s", CACHE_USAGE);
 	}
 	dir = cache_default_dir(run->cache_dir, &e);
@@ -102,9 +107,9 @@ int cmd_cache(int argc, char **argv, struct wb_run *run)
 	if (ret < 0)
 		return cmd_fail(&e);
 	if (!strcmp(sub, "ls"))
-		ret = cache_ls(&c, run->json);
+		ret = cache_ls(run, &c);
 	else
-		ret = cache_gc_cmd(&c, run->quiet);
+		ret = cache_gc_cmd(run, &c);
 	cache_close(&c);
 	return ret;
 }

@@ -6,6 +6,8 @@
 #ifndef WB_CMD_H
 #define WB_CMD_H
 
+#include <stdio.h>
+
 #include "lib/err.h"
 #include "run.h"
 
@@ -14,42 +16,110 @@ struct wb_command {
 	int (*fn)(int argc, char **argv, struct wb_run *run);
 	const char *usage;    /* one line: "plan RECIPE [options]" */
 	const char *summary;  /* one line for `winbuild help` */
-	const char *help;     /* full text for `winbuild help NAME` */
+	const char *help;     /* what it does, for `winbuild help NAME` */
+	const char *notes;    /* after the options: environment, exit codes */
 };
 
 const struct wb_command *wb_commands(size_t *nr);
 
 /* Print "winbuild: MSG" to stderr and return e->code (or WB_EIO). */
 int cmd_fail(const struct wb_err *e);
+/* Print "winbuild: MSG" to stderr, kept for the --json result. */
+void cmd_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Keep MSG[0..LEN) for the --json result (cmd_fail and cmd_errorf do). */
+void cmd_record_error(const char *msg, size_t len);
+/* The error lines printed so far, in order. */
+const struct wb_strlist *cmd_reported_errors(void);
 /* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Common option parsing (options.c). ALLOWED is a string of option names
- * this command accepts, separated by spaces ("-O --set -o --json"); any
- * other option is a usage error. Positional arguments go to
- * run->positional. Returns 0, or WB_EUSAGE after printing the problem.
+ * Options (options.c). A command takes a set of options: common ones, one
+ * bit each (OPT_*, named and explained in options.c), and its own, a
+ * table of struct cmd_opt in its file. The parser and the help print the
+ * same set. -h/--help is taken everywhere: it prints the command's help
+ * and returns CMD_HELP_SHOWN, which main() turns into exit 0.
  */
-int cmd_parse_options(int argc, char **argv, const char *allowed,
-		      const char *usage, struct wb_run *run);
+enum cmd_common_opt {
+	OPT_OVERRIDE = 1u << 0,     /* -O, --override FILE  -> run->overrides */
+	OPT_SET = 1u << 1,          /* --set KEY=VALUE      -> run->sets */
+	OPT_OUT = 1u << 2,          /* -o, --out DIR        -> run->out_dir */
+	OPT_CACHE = 1u << 3,        /* --cache DIR          -> run->cache_dir */
+	OPT_CACERT = 1u << 4,       /* --cacert FILE        -> run->cacert */
+	OPT_LOCK = 1u << 5,         /* --lock FILE          -> run->lock_path */
+	OPT_JOBS = 1u << 6,         /* -j, --jobs N         -> run->jobs */
+	OPT_OFFLINE = 1u << 7,      /* --offline            -> run->offline */
+	OPT_LOCKED = 1u << 8,       /* --locked             -> run->locked */
+	OPT_JSON = 1u << 9,         /* --json               -> run->json */
+	OPT_EXPLAIN = 1u << 10,     /* --explain            -> run->explain */
+	OPT_VERBOSE = 1u << 11,     /* -v, --verbose        -> run->verbose */
+	OPT_QUIET = 1u << 12,       /* -q, --quiet          -> run->quiet */
+	OPT_NO_PROGRESS = 1u << 13, /* --no-progress        -> run->no_progress */
+};
 
-/* A command-specific option: NAME ("--builder") and optional ALIAS ("-b").
- * With HAS_ARG the value is stored in *STR (single) or pushed to *LIST
- * (repeatable); without, *FLAG is set to 1 (or incremented). */
+/* What the recipe-driven commands share: recipe, cache, network, output. */
+#define OPTS_RECIPE (OPT_OVERRIDE | OPT_SET)
+#define OPTS_FETCH (OPTS_RECIPE | OPT_CACHE | OPT_CACERT | OPT_LOCK | OPT_JOBS | \
+		    OPT_OFFLINE | OPT_LOCKED | OPT_QUIET | OPT_VERBOSE | OPT_NO_PROGRESS)
+#define OPTS_STAGE (OPTS_FETCH | OPT_OUT)
+
+#define CMD_HELP_SHOWN 1000   /* not an exit code: main() exits 0 */
+
+/* A command's own option: NAME ("--builder"), optional ALIAS ("-b"),
+ * ARGNAME ("NAME"; NULL for a flag) and one line of HELP ('\n' continues
+ * it). With ARGNAME the value is stored in *STR (single) or pushed to *LIST
+ * (repeatable); without, *FLAG is incremented. ID: a bit (1 << n) when
+ * commands sharing the table take different parts of it (struct
+ * cmd_optset.own_mask). A table ends with an entry whose NAME is NULL. */
 struct cmd_opt {
+	unsigned id;
 	const char *name;
 	const char *alias;
-	int has_arg;
+	const char *argname;
+	const char *help;
 	const char **str;
 	struct wb_strlist *list;
 	int *flag;
 };
 
-/* As cmd_parse_options, with EXTRA (terminated by an entry with NULL name)
- * accepted besides the ALLOWED common options. */
-int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
-			 const struct cmd_opt *extra, const char *usage,
-			 struct wb_run *run);
+struct cmd_optset {
+	unsigned common;             /* OPT_* bits */
+	const struct cmd_opt *own;   /* NULL: none */
+	unsigned own_mask;           /* the ids of OWN taken; 0: all of them */
+	const char *usage;           /* printed after a usage error */
+};
+
+/* Parse ARGV[1..ARGC) against SET into RUN (positional arguments into
+ * run->positional). Returns 0; WB_EUSAGE after printing the problem (an
+ * unknown option gets the nearest one of SET); CMD_HELP_SHOWN for -h. */
+int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
+		      struct wb_run *run);
+/* The options of SET, one per line, as help shows them (options.c). */
+void cmd_print_options(FILE *f, const struct cmd_optset *set);
+/* Print run->command's help with the options of each of the N SETS under
+ * its TITLE ("options"); returns CMD_HELP_SHOWN (main.c). */
+int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
+		  const char *const *titles, size_t n);
+
+/*
+ * --json (json.c, docs/json.md): the result object of this run, created on
+ * first use with "schema", "command", "ok", "exit" and "errors"; NULL
+ * without --json. Commands add their fields; main() prints it when the
+ * command returns (cmd_json_finish: ok, exit and the error lines filled
+ * in), whatever the exit code. A command that prints its own document
+ * (plan) sets run->json_done.
+ */
+struct json_t;
+struct json_t *cmd_json(struct wb_run *run);
+/* Set KEY of the result to VALUE (a new reference); drops VALUE without
+ * --json. */
+void cmd_json_set(struct wb_run *run, const char *key, struct json_t *value);
+int cmd_json_finish(struct wb_run *run, int exit_code);
+/* "recipe" and "artifacts" (each fetched item) of the result. */
+struct plan;
+struct fetch_item;
+void cmd_json_fetch(struct wb_run *run, const struct plan *plan,
+		    const struct fetch_item *items);
 
 int cmd_plan(int argc, char **argv, struct wb_run *run);
 
@@ -80,10 +150,6 @@ int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
 int cmd_verify(int argc, char **argv, struct wb_run *run);
 int cmd_mirror(int argc, char **argv, struct wb_run *run);
-
-/* The common options stage (and build) accept. */
-#define CMD_STAGE_OPTIONS "-O --set -o --cache --cacert --lock -j --offline --locked " \
-	"-q -v --no-progress"
 
 /* Fetch and stage run->positional.v[0] (options already parsed): the body
  * of `winbuild stage`, shared with `emit` and `build`. Prints its errors;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "emit/emit.h"
 #include "emit/imagebuilder.h"
@@ -78,16 +80,16 @@ static int select_builders(const struct plan *p, const struct wb_strlist *req,
 		int in_plan = 0;
 
 		if (!emit_builder_known(req->v[i])) {
-			fprintf(stderr, "winbuild: unknown builder '%s' (azure-arm, vsphere-iso, "
-				"qemu, hyperv-iso, amazon-ebs)\n", req->v[i]);
+			cmd_errorf("unknown builder '%s' (azure-arm, vsphere-iso, "
+				"qemu, hyperv-iso, amazon-ebs)", req->v[i]);
 			return WB_EUSAGE;
 		}
 		for (size_t k = 0; k < p->builders.nr; k++)
 			in_plan |= !strcmp(p->builders.v[k], req->v[i]);
 		if (!in_plan) {
-			fprintf(stderr, "winbuild: builder '%s' is not in the recipe's packer.builders "
-				"(--builder narrows; widen with --set packer.builders=[...])\n",
-				req->v[i]);
+			cmd_errorf("builder '%s' is not in the recipe's packer.builders "
+				   "(--builder narrows; widen with --set packer.builders=[...])",
+				   req->v[i]);
 			return WB_EUSAGE;
 		}
 		wb_strlist_push_unique(sel, req->v[i]);
@@ -112,8 +114,8 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	if ((ret = select_builders(plan, req_builders, &sel)))
 		goto out;
 	if (!fs_exists(mpath)) {
-		fprintf(stderr, "winbuild: '%s' not found: stage the recipe first "
-			"('winbuild stage' or 'winbuild build')\n", mpath);
+		cmd_errorf("'%s' not found: stage the recipe first "
+			"('winbuild stage' or 'winbuild build')", mpath);
 		ret = WB_ESTAGE;
 		goto out;
 	}
@@ -130,7 +132,17 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 		ret = cmd_fail(&e);
 		goto out;
 	}
-	if (!run->quiet) {
+	if (run->json) {
+		json_t *b = json_array();
+
+		for (size_t i = 0; i < sel.nr; i++)
+			json_array_append_new(b, json_string(sel.v[i]));
+		cmd_json_set(run, "packer", json_pack("{s:s++,s:s+++,s:s+++,s:o}",
+			     "dir", outdir, "/", "packer",
+			     "template", outdir, "/packer/", plan->name, ".pkr.hcl",
+			     "var_file", outdir, "/packer/", plan->name, ".auto.pkrvars.hcl",
+			     "builders", b));
+	} else if (!run->quiet) {
 		printf("%s/packer/%s.pkr.hcl\n", outdir, plan->name);
 		printf("%s/packer/%s.auto.pkrvars.hcl\n", outdir, plan->name);
 		printf("builders:");
@@ -164,8 +176,8 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 		goto out;
 	}
 	if (r == 0) {
-		fprintf(stderr, "winbuild: no lock file '%s': run 'winbuild lock' first "
-			"(the var file carries the locked digests)\n", run->lock_path);
+		cmd_errorf("no lock file '%s': run 'winbuild lock' first "
+			"(the var file carries the locked digests)", run->lock_path);
 		ret = WB_EUSAGE;
 		goto out;
 	}
@@ -175,7 +187,8 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 	}
 	for (size_t i = 0; i < warnings.nr; i++)
 		fprintf(stderr, "winbuild: warning: %s\n", warnings.v[i]);
-	if (!run->quiet)
+	cmd_json_set(run, "image_builder", json_string(path));
+	if (!run->quiet && !run->json)
 		printf("%s\n", path);
 out:
 	lockfile_release(&lf);
@@ -185,7 +198,17 @@ out:
 	return ret;
 }
 
-/* Options emit and build share: builders, format, signing. */
+/* The options of emit and build: one table, each option a bit; build
+ * takes all but the image-builder ones (EMIT_OPTS, BUILD_OPTS). */
+enum emit_opt {
+	EO_BUILDER = 1u << 0, EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
+	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
+	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
+	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
+};
+#define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
+#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
+
 struct emit_args {
 	struct wb_strlist builders;
 	const char *format, *mirror_url;
@@ -194,24 +217,34 @@ struct emit_args {
 	struct cmd_opt table[12];
 };
 
-#define EMIT_ONLY_OPTS 9   /* index of --format in emit_args.table */
-
 static void emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
-		{ "--builder", "-b", 1, NULL, &a->builders, NULL },
-		{ "--sign-scripts", NULL, 0, NULL, NULL, &a->sign_scripts },
-		{ "--sign-cert", NULL, 1, &a->so.cert, NULL, NULL },
-		{ "--sign-key", NULL, 1, &a->so.key, NULL, NULL },
-		{ "--sign-pkcs12", NULL, 1, &a->so.pkcs12, NULL, NULL },
-		{ "--sign-pkcs11-uri", NULL, 1, &a->so.pkcs11_uri, NULL, NULL },
-		{ "--sign-pkcs11-module", NULL, 1, &a->so.pkcs11_module, NULL, NULL },
-		{ "--sign-pass-file", NULL, 1, &a->so.pass_file, NULL, NULL },
-		{ "--sign-timestamp", NULL, 1, &a->so.timestamp_url, NULL, NULL },
-		/* EMIT_ONLY_OPTS: from here on, emit only */
-		{ "--format", NULL, 1, &a->format, NULL, NULL },
-		{ "--mirror-url", NULL, 1, &a->mirror_url, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+		{ EO_BUILDER, "--builder", "-b", "NAME", "emit only this builder (repeatable; one of the\n"
+		  "recipe's packer.builders)", NULL, &a->builders, NULL },
+		{ EO_SIGN_SCRIPTS, "--sign-scripts", NULL, NULL,
+		  "Authenticode-sign every script with osslsigncode;\n"
+		  "the template then runs them with execution_policy\n"
+		  "\"allsigned\" (docs/authenticode.md)", NULL, NULL, &a->sign_scripts },
+		{ EO_SIGN_CERT, "--sign-cert", NULL, "FILE", "PEM certificate chain (or a PKCS#11 URI)",
+		  &a->so.cert, NULL, NULL },
+		{ EO_SIGN_KEY, "--sign-key", NULL, "FILE", "PEM private key", &a->so.key, NULL, NULL },
+		{ EO_SIGN_PKCS12, "--sign-pkcs12", NULL, "FILE", "PKCS#12 file (certificate and key)",
+		  &a->so.pkcs12, NULL, NULL },
+		{ EO_SIGN_PKCS11_URI, "--sign-pkcs11-uri", NULL, "URI",
+		  "a key kept in a PKCS#11 token (HSM)", &a->so.pkcs11_uri, NULL, NULL },
+		{ EO_SIGN_PKCS11_MODULE, "--sign-pkcs11-module", NULL, "SO",
+		  "the PKCS#11 module of that token", &a->so.pkcs11_module, NULL, NULL },
+		{ EO_SIGN_PASS_FILE, "--sign-pass-file", NULL, "FILE",
+		  "key password, PKCS#12 password or token PIN", &a->so.pass_file, NULL, NULL },
+		{ EO_SIGN_TIMESTAMP, "--sign-timestamp", NULL, "URL",
+		  "RFC 3161 timestamp server (needs network)", &a->so.timestamp_url, NULL, NULL },
+		{ EO_FORMAT, "--format", NULL, "FMT", "packer (default) or image-builder: a JSON var file\n"
+		  "for kubernetes-sigs/image-builder in\n"
+		  "OUT/<name>/image-builder/<name>.json", &a->format, NULL, NULL },
+		{ EO_MIRROR_URL, "--mirror-url", NULL, "URL", "with image-builder: where the mirror of the\n"
+		  "verified artifacts is served (URL/<host>/<path>)", &a->mirror_url, NULL, NULL },
+		{ 0 },
 	};
 
 	memset(a, 0, sizeof(*a));
@@ -227,16 +260,16 @@ static int emit_args_check(struct emit_args *a)
 	const char *format = a->format;
 
 	if (strcmp(format, "packer") && strcmp(format, "image-builder")) {
-		fprintf(stderr, "winbuild: --format is 'packer' or 'image-builder', not '%s'\n", format);
+		cmd_errorf("--format is 'packer' or 'image-builder', not '%s'", format);
 		return WB_EUSAGE;
 	}
 	if (!strcmp(format, "image-builder") && !a->mirror_url) {
-		fprintf(stderr, "winbuild: --format image-builder needs --mirror-url URL\n");
+		cmd_errorf("--format image-builder needs --mirror-url URL");
 		return WB_EUSAGE;
 	}
 	if (a->sign_scripts != sign_requested(&a->so) ||
 	    (a->sign_scripts && strcmp(format, "packer"))) {
-		fprintf(stderr, "winbuild: %s\n", a->sign_scripts && strcmp(format, "packer") ?
+		cmd_errorf("%s", a->sign_scripts && strcmp(format, "packer") ?
 			"--sign-scripts applies to --format packer only" : a->sign_scripts ?
 			"--sign-scripts needs a key: --sign-key, --sign-pkcs12 or --sign-pkcs11-uri" :
 			"--sign-* options need --sign-scripts");
@@ -277,12 +310,14 @@ out:
 
 int cmd_emit(int argc, char **argv, struct wb_run *run)
 {
+	/* --lock: the digests of --format image-builder */
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, EMIT_OPTS, EMIT_USAGE };
 	struct emit_args a;
 	int ret;
 
 	emit_args_init(&a);
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
-					EMIT_USAGE, run)))
+	set.own = a.table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
 	if (run->positional.nr != 1) {
 		ret = cmd_usage("%s", EMIT_USAGE);
@@ -297,13 +332,13 @@ out:
 
 int cmd_build(int argc, char **argv, struct wb_run *run)
 {
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, BUILD_OPTS, BUILD_USAGE };
 	struct emit_args a;
 	int ret;
 
 	emit_args_init(&a);
-	a.table[EMIT_ONLY_OPTS].name = NULL;   /* build: Packer inputs only */
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, a.table,
-					BUILD_USAGE, run)))
+	set.own = a.table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
 	if (run->positional.nr != 1) {
 		ret = cmd_usage("%s", BUILD_USAGE);

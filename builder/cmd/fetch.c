@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cmd/cmd.h"
 #include "fetch/cache.h"
 #include "fetch/fetch.h"
@@ -298,44 +296,11 @@ void cmd_fetch_report(const struct fetch_item *items, size_t n,
 
 	for (size_t i = 0; items && i < n; i++)
 		if (items[i].status) {
-			fprintf(stderr, "winbuild: %s\n", items[i].err.msg);
+			cmd_errorf("%s", items[i].err.msg);
 			failed++;
 		}
 	if ((!failed || e->code == WB_EINTR) && e->msg[0])
-		fprintf(stderr, "winbuild: %s\n", e->msg);
-}
-
-static json_t *item_json(const struct fetch_item *it)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "name", json_string(it->art->name));
-	json_object_set_new(o, "ok", json_boolean(!it->status));
-	if (it->status) {
-		json_object_set_new(o, "exit", json_integer(it->status));
-		json_object_set_new(o, "error", json_string(it->err.msg));
-		return o;
-	}
-	json_object_set_new(o, "cached", json_boolean(it->from_cache));
-	json_object_set_new(o, "sha256", json_string(it->sha256));
-	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
-	json_object_set_new(o, "url", json_string(it->url ? it->url : ""));
-	json_object_set_new(o, "path", json_string(it->path ? it->path : ""));
-	if (it->ev.methods & VERIFY_MINISIGN) {
-		json_object_set_new(o, "key_id", json_string(it->ev.keyid_hex));
-		json_object_set_new(o, "trusted_comment",
-				    json_string(it->ev.trusted_comment ? it->ev.trusted_comment : ""));
-		if (it->ev.nsigreqs) {
-			/* the further signature requirements' signers */
-			json_t *also = json_array();
-			for (size_t i = 0; i < it->ev.nsigreqs; i++)
-				json_array_append_new(also, json_string(it->ev.sigreqs[i].keyid_hex));
-			json_object_set_new(o, "also_key_ids", also);
-		}
-	}
-	if (it->ev.checksum_url)
-		json_object_set_new(o, "checksum_url", json_string(it->ev.checksum_url));
-	return o;
+		cmd_errorf("%s", e->msg);
 }
 
 int cmd_fetch(int argc, char **argv, struct wb_run *run)
@@ -345,28 +310,15 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run)
 	struct fetch_item *items = NULL;
 	int ret;
 
-	ret = cmd_parse_options(argc, argv,
-				"-O --set --cache --cacert --lock -j --offline --locked "
-				"--json -q -v --no-progress", FETCH_USAGE, run);
+	static const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, NULL, 0, FETCH_USAGE };
+
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", FETCH_USAGE);
 	ret = cmd_fetch_plan(run, 0, &plan, &items, &e);
-	if (run->json && items) {
-		json_t *root = json_object(), *arr = json_array();
-		char *text;
-
-		for (size_t i = 0; i < plan.nartifacts; i++)
-			json_array_append_new(arr, item_json(&items[i]));
-		json_object_set_new(root, "recipe", json_string(plan.name ? plan.name : ""));
-		json_object_set_new(root, "ok", json_boolean(!ret));
-		json_object_set_new(root, "artifacts", arr);
-		text = json_dumps(root, JSON_INDENT(2));
-		printf("%s\n", text);
-		free(text);
-		json_decref(root);
-	}
+	cmd_json_fetch(run, &plan, items);
 	if (ret < 0) {
 		if (!items || run->offline) {
 			ret = cmd_fail(&e);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "fetch/fetch.h"
 #include "fetch/lockfile.h"
@@ -23,36 +25,49 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	struct fetch_item *items = NULL;
+	json_t *pinned;
 	int accept_new = 0, ret;
-	const struct cmd_opt extra[] = {
-		{ "--accept-new", NULL, 0, NULL, NULL, &accept_new },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--accept-new", NULL, NULL, "pin needs_pin artifacts as downloaded (trust on\n"
+		  "first use); prints every pin it made", NULL, NULL, &accept_new },
+		{ 0 },
+	};
+	const struct cmd_optset set = {
+		(OPTS_FETCH & ~OPT_LOCKED) | OPT_JSON, own, 0, LOCK_USAGE
 	};
 
-	ret = cmd_parse_options_ex(argc, argv,
-				   "-O --set --cache --cacert --lock -j --offline -q -v "
-				   "--no-progress", extra, LOCK_USAGE, run);
+	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", LOCK_USAGE);
+	cmd_json_set(run, "lock", json_string(run->lock_path));
+	cmd_json_set(run, "written", json_false());
 	if (cmd_fetch_plan(run, accept_new, &plan, &items, &e) < 0) {
 		if (!items)
 			return cmd_fail(&e);
+		cmd_json_fetch(run, &plan, items);
 		cmd_fetch_report(items, plan.nartifacts, &e);
-		fprintf(stderr, "winbuild: lock file '%s' not written\n", run->lock_path);
+		cmd_errorf("lock file '%s' not written", run->lock_path);
 		ret = e.code ? e.code : WB_EIO;
 		goto out;
 	}
+	cmd_json_fetch(run, &plan, items);
+	pinned = json_array();
 	for (size_t i = 0; i < plan.nartifacts; i++)
-		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW)
-			printf("pinned %s: sha256 %s, %llu bytes, from %s (accepted as new: "
-			       "review this before trusting it)\n", items[i].art->name,
-			       items[i].sha256, items[i].size, items[i].url);
+		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW) {
+			/* on stderr with --json: stdout holds only the result */
+			fprintf(run->json ? stderr : stdout, "pinned %s: sha256 %s, %llu bytes, "
+				"from %s (accepted as new: review this before trusting it)\n",
+				items[i].art->name, items[i].sha256, items[i].size, items[i].url);
+			json_array_append_new(pinned, json_string(items[i].art->name));
+		}
+	cmd_json_set(run, "pinned", pinned);
 	if (lockfile_write(run->lock_path, plan.name, plan.windows_iso_sha256, items, plan.nartifacts, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}
+	cmd_json_set(run, "written", json_true());
 	if (!run->quiet)
 		fprintf(stderr, "wrote '%s' (%zu artifact%s)\n", run->lock_path,
 			plan.nartifacts, plan.nartifacts == 1 ? "" : "s");

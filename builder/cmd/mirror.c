@@ -14,6 +14,8 @@
 
 #include <openssl/crypto.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "emit/mirror.h"
 #include "fetch/fetch.h"
@@ -32,7 +34,7 @@ static int load_seckey(const char *path, struct minisign_seckey *sk)
 
 	if (fs_read_file(path, 4096, WB_EUSAGE, &b, &e) < 0 ||
 	    minisign_seckey_parse(b.ptr, b.len, sk, &e) < 0) {
-		fprintf(stderr, "winbuild: --sign %s: %s\n", path, e.msg);
+		cmd_errorf("--sign %s: %s", path, e.msg);
 		ret = e.code ? e.code : WB_EUSAGE;
 	}
 	if (b.ptr)
@@ -59,10 +61,13 @@ static time_t epoch_now(void)
 int cmd_mirror(int argc, char **argv, struct wb_run *run)
 {
 	const char *sign = NULL;
-	const struct cmd_opt extra[] = {
-		{ "--sign", NULL, 1, &sign, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--sign", NULL, "KEYFILE", "sign every artifact anew with this minisign secret\n"
+		  "key (unencrypted: minisign -G -W); trust it with\n"
+		  "signatures.keys and policy.require: signature", &sign, NULL, NULL },
+		{ 0 },
 	};
+	const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, own, 0, MIRROR_USAGE };
 	struct wb_err e = WB_ERR_INIT;
 	struct plan plan;
 	struct fetch_item *items = NULL;
@@ -72,15 +77,17 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	struct mirror_stats st;
 	int ret;
 
-	if ((ret = cmd_parse_options_ex(argc, argv, CMD_STAGE_OPTIONS, extra,
-					MIRROR_USAGE, run)))
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
 	if (run->positional.nr != 2)
 		return cmd_usage("%s", MIRROR_USAGE);
 	memset(&sk, 0, sizeof(sk));
 	if (sign && (ret = load_seckey(sign, &sk)))
 		return ret;
-	if (cmd_fetch_plan(run, 0, &plan, &items, &e) < 0) {
+	cmd_json_set(run, "dir", json_string(run->positional.v[1]));
+	ret = cmd_fetch_plan(run, 0, &plan, &items, &e);
+	cmd_json_fetch(run, &plan, items);
+	if (ret < 0) {
 		ret = cmd_fetch_failed(run, &plan, items, &e);
 		goto out;
 	}
@@ -107,7 +114,12 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		ret = cmd_fail(&e);
 		goto out;
 	}
-	if (!run->quiet) {
+	cmd_json_set(run, "index", json_pack("s++", o.dir, "/", "index.json"));
+	cmd_json_set(run, "written", json_pack("{s:I,s:I,s:I}", "artifacts",
+		     (json_int_t)st.artifacts, "signatures", (json_int_t)st.signatures,
+		     "unsigned", (json_int_t)st.unsigned_));
+	cmd_json_set(run, "resigned", json_boolean(sign != NULL));
+	if (!run->quiet && !run->json) {
 		printf("%s: %zu artifacts, %zu signatures%s, index.json\n", o.dir,
 		       st.artifacts, st.signatures, sign ? " (re-signed)" : "");
 		if (st.unsigned_ && !sign)

@@ -1,4 +1,10 @@
-/* Common options for every command: one parser, one place. */
+/*
+ * Options: one parser for every command, and the help it prints. A
+ * command's options are a set: the common options it takes (OPT_* bits,
+ * the table below) and its own (struct cmd_opt, a table in its file).
+ * `winbuild help CMD` and `winbuild CMD --help` print that same set, so the
+ * help cannot list an option the parser refuses, or miss one it takes.
+ */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,56 +12,34 @@
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
-
-enum opt_id {
-	OPT_OVERRIDE, OPT_SET, OPT_OUT, OPT_CACHE, OPT_CACERT, OPT_LOCK, OPT_JOBS,
-	OPT_OFFLINE, OPT_LOCKED, OPT_JSON, OPT_EXPLAIN, OPT_VERBOSE, OPT_QUIET,
-	OPT_NO_PROGRESS,
-};
+#include "lib/text.h"
 
 static const struct common_opt {
-	enum opt_id id;
+	unsigned id;
 	const char *name;
 	const char *alias;
-	int has_arg;
+	const char *argname;   /* NULL: a flag */
+	const char *help;
 } common_opts[] = {
-	{ OPT_OVERRIDE, "--override", "-O", 1 },
-	{ OPT_SET, "--set", NULL, 1 },
-	{ OPT_OUT, "--out", "-o", 1 },
-	{ OPT_CACHE, "--cache", NULL, 1 },
-	{ OPT_CACERT, "--cacert", NULL, 1 },
-	{ OPT_LOCK, "--lock", NULL, 1 },
-	{ OPT_JOBS, "--jobs", "-j", 1 },
-	{ OPT_OFFLINE, "--offline", NULL, 0 },
-	{ OPT_LOCKED, "--locked", NULL, 0 },
-	{ OPT_JSON, "--json", NULL, 0 },
-	{ OPT_EXPLAIN, "--explain", NULL, 0 },
-	{ OPT_VERBOSE, "--verbose", "-v", 0 },
-	{ OPT_QUIET, "--quiet", "-q", 0 },
-	{ OPT_NO_PROGRESS, "--no-progress", NULL, 0 },
+	{ OPT_OVERRIDE, "--override", "-O", "FILE", "apply an override file (repeatable, later wins)" },
+	{ OPT_SET, "--set", NULL, "KEY=VALUE", "set one recipe value (repeatable; beats everything)" },
+	{ OPT_OUT, "--out", "-o", "DIR", "output directory (default out)" },
+	{ OPT_CACHE, "--cache", NULL, "DIR", "the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)" },
+	{ OPT_CACERT, "--cacert", NULL, "FILE", "CA bundle for HTTPS (default $SSL_CERT_FILE, system)" },
+	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default winbuild.lock)" },
+	{ OPT_JOBS, "--jobs", "-j", "N", "parallel transfers, 1 to 64 (default 4)" },
+	{ OPT_OFFLINE, "--offline", NULL, NULL, "no network: the cache and file:// URLs only" },
+	{ OPT_LOCKED, "--locked", NULL, NULL, "refuse anything that differs from the lock file" },
+	{ OPT_JSON, "--json", NULL, NULL, "print the result as JSON on stdout (docs/json.md)" },
+	{ OPT_EXPLAIN, "--explain", NULL, NULL, "show where every value came from (file:line)" },
+	{ OPT_VERBOSE, "--verbose", "-v", NULL, "more detail (repeatable)" },
+	{ OPT_QUIET, "--quiet", "-q", NULL, "only errors" },
+	{ OPT_NO_PROGRESS, "--no-progress", NULL, NULL, "no progress bars" },
 };
 
-static int allowed_has(const char *allowed, const struct common_opt *o)
+static int own_taken(const struct cmd_optset *set, const struct cmd_opt *o)
 {
-	const char *p = allowed;
-	size_t n = strlen(o->name);
-
-	while ((p = strstr(p, o->name)) != NULL) {
-		if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return 1;
-		p += n;
-	}
-	if (o->alias) {
-		n = strlen(o->alias);
-		p = allowed;
-		while ((p = strstr(p, o->alias)) != NULL) {
-			if ((p == allowed || p[-1] == ' ') &&
-			    (p[n] == ' ' || p[n] == '\0'))
-				return 1;
-			p += n;
-		}
-	}
-	return 0;
+	return !set->own_mask || (o->id & set->own_mask);
 }
 
 /*
@@ -82,7 +66,7 @@ static int match_opt(const char *arg, const char *name, const char *alias,
 	return 0;
 }
 
-static int set_common(struct wb_run *run, enum opt_id id, const char *val,
+static int set_common(struct wb_run *run, unsigned id, const char *val,
 		      const char *usage)
 {
 	char *end;
@@ -98,7 +82,7 @@ static int set_common(struct wb_run *run, enum opt_id id, const char *val,
 	case OPT_JOBS:
 		j = strtol(val, &end, 10);
 		if (*end || end == val || j < 1 || j > 64) {
-			fprintf(stderr, "winbuild: --jobs takes a number from 1 to 64, not '%s'\n", val);
+			cmd_errorf("--jobs takes a number from 1 to 64, not '%s'", val);
 			return cmd_usage("%s", usage);
 		}
 		run->jobs = (int)j;
@@ -119,18 +103,57 @@ static int set_common(struct wb_run *run, enum opt_id id, const char *val,
 static const char *take_value(int argc, char **argv, int *i)
 {
 	if (*i + 1 >= argc) {
-		fprintf(stderr, "winbuild: option '%s' needs a value\n", argv[*i]);
+		cmd_errorf("option '%s' needs a value", argv[*i]);
 		return NULL;
 	}
 	return argv[++*i];
 }
 
-int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
-			 const struct cmd_opt *extra, const char *usage,
-			 struct wb_run *run)
+/* "unknown option '--x'" with the nearest option of SET, or the word that
+ * it is another command's. */
+static int unknown_option(const char *arg, const struct cmd_optset *set,
+			  const struct wb_run *run)
+{
+	char *name = xstrdup(arg), *eq = strchr(name, '=');
+	struct text_suggest sg;
+	const char *other = NULL;
+
+	if (eq && name[1] == '-')
+		*eq = '\0';
+	text_suggest_init(&sg, name);
+	for (size_t k = 0; k < ARRAY_SIZE(common_opts); k++) {
+		const struct common_opt *o = &common_opts[k];
+
+		if (set->common & o->id)
+			text_suggest_add(&sg, o->name);
+		else if (!strcmp(name, o->name) || (o->alias && !strcmp(name, o->alias)))
+			other = o->name;
+	}
+	for (const struct cmd_opt *o = set->own; o && o->name; o++)
+		if (own_taken(set, o))
+			text_suggest_add(&sg, o->name);
+	text_suggest_add(&sg, "--help");
+	if (other)
+		cmd_errorf("unknown option '%s': '%s' does not take it (see 'winbuild help %s')",
+			   name, run->command ? run->command : "?",
+			   run->command ? run->command : "");
+	else if (sg.best)
+		cmd_errorf("unknown option '%s' (did you mean '%s'?)", name, sg.best);
+	else
+		cmd_errorf("unknown option '%s'", name);
+	free(name);
+	return cmd_usage("%s", set->usage);
+}
+
+int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
+		      struct wb_run *run)
 {
 	int i, only_positional = 0;
 
+	/* --json first: a usage error in any option is a JSON result too */
+	for (i = 1; (set->common & OPT_JSON) && i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			run->json = 1;
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val = NULL;
 		int done = 0;
@@ -143,41 +166,71 @@ int cmd_parse_options_ex(int argc, char **argv, const char *allowed,
 			only_positional = 1;
 			continue;
 		}
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
+			return cmd_show_help(run, &set, (const char *const[]){ "options" }, 1);
 		for (size_t k = 0; !done && k < ARRAY_SIZE(common_opts); k++) {
 			const struct common_opt *o = &common_opts[k];
 
-			if (!allowed_has(allowed, o) ||
-			    !match_opt(arg, o->name, o->alias, o->has_arg, &val))
+			if (!(set->common & o->id) ||
+			    !match_opt(arg, o->name, o->alias, !!o->argname, &val))
 				continue;
-			if (o->has_arg && !val && !(val = take_value(argc, argv, &i)))
-				return cmd_usage("%s", usage);
-			if (set_common(run, o->id, val, usage))
+			if (o->argname && !val && !(val = take_value(argc, argv, &i)))
+				return cmd_usage("%s", set->usage);
+			if (set_common(run, o->id, val, set->usage))
 				return WB_EUSAGE;
 			done = 1;
 		}
-		for (const struct cmd_opt *o = extra; !done && o && o->name; o++) {
-			if (!match_opt(arg, o->name, o->alias, o->has_arg, &val))
+		for (const struct cmd_opt *o = set->own; !done && o && o->name; o++) {
+			if (!own_taken(set, o) ||
+			    !match_opt(arg, o->name, o->alias, !!o->argname, &val))
 				continue;
-			if (o->has_arg && !val && !(val = take_value(argc, argv, &i)))
-				return cmd_usage("%s", usage);
-			if (o->has_arg && o->list)
+			if (o->argname && !val && !(val = take_value(argc, argv, &i)))
+				return cmd_usage("%s", set->usage);
+			if (o->argname && o->list)
 				wb_strlist_push(o->list, val);
-			else if (o->has_arg && o->str)
+			else if (o->argname && o->str)
 				*o->str = val;
 			else if (o->flag)
 				(*o->flag)++;
 			done = 1;
 		}
-		if (!done) {
-			fprintf(stderr, "winbuild: unknown option '%s'\n", arg);
-			return cmd_usage("%s", usage);
-		}
+		if (!done)
+			return unknown_option(arg, set, run);
 	}
 	return 0;
 }
 
-int cmd_parse_options(int argc, char **argv, const char *allowed,
-		      const char *usage, struct wb_run *run)
+/* "  -o, --out DIR        help" (help on the next line when the left part
+ * is too wide; a '\n' in HELP continues at the help column). */
+static void print_option(FILE *f, const char *name, const char *alias,
+			 const char *argname, const char *help)
 {
-	return cmd_parse_options_ex(argc, argv, allowed, NULL, usage, run);
+	struct buf left = BUF_INIT;
+
+	buf_addf(&left, "  %s%s%s%s%s", alias ? alias : "", alias ? ", " : "", name,
+		 argname ? " " : "", argname ? argname : "");
+	fputs(left.ptr, f);
+	if (left.len >= 23)
+		fprintf(f, "\n%23s", "");
+	else
+		fprintf(f, "%*s", (int)(23 - left.len), "");
+	for (const char *p = help; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fprintf(f, "%23s", "");
+	}
+	fputc('\n', f);
+	buf_release(&left);
+}
+
+void cmd_print_options(FILE *f, const struct cmd_optset *set)
+{
+	for (const struct cmd_opt *o = set->own; o && o->name; o++)
+		if (own_taken(set, o))
+			print_option(f, o->name, o->alias, o->argname, o->help);
+	for (size_t k = 0; k < ARRAY_SIZE(common_opts); k++)
+		if (set->common & common_opts[k].id)
+			print_option(f, common_opts[k].name, common_opts[k].alias,
+				     common_opts[k].argname, common_opts[k].help);
+	print_option(f, "--help", "-h", NULL, "show this help");
 }

@@ -505,14 +505,20 @@ int cmd_plan(int argc, char **argv, struct wb_run *run)
 	struct plan plan;
 	int ret;
 
-	if ((ret = cmd_parse_options(argc, argv, "-O --set --explain --json", PLAN_USAGE, run)))
+	static const struct cmd_optset set = {
+		OPTS_RECIPE | OPT_EXPLAIN | OPT_JSON, NULL, 0, PLAN_USAGE
+	};
+
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage(PLAN_USAGE);
 	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
 		return ret;
-	if (run->json)
+	if (run->json) {
 		ret = print_json(&plan);
+		run->json_done = 1;   /* its own document: docs/plan-json.md */
+	}
 	else
 		print_text(&plan, run->explain);
 	plan_release(&plan);

@@ -108,24 +108,21 @@ static int sig_verify(const char *keyfile, const char *inline_key,
 	return WB_OK;
 }
 
-static int sig_authenticode(int argc, char **argv, struct wb_run *run)
+/* ROOTS and PUBS are bound to SET's options (cmd_sig). */
+static int sig_authenticode(int argc, char **argv, struct wb_run *run,
+			    const struct cmd_optset *set, const char *const *roots,
+			    struct wb_strlist *pubs_)
 {
-	const char *roots = NULL;
 	struct wb_strlist pubs = WB_STRLIST_INIT;
-	const struct cmd_opt opts[] = {
-		{ "--roots", NULL, 1, &roots, NULL, NULL },
-		{ "--publisher", NULL, 1, NULL, &pubs, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
-	};
 	struct authenticode_policy pol;
 	struct authenticode_result res;
 	struct wb_err e = WB_ERR_INIT;
 	int ret;
 
-	if (cmd_parse_options_ex(argc, argv, "", opts, SIG_AUTHENTICODE_USAGE, run)) {
-		wb_strlist_release(&pubs);
-		return WB_EUSAGE;
-	}
+	if ((ret = cmd_parse_options(argc, argv, set, run)))
+		return ret;
+	pubs = *pubs_;
+	memset(pubs_, 0, sizeof(*pubs_));
 	if (run->positional.nr != 1) {
 		wb_strlist_release(&pubs);
 		fputs("winbuild: sig authenticode: give exactly one FILE\n", stderr);
@@ -133,7 +130,7 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run)
 	}
 	memset(&pol, 0, sizeof(pol));
 	pol.require = 1;
-	pol.roots = roots;
+	pol.roots = *roots;
 	pol.publishers = (const char *const *)pubs.v;
 	pol.npublishers = pubs.nr;
 	ret = authenticode_verify_file(run->positional.v[0], &pol, &res, &e);
@@ -156,26 +153,49 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 		   *sigfile = NULL;
 	int allow_legacy = 0, no_file_check = 0;
 	const struct cmd_opt opts[] = {
-		{ "--public-key-file", "-p", 1, &keyfile, NULL, NULL },
-		{ "--public-key", "-P", 1, &inline_key, NULL, NULL },
-		{ "--file", "-m", 1, &file, NULL, NULL },
-		{ "--sig-file", "-x", 1, &sigfile, NULL, NULL },
-		{ "--allow-legacy", NULL, 0, NULL, NULL, &allow_legacy },
-		{ "--no-file-check", NULL, 0, NULL, NULL, &no_file_check },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+		{ 0, "--public-key-file", "-p", "KEYFILE", "the public key file (minisign .pub)",
+		  &keyfile, NULL, NULL },
+		{ 0, "--public-key", "-P", "KEY", "the public key itself (base64)",
+		  &inline_key, NULL, NULL },
+		{ 0, "--file", "-m", "FILE", "the signed file", &file, NULL, NULL },
+		{ 0, "--sig-file", "-x", "SIGFILE", "the signature (default FILE.minisig)",
+		  &sigfile, NULL, NULL },
+		{ 0, "--allow-legacy", NULL, NULL, "accept legacy 'Ed' (not prehashed) signatures",
+		  NULL, NULL, &allow_legacy },
+		{ 0, "--no-file-check", NULL, NULL, "do not require the trusted comment's 'file:'\n"
+		  "field to equal the base name of FILE", NULL, NULL, &no_file_check },
+		{ 0 },
 	};
+	const struct cmd_optset set = { 0, opts, 0, SIG_VERIFY_USAGE };
+	const char *roots = NULL;
+	struct wb_strlist pubs = WB_STRLIST_INIT;
+	const struct cmd_opt aopts[] = {
+		{ 0, "--roots", NULL, "FILE", "trusted roots, PEM (code signing and timestamps;\n"
+		  "default: the system CA bundle)", &roots, NULL, NULL },
+		{ 0, "--publisher", NULL, "X", "allowed signer: subject (as printed) or SHA-256\n"
+		  "thumbprint (repeatable; default: any signer)", NULL, &pubs, NULL },
+		{ 0 },
+	};
+	const struct cmd_optset aset = { 0, aopts, 0, SIG_AUTHENTICODE_USAGE };
+	int ret;
 
 	if (argc < 2)
 		return cmd_usage("%s", SIG_USAGE);
-	if (!strcmp(argv[1], "authenticode"))
-		return sig_authenticode(argc - 1, argv + 1, run);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_show_help(run, (const struct cmd_optset *const[]){ &set, &aset },
+				     (const char *const[]){ "verify options",
+							    "authenticode options" }, 2);
+	if (!strcmp(argv[1], "authenticode")) {
+		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs);
+		wb_strlist_release(&pubs);
+		return ret;
+	}
 	if (strcmp(argv[1], "verify")) {
 		fprintf(stderr, "winbuild: sig: unknown sub-command '%s'\n", argv[1]);
 		return cmd_usage("%s", SIG_USAGE);
 	}
-	if (cmd_parse_options_ex(argc - 1, argv + 1, "", opts, SIG_VERIFY_USAGE,
-				 run))
-		return WB_EUSAGE;
+	if ((ret = cmd_parse_options(argc - 1, argv + 1, &set, run)))
+		return ret;
 	if (run->positional.nr) {
 		fprintf(stderr, "winbuild: sig verify: unexpected argument '%s'\n",
 			run->positional.v[0]);

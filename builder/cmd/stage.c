@@ -42,8 +42,7 @@ static int source_date_epoch(time_t *out)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || *end || end == s || v < 0 || v > 253402300799LL) {
-		fprintf(stderr, "winbuild: SOURCE_DATE_EPOCH '%s' is not a number of "
-			"seconds since 1970\n", s);
+		cmd_errorf("SOURCE_DATE_EPOCH '%s' is not a number of seconds since 1970", s);
 		return -1;
 	}
 	*out = (time_t)v;
@@ -412,6 +411,14 @@ int cmd_stage_recipe(struct wb_run *run)
 	hooks.item_done = stage_item_done;
 	hooks.ctx = &u;
 	ret = cmd_fetch_plan_for_stage(run, &plan, &items, &hooks, &e);
+	if (ret != 1)
+		cmd_json_fetch(run, &plan, items);
+	cmd_json_set(run, "up_to_date", json_boolean(ret == 1));
+	if (u.dir) {
+		cmd_json_set(run, "out", json_string(u.dir));
+		cmd_json_set(run, "tree", json_pack("s+", u.dir, "/tree"));
+		cmd_json_set(run, "manifest", json_pack("s+", u.dir, "/manifest.json"));
+	}
 	if (ret == 1) {
 		if (!run->quiet)
 			fprintf(stderr, "up to date: %s/tree (nothing changed since the "
@@ -440,6 +447,10 @@ int cmd_stage_recipe(struct wb_run *run)
 	}
 	if ((ret = write_sbom(run, &plan, items)))
 		goto out;
+	cmd_json_set(run, "files", json_integer((json_int_t)res.nfiles));
+	cmd_json_set(run, "generated", json_integer((json_int_t)res.ngenerated));
+	cmd_json_set(run, "directories", json_integer((json_int_t)res.ndirs));
+	cmd_json_set(run, "reused", json_integer((json_int_t)res.nreused));
 	if (!run->quiet) {
 		fprintf(stderr, "staged %zu files (%zu generated) and %zu directories "
 			"into %s\n", res.nfiles, res.ngenerated, res.ndirs, res.tree_dir);
@@ -466,7 +477,8 @@ out:
 
 int cmd_stage(int argc, char **argv, struct wb_run *run)
 {
-	int ret = cmd_parse_options(argc, argv, CMD_STAGE_OPTIONS, STAGE_USAGE, run);
+	static const struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, 0, STAGE_USAGE };
+	int ret = cmd_parse_options(argc, argv, &set, run);
 
 	if (ret)
 		return ret;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "emit/treecheck.h"
 #include "fetch/cache.h"
@@ -24,25 +26,38 @@ static int verify_tree(struct wb_run *run, const char *dir)
 	struct treecheck res;
 	struct wb_err e = WB_ERR_INIT;
 	size_t count[4] = { 0 };
+	json_t *problems;
 
+	cmd_json_set(run, "mode", json_string("tree"));
+	cmd_json_set(run, "dir", json_string(dir));
 	if (treecheck_run(dir, &res, &e) < 0)
 		return cmd_fail(&e);
+	problems = json_array();
 	for (size_t i = 0; i < res.nr; i++) {
 		const struct treecheck_problem *p = &res.v[i];
+		json_t *pj = json_object();
 
 		count[p->kind]++;
-		printf("%-9s tree/%s%s%s%s\n", treecheck_kind_name(p->kind), p->path,
-		       p->detail ? "  (" : "", p->detail ? p->detail : "",
-		       p->detail ? ")" : "");
+		json_object_set_new(pj, "kind", json_string(treecheck_kind_name(p->kind)));
+		json_object_set_new(pj, "path", json_string(p->path));
+		json_object_set_new(pj, "detail", p->detail ? json_string(p->detail) : json_null());
+		json_array_append_new(problems, pj);
+		if (!run->json)
+			printf("%-9s tree/%s%s%s%s\n", treecheck_kind_name(p->kind), p->path,
+			       p->detail ? "  (" : "", p->detail ? p->detail : "",
+			       p->detail ? ")" : "");
 	}
+	cmd_json_set(run, "problems", problems);
+	cmd_json_set(run, "files", json_integer((json_int_t)res.nfiles));
+	cmd_json_set(run, "directories", json_integer((json_int_t)res.ndirs));
 	if (res.nr) {
-		fprintf(stderr, "winbuild: %s does not match its manifest: %zu modified, "
-			"%zu missing, %zu extra\n", dir, count[TREECHECK_MODIFIED],
-			count[TREECHECK_MISSING], count[TREECHECK_EXTRA]);
+		cmd_errorf("%s does not match its manifest: %zu modified, "
+			   "%zu missing, %zu extra", dir, count[TREECHECK_MODIFIED],
+			   count[TREECHECK_MISSING], count[TREECHECK_EXTRA]);
 		treecheck_release(&res);
 		return WB_EVERIFY;
 	}
-	if (!run->quiet)
+	if (!run->quiet && !run->json)
 		printf("%s: %zu files and %zu directories match manifest.json\n", dir,
 		       res.nfiles, res.ndirs);
 	treecheck_release(&res);
@@ -56,8 +71,11 @@ static int verify_lock(struct wb_run *run, const char *path)
 	struct cache c = CACHE_INIT;
 	char *dir = NULL;
 	size_t bad = 0;
+	json_t *arts;
 	int r, ret;
 
+	cmd_json_set(run, "mode", json_string("lock"));
+	cmd_json_set(run, "lock", json_string(path));
 	memset(&lf, 0, sizeof(lf));
 	r = lockfile_read(path, &lf, &e);
 	if (r <= 0) {
@@ -69,36 +87,52 @@ static int verify_lock(struct wb_run *run, const char *path)
 		ret = cmd_fail(&e);
 		goto out;
 	}
+	cmd_json_set(run, "cache", json_string(c.root));
+	arts = json_array();
 	for (size_t i = 0; i < lf.nr; i++) {
 		const struct lock_entry *le = &lf.v[i];
 		unsigned long long size = 0;
-		char *q = NULL;
+		char *q = NULL, *detail;
+		const char *status = "ok";
+		json_t *aj;
 
 		r = cache_lookup(&c, le->sha256, &size, NULL, &q, &e);
 		if (r < 0) {
+			json_decref(arts);
 			ret = cmd_fail(&e);
 			goto out;
 		}
 		if (q) {
-			printf("modified  %s  (cache entry %.16s... changed; quarantined: %s)\n",
-			       le->name, le->sha256, q);
-			bad++;
+			status = "modified";
+			detail = xasprintf("cache entry %.16s... changed; quarantined: %s",
+					   le->sha256, q);
 		} else if (!r) {
-			printf("missing   %s  (no cache entry %.16s...; run 'winbuild fetch')\n",
-			       le->name, le->sha256);
-			bad++;
+			status = "missing";
+			detail = xasprintf("no cache entry %.16s...; run 'winbuild fetch'", le->sha256);
 		} else if (le->size && size != le->size) {
-			printf("modified  %s  (size %llu, lock %llu)\n", le->name, size, le->size);
-			bad++;
-		} else if (!run->quiet) {
-			printf("ok        %s  (sha256 %.16s..., %llu bytes)\n", le->name,
-			       le->sha256, size);
+			status = "modified";
+			detail = xasprintf("size %llu, lock %llu", size, le->size);
+		} else {
+			detail = xasprintf("sha256 %.16s..., %llu bytes", le->sha256, size);
 		}
+		bad += strcmp(status, "ok") != 0;
+		if (!run->json && (strcmp(status, "ok") || !run->quiet))
+			printf("%-9s %s  (%s)\n", status, le->name, detail);
+		aj = json_object();
+		json_object_set_new(aj, "name", json_string(le->name));
+		json_object_set_new(aj, "status", json_string(status));
+		json_object_set_new(aj, "sha256", json_string(le->sha256));
+		json_object_set_new(aj, "size", json_integer((json_int_t)(r > 0 ? size : 0)));
+		json_object_set_new(aj, "quarantined", q ? json_string(q) : json_null());
+		json_object_set_new(aj, "detail", json_string(detail));
+		json_array_append_new(arts, aj);
+		free(detail);
 		free(q);
 	}
+	cmd_json_set(run, "artifacts", arts);
 	if (bad) {
-		fprintf(stderr, "winbuild: the cache does not hold %zu of the %zu artifacts of "
-			"'%s' as locked\n", bad, lf.nr, path);
+		cmd_errorf("the cache does not hold %zu of the %zu artifacts of "
+			   "'%s' as locked", bad, lf.nr, path);
 		ret = WB_EVERIFY;
 	} else {
 		ret = WB_OK;
@@ -113,11 +147,12 @@ out:
 int cmd_verify(int argc, char **argv, struct wb_run *run)
 {
 	const char *lock = NULL;
-	const struct cmd_opt extra[] = {
-		{ "--lock", NULL, 1, &lock, NULL, NULL },
-		{ NULL, NULL, 0, NULL, NULL, NULL },
+	const struct cmd_opt own[] = {
+		{ 0, "--lock", NULL, "FILE", "check the cache against this lock file", &lock, NULL, NULL },
+		{ 0 },
 	};
-	int ret = cmd_parse_options_ex(argc, argv, "--cache -q", extra, VERIFY_USAGE, run);
+	const struct cmd_optset set = { OPT_CACHE | OPT_QUIET | OPT_JSON, own, 0, VERIFY_USAGE };
+	int ret = cmd_parse_options(argc, argv, &set, run);
 
 	if (ret)
 		return ret;

@@ -19,7 +19,7 @@ enum wb_exit {
 	WB_EINTR = 130,  /* interrupted by SIGINT/SIGTERM; temp files removed */
 };
 
-#define WB_ERR_MAX 2048
+#define WB_ERR_MAX 4096
 
 struct wb_err {
 	int code;              /* enum wb_exit; 0 when no error was recorded */

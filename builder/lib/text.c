@@ -85,3 +85,46 @@ char *text_printable(const char *s)
 	text_add_printable(&b, s, strlen(s));
 	return buf_detach(&b, NULL);
 }
+
+size_t text_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(prev));
+	}
+	return prev[lb];
+}
+
+void text_suggest_init(struct text_suggest *s, const char *want)
+{
+	s->want = want;
+	s->best = NULL;
+	s->dist = 3;
+}
+
+void text_suggest_add(struct text_suggest *s, const char *cand)
+{
+	size_t d = text_edit_distance(s->want, cand), n = strlen(s->want);
+
+	if (!strcmp(s->want, cand))
+		return;
+	if (d < s->dist) {
+		s->dist = d;
+		s->best = cand;
+	} else if (!s->best && n >= 2 && !strncmp(cand, s->want, n)) {
+		s->best = cand;
+	} else if (!s->best && strlen(cand) >= 4 && !strncmp(s->want, cand, strlen(cand))) {
+		s->best = cand;   /* "--cache-dir" for "--cache" */
+	}
+}

@@ -33,4 +33,23 @@ void text_add_printable(struct buf *b, const char *s, size_t len);
 /* text_add_printable of the NUL-terminated S, as a new string. */
 char *text_printable(const char *s);
 
+/*
+ * Did-you-mean: the candidate nearest to WANT by edit distance
+ * (Levenshtein), for misspelt commands, options, recipe keys and component
+ * names. text_suggest_init, then text_suggest_add each candidate; best is
+ * the one within distance 2 (the first such, the nearest wins), else the
+ * first candidate WANT is a prefix of (at least 2 characters) or that is a
+ * prefix of WANT (at least 4), else NULL.
+ */
+struct text_suggest {
+	const char *want;
+	const char *best;
+	size_t dist;
+};
+
+void text_suggest_init(struct text_suggest *s, const char *want);
+void text_suggest_add(struct text_suggest *s, const char *cand);
+/* The edit distance of A and B (99 when either is 63 bytes or longer). */
+size_t text_edit_distance(const char *a, const char *b);
+
 #endif

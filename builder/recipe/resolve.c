@@ -6,6 +6,7 @@
  * replacements and policy, and convert the result into a struct plan.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -368,9 +369,21 @@ static int check_policy_layer(struct resolver *r, const struct rnode *layer)
 	return 0;
 }
 
+/* LAYER's policy maps are bad: report every schema error of LAYER at once
+ * (those included), not only the policy maps'. */
+static int layer_failed(struct resolver *r, const struct rnode *layer, int no_required)
+{
+	struct wb_err all = WB_ERR_INIT;
+
+	if (schema_check(layer, schema_image, "", no_required, &all))
+		*r->e = all;
+	return -1;
+}
+
 static int merge_layer(struct resolver *r, struct rnode *layer)
 {
 	if (layer->type == RNODE_MAP && check_policy_layer(r, layer)) {
+		layer_failed(r, layer, 1);
 		rnode_free(layer);
 		return -1;
 	}
@@ -389,7 +402,7 @@ static int load_layers(struct resolver *r, const struct plan_inputs *in)
 		return err_at(r, &n->key_origin,
 			      "'replace' belongs in override files (-O), not in an image recipe");
 	if (check_policy_layer(r, r->top))
-		return -1;
+		return layer_failed(r, r->top, 0);
 	push_policy_layer(r, r->top);
 
 	for (size_t i = 0; i < in->noverrides; i++) {
@@ -1408,6 +1421,56 @@ static void tighten_authenticode(struct resolver *r)
 
 /* ---- components ---- */
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ENTRY names no file and PATH (its default file) does not exist: the
+ * component names there are, the image's and the files' beside PATH, with
+ * the nearest one. */
+static int unknown_component(struct resolver *r, const struct rnode *entry,
+			     const char *path)
+{
+	const struct rnode *comps = rnode_get(r->top, "components");
+	struct wb_strlist names = WB_STRLIST_INIT;
+	struct text_suggest sg;
+	struct buf b = BUF_INIT;
+	char *dir = fs_dirname(path);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret;
+
+	for (size_t i = 0; comps && i < comps->nr; i++)
+		if (strcmp(comps->items[i]->key, entry->key) &&
+		    rnode_get(comps->items[i], "file"))
+			wb_strlist_push_unique(&names, comps->items[i]->key);
+	while (d && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		if (n > 5 && de->d_name[0] != '.' && !strcmp(de->d_name + n - 5, ".yaml")) {
+			char *nm = xstrndup(de->d_name, n - 5);
+			wb_strlist_push_unique(&names, nm);
+			free(nm);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+	text_suggest_init(&sg, entry->key);
+	for (size_t i = 0; i < names.nr; i++) {
+		text_suggest_add(&sg, names.v[i]);
+		buf_addf(&b, "%s%s", i ? ", " : "", names.v[i]);
+	}
+	ret = err_at(r, &entry->key_origin, "unknown component '%s'%s%s%s: no file '%s'; "
+		     "valid names: %s", entry->key, sg.best ? " (did you mean '" : "",
+		     sg.best ? sg.best : "", sg.best ? "'?)" : "", path,
+		     names.nr ? b.ptr : "(none)");
+	buf_release(&b);
+	wb_strlist_release(&names);
+	return ret;
+}
+
 static int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
 {
 	const struct rnode *fn = rnode_get(entry, "file");
@@ -1425,6 +1488,11 @@ static int load_component(struct resolver *r, struct rnode *entry, struct rnode 
 		from = r->plan->recipe_path;
 	path = relative_to(from, rel);
 	free(rel);
+	if (!fn && !fs_exists(path)) {
+		ret = unknown_component(r, entry, path);
+		free(path);
+		return ret;
+	}
 	r->ninclude = 0;
 	ret = load_kind(r, path, "component", &at, &comp);
 	if (ret) {

@@ -1,9 +1,12 @@
 /* Keyword tables for every map in a recipe, and the checker. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/text.h"
+#include "recipe/plan.h"
 #include "recipe/schema.h"
 
 #define END { NULL, 0, NULL, NULL, 0 }
@@ -189,7 +192,7 @@ const struct schema_key schema_image[] = {
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
 	{ "windows", S_MAP, schema_windows, NULL, S_REQUIRED },
 	{ "vars", S_STRMAP, NULL, NULL, 0 },
-	{ "components", S_SKIP, NULL, NULL, S_REQUIRED },
+	{ "components", S_MAPOF, schema_component, NULL, S_REQUIRED | S_PARTIAL },
 	{ "cloudbase_init", S_MAP, schema_cloudbase, NULL, 0 },
 	{ "node", S_MAP, schema_node, NULL, 0 },
 	{ "packer", S_MAP, schema_packer, NULL, 0 },
@@ -234,7 +237,31 @@ static const char *node_kind(const struct rnode *n)
 	return "?";
 }
 
-#define err_at wb_origin_error
+/*
+ * One walk of the schema: every error is collected (up to
+ * SCHEMA_MAX_ERRORS, then only counted) and the walk goes on, so a file
+ * with several mistakes reports them all at once.
+ */
+struct walk {
+	struct wb_strlist msgs;
+	size_t count, shown;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+err_at(struct walk *w, const struct wb_origin *o, const char *fmt, ...)
+{
+	struct wb_err tmp = WB_ERR_INIT;
+	char msg[1536];
+	va_list ap;
+
+	if (w->count++ >= SCHEMA_MAX_ERRORS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wb_origin_error(&tmp, o, "%s", msg);
+	wb_strlist_push(&w->msgs, tmp.msg);
+}
 
 int schema_bool(const struct rnode *n)
 {
@@ -264,113 +291,139 @@ static int enum_has(const char *enums, const char *v)
 	return 0;
 }
 
-static int check_value(const struct rnode *v, const struct schema_key *k,
-		       const char *path, int no_required, struct wb_err *e);
+static void walk_map(struct walk *w, const struct rnode *n,
+		     const struct schema_key *table, const char *ctx, int no_required);
 
-static int check_scalar_list(const struct rnode *v, const char *path,
-			     struct wb_err *e)
+static void check_scalar_list(struct walk *w, const struct rnode *v, const char *path)
 {
 	for (size_t i = 0; i < v->nr; i++)
 		if (v->items[i]->type != RNODE_SCALAR)
-			return err_at(e, &v->items[i]->origin,
-				      "item %zu of '%s' must be a string, not %s",
-				      i + 1, path, node_kind(v->items[i]));
-	return 0;
+			err_at(w, &v->items[i]->origin,
+			       "item %zu of '%s' must be a string, not %s",
+			       i + 1, path, node_kind(v->items[i]));
 }
 
-static int check_value(const struct rnode *v, const struct schema_key *k,
-		       const char *path, int no_required, struct wb_err *e)
+static void check_scalar(struct walk *w, const struct rnode *v,
+			 const struct schema_key *k, const char *path)
+{
+	const char *s = v->scalar;
+
+	if (k->type == S_BOOL && schema_bool(v) < 0) {
+		err_at(w, &v->origin, "'%s' must be true or false, not '%s'", path, s);
+	} else if (k->type == S_INT) {
+		int ok = *s && strlen(s) <= 18;
+
+		for (const char *p = s; ok && *p; p++)
+			ok = isdigit((unsigned char)*p);
+		if (!ok)
+			err_at(w, &v->origin, "'%s' must be a non-negative integer, not '%s'",
+			       path, s);
+	} else if (k->type == S_ENUM && !enum_has(k->enums, s)) {
+		err_at(w, &v->origin, "'%s' must be one of %s, not '%s'", path, k->enums, s);
+	}
+}
+
+/* Each map of V (a map of maps, or a list of maps) against K->sub. */
+static void check_children(struct walk *w, const struct rnode *v,
+			   const struct schema_key *k, const char *path, int no_required)
 {
 	char sub[512];
-	const char *s;
 
+	for (size_t i = 0; i < v->nr; i++) {
+		const struct rnode *c = v->items[i];
+
+		if (k->type == S_MAPOF)
+			snprintf(sub, sizeof(sub), "%s.%s", path, c->key);
+		else
+			snprintf(sub, sizeof(sub), "%s[%zu]", path, i + 1);
+		if (k->type == S_KEYLIST && c->type == RNODE_SCALAR)
+			continue;
+		if (c->type != RNODE_MAP)
+			err_at(w, &c->origin, "'%s' must be a map, not %s", sub, node_kind(c));
+		else
+			walk_map(w, c, k->sub, sub, no_required);
+	}
+}
+
+static void check_value(struct walk *w, const struct rnode *v,
+			const struct schema_key *k, const char *path, int no_required)
+{
+	if (k->flags & S_PARTIAL)
+		no_required = 1;
 	switch (k->type) {
 	case S_STR:
 	case S_BOOL:
 	case S_INT:
 	case S_ENUM:
 		if (v->type != RNODE_SCALAR)
-			return err_at(e, &v->origin, "'%s' must be %s%s%s, not %s",
-				      path, type_name(k->type),
-				      k->enums ? " " : "", k->enums ? k->enums : "",
-				      node_kind(v));
-		s = v->scalar;
-		if (k->type == S_BOOL && schema_bool(v) < 0)
-			return err_at(e, &v->origin, "'%s' must be true or false, not '%s'",
-				      path, s);
-		if (k->type == S_INT) {
-			if (!*s || strlen(s) > 18)
-				return err_at(e, &v->origin,
-					      "'%s' must be a non-negative integer, not '%s'", path, s);
-			for (const char *p = s; *p; p++)
-				if (!isdigit((unsigned char)*p))
-					return err_at(e, &v->origin,
-						      "'%s' must be a non-negative integer, not '%s'",
-						      path, s);
-		}
-		if (k->type == S_ENUM && !enum_has(k->enums, s))
-			return err_at(e, &v->origin, "'%s' must be one of %s, not '%s'",
-				      path, k->enums, s);
-		return 0;
+			err_at(w, &v->origin, "'%s' must be %s%s%s, not %s",
+			       path, type_name(k->type),
+			       k->enums ? " " : "", k->enums ? k->enums : "",
+			       node_kind(v));
+		else
+			check_scalar(w, v, k, path);
+		return;
 	case S_STRLIST:
 		if (v->type != RNODE_LIST)
-			return err_at(e, &v->origin, "'%s' must be a list of strings, not %s",
-				      path, node_kind(v));
-		return check_scalar_list(v, path, e);
+			err_at(w, &v->origin, "'%s' must be a list of strings, not %s",
+			       path, node_kind(v));
+		else
+			check_scalar_list(w, v, path);
+		return;
 	case S_STRMAP:
-		if (v->type != RNODE_MAP)
-			return err_at(e, &v->origin, "'%s' must be a map of strings, not %s",
-				      path, node_kind(v));
+		if (v->type != RNODE_MAP) {
+			err_at(w, &v->origin, "'%s' must be a map of strings, not %s",
+			       path, node_kind(v));
+			return;
+		}
 		for (size_t i = 0; i < v->nr; i++)
 			if (v->items[i]->type != RNODE_SCALAR)
-				return err_at(e, &v->items[i]->origin,
-					      "'%s.%s' must be a string, not %s", path,
-					      v->items[i]->key, node_kind(v->items[i]));
-		return 0;
+				err_at(w, &v->items[i]->origin,
+				       "'%s.%s' must be a string, not %s", path,
+				       v->items[i]->key, node_kind(v->items[i]));
+		return;
 	case S_MAP:
 		if (v->type != RNODE_MAP)
-			return err_at(e, &v->origin, "'%s' must be a map, not %s", path,
-				      node_kind(v));
-		return schema_check(v, k->sub, path, no_required, e);
+			err_at(w, &v->origin, "'%s' must be a map, not %s", path, node_kind(v));
+		else
+			walk_map(w, v, k->sub, path, no_required);
+		return;
 	case S_MAPOF:
 		if (v->type != RNODE_MAP)
-			return err_at(e, &v->origin, "'%s' must be a map, not %s", path,
-				      node_kind(v));
-		for (size_t i = 0; i < v->nr; i++) {
-			const struct rnode *c = v->items[i];
-			snprintf(sub, sizeof(sub), "%s.%s", path, c->key);
-			if (c->type != RNODE_MAP)
-				return err_at(e, &c->origin, "'%s' must be a map, not %s",
-					      sub, node_kind(c));
-			if (schema_check(c, k->sub, sub, no_required, e))
-				return -1;
-		}
-		return 0;
+			err_at(w, &v->origin, "'%s' must be a map, not %s", path, node_kind(v));
+		else
+			check_children(w, v, k, path, no_required);
+		return;
 	case S_LISTOF:
 	case S_KEYLIST:
 		if (v->type != RNODE_LIST)
-			return err_at(e, &v->origin, "'%s' must be a list, not %s", path,
-				      node_kind(v));
-		for (size_t i = 0; i < v->nr; i++) {
-			const struct rnode *c = v->items[i];
-			snprintf(sub, sizeof(sub), "%s[%zu]", path, i + 1);
-			if (k->type == S_KEYLIST && c->type == RNODE_SCALAR)
-				continue;
-			if (c->type != RNODE_MAP)
-				return err_at(e, &c->origin, "'%s' must be a map, not %s",
-					      sub, node_kind(c));
-			if (schema_check(c, k->sub, sub, no_required, e))
-				return -1;
-		}
-		return 0;
+			err_at(w, &v->origin, "'%s' must be a list, not %s", path, node_kind(v));
+		else
+			check_children(w, v, k, path, no_required);
+		return;
 	case S_SKIP:
-		return 0;
+		return;
 	}
-	return 0;
 }
 
-int schema_check(const struct rnode *n, const struct schema_key *table,
-		 const char *ctx, int no_required, struct wb_err *e)
+/* "unknown key 'a.b'", with the nearest key valid at that place. */
+static void unknown_key(struct walk *w, const struct rnode *c,
+			const struct schema_key *table, const char *ctx, const char *path)
+{
+	struct text_suggest sg;
+
+	text_suggest_init(&sg, c->key);
+	for (const struct schema_key *k = table; k->name; k++)
+		text_suggest_add(&sg, k->name);
+	if (sg.best)
+		err_at(w, &c->key_origin, "unknown key '%s' (did you mean '%s%s%s'?)", path,
+		       ctx && *ctx ? ctx : "", ctx && *ctx ? "." : "", sg.best);
+	else
+		err_at(w, &c->key_origin, "unknown key '%s'", path);
+}
+
+static void walk_map(struct walk *w, const struct rnode *n,
+		     const struct schema_key *table, const char *ctx, int no_required)
 {
 	char path[512];
 
@@ -386,19 +439,44 @@ int schema_check(const struct rnode *n, const struct schema_key *table,
 		else
 			snprintf(path, sizeof(path), "%s", c->key);
 		if (!k->name)
-			return err_at(e, &c->key_origin, "unknown key '%s'", path);
-		if (check_value(c, k, path, no_required, e))
-			return -1;
+			unknown_key(w, c, table, ctx, path);
+		else
+			check_value(w, c, k, path, no_required);
 	}
 	if (no_required)
-		return 0;
+		return;
 	for (const struct schema_key *k = table; k->name; k++) {
 		if (!(k->flags & S_REQUIRED) || rnode_get(n, k->name))
 			continue;
 		if (ctx && *ctx)
-			return err_at(e, &n->origin, "missing required key '%s' in '%s'",
-				      k->name, ctx);
-		return err_at(e, &n->origin, "missing required key '%s'", k->name);
+			err_at(w, &n->origin, "missing required key '%s' in '%s'", k->name, ctx);
+		else
+			err_at(w, &n->origin, "missing required key '%s'", k->name);
 	}
-	return 0;
+}
+
+int schema_check(const struct rnode *n, const struct schema_key *table,
+		 const char *ctx, int no_required, struct wb_err *e)
+{
+	struct walk w;
+	struct buf b = BUF_INIT;
+
+	memset(&w, 0, sizeof(w));
+	walk_map(&w, n, table, ctx, no_required);
+	if (!w.count)
+		return 0;
+	for (size_t i = 0; i < w.msgs.nr; i++) {
+		if (b.len + strlen(w.msgs.v[i]) + 80 >= WB_ERR_MAX)
+			break;
+		buf_addf(&b, "%s%s", i ? "\n" : "", w.msgs.v[i]);
+		w.shown++;
+	}
+	if (w.count > w.shown)
+		buf_addf(&b, "\n%zu more error%s not shown (at most %d are reported)",
+			 w.count - w.shown, w.count - w.shown == 1 ? "" : "s",
+			 SCHEMA_MAX_ERRORS);
+	wb_error(e, WB_EUSAGE, "%s", b.ptr);
+	buf_release(&b);
+	wb_strlist_release(&w.msgs);
+	return -1;
 }

@@ -25,7 +25,14 @@ enum schema_type {
 
 enum schema_flags {
 	S_REQUIRED = 1 << 0,
+	S_PARTIAL = 1 << 1,    /* the maps below are completed elsewhere (an
+				  image's component entries are merged over
+				  their files): their required keys are
+				  checked there, not here */
 };
+
+/* schema_check reports at most this many errors (then counts the rest). */
+#define SCHEMA_MAX_ERRORS 20
 
 struct schema_key {
 	const char *name;
@@ -43,7 +50,11 @@ extern const struct schema_key schema_signatures[];
 extern const struct schema_key schema_override_only[];
 
 /* Check map N against TABLE. CTX names N in messages ("artifact 'x'").
- * With NO_REQUIRED, missing required keys are not errors. */
+ * With NO_REQUIRED, missing required keys are not errors. The walk goes on
+ * after an error: E holds every error found, one "file:line:col: ..." per
+ * line in the order found (an unknown key with the nearest valid key at
+ * that place), at most SCHEMA_MAX_ERRORS of them, then a line counting
+ * the rest. */
 int schema_check(const struct rnode *n, const struct schema_key *table,
 		 const char *ctx, int no_required, struct wb_err *e);
 

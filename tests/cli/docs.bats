@@ -23,18 +23,24 @@ commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print 
 
 @test "bash completion offers every command, and options per command" {
 	run bash -c "
+		PATH='$(dirname "$WINBUILD")':\$PATH
 		source '$WB_SRC/docs/winbuild.bash-completion'
 		COMP_WORDS=(winbuild ''); COMP_CWORD=1; _winbuild; echo \"\${COMPREPLY[*]}\"
 		COMP_WORDS=(winbuild ve); COMP_CWORD=1; _winbuild; echo \"v:\${COMPREPLY[*]}\"
 		COMP_WORDS=(winbuild mirror --s); COMP_CWORD=2; _winbuild; echo \"m:\${COMPREPLY[*]}\"
-		COMP_WORDS=(winbuild build -b q); COMP_CWORD=3; _winbuild; echo \"b:\${COMPREPLY[*]}\""
+		COMP_WORDS=(winbuild build -b q); COMP_CWORD=3; _winbuild; echo \"b:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild stage --j); COMP_CWORD=2; _winbuild; echo \"s:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild build --f); COMP_CWORD=2; _winbuild; echo \"bf:\${COMPREPLY[*]}\""
 	assert_status 0
 	for c in $(commands); do
 		grep -qw -- "$c" <<<"${lines[0]}" || { echo "completion lacks $c" >&2; return 1; }
 	done
 	assert_output_has "v:verify version"
-	assert_output_has "m:--set --sign"
+	grep -qx -- "m:--sign --set\|m:--set --sign" <<<"$output"
 	assert_output_has "b:qemu"
+	# from 'winbuild help CMD': stage takes --json and --jobs, build no --format
+	assert_output_has "s:--jobs --json"
+	grep -qx "bf:" <<<"$output"
 }
 
 @test "make install puts the man page and the completion in place" {

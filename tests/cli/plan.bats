@@ -272,7 +272,7 @@ PY
 	write_image 'components:
   nosuch: {}'
 	wb plan bad.yaml
-	expect_recipe_error bad.yaml 6 3 "'components/nosuch.yaml' not found"
+	expect_recipe_error bad.yaml 6 3 "unknown component 'nosuch': no file 'components/nosuch.yaml'; valid names: containerd, kubernetes, nssm"
 }
 
 @test "bad: destination with .." {

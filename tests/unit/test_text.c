@@ -83,12 +83,46 @@ static void test_printable(void **state)
 	expect_printable("back\\slash", "back\\x5cslash");
 }
 
+static const char *suggest(const char *want, const char *const *cands)
+{
+	struct text_suggest sg;
+
+	text_suggest_init(&sg, want);
+	for (; *cands; cands++)
+		text_suggest_add(&sg, *cands);
+	return sg.best;
+}
+
+static void test_suggest(void **state)
+{
+	const char *const keys[] = { "name", "version", "vars", "artifacts", NULL };
+	const char *const opts[] = { "--cache", "--cacert", "--offline", NULL };
+	const char *const comps[] = { "cni-plugins", "containerd", "crictl", NULL };
+
+	(void)state;
+	assert_int_equal(text_edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(text_edit_distance("", "abc"), 3);
+	assert_int_equal(text_edit_distance("same", "same"), 0);
+	assert_string_equal(suggest("verison", keys), "version");    /* transposed */
+	assert_string_equal(suggest("nmae", keys), "name");
+	assert_string_equal(suggest("varz", keys), "vars");
+	assert_string_equal(suggest("contianerd", comps), "containerd");
+	assert_string_equal(suggest("--ofline", opts), "--offline");
+	assert_string_equal(suggest("--cache-dir", opts), "--cache"); /* a prefix of it */
+	assert_string_equal(suggest("arti", keys), "artifacts");     /* it is a prefix */
+	assert_null(suggest("zzzzzz", keys));
+	assert_null(suggest("version", keys));                       /* itself: no advice */
+	assert_int_equal(text_edit_distance(
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "a"), 99);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_utf8_invalid),
 		cmocka_unit_test(test_printable),
+		cmocka_unit_test(test_suggest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,117 @@
+/*
+ * The --json result (docs/json.md): one object on stdout per run, built by
+ * the command as it goes (cmd_json) and printed by main() when the command
+ * returns (cmd_json_finish), on success and on failure alike, with the
+ * exit code and every error line that went to stderr. Human messages stay
+ * on stderr; nothing else is printed on stdout.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "cmd/cmd.h"
+#include "fetch/fetch.h"
+#include "recipe/plan.h"
+
+#define CMD_JSON_SCHEMA 1
+
+json_t *cmd_json(struct wb_run *run)
+{
+	json_t *o;
+
+	if (!run->json)
+		return NULL;
+	if (run->json_result)
+		return run->json_result;
+	o = json_object();
+	json_object_set_new(o, "schema", json_integer(CMD_JSON_SCHEMA));
+	json_object_set_new(o, "command", json_string(run->command ? run->command : ""));
+	json_object_set_new(o, "ok", json_false());
+	json_object_set_new(o, "exit", json_integer(0));
+	json_object_set_new(o, "errors", json_array());
+	run->json_result = o;
+	return o;
+}
+
+int cmd_json_finish(struct wb_run *run, int exit_code)
+{
+	const struct wb_strlist *errs = cmd_reported_errors();
+	json_t *o = cmd_json(run), *arr;
+	int ret = exit_code;
+
+	if (!o || run->json_done) {
+		json_decref(o);
+		run->json_result = NULL;
+		return ret;
+	}
+	json_object_set_new(o, "ok", json_boolean(exit_code == 0));
+	json_object_set_new(o, "exit", json_integer(exit_code));
+	arr = json_object_get(o, "errors");
+	for (size_t i = 0; i < errs->nr; i++)
+		json_array_append_new(arr, json_string(errs->v[i]));
+	if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 && !ret)
+		ret = WB_EIO;
+	putchar('\n');
+	json_decref(o);
+	run->json_result = NULL;
+	run->json_done = 1;
+	return ret;
+}
+
+void cmd_json_set(struct wb_run *run, const char *key, json_t *value)
+{
+	json_t *o = cmd_json(run);
+
+	if (o)
+		json_object_set_new(o, key, value);
+	else
+		json_decref(value);
+}
+
+static json_t *item_json(const struct fetch_item *it)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", json_string(it->art->name));
+	json_object_set_new(o, "ok", json_boolean(!it->status));
+	if (it->status) {
+		json_object_set_new(o, "exit", json_integer(it->status));
+		json_object_set_new(o, "error", json_string(it->err.msg));
+		return o;
+	}
+	json_object_set_new(o, "cached", json_boolean(it->from_cache));
+	json_object_set_new(o, "sha256", json_string(it->sha256));
+	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
+	json_object_set_new(o, "url", json_string(it->url ? it->url : ""));
+	json_object_set_new(o, "path", json_string(it->path ? it->path : ""));
+	if (it->ev.methods & VERIFY_MINISIGN) {
+		json_object_set_new(o, "key_id", json_string(it->ev.keyid_hex));
+		json_object_set_new(o, "trusted_comment",
+				    json_string(it->ev.trusted_comment ? it->ev.trusted_comment : ""));
+		if (it->ev.nsigreqs) {
+			/* the further signature requirements' signers */
+			json_t *also = json_array();
+			for (size_t i = 0; i < it->ev.nsigreqs; i++)
+				json_array_append_new(also, json_string(it->ev.sigreqs[i].keyid_hex));
+			json_object_set_new(o, "also_key_ids", also);
+		}
+	}
+	if (it->ev.checksum_url)
+		json_object_set_new(o, "checksum_url", json_string(it->ev.checksum_url));
+	return o;
+}
+
+void cmd_json_fetch(struct wb_run *run, const struct plan *plan,
+		    const struct fetch_item *items)
+{
+	json_t *arr;
+
+	if (!run->json || !items)
+		return;
+	arr = json_array();
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		json_array_append_new(arr, item_json(&items[i]));
+	cmd_json_set(run, "recipe", json_string(plan->name ? plan->name : ""));
+	cmd_json_set(run, "artifacts", arr);
+}
