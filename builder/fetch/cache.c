@@ -76,7 +76,8 @@ static int do_flock(int fd, int op, const char *root, struct wb_err *e)
 
 int cache_open(struct cache *c, const char *dir, int for_gc, struct wb_err *e)
 {
-	static const char *const subdirs[] = { "sha256", "tmp", "quarantine", "refs" };
+	static const char *const subdirs[] = { "sha256", "tmp", "quarantine", "refs",
+						"locks" };
 
 	c->root = xstrdup(dir);
 	c->lock_fd = c->gc_fd = -1;
@@ -333,6 +334,53 @@ int cache_ref_read(struct cache *c, const char *key, char **json_text,
 	return 1;
 }
 
+int cache_dl_trylock(struct cache *c, const char *key, int *fd, long *holder,
+		     struct wb_err *e)
+{
+	char pid[32];
+	ssize_t n;
+	int len;
+
+	*holder = 0;
+	if (!cache_is_key(key))
+		return wb_error(e, WB_EIO, "invalid download lock key '%s'", key);
+	if (*fd < 0) {
+		char *name = xasprintf("locks/dl-%s", key);
+		int r = open_lock(c->root, name, fd, e);
+
+		free(name);
+		if (r < 0)
+			return -1;
+	}
+	while (flock(*fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return wb_error(e, WB_EIO, "cannot take a download lock in '%s': %s",
+					c->root, strerror(errno));
+		n = pread(*fd, pid, sizeof(pid) - 1, 0);
+		if (n > 0) {
+			pid[n] = '\0';
+			*holder = strtol(pid, NULL, 10);
+		}
+		return 0;
+	}
+	/* who holds it, for a waiter's message; best effort */
+	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(*fd, 0) == 0) {
+		n = pwrite(*fd, pid, (size_t)len, 0);
+		(void)n;
+	}
+	return 1;
+}
+
+void cache_dl_unlock(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);   /* releases the flock */
+	*fd = -1;
+}
+
 /* Call FN for every regular file name in DIR (sorted not needed). */
 static int each_file(const char *dir, int (*fn)(const char *dir, const char *name, void *),
 		     void *ctx, struct wb_err *e)
@@ -543,6 +591,16 @@ int cache_gc(struct cache *c, struct cache_gc_stats *st, struct wb_err *e)
 	p = fs_join(c->root, "quarantine");
 	each_file(p, rm_file, &rc, e);
 	free(p);
+	{
+		/* download locks: nobody else has the cache open (gc.lock) */
+		size_t nlocks = 0;
+		unsigned long long lbytes = 0;
+		struct rm_ctx lc = { &nlocks, &lbytes };
+
+		p = fs_join(c->root, "locks");
+		each_file(p, rm_file, &lc, e);
+		free(p);
+	}
 	for (size_t i = 0; i < dangling.nr; i++) {
 		p = xasprintf("%s/refs/%s", c->root, dangling.v[i]);
 		if (unlink(p) == 0)

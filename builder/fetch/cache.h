@@ -13,6 +13,11 @@
  *   gc.lock               flock: shared by every process using the cache
  *                         for its whole run, exclusive for `cache gc`, so gc
  *                         never removes another process's temp file
+ *   locks/dl-<key>        flock: one download lock per artifact's bytes,
+ *                         held while one process downloads them, so a second
+ *                         process waits and then finds them cached
+ *                         (cache_dl_trylock). Empty but for the holder's pid;
+ *                         never entries, never listed; removed by `cache gc`
  *
  * An entry becomes visible only by rename(2) of a verified, fsynced temp
  * file; a process that finds the entry already present discards its own
@@ -131,13 +136,32 @@ struct cache_listing {
 int cache_list(struct cache *c, struct cache_listing *out, struct wb_err *e);
 void cache_listing_release(struct cache_listing *l);
 
+/*
+ * Download locks. KEY (64 hex digits) names what the bytes are (fetch.c:
+ * the pinned SHA-256, else the ref spec). Try to take the lock without
+ * blocking: *FD is the lock file, opened on the first call (when < 0) and
+ * kept open between tries. Returns 1 when held (this process's pid is
+ * written into the file), 0 when another open file description holds it
+ * (*HOLDER set to the pid its holder wrote, 0 when unknown), -1 with
+ * WB_EIO. An flock: the kernel releases it when its holder dies, so there
+ * is nothing stale to clean up; and one process's two jobs for the same
+ * bytes also wait on each other (two opens, two descriptions).
+ */
+int cache_dl_trylock(struct cache *c, const char *key, int *fd, long *holder,
+		     struct wb_err *e);
+/* Release (close) a download lock taken or tried with cache_dl_trylock;
+ * *FD becomes -1. No-op when *FD < 0. */
+void cache_dl_unlock(int *fd);
+
 struct cache_gc_stats {
 	size_t removed_entries, removed_tmp, removed_quarantine, removed_refs;
 	unsigned long long freed_bytes;
 };
 
 /* Remove temp files, quarantined files, refs that point at missing
- * entries, and entries no ref points to. Needs the cache opened FOR_GC. */
+ * entries, and entries no ref points to. Needs the cache opened FOR_GC.
+ * Download lock files are removed too, uncounted: with gc.lock held
+ * exclusively no other process has the cache open, so none is held. */
 int cache_gc(struct cache *c, struct cache_gc_stats *st, struct wb_err *e);
 
 #endif
