@@ -91,6 +91,12 @@ static void on_progress(void *ctx, const struct fetch_progress *p)
 		int pct = x->total ? (int)(x->now * 100 / x->total) : 0, w = 24;
 		int fill = x->total ? pct * w / 100 : 0;
 
+		if (x->waiting && x->holder == (long)getpid()) {
+			fprintf(stderr, "  %-28.28s waiting for the same bytes in this run\n",
+				x->name);
+			d->drawn++;
+			continue;
+		}
 		if (x->waiting) {
 			fprintf(stderr, "  %-28.28s waiting for another winbuild", x->name);
 			if (x->holder > 0)

@@ -1503,8 +1503,13 @@ static int dl_lock(struct engine *en, struct job *j)
 		if (j->dl_state != DL_WAITING) {
 			j->dl_state = DL_WAITING;
 			j->dl_since = t;
-			elog(en, WB_LOG_INFO, "artifact '%s': waiting for another winbuild "
-			     "(pid %ld) that is downloading it", j->it->art->name, j->dl_holder);
+			if (j->dl_holder == (long)getpid())   /* two artifacts, one pin */
+				elog(en, WB_LOG_INFO, "artifact '%s': waiting for another "
+				     "artifact of this run with the same bytes", j->it->art->name);
+			else
+				elog(en, WB_LOG_INFO, "artifact '%s': waiting for another "
+				     "winbuild (pid %ld) that is downloading it",
+				     j->it->art->name, j->dl_holder);
 		}
 		if (t - j->dl_since < (double)en->lock_timeout) {
 			j->not_before = t + 0.1;

@@ -156,3 +156,19 @@ assert d["tmp_files"] == 0 and d["quarantined"] == 0, d' "$output"
 	done_ok "$b" "$WORK/b.log"
 	grep -q "after 0 s (WINBUILD_LOCK_TIMEOUT); downloading it too" "$WORK/b.log"
 }
+
+@test "two artifacts of one run with the same pinned bytes: one download" {
+	{
+		art d "$(F)/hold/$N.bin" "sha256: $(sha_of "$N.bin")"
+		art twin "$(H)/$N.bin" "sha256: $(sha_of "$N.bin")"
+	} | recipe
+	bg "$WORK/a.log" fetch img.yaml -j 2
+	A=$!
+	wait_for held
+	wait_for grep -q "artifact 'twin': waiting for another artifact of this run with the same bytes" "$WORK/a.log"
+	touch "$WWW/$N.bin.release"
+	done_ok "$A" "$WORK/a.log"
+	grep -q "fetched d" "$WORK/a.log"
+	grep -q "cached  twin" "$WORK/a.log"
+	[ "$(nginx_requests "/$N.bin")" -eq 0 ]
+}

@@ -1,4 +1,5 @@
-/* fetch/cache: insert, lookup, duplicates, quarantine, refs, ls, gc. */
+/* fetch/cache: insert, lookup, duplicates, quarantine, refs, ls, gc,
+ * download locks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,54 @@ static void test_refs_ls_gc(void **state)
 	cache_listing_release(&l);
 }
 
+/* Download locks: one holder per key at a time (two open file
+ * descriptions conflict, also in one process), the holder's pid for the
+ * waiter, released by close; never an entry; gone after gc. */
+static void test_download_locks(void **state)
+{
+	struct fx *f = *state;
+	struct wb_err e = WB_ERR_INIT;
+	struct cache_listing l;
+	struct cache_gc_stats st;
+	char key[65], other[65], *p;
+	int a = -1, b = -1, c = -1;
+	long holder = -1;
+
+	cache_ref_key("bytes one", key);
+	cache_ref_key("bytes two", other);
+	assert_int_equal(cache_dl_trylock(&f->c, key, &a, &holder, &e), 1);
+	assert_true(a >= 0);
+	assert_int_equal(cache_dl_trylock(&f->c, key, &b, &holder, &e), 0);
+	assert_int_equal(holder, (long)getpid());
+	assert_true(b >= 0);   /* kept open for the next try */
+	/* another key is another lock */
+	assert_int_equal(cache_dl_trylock(&f->c, other, &c, &holder, &e), 1);
+	cache_dl_unlock(&c);
+	assert_int_equal(c, -1);
+	/* the holder lets go: the waiter gets it on its next try */
+	cache_dl_unlock(&a);
+	assert_int_equal(cache_dl_trylock(&f->c, key, &b, &holder, &e), 1);
+	cache_dl_unlock(&b);
+	cache_dl_unlock(&b);   /* no-op */
+	/* a key must be one: no path in it */
+	assert_int_equal(cache_dl_trylock(&f->c, "../../etc/passwd", &a, &holder, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(a, -1);
+
+	p = xasprintf("%s/locks/dl-%s", f->dir, key);
+	assert_true(fs_exists(p));
+	assert_int_equal(cache_list(&f->c, &l, &e), 0);
+	assert_int_equal(l.nr, 0);
+	assert_int_equal(l.ntmp, 0);
+	cache_listing_release(&l);
+	cache_close(&f->c);
+	assert_int_equal(cache_open(&f->c, f->dir, 1, &e), 0);
+	assert_int_equal(cache_gc(&f->c, &st, &e), 0);
+	assert_int_equal(st.removed_entries + st.removed_tmp + st.removed_refs, 0);
+	assert_false(fs_exists(p));
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +302,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_is_quarantined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_rejects_bad_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refs_ls_gc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_download_locks, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
