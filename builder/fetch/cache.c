@@ -507,7 +507,8 @@ static int list_locked(struct cache *c, struct cache_listing *l,
 	free(p);
 	if (ret)
 		return -1;
-	qsort(l->v, l->nr, sizeof(*l->v), cmp_entry);
+	if (l->nr)   /* qsort(NULL, 0, ...) is undefined */
+		qsort(l->v, l->nr, sizeof(*l->v), cmp_entry);
 	p = fs_join(c->root, "refs");
 	ret = each_file(p, scan_ref, &rs, e);
 	free(p);

@@ -1485,7 +1485,7 @@ static int dl_lock(struct engine *en, struct job *j)
 {
 	struct wb_err e = WB_ERR_INIT;
 	double t = now_s();
-	char key[65];
+	char key[65], *quarantined;
 	int r;
 
 	if (j->dl_state == DL_HELD || j->dl_state == DL_SKIP)
@@ -1525,8 +1525,15 @@ static int dl_lock(struct engine *en, struct job *j)
 	j->dl_state = DL_HELD;
 	/* Whoever held the lock may have cached the bytes since try_cache
 	 * looked (also when it let go just before we tried): use them, through
-	 * the same checks as any cache hit. */
+	 * the same checks as any cache hit. The first look's quarantine report
+	 * is kept (a second one was logged). */
+	quarantined = j->it->quarantined;
+	j->it->quarantined = NULL;
 	r = try_cache(en, j, &j->it->err);
+	if (quarantined) {
+		free(j->it->quarantined);
+		j->it->quarantined = quarantined;
+	}
 	if (r < 0)
 		finish_job(en, j, j->it->err.code ? j->it->err.code : WB_EIO, &j->it->err);
 	else if (r > 0)
