@@ -38,11 +38,25 @@ held() { [ "$(requests "/hold/$N.bin")" -ge "${1:-1}" ]; }
 # pinned: a recipe of one artifact, pinned, behind faultd's hold
 pinned() { art d "$(F)/hold/$N.bin" "sha256: $(sha_of "$N.bin")" | recipe; }
 
-# first: a first run of the recipe, its download held half done; $A its pid
+# first [ARGS...]: a first run (winbuild ARGS, default: fetch img.yaml), its
+# download held half done; $A its pid
 first() {
-	bg "$WORK/a.log" fetch img.yaml
+	[ $# -gt 0 ] || set -- fetch img.yaml
+	bg "$WORK/a.log" "$@"
 	A=$!
 	wait_for held
+}
+
+# second_waits ARGS...: a second run, winbuild ARGS, while the first holds
+# the download: it waits; once released both succeed, with one request
+second_waits() {
+	bg "$WORK/b.log" "$@"
+	local b=$!
+	wait_for grep -q "waiting for another winbuild (pid $A)" "$WORK/b.log"
+	touch "$WWW/$N.bin.release"
+	done_ok "$A" "$WORK/a.log"
+	done_ok "$b" "$WORK/b.log"
+	[ "$(requests "/hold/$N.bin")" -eq 1 ]
 }
 
 # done_ok PID LOG: PID exits 0 (else LOG is shown)
@@ -100,13 +114,7 @@ assert d["tmp_files"] == 0 and d["quarantined"] == 0, d' "$output"
 	minisign -S -s "$KEYS/a.key" -m "$WWW/$N.bin" </dev/null >/dev/null
 	art d "$(F)/hold/$N.bin" "minisign: {keys: [{key: $PUB_A}], url: $(H)/$N.bin.minisig}" | recipe
 	first
-	bg "$WORK/b.log" fetch img.yaml
-	b=$!
-	wait_for grep -q "waiting for another winbuild (pid $A)" "$WORK/b.log"
-	touch "$WWW/$N.bin.release"
-	done_ok "$A" "$WORK/a.log"
-	done_ok "$b" "$WORK/b.log"
-	[ "$(requests "/hold/$N.bin")" -eq 1 ]
+	second_waits fetch img.yaml
 	# the cache hit still checks the kept signature: "cached", by minisign key
 	grep -q "cached  d.*minisign key" "$WORK/b.log"
 }
@@ -171,4 +179,12 @@ assert d["tmp_files"] == 0 and d["quarantined"] == 0, d' "$output"
 	grep -q "fetched d" "$WORK/a.log"
 	grep -q "cached  twin" "$WORK/a.log"
 	[ "$(nginx_requests "/$N.bin")" -eq 0 ]
+}
+
+@test "two concurrent stages (the path build takes) download once; both trees get the bytes" {
+	pinned
+	first stage img.yaml -o "$WORK/o1"
+	second_waits stage img.yaml -o "$WORK/o2"
+	cmp "$WORK/o1/t/tree/k/d" "$WWW/$N.bin"
+	cmp "$WORK/o2/t/tree/k/d" "$WWW/$N.bin"
 }
