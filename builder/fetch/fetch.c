@@ -1328,7 +1328,7 @@ static void summarise(struct fetch_item *items, size_t n, struct wb_err *e)
 
 /* ---- sizes up front, for the progress totals ------------------------- */
 
-#define PROBE_SECONDS 10
+#define PROBE_SECONDS 5
 
 struct probe {
 	struct job *j;

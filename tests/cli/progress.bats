@@ -65,11 +65,18 @@ heads() { grep -c "^\"HEAD /.*$N-" "$FAULTD_LOG" || true; }
 	[ "$(heads)" -eq 0 ]
 }
 
-@test "progress totals from HEAD when there is no lock file" {
+@test "progress totals from HEAD when there is no lock file (a redirect followed hop by hop)" {
+	# the 1 MiB artifact behind a redirect: its HEAD follows it
+	{
+		art pa "$(F)/hold/$N-a.bin" "sha256: $(sha_of "$N-a.bin")"
+		art pb "$(F)/redirect/$N-b.bin" "sha256: $(sha_of "$N-b.bin")"
+	} | recipe
 	run fetch_held
 	assert_status 0
 	[[ "${lines[0]}" == "total "*"/3.0 MiB" ]] || { echo "$output"; false; }
-	[ "$(heads)" -eq 2 ]
+	[ "$(heads)" -eq 3 ]
+	grep -q "^\"HEAD /redirect/$N-b.bin " "$FAULTD_LOG"
+	grep -q "^\"HEAD /$N-b.bin " "$FAULTD_LOG"
 }
 
 @test "no HEAD request when no progress is drawn" {
