@@ -100,7 +100,7 @@ struct job {
 	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
 
 	/* the download lock around the artifact target (dl_lock) */
-	int dl_fd;
+	struct cache_dl_lock dl;
 	enum { DL_NONE, DL_WAITING, DL_HELD, DL_SKIP } dl_state;
 	double dl_since;               /* when the wait began */
 	long dl_holder;                /* the other winbuild's pid, 0 unknown */
@@ -761,7 +761,7 @@ static void finish_job(struct engine *en, struct job *j, int code, const struct 
 	if (j->dc_live)
 		digest_release(&j->dc);
 	j->dc_live = 0;
-	cache_dl_unlock(&j->dl_fd);   /* after the ref is written */
+	cache_dl_unlock(en->c, &j->dl);   /* after the ref is written */
 	j->state = J_DONE;
 	en->done++;
 	if (en->o->on_done)
@@ -1271,7 +1271,7 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 	return 0;
 }
 
-static void job_release(struct job *j)
+static void job_release(struct cache *c, struct job *j)
 {
 	for (int t = 0; t < T_NR; t++)
 		wb_strlist_release(&j->urls[t]);
@@ -1288,7 +1288,7 @@ static void job_release(struct job *j)
 	free(j->sigreq_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
-	cache_dl_unlock(&j->dl_fd);
+	cache_dl_unlock(c, &j->dl);
 	main_discard(j);
 	if (j->dc_live)
 		digest_release(&j->dc);
@@ -1491,11 +1491,11 @@ static int dl_lock(struct engine *en, struct job *j)
 	if (j->dl_state == DL_HELD || j->dl_state == DL_SKIP)
 		return 0;
 	dl_lock_key(en, j->it, key);
-	r = cache_dl_trylock(en->c, key, &j->dl_fd, &j->dl_holder, &e);
+	r = cache_dl_trylock(en->c, &j->dl, key, &j->dl_holder, &e);
 	if (r < 0) {
 		elog(en, WB_LOG_WARN, "artifact '%s': %s; downloading without it",
 		     j->it->art->name, e.msg);
-		cache_dl_unlock(&j->dl_fd);
+		cache_dl_unlock(en->c, &j->dl);
 		j->dl_state = DL_SKIP;
 		return 0;
 	}
@@ -1518,7 +1518,7 @@ static int dl_lock(struct engine *en, struct job *j)
 		elog(en, WB_LOG_WARN, "artifact '%s': still locked by another winbuild "
 		     "(pid %ld) after %ld s (WINBUILD_LOCK_TIMEOUT); downloading it too",
 		     j->it->art->name, j->dl_holder, en->lock_timeout);
-		cache_dl_unlock(&j->dl_fd);
+		cache_dl_unlock(en->c, &j->dl);
 		j->dl_state = DL_SKIP;
 		return 0;
 	}
@@ -1661,7 +1661,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 
 		j->it = it;
 		j->fd = -1;
-		j->dl_fd = -1;
+		j->dl = (struct cache_dl_lock)CACHE_DL_LOCK_INIT;
 		j->total = it->expect_size;
 		j->max_size = en.max_size;
 		for (int t = 0; t <= T_SIGREQ_FILE; t++)
@@ -1722,7 +1722,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	}
 out:
 	for (size_t i = 0; i < n; i++)
-		job_release(&en.jobs[i]);
+		job_release(c, &en.jobs[i]);
 	if (en.multi)
 		curl_multi_cleanup(en.multi);
 	free(en.jobs);

@@ -76,20 +76,33 @@ done_ok() { wait "$1" || { cat "$2"; false; }; }
 	[ "$(requests "/hold/$N.bin")" -eq 1 ]
 	grep -q "fetched d" "$WORK/a.log"
 	grep -q "cached  d" "$WORK/b.log"
-	# the lock file is no cache entry, and cache ls does not count it
+	# one entry; the holder removed its lock file when it let go
 	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" -eq 1 ]
-	[ -n "$(ls "$WINBUILD_CACHE/locks")" ]
+	[ -z "$(ls -A "$WINBUILD_CACHE/locks")" ]
+}
+
+@test "a lock file left by a killed holder is no entry: cache ls ignores it, cache gc removes it" {
+	pinned
+	first
+	kill -9 "$A"
+	wait "$A" || true
+	[ "$(ls "$WINBUILD_CACHE/locks" | wc -l)" -eq 1 ]
 	wb cache ls --json
 	assert_status 0
 	python3 -c 'import json,sys
 d=json.loads(sys.argv[1])
-assert len(d["entries"]) == 1, d
-assert d["tmp_files"] == 0 and d["quarantined"] == 0, d' "$output"
-	# gc keeps the entry, drops the lock files (nobody holds them then)
+assert d["entries"] == [], d
+assert d["tmp_files"] == 1 and d["quarantined"] == 0, d' "$output"
 	wb cache gc
 	assert_status 0
-	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" -eq 1 ]
-	[ -z "$(ls "$WINBUILD_CACHE/locks")" ]
+	[ -z "$(ls -A "$WINBUILD_CACHE/locks")" ]
+	[ -z "$(ls -A "$WINBUILD_CACHE/tmp")" ]
+	# and the next run takes the lock and fetches
+	touch "$WWW/$N.bin.release"
+	wb fetch img.yaml
+	assert_status 0
+	assert_output_has "fetched d"
+	[ -z "$(ls -A "$WINBUILD_CACHE/locks")" ]
 }
 
 @test "the lock is keyed by the pinned digest: another URL for the same bytes waits too" {
