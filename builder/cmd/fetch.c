@@ -46,6 +46,29 @@ static void human(unsigned long long n, char *out, size_t len)
 		snprintf(out, len, "%llu B", n);
 }
 
+/* "x/y UNIT" (the unit Y needs), or "x/?" when Y is unknown. */
+static void human_pair(unsigned long long x, unsigned long long y, char *out,
+		       size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double f = 1;
+	int u = 0;
+
+	if (!y) {
+		human(x, out, len);
+		snprintf(out + strlen(out), len - strlen(out), "/?");
+		return;
+	}
+	while (y / f >= 1024 && u < 4) {
+		f *= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(out, len, "%.1f/%.1f %s", (double)x / f, (double)y / f, unit[u]);
+	else
+		snprintf(out, len, "%llu/%llu B", x, y);
+}
+
 static void clear_bars(struct display *d)
 {
 	for (; d->drawn > 0; d->drawn--)
@@ -55,7 +78,7 @@ static void clear_bars(struct display *d)
 static void on_progress(void *ctx, const struct fetch_progress *p)
 {
 	struct display *d = ctx;
-	char a[32], b[32], rate[32];
+	char a[64], rate[32];
 	double r;
 
 	if (!d->tty)
@@ -66,18 +89,29 @@ static void on_progress(void *ctx, const struct fetch_progress *p)
 		int pct = x->total ? (int)(x->now * 100 / x->total) : 0, w = 24;
 		int fill = x->total ? pct * w / 100 : 0;
 
-		human(x->now, a, sizeof(a));
-		human(x->total, b, sizeof(b));
-		fprintf(stderr, "  %-28.28s [%.*s%*s] %3d%% %s / %s\n", x->name, fill,
-			"########################", w - fill, "", pct, a,
-			x->total ? b : "?");
+		if (x->waiting && x->holder == (long)getpid()) {
+			fprintf(stderr, "  %-28.28s waiting for the same bytes in this run\n",
+				x->name);
+			d->drawn++;
+			continue;
+		}
+		if (x->waiting) {
+			fprintf(stderr, "  %-28.28s waiting for another winbuild", x->name);
+			if (x->holder > 0)
+				fprintf(stderr, " (pid %ld)", x->holder);
+			fputs(" to download it\n", stderr);
+			d->drawn++;
+			continue;
+		}
+		human_pair(x->now, x->total, a, sizeof(a));
+		fprintf(stderr, "  %-28.28s [%.*s%*s] %3d%% %s\n", x->name, fill,
+			"########################", w - fill, "", pct, a);
 		d->drawn++;
 	}
 	r = p->elapsed > 0 ? (double)p->bytes_now / p->elapsed : 0;
-	human(p->bytes_now, a, sizeof(a));
-	human(p->bytes_total, b, sizeof(b));
+	human_pair(p->bytes_now, p->bytes_total, a, sizeof(a));
 	human((unsigned long long)r, rate, sizeof(rate));
-	fprintf(stderr, "  total %s of %s, %s/s", a, b, rate);
+	fprintf(stderr, "  total %s, %s/s", a, rate);
 	if (r > 0 && p->bytes_total > p->bytes_now)
 		fprintf(stderr, ", ETA %.0fs", (double)(p->bytes_total - p->bytes_now) / r);
 	fprintf(stderr, ", %zu/%zu done\n", p->items_done, p->items_total);
@@ -205,6 +239,8 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 		const struct lock_entry *le = lockfile_find(&lf, plan->artifacts[i].name);
 
 		items[i].art = &plan->artifacts[i];
+		if (le)   /* a hint for the progress totals, whatever is pinned */
+			items[i].expect_size = le->size;
 		if (le && (run->locked || plan->artifacts[i].verify.needs_pin))
 			items[i].lock_sha256 = le->sha256;
 	}
@@ -242,6 +278,7 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	o.log = &log;
 	o.defer_rehash = hooks != NULL;
 	o.on_progress = on_progress;
+	o.probe_sizes = d.tty;   /* HEAD requests only for a progress shown */
 	o.on_done = on_done;
 	o.ctx = &d;
 	o.interrupted = &fetch_interrupted;

@@ -56,6 +56,12 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 	free(shipped);
 	if (ret)
 		return -1;
+	for (size_t i = 0; i < plan->nwarnings; i++) {
+		char where[512];
+
+		wb_origin_format(&plan->warnings[i].origin, where, sizeof(where));
+		fprintf(stderr, "winbuild: warning: %s: %s\n", where, plan->warnings[i].msg);
+	}
 	if (plan->iso_unverified) {
 		char where[512];
 
@@ -494,6 +500,17 @@ static int print_json(const struct plan *p)
 		json_array_append_new(values, v);
 	}
 	json_object_set_new(root, "values", values);
+	{
+		json_t *warnings = json_array();
+
+		for (size_t i = 0; i < p->nwarnings; i++) {
+			json_t *w = json_object();
+			json_object_set_new(w, "message", json_string(p->warnings[i].msg));
+			json_object_set_new(w, "origin", json_origin(&p->warnings[i].origin));
+			json_array_append_new(warnings, w);
+		}
+		json_object_set_new(root, "warnings", warnings);
+	}
 	ret = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');
 	json_decref(root);

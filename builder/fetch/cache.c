@@ -76,7 +76,8 @@ static int do_flock(int fd, int op, const char *root, struct wb_err *e)
 
 int cache_open(struct cache *c, const char *dir, int for_gc, struct wb_err *e)
 {
-	static const char *const subdirs[] = { "sha256", "tmp", "quarantine", "refs" };
+	static const char *const subdirs[] = { "sha256", "tmp", "quarantine", "refs",
+						"locks" };
 
 	c->root = xstrdup(dir);
 	c->lock_fd = c->gc_fd = -1;
@@ -333,6 +334,99 @@ int cache_ref_read(struct cache *c, const char *key, char **json_text,
 	return 1;
 }
 
+static char *dl_lock_path(const struct cache *c, const char *key)
+{
+	return xasprintf("%s/locks/dl-%s", c->root, key);
+}
+
+/* Whether FD is still the file at PATH (a holder that let go unlinked it). */
+static int same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+		a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int cache_dl_trylock(struct cache *c, struct cache_dl_lock *l, const char *key,
+		     long *holder, struct wb_err *e)
+{
+	char pid[32], *path;
+	ssize_t n;
+	int len, ret = -1;
+
+	*holder = 0;
+	if (!cache_is_key(key))
+		return wb_error(e, WB_EIO, "invalid download lock key '%s'", key);
+	path = dl_lock_path(c, key);
+	for (int tries = 0; tries < 100; tries++) {
+		if (l->fd < 0) {
+			l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+			if (l->fd < 0) {
+				wb_error(e, WB_EIO, "cannot open download lock '%s': %s", path,
+					 strerror(errno));
+				goto out;
+			}
+		}
+		if (flock(l->fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EWOULDBLOCK) {
+				wb_error(e, WB_EIO, "cannot take download lock '%s': %s", path,
+					 strerror(errno));
+				goto out;
+			}
+			n = pread(l->fd, pid, sizeof(pid) - 1, 0);
+			if (n > 0) {
+				pid[n] = '\0';
+				*holder = strtol(pid, NULL, 10);
+			}
+			ret = 0;   /* kept open for the next try */
+			goto out;
+		}
+		if (same_file(l->fd, path)) {
+			memcpy(l->key, key, 65);
+			l->held = 1;
+			/* who holds it, for a waiter's message; best effort */
+			len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+			if (ftruncate(l->fd, 0) == 0) {
+				n = pwrite(l->fd, pid, (size_t)len, 0);
+				(void)n;
+			}
+			ret = 1;
+			goto out;
+		}
+		/* locked a file its holder unlinked on release: the path's */
+		close(l->fd);
+		l->fd = -1;
+	}
+	wb_error(e, WB_EIO, "cannot take download lock '%s': it keeps changing", path);
+out:
+	if (ret < 0 && l->fd >= 0) {
+		close(l->fd);
+		l->fd = -1;
+	}
+	free(path);
+	return ret;
+}
+
+void cache_dl_unlock(struct cache *c, struct cache_dl_lock *l)
+{
+	if (l->held) {
+		/* unlinked while held, then closed: a waiter that locks the
+		 * old file finds it gone (same_file) and opens the path anew */
+		char *path = dl_lock_path(c, l->key);
+
+		if (same_file(l->fd, path))
+			unlink(path);
+		free(path);
+	}
+	if (l->fd >= 0)
+		close(l->fd);   /* releases the flock */
+	l->fd = -1;
+	l->held = 0;
+}
+
 /* Call FN for every regular file name in DIR (sorted not needed). */
 static int each_file(const char *dir, int (*fn)(const char *dir, const char *name, void *),
 		     void *ctx, struct wb_err *e)
@@ -459,7 +553,8 @@ static int list_locked(struct cache *c, struct cache_listing *l,
 	free(p);
 	if (ret)
 		return -1;
-	qsort(l->v, l->nr, sizeof(*l->v), cmp_entry);
+	if (l->nr)   /* qsort(NULL, 0, ...) is undefined */
+		qsort(l->v, l->nr, sizeof(*l->v), cmp_entry);
 	p = fs_join(c->root, "refs");
 	ret = each_file(p, scan_ref, &rs, e);
 	free(p);
@@ -543,6 +638,16 @@ int cache_gc(struct cache *c, struct cache_gc_stats *st, struct wb_err *e)
 	p = fs_join(c->root, "quarantine");
 	each_file(p, rm_file, &rc, e);
 	free(p);
+	{
+		/* download locks: nobody else has the cache open (gc.lock) */
+		size_t nlocks = 0;
+		unsigned long long lbytes = 0;
+		struct rm_ctx lc = { &nlocks, &lbytes };
+
+		p = fs_join(c->root, "locks");
+		each_file(p, rm_file, &lc, e);
+		free(p);
+	}
 	for (size_t i = 0; i < dangling.nr; i++) {
 		p = xasprintf("%s/refs/%s", c->root, dangling.v[i]);
 		if (unlink(p) == 0)

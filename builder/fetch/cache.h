@@ -13,6 +13,12 @@
  *   gc.lock               flock: shared by every process using the cache
  *                         for its whole run, exclusive for `cache gc`, so gc
  *                         never removes another process's temp file
+ *   locks/dl-<key>        flock: one download lock per artifact's bytes,
+ *                         held while one process downloads them, so a second
+ *                         process waits and then finds them cached
+ *                         (cache_dl_trylock). The holder's pid only; removed
+ *                         by the holder when it lets go (by `cache gc` when
+ *                         it died); never entries, never listed
  *
  * An entry becomes visible only by rename(2) of a verified, fsynced temp
  * file; a process that finds the entry already present discards its own
@@ -131,13 +137,41 @@ struct cache_listing {
 int cache_list(struct cache *c, struct cache_listing *out, struct wb_err *e);
 void cache_listing_release(struct cache_listing *l);
 
+/*
+ * Download locks. KEY (64 hex digits) names what the bytes are (fetch.c:
+ * the pinned SHA-256, else the ref spec). cache_dl_trylock tries to take
+ * the lock KEY without blocking into L (CACHE_DL_LOCK_INIT at first; its
+ * file stays open between tries). Returns 1 when held (this process's pid
+ * is written into the file), 0 when another open file description holds
+ * it (*HOLDER set to the pid its holder wrote, 0 when unknown), -1 with
+ * WB_EIO. An flock: the kernel releases it when its holder dies, so there
+ * is nothing stale to clean up; and one process's two jobs for the same
+ * bytes also wait on each other (two opens, two descriptions).
+ */
+struct cache_dl_lock {
+	int fd;         /* the lock file, or -1 */
+	int held;
+	char key[65];
+};
+
+#define CACHE_DL_LOCK_INIT { -1, 0, "" }
+
+int cache_dl_trylock(struct cache *c, struct cache_dl_lock *l, const char *key,
+		     long *holder, struct wb_err *e);
+/* Let go of L (held or only tried): a holder removes the lock file first,
+ * so locks/ holds files only while their locks are held (or their holder
+ * died: `cache gc` removes those). No-op on a lock never tried. */
+void cache_dl_unlock(struct cache *c, struct cache_dl_lock *l);
+
 struct cache_gc_stats {
 	size_t removed_entries, removed_tmp, removed_quarantine, removed_refs;
 	unsigned long long freed_bytes;
 };
 
 /* Remove temp files, quarantined files, refs that point at missing
- * entries, and entries no ref points to. Needs the cache opened FOR_GC. */
+ * entries, and entries no ref points to. Needs the cache opened FOR_GC.
+ * Download lock files are removed too, uncounted: with gc.lock held
+ * exclusively no other process has the cache open, so none is held. */
 int cache_gc(struct cache *c, struct cache_gc_stats *st, struct wb_err *e);
 
 #endif

@@ -98,6 +98,12 @@ struct job {
 	unsigned long long have;       /* bytes written to the temp file */
 	unsigned long long total;      /* expected size, 0 when unknown */
 	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
+
+	/* the download lock around the artifact target (dl_lock) */
+	struct cache_dl_lock dl;
+	enum { DL_NONE, DL_WAITING, DL_HELD, DL_SKIP } dl_state;
+	double dl_since;               /* when the wait began */
+	long dl_holder;                /* the other winbuild's pid, 0 unknown */
 };
 
 struct engine {
@@ -118,6 +124,7 @@ struct engine {
 	long backoff_ms;
 	long connect_timeout, low_speed_time, low_speed_limit;
 	unsigned long long max_size;
+	long lock_timeout;             /* WINBUILD_LOCK_TIMEOUT */
 	char user_agent[64];
 };
 
@@ -657,10 +664,32 @@ static void hop_reset(struct job *j)
 	j->hops = 0;
 }
 
+/* What every request for URL on H obeys: the transport policy (no
+ * redirect followed by libcurl: transfer_done and probe_sizes follow them,
+ * one checked hop at a time), TLS verification, the User-Agent. */
+static void transport_opts(struct engine *en, CURL *h, const char *url, void *priv)
+{
+	const char *protos = hop_protocols(&en->plan->policy, url);
+
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, priv);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (en->o->cacert && *en->o->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, en->o->cacert);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, en->user_agent);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, en->connect_timeout);
+}
+
 static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 {
 	const char *url = j->hop_url ? j->hop_url : j->urls[j->target].v[j->url_idx];
-	const char *protos = hop_protocols(&en->plan->policy, url);
 	char range[48];
 	CURL *h;
 
@@ -678,25 +707,10 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	j->errbuf[0] = '\0';
 	j->too_big = j->io_error = 0;
 	j->attempt_bytes = 0;
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PRIVATE, j);
+	transport_opts(en, h, url, j);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, j);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
-	/* redirects are followed here, one checked hop at a time
-	 * (transfer_done), never by libcurl on its own */
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 0L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (en->o->cacert && *en->o->cacert)
-		curl_easy_setopt(h, CURLOPT_CAINFO, en->o->cacert);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, en->user_agent);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, en->connect_timeout);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, en->low_speed_limit);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, en->low_speed_time);
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
@@ -747,6 +761,7 @@ static void finish_job(struct engine *en, struct job *j, int code, const struct 
 	if (j->dc_live)
 		digest_release(&j->dc);
 	j->dc_live = 0;
+	cache_dl_unlock(en->c, &j->dl);   /* after the ref is written */
 	j->state = J_DONE;
 	en->done++;
 	if (en->o->on_done)
@@ -1150,10 +1165,22 @@ static void report_progress(struct engine *en, int force)
 		struct job *j = &en->jobs[i];
 		curl_off_t cl = -1;
 
-		if (j->state != J_RUNNING || j->target != T_MAIN)
+		if (j->state == J_WAIT && j->target == T_MAIN && j->dl_state == DL_WAITING) {
+			xs[n].name = j->it->art->name;
+			xs[n].total = j->total;
+			xs[n].waiting = 1;
+			xs[n].holder = j->dl_holder;
+			n++;
+			continue;
+		}
+		if (j->state != J_DONE && (j->state != J_RUNNING || j->target != T_MAIN)) {
+			p.bytes_total += j->total;   /* known up front, or 0 */
+			continue;
+		}
+		if (j->state != J_RUNNING)
 			continue;
 		curl_easy_getinfo(j->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-		if (cl > 0 && (unsigned long long)cl + j->have - j->attempt_bytes > j->total)
+		if (cl > 0)   /* the server's word beats a size known up front */
 			j->total = (unsigned long long)cl + j->have - j->attempt_bytes;
 		xs[n].name = j->it->art->name;
 		xs[n].now = j->have;
@@ -1244,7 +1271,7 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 	return 0;
 }
 
-static void job_release(struct job *j)
+static void job_release(struct cache *c, struct job *j)
 {
 	for (int t = 0; t < T_NR; t++)
 		wb_strlist_release(&j->urls[t]);
@@ -1261,6 +1288,7 @@ static void job_release(struct job *j)
 	free(j->sigreq_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
+	cache_dl_unlock(c, &j->dl);
 	main_discard(j);
 	if (j->dc_live)
 		digest_release(&j->dc);
@@ -1296,6 +1324,221 @@ static void summarise(struct fetch_item *items, size_t n, struct wb_err *e)
 	else
 		wb_error(e, code, "%zu of %zu artifacts failed; first: %s", failed, n,
 			 items[first].err.msg);
+}
+
+/* ---- sizes up front, for the progress totals ------------------------- */
+
+#define PROBE_SECONDS 5
+
+struct probe {
+	struct job *j;
+	CURL *h;
+	char *url;                     /* the current hop */
+	int hops;
+};
+
+static CURL *probe_start(struct engine *en, CURLM *m, struct probe *p)
+{
+	CURL *h = curl_easy_init();
+
+	if (!h)
+		return NULL;
+	transport_opts(en, h, p->url, p);
+	curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)PROBE_SECONDS);
+	if (curl_multi_add_handle(m, h) != CURLM_OK) {
+		curl_easy_cleanup(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* A HEAD answered: its Content-Length, or the next hop of a redirect the
+ * transport policy allows. 1 while the probe goes on. */
+static int probe_done(struct engine *en, CURLM *m, struct probe *p, CURLcode rc)
+{
+	long code = 0;
+	curl_off_t cl = -1;
+	char *to = NULL;
+
+	curl_easy_getinfo(p->h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(p->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	curl_easy_getinfo(p->h, CURLINFO_REDIRECT_URL, &to);
+	if (rc == CURLE_OK && code >= 200 && code < 300 && cl > 0 &&
+	    (unsigned long long)cl <= en->max_size && !p->j->total)
+		p->j->total = (unsigned long long)cl;
+	if (rc == CURLE_OK && code >= 300 && code < 400 && to &&
+	    p->hops < FETCH_MAX_REDIRS && !hop_refused(&en->plan->policy, p->url, to)) {
+		char *next = xstrdup(to);
+
+		curl_multi_remove_handle(m, p->h);
+		curl_easy_cleanup(p->h);
+		free(p->url);
+		p->url = next;
+		p->hops++;
+		p->h = probe_start(en, m, p);
+		return p->h != NULL;
+	}
+	curl_multi_remove_handle(m, p->h);
+	curl_easy_cleanup(p->h);
+	p->h = NULL;
+	return 0;
+}
+
+/*
+ * HEAD every artifact still to download whose size is not known (the lock
+ * file gives none), at its first allowed http(s) URL, all at once and for
+ * at most PROBE_SECONDS: a Content-Length becomes the job's total, so the
+ * progress shows totals before the downloads start. Only the size is
+ * taken (the bytes come later, verified, through the normal path), and
+ * only when progress is shown (opts->probe_sizes). Redirects are followed
+ * hop by hop under the transport policy, as for a download; a failure
+ * leaves the size unknown.
+ */
+static void probe_sizes(struct engine *en)
+{
+	struct probe *pv = xcalloc(en->njobs + 1, sizeof(*pv));
+	CURLM *m = curl_multi_init();
+	double deadline = now_s() + PROBE_SECONDS;
+	size_t np = 0, live = 0;
+
+	for (size_t i = 0; m && i < en->njobs; i++) {
+		struct job *j = &en->jobs[i];
+		struct probe *p = &pv[np];
+
+		if (j->state == J_DONE || j->total || !j->urls[T_MAIN].nr ||
+		    strncasecmp(j->urls[T_MAIN].v[0], "http", 4))
+			continue;
+		p->j = j;
+		p->url = xstrdup(j->urls[T_MAIN].v[0]);
+		p->h = probe_start(en, m, p);
+		live += p->h != NULL;
+		np++;
+	}
+	while (live && now_s() < deadline &&
+	       !(en->o->interrupted && *en->o->interrupted)) {
+		CURLMsg *msg;
+		int still, q;
+
+		if (curl_multi_perform(m, &still) != CURLM_OK)
+			break;
+		while ((msg = curl_multi_info_read(m, &q)) != NULL) {
+			char *priv = NULL;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+			if (!probe_done(en, m, (struct probe *)priv, msg->data.result))
+				live--;
+		}
+		if (live)
+			curl_multi_poll(m, NULL, 0, 100, NULL);
+	}
+	for (size_t i = 0; i < np; i++) {
+		if (pv[i].h) {
+			curl_multi_remove_handle(m, pv[i].h);
+			curl_easy_cleanup(pv[i].h);
+		}
+		free(pv[i].url);
+	}
+	if (m)
+		curl_multi_cleanup(m);
+	free(pv);
+}
+
+/* ---- one download per artifact across processes ---------------------- */
+
+/* What names the bytes of IT, for its download lock: its pinned SHA-256
+ * (recipe or lock file) when it has one, so runs that reach the same bytes
+ * through other URLs (a mirror, upstream) share one download; else the ref
+ * spec, the exact question whose answer the downloading run writes into
+ * refs/ (the URL list alone would make a run wait for bytes its own
+ * verification then does not find in a ref). */
+static void dl_lock_key(const struct engine *en, const struct fetch_item *it,
+			char key[65])
+{
+	const char *pin = verify_pinned_sha256(it->art, it->lock_sha256);
+	char *spec;
+
+	if (pin) {
+		spec = xasprintf("winbuild-download 1\nsha256 %s\n", pin);
+		for (char *p = spec; *p; p++)
+			if (*p >= 'A' && *p <= 'F')
+				*p = (char)(*p - 'A' + 'a');
+	} else {
+		spec = fetch_ref_spec(en->plan, it);
+	}
+	cache_ref_key(spec, key);
+	free(spec);
+}
+
+/*
+ * Before J's artifact transfer: take its download lock. 0: go ahead (held,
+ * or given up on). 1: the job does not start now: another process holds
+ * the lock (J polls again in 100 ms, shown as waiting in the progress), or
+ * J finished, because once the lock was free the cache held its bytes.
+ * After WINBUILD_LOCK_TIMEOUT seconds of waiting J downloads anyway: a
+ * hung winbuild must not stop this one, and two downloads of the same
+ * bytes are safe (cache_insert keeps the first).
+ */
+static int dl_lock(struct engine *en, struct job *j)
+{
+	struct wb_err e = WB_ERR_INIT;
+	double t = now_s();
+	char key[65], *quarantined;
+	int r;
+
+	if (j->dl_state == DL_HELD || j->dl_state == DL_SKIP)
+		return 0;
+	dl_lock_key(en, j->it, key);
+	r = cache_dl_trylock(en->c, &j->dl, key, &j->dl_holder, &e);
+	if (r < 0) {
+		elog(en, WB_LOG_WARN, "artifact '%s': %s; downloading without it",
+		     j->it->art->name, e.msg);
+		cache_dl_unlock(en->c, &j->dl);
+		j->dl_state = DL_SKIP;
+		return 0;
+	}
+	if (r == 0) {
+		if (j->dl_state != DL_WAITING) {
+			j->dl_state = DL_WAITING;
+			j->dl_since = t;
+			if (j->dl_holder == (long)getpid())   /* two artifacts, one pin */
+				elog(en, WB_LOG_INFO, "artifact '%s': waiting for another "
+				     "artifact of this run with the same bytes", j->it->art->name);
+			else
+				elog(en, WB_LOG_INFO, "artifact '%s': waiting for another "
+				     "winbuild (pid %ld) that is downloading it",
+				     j->it->art->name, j->dl_holder);
+		}
+		if (t - j->dl_since < (double)en->lock_timeout) {
+			j->not_before = t + 0.1;
+			return 1;
+		}
+		elog(en, WB_LOG_WARN, "artifact '%s': still locked by another winbuild "
+		     "(pid %ld) after %ld s (WINBUILD_LOCK_TIMEOUT); downloading it too",
+		     j->it->art->name, j->dl_holder, en->lock_timeout);
+		cache_dl_unlock(en->c, &j->dl);
+		j->dl_state = DL_SKIP;
+		return 0;
+	}
+	j->dl_state = DL_HELD;
+	/* Whoever held the lock may have cached the bytes since try_cache
+	 * looked (also when it let go just before we tried): use them, through
+	 * the same checks as any cache hit. The first look's quarantine report
+	 * is kept (a second one was logged). */
+	quarantined = j->it->quarantined;
+	j->it->quarantined = NULL;
+	r = try_cache(en, j, &j->it->err);
+	if (quarantined) {
+		free(j->it->quarantined);
+		j->it->quarantined = quarantined;
+	}
+	if (r < 0)
+		finish_job(en, j, j->it->err.code ? j->it->err.code : WB_EIO, &j->it->err);
+	else if (r > 0)
+		finish_job(en, j, 0, NULL);
+	return r != 0;
 }
 
 /* A job that may start a transfer at time T (its backoff is over). */
@@ -1347,6 +1590,8 @@ static int run_engine(struct engine *en, struct wb_err *e)
 					wait = j->not_before - t;
 				continue;
 			}
+			if (j->target == T_MAIN && dl_lock(en, j))
+				continue;
 			if (start_transfer(en, j, &j->it->err) < 0)
 				finish_job(en, j, j->it->err.code ? j->it->err.code : WB_EIO,
 					   &j->it->err);
@@ -1395,6 +1640,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	en.low_speed_limit = env_long("WINBUILD_LOW_SPEED_LIMIT", 100, 1, 1L << 30);
 	en.max_size = (unsigned long long)env_long("WINBUILD_MAX_SIZE", 2L << 30, 1,
 						  (long)(64L << 30));
+	en.lock_timeout = env_long("WINBUILD_LOCK_TIMEOUT", 900, 0, 86400);
 	snprintf(en.user_agent, sizeof(en.user_agent), "winbuild/%s", WB_VERSION);
 	en.jobs = xcalloc(n ? n : 1, sizeof(*en.jobs));
 	/* Archives first: unpacking them is the longest work after the
@@ -1415,6 +1661,8 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 
 		j->it = it;
 		j->fd = -1;
+		j->dl = (struct cache_dl_lock)CACHE_DL_LOCK_INIT;
+		j->total = it->expect_size;
 		j->max_size = en.max_size;
 		for (int t = 0; t <= T_SIGREQ_FILE; t++)
 			buf_init(&j->text[t]);
@@ -1446,6 +1694,8 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 			goto out;
 		}
 		curl_multi_setopt(en.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)o->jobs);
+		if (o->probe_sizes && o->on_progress)
+			probe_sizes(&en);
 		ret = run_engine(&en, e);
 	}
 	if (ret)
@@ -1472,7 +1722,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	}
 out:
 	for (size_t i = 0; i < n; i++)
-		job_release(&en.jobs[i]);
+		job_release(c, &en.jobs[i]);
 	if (en.multi)
 		curl_multi_cleanup(en.multi);
 	free(en.jobs);

@@ -23,6 +23,17 @@
  * winbuild/VERSION; proxies from the environment (libcurl's default); a
  * maximum size per artifact (WINBUILD_MAX_SIZE bytes, default 2 GiB).
  *
+ * One download per artifact across processes: before the artifact's own
+ * transfer (not its checksum and signature files) a job takes the
+ * artifact's download lock in the cache (cache_dl_trylock; keyed by the
+ * pinned SHA-256, else the ref spec). While another process holds it, the
+ * job waits (polled, other jobs go on; shown in the progress as waiting),
+ * then looks in the cache again, so it uses the bytes the other process
+ * verified and cached, through the normal cache-hit checks (pins, kept
+ * signatures). After WINBUILD_LOCK_TIMEOUT seconds (default 900; 0: never
+ * wait) it downloads the artifact itself. A holder that dies loses the lock
+ * with its process.
+ *
  * Nothing here prints: progress and results go through the callbacks.
  */
 #ifndef WB_FETCH_H
@@ -41,6 +52,8 @@ struct fetch_item {
 	/* in */
 	const struct plan_artifact *art;
 	const char *lock_sha256;   /* pin from the lock file, or NULL */
+	unsigned long long expect_size;   /* its size if known beforehand (the
+					   * lock file), for progress; 0 unknown */
 
 	/* out */
 	int status;                /* 0 verified and cached, else enum wb_exit */
@@ -63,6 +76,9 @@ struct fetch_item {
 struct fetch_xfer_progress {
 	const char *name;          /* artifact */
 	unsigned long long now, total;   /* total 0 when unknown */
+	int waiting;               /* not started: another process holds its
+				    * download lock (pid HOLDER, 0 unknown) */
+	long holder;
 };
 
 struct fetch_progress {
@@ -70,7 +86,9 @@ struct fetch_progress {
 	size_t nxfers;
 	size_t items_done, items_total;
 	unsigned long long bytes_now;    /* body bytes received in this run */
-	unsigned long long bytes_total;  /* known sizes of started artifacts */
+	unsigned long long bytes_total;  /* known sizes of the artifacts this run
+					  * downloads (expect_size before a
+					  * transfer starts, then its length) */
 	double elapsed;                  /* seconds since fetch_all started */
 };
 
@@ -84,6 +102,10 @@ struct fetch_opts {
 	 * for a caller that hashes every byte it reads anyway (stage), so each
 	 * byte is hashed once. Hits trusted by a pin alone are still hashed. */
 	int defer_rehash;
+	/* HEAD the artifacts to download whose size is not known beforehand
+	 * (expect_size), so the progress has totals from the start: worth a
+	 * request only when progress is shown. */
+	int probe_sizes;
 	/* Called about five times a second while transfers run. */
 	void (*on_progress)(void *ctx, const struct fetch_progress *p);
 	/* Called once per item when it is done (ok or not). */

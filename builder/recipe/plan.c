@@ -139,6 +139,9 @@ void plan_release(struct plan *p)
 		free(p->values[i].value);
 	}
 	free(p->values);
+	for (size_t i = 0; i < p->nwarnings; i++)
+		free(p->warnings[i].msg);
+	free(p->warnings);
 	free(p->name);
 	free(p->recipe_path);
 	free(p->windows_version);

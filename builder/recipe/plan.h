@@ -272,6 +272,16 @@ struct plan {
 	} *values;
 	size_t nvalues, alloc_values;
 
+	/* Values that cannot be derived and look inconsistent (crictl off
+	 * Kubernetes' minor, a containerd the node config or Kubernetes does
+	 * not fit): warned about by the CLI, listed by `plan --json`. ORIGIN
+	 * is the value to look at. */
+	struct plan_warning {
+		char *msg;
+		struct wb_origin origin;
+	} *warnings;
+	size_t nwarnings, alloc_warnings;
+
 	struct wb_strlist interned;  /* file names that origins point to */
 };
 

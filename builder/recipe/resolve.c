@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1972,6 +1973,125 @@ static int convert_component(struct resolver *r, struct rnode *cn,
 	return ret;
 }
 
+/* ---- one source per version ---- */
+
+/*
+ * An image variable named after a component (`<name>_version`, a '-' as
+ * '_': vars.kubernetes_version) is that component's version: other values
+ * derive from it (crictl's `${kubernetes_version:minor}.0`), so the two
+ * must not disagree. The shipped recipes derive the component's version
+ * from the variable (components.kubernetes.version: "${kubernetes_version}");
+ * a layer that sets only one of them to another value is an error naming
+ * both places.
+ */
+static int versions_agree(struct resolver *r, const struct vars *image_vars)
+{
+	const struct rnode *vars = rnode_get(r->top, "vars");
+
+	for (size_t i = 0; vars && i < r->plan->ncomponents; i++) {
+		const struct plan_component *c = &r->plan->components[i];
+		char *name = xasprintf("%s_version", c->name), *val, what[256], where[512];
+		const struct rnode *vn;
+		int ret = 0;
+
+		for (char *q = name; *q; q++)
+			if (*q == '-')
+				*q = '_';
+		vn = rnode_get(vars, name);
+		snprintf(what, sizeof(what), "vars.%s", name);
+		val = vn && vn->type == RNODE_SCALAR ? expand(r, image_vars, vn, what) : NULL;
+		if (vn && vn->type == RNODE_SCALAR && !val)
+			ret = -1;
+		else if (val && strcmp(val, c->version)) {
+			wb_origin_format(&vn->origin, where, sizeof(where));
+			ret = err_at(r, &c->version_origin, "components.%s.version is '%s', but "
+				     "%s is '%s' (%s): both name the version of '%s'; set %s "
+				     "(components.%s.version follows it as \"${%s}\")",
+				     c->name, c->version, what, val, where, c->name, what,
+				     c->name, name);
+		}
+		free(val);
+		free(name);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+static void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
+{
+	struct plan_warning *w;
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	ALLOC_GROW(p->warnings, p->nwarnings + 1, p->alloc_warnings);
+	w = &p->warnings[p->nwarnings++];
+	w->origin = *o;
+	w->msg = buf_detach(&b, NULL);
+}
+
+/* MAJOR.MINOR of a version (an optional leading v); -1 when it has none. */
+static int major_minor(const char *v, long *maj, long *min)
+{
+	char *end;
+
+	if (*v == 'v')
+		v++;
+	*maj = strtol(v, &end, 10);
+	if (end == v || *end != '.')
+		return -1;
+	v = end + 1;
+	*min = strtol(v, &end, 10);
+	return end == v ? -1 : 0;
+}
+
+/*
+ * Values that cannot be derived and look inconsistent: warnings, not
+ * errors (the user may know better). crictl on another minor than
+ * Kubernetes (cri-tools vX.Y is released for Kubernetes X.Y; the shipped
+ * recipes derive it unless it is set); a containerd major the node config
+ * has no template for (stage/generate.c: 1.x config version 2, 2.x
+ * version 3); containerd 1.x under Kubernetes 1.36 or later (1.35 was the
+ * last release to support containerd 1.x, SIG Node in the 1.35 release
+ * notes).
+ */
+static void version_warnings(struct resolver *r)
+{
+	struct plan *p = r->plan;
+	const struct plan_component *k8s = plan_find_component(p, "kubernetes");
+	const struct plan_component *cri = plan_find_component(p, "crictl");
+	const struct plan_component *ctd = plan_find_component(p, "containerd");
+	long kmaj = 0, kmin = 0, maj, min;
+	int have_k8s = k8s && !major_minor(k8s->version, &kmaj, &kmin);
+	char where[512] = "";
+
+	if (have_k8s)
+		wb_origin_format(&k8s->version_origin, where, sizeof(where));
+	if (have_k8s && cri && !major_minor(cri->version, &maj, &min) &&
+	    (maj != kmaj || min != kmin))
+		warn_at(p, &cri->version_origin, "crictl %s is not on Kubernetes' minor "
+			"%ld.%ld (components.kubernetes.version %s, %s): cri-tools "
+			"v%ld.%ld.x is the release for Kubernetes %ld.%ld; without "
+			"components.crictl.version set, crictl follows Kubernetes",
+			cri->version, kmaj, kmin, k8s->version, where, kmaj, kmin, kmaj, kmin);
+	if (!ctd || major_minor(ctd->version, &maj, &min))
+		return;
+	if (maj != 1 && maj != 2)
+		warn_at(p, &ctd->version_origin, "containerd %s: the node config winbuild "
+			"writes knows containerd 1.x (config version 2) and 2.x (version 3) "
+			"only; the stage will refuse this version", ctd->version);
+	else if (maj == 1 && have_k8s && (kmaj > 1 || (kmaj == 1 && kmin >= 36)))
+		warn_at(p, &ctd->version_origin, "containerd %s with Kubernetes %s (%s): "
+			"Kubernetes 1.35 was the last release to support containerd 1.x; "
+			"use containerd 2.0 or later", ctd->version, k8s->version, where);
+}
+
 /* ---- top-level values ---- */
 
 static void add_value(struct plan *p, const char *key, const char *value,
@@ -2284,8 +2404,9 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
-	if (dest_clashes(r) || order_services(r))
+	if (dest_clashes(r) || order_services(r) || versions_agree(r, image_vars))
 		return -1;
+	version_warnings(r);
 	if ((n = rnode_get(top, "replace"))) {
 		for (size_t i = 0; i < n->nr; i++)
 			if (!plan_find_artifact(p, n->items[i]->key))

@@ -81,3 +81,39 @@ nginx_requests() { grep -c "\"GET $1 " "$NGINX_LOG" || true; }
 
 cache_files() { find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l; }
 tmp_files() { find "$WINBUILD_CACHE/tmp" -type f 2>/dev/null | wc -l; }
+
+# wait_for CMD...: until CMD succeeds (at most 30 s)
+wait_for() {
+	for _ in $(seq 1 300); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+# bg LOG ARGS...: winbuild ARGS in the background, output to LOG; $! is its
+# pid, also appended to PIDS (for a teardown that stops what is left)
+bg() {
+	local log="$1"
+	shift
+	"$WINBUILD" "$@" >"$log" 2>&1 3>&- &
+	PIDS+=("$!")
+}
+
+# bg_tty LOG ARGS...: the same with stderr on a terminal (script(1)), so the
+# progress display is drawn
+bg_tty() {
+	local log="$1" cmd
+	shift
+	cmd=$(printf '%q ' "$WINBUILD" "$@")
+	script -qefc "$cmd" "$log" >/dev/null 2>&1 </dev/null 3>&- &
+	PIDS+=("$!")
+}
+
+# stop_bg: stop and reap what bg and bg_tty started and is still running
+stop_bg() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}

@@ -428,7 +428,7 @@ shipped_url() {
 	local a="$1"
 	shift
 	"$WINBUILD" plan "$WB_SRC/recipes/windows-2022-containerd.yaml" \
-		--set windows.iso_sha256=$TEST_ISO_SHA256 "$@" --json |
+		--set windows.iso_sha256=$TEST_ISO_SHA256 "$@" --json 2>"$WORK/plan.err" |
 		python3 -c 'import json, sys
 print([a["url"] for a in json.load(sys.stdin)["artifacts"] if a["name"] == sys.argv[1]][0])' "$a"
 }
@@ -444,6 +444,8 @@ print([a["url"] for a in json.load(sys.stdin)["artifacts"] if a["name"] == sys.a
 	run shipped_url crictl --set vars.kubernetes_version=1.35.2 --set components.crictl.version=1.34.1
 	assert_status 0
 	[ "$output" = https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.34.1/crictl-v1.34.1-windows-amd64.tar.gz ]
+	# ... with a warning on stderr (crictl off Kubernetes' minor: versions.bats)
+	grep -q "warning: .*crictl 1.34.1 is not on Kubernetes' minor 1.35" "$WORK/plan.err"
 	# an unknown transform is an error at its place (exit 2)
 	wb plan "$WB_SRC/recipes/windows-2022-containerd.yaml" --set windows.iso_sha256=$TEST_ISO_SHA256 \
 		--set 'components.crictl.version=${kubernetes_version:major}'

@@ -1,4 +1,5 @@
-/* fetch/cache: insert, lookup, duplicates, quarantine, refs, ls, gc. */
+/* fetch/cache: insert, lookup, duplicates, quarantine, refs, ls, gc,
+ * download locks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,66 @@ static void test_refs_ls_gc(void **state)
 	cache_listing_release(&l);
 }
 
+/* Download locks: one holder per key at a time (two open file
+ * descriptions conflict, also in one process), the holder's pid for the
+ * waiter; the holder removes the file when it lets go and a waiter that
+ * locked the removed file takes the path's anew; never an entry; a file
+ * left behind (a holder that died) goes with gc. */
+static void test_download_locks(void **state)
+{
+	struct fx *f = *state;
+	struct wb_err e = WB_ERR_INIT;
+	struct cache_listing l;
+	struct cache_gc_stats st;
+	struct cache_dl_lock a = CACHE_DL_LOCK_INIT, b = CACHE_DL_LOCK_INIT;
+	struct cache_dl_lock c = CACHE_DL_LOCK_INIT;
+	char key[65], other[65], *p;
+	long holder = -1;
+
+	cache_ref_key("bytes one", key);
+	cache_ref_key("bytes two", other);
+	p = xasprintf("%s/locks/dl-%s", f->dir, key);
+	assert_int_equal(cache_dl_trylock(&f->c, &a, key, &holder, &e), 1);
+	assert_true(a.held);
+	assert_true(fs_exists(p));
+	assert_int_equal(cache_dl_trylock(&f->c, &b, key, &holder, &e), 0);
+	assert_int_equal(holder, (long)getpid());
+	assert_false(b.held);
+	assert_true(b.fd >= 0);   /* kept open for the next try */
+	/* another key is another lock */
+	assert_int_equal(cache_dl_trylock(&f->c, &c, other, &holder, &e), 1);
+	cache_dl_unlock(&f->c, &c);
+	assert_int_equal(c.fd, -1);
+	/* the holder lets go and removes the file; the waiter's next try
+	 * locks the removed file, sees it gone, and takes a new one */
+	cache_dl_unlock(&f->c, &a);
+	assert_false(fs_exists(p));
+	assert_int_equal(cache_dl_trylock(&f->c, &b, key, &holder, &e), 1);
+	assert_true(fs_exists(p));
+	/* and a third party waits on that one, not on the removed file */
+	assert_int_equal(cache_dl_trylock(&f->c, &a, key, &holder, &e), 0);
+	cache_dl_unlock(&f->c, &a);   /* a waiter removes nothing */
+	assert_true(fs_exists(p));
+	/* a key must be one: no path in it */
+	assert_int_equal(cache_dl_trylock(&f->c, &c, "../../etc/passwd", &holder, &e), -1);
+	assert_int_equal(e.code, WB_EIO);
+	assert_int_equal(c.fd, -1);
+
+	assert_int_equal(cache_list(&f->c, &l, &e), 0);
+	assert_int_equal(l.nr, 0);
+	assert_int_equal(l.ntmp, 0);
+	cache_listing_release(&l);
+	/* left behind (as by a holder that died): gc removes it */
+	cache_close(&f->c);
+	assert_int_equal(cache_open(&f->c, f->dir, 1, &e), 0);
+	assert_int_equal(cache_gc(&f->c, &st, &e), 0);
+	assert_int_equal(st.removed_entries + st.removed_tmp + st.removed_refs, 0);
+	assert_false(fs_exists(p));
+	cache_dl_unlock(&f->c, &b);
+	cache_dl_unlock(&f->c, &b);   /* no-op */
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +314,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_is_quarantined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_rejects_bad_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refs_ls_gc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_download_locks, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
