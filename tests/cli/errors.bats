@@ -106,7 +106,10 @@ Y
 		--set components.contianerd.version=2.1.4
 	assert_status 2
 	assert_output_has "unknown component 'contianerd' (did you mean 'containerd'?)"
-	assert_output_has "valid names: cloudbase-init, cni-plugins, containerd, crictl, kubernetes, nssm, windows-cni"
+	# every component file the repository ships, sorted as `ls` does
+	local names
+	names=$(cd "$WB_SRC/recipes/components" && ls -- *.yaml | sed 's/\.yaml$//' | LC_ALL=C sort | paste -sd, - | sed 's/,/, /g')
+	assert_output_has "valid names: $names"
 	assert_output_lacks "not found"
 }
 
