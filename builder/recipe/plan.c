@@ -7,60 +7,6 @@
 #include "lib/buf.h"
 #include "recipe/plan.h"
 
-void wb_origin_format(const struct wb_origin *o, char *out, size_t len)
-{
-	if (!o || !o->file)
-		snprintf(out, len, "default");
-	else if (o->file[0] == '-' || !strncmp(o->file, "env ", 4))
-		snprintf(out, len, "%s #%d", o->file, o->line);
-	else
-		snprintf(out, len, "%s:%d:%d", o->file, o->line, o->col);
-}
-
-int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
-{
-	char where[512], msg[1536];
-	va_list ap;
-
-	wb_origin_format(o, where, sizeof(where));
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
-}
-
-static void keys_release(struct plan_key *keys, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(keys[i].name);
-		free(keys[i].text);
-		free(keys[i].key_file);
-	}
-	free(keys);
-}
-
-void plan_sigreq_release(struct plan_sigreq *q)
-{
-	wb_strlist_release(&q->urls);
-	keys_release(q->keys, q->nkeys);
-	memset(q, 0, sizeof(*q));
-}
-
-static void verify_release(struct plan_verify *v)
-{
-	free(v->sha256);
-	free(v->sha512);
-	free(v->source);
-	free(v->needs_pin);
-	wb_strlist_release(&v->sha256_urls);
-	wb_strlist_release(&v->sha512_urls);
-	wb_strlist_release(&v->minisig_urls);
-	keys_release(v->keys, v->nkeys);
-	for (size_t i = 0; i < v->nsigreqs; i++)
-		plan_sigreq_release(&v->sigreqs[i]);
-	free(v->sigreqs);
-}
-
 void plan_release(struct plan *p)
 {
 	for (size_t i = 0; i < p->nartifacts; i++) {
@@ -71,7 +17,7 @@ void plan_release(struct plan *p)
 		free(a->upstream_url);
 		free(a->filename);
 		wb_strlist_release(&a->urls);
-		verify_release(&a->verify);
+		trust_spec_release(&a->verify);
 		free(a->dest_win);
 		free(a->dest_tree);
 		wb_strlist_release(&a->include);
