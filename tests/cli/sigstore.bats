@@ -150,6 +150,11 @@ EOF
 	assert_output_has "1 from unknown logs"
 }
 
+@test "sigstore: an SCT of our CT log signed over another certificate does not verify; nor for the oracle" {
+	check sct-bad-signature
+	assert_output_has "1 invalid"
+}
+
 @test "sigstore: a certificate with no SCT does not verify; nor for the oracle" {
 	check no-sct
 	assert_output_has "no embedded SCT"

@@ -116,7 +116,7 @@ def sct_list(ct_key, issuer_cert, tbs, ts_ms, extensions=b""):
 
 
 def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=True,
-              not_before=T - 60, not_after=T + 540, sct=True):
+              not_before=T - 60, not_after=T + 540, sct=True, sct_over=None):
     b = (x509.CertificateBuilder()
          .subject_name(x509.Name([]))
          .issuer_name(ca.subject)
@@ -136,7 +136,7 @@ def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=Tru
     if not sct:
         return b.sign(ca_key, hashes.SHA256())
     pre = b.sign(ca_key, hashes.SHA256())
-    ext = sct_list(ct_key, ca, pre.tbs_certificate_bytes, (not_before + 1) * 1000)
+    ext = sct_list(ct_key, ca, sct_over or pre.tbs_certificate_bytes, (not_before + 1) * 1000)
     return b.add_extension(x509.UnrecognizedExtension(OID_SCT, ext), critical=False).sign(
         ca_key, hashes.SHA256())
 
@@ -374,6 +374,12 @@ case("untrusted-ca", "untrusted-ca.json", "fail", "fail")
 s4 = ec_key()
 keyless("unknown-ct-log", leaf_cert(s4, int_key, int_ca, ec_key()), s4)
 case("unknown-ct-log", "unknown-ct-log.json", "fail", "fail")
+
+# an SCT from our CT log, but signed over another certificate
+s7 = ec_key()
+keyless("sct-bad-signature", leaf_cert(s7, int_key, int_ca, ct_key,
+                                       sct_over=good.tbs_certificate_bytes), s7)
+case("sct-bad-signature", "sct-bad-signature.json", "fail", "fail")
 
 # no SCT at all
 s5 = ec_key()
