@@ -320,14 +320,16 @@ struct tlog_expect {
 };
 
 /*
- * Check that body B binds what X says (WB_EVERIFY naming the field):
+ * Check that body B binds what X says (WB_EVERIFY naming the field), in
+ * this order:
  *   hashedrekord: the digest (algorithm and bytes) equals X's digest; for
  *     a DSSE bundle logged as hashedrekord 0.0.2 (Rekor v2), the digest is
  *     that of the DSSE PAE(payload_type, payload) with the body's
  *     algorithm;
  *   dsse / intoto: the payload hash equals SHA-256(payload);
- *   all kinds: one of the body's signatures equals X's signature bytes and
- *     its verifier equals X's certificate (DER) or key.
+ *   all kinds: one of the body's signatures equals X's signature bytes,
+ *     and its verifier equals X's certificate (DER) or, for a managed
+ *     key, X's key (a body holding a certificate does not match a key).
  */
 int tlog_body_match(const struct tlog_body *b, const struct tlog_expect *x,
 		    struct wb_err *e);
