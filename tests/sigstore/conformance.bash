@@ -43,9 +43,13 @@ conformance_case() {
 			echo "$output" >&2
 			return 1
 		fi
-		# a rejection says why, on stderr, as "winbuild: ..."
-		grep -q '^winbuild: ' <<<"$output" || {
-			echo "case '$c': rejected without a message: $output" >&2; return 1; }
+		# a verdict, not a usage error: the message names the artifact
+		# (or the trusted root that could not be used) and says why
+		grep -qF -e "winbuild: '$v/$(conformance_field "$c" artifact)': " \
+			-e "winbuild: trusted root '$v/" <<<"$output" || {
+			echo "case '$c': not rejected by the verifier: $output" >&2; return 1; }
+		! grep -q '^usage:' <<<"$output" || {
+			echo "case '$c': rejected as a usage error: $output" >&2; return 1; }
 		;;
 	*)
 		echo "case '$c': unknown expectation '$expect'" >&2
