@@ -135,6 +135,21 @@ EOF
 	check ca-window-ends-at-signing
 }
 
+@test "sigstore: a v0.2 bundle with an x509CertificateChain verifies; the oracle agrees" {
+	check chain-v02
+	assert_output_has "Sigstore signature verified"
+}
+
+@test "sigstore: an intermediate carried by the bundle does not complete a trusted root that lacks it" {
+	check intermediate-from-bundle
+	assert_output_has "unable to get local issuer certificate"
+}
+
+@test "sigstore: an entry with a proof but no SET gives no signed time: keyless does not verify" {
+	check no-set-no-time
+	assert_output_has "no verified signing time"
+}
+
 @test "sigstore: a leaf without the code-signing EKU does not verify (the oracle does not check EKUs)" {
 	check no-codesign-eku
 	assert_output_has "code-signing"

@@ -356,6 +356,25 @@ write("root-ca-ends-at-t.json", trusted_root([int_ca, root_ca], ct_key, rekor,
                                              ca_window=(T - 365 * 86400, T)))
 case("ca-window-ends-at-signing", "good.json", "pass", "pass", root="root-ca-ends-at-t.json")
 
+# the chain comes from the trusted root only: a root that pins only the
+# root CA is not completed by the intermediate a bundle carries
+write("root-no-intermediate.json", trusted_root([root_ca], ct_key, rekor))
+cb = json.loads(open(os.path.join(OUT, "good.json")).read())
+cb["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.2"
+cb["verificationMaterial"]["x509CertificateChain"] = {"certificates": [
+    cb["verificationMaterial"].pop("certificate"),
+    {"rawBytes": b64(int_ca.public_bytes(serialization.Encoding.DER))}]}
+write("chain-v02.json", json.dumps(cb, indent=1))
+case("chain-v02", "chain-v02.json", "pass", "pass")
+case("intermediate-from-bundle", "chain-v02.json", "fail", "fail", root="root-no-intermediate.json")
+
+# an entry with an inclusion proof but no SET: its integrated time is not
+# signed, so a keyless signature has no verified time
+def drop_set(entry):
+    del entry["inclusionPromise"]
+keyless("no-set", good, signer, mutate=drop_set)
+case("no-set-no-time", "no-set.json", "fail", "fail")
+
 # a leaf without the code-signing EKU
 s2 = ec_key()
 keyless("no-codesign-eku", leaf_cert(s2, int_key, int_ca, ct_key, eku=False), s2)
