@@ -137,13 +137,20 @@ static const struct wb_command commands[] = {
 	  "  gc   remove temp files, quarantined entries and unreferenced entries\n" },
 	{ "sig", cmd_sig,
 	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
-	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
-	  "verify a minisign or Authenticode signature as winbuild does",
+	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...\n"
+	  "       winbuild sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG\n"
+	  "            [--certificate CERT] [--tlog-entry E]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]",
+	  "verify a minisign, Authenticode or Sigstore signature as winbuild does",
 	  "sub-commands:\n"
 	  "  verify               verify FILE against its minisign signature\n"
 	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
 	  "                       .dll) or MSI file; print signer, thumbprint and\n"
 	  "                       timestamp (docs/authenticode.md)\n"
+	  "  sigstore             verify a Sigstore bundle (v0.1-v0.3) or a cosign\n"
+	  "                       signature offline against a pinned trusted root:\n"
+	  "                       keyless (--identity, --issuer) or with --key;\n"
+	  "                       0 verified, 1 not, 2 could not check\n"
+	  "                       (docs/sigstore.md)\n"
 	  "\noptions:\n"
 	  "  -p, --public-key-file KEYFILE\n"
 	  "                       the public key file (minisign .pub)\n"

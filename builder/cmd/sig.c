@@ -3,10 +3,14 @@
  * with the exit codes of `minisign -V` (0 verified, 1 did not verify,
  * 2 could not verify). winbuild sig authenticode: check a PE or MSI file's
  * Authenticode signature the way staging does, with the same exit codes.
+ * winbuild sig sigstore: check a Sigstore bundle or a cosign signature
+ * offline against a pinned trusted root (trust/sigstore.c,
+ * docs/sigstore.md), with the same exit codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
@@ -14,12 +18,16 @@
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 #include "trust/minisign.h"
+#include "trust/sigstore.h"
 
 #define SIG_VERIFY_USAGE \
 	"sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]"
 #define SIG_AUTHENTICODE_USAGE \
 	"sig authenticode FILE [--roots FILE] [--publisher X]..."
-#define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE
+#define SIG_SIGSTORE_USAGE \
+	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
+#define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
+	"\n       winbuild " SIG_SIGSTORE_USAGE
 
 /* minisign's split: 1 when a check failed, 2 when we could not check. */
 static int sig_exit(const struct wb_err *e)
@@ -150,6 +158,205 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run)
 	return ret ? sig_exit(&e) : WB_OK;
 }
 
+/* Read an optional input file of `sig sigstore` (capped, exit 2 when
+ * missing). */
+static int sig_read_opt(const char *path, const char *what, struct buf *out,
+			struct wb_err *e)
+{
+	if (!path)
+		return 0;
+	if (fs_read_file(path, SIGSTORE_INPUT_MAX, WB_EUSAGE, out, e) < 0) {
+		wb_error_prefix(e, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *sig_material_name(enum sigstore_material m)
+{
+	return m == SIGSTORE_MATERIAL_CERTIFICATE ? "certificate" :
+	       m == SIGSTORE_MATERIAL_KEY ? "key" : "none";
+}
+
+static void sig_time_str(long long t, char out[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t && gmtime_r(&tt, &tm))
+		strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	else
+		snprintf(out, 32, "none");
+}
+
+static void sig_sigstore_print(const char *file, const struct sigstore_evidence *ev,
+			       int json)
+{
+	char when[32];
+
+	sig_time_str(ev->signed_time, when);
+	if (json) {
+		struct buf out = BUF_INIT;
+
+		buf_adds(&out, "{\"verified\":true,\"file\":\"");
+		buf_add_json_escaped(&out, file);
+		buf_addf(&out, "\",\"material\":\"%s\",\"content\":\"%s\",",
+			 sig_material_name(ev->material),
+			 ev->content == SIGSTORE_CONTENT_DSSE ? "dsse" : "message");
+		if (ev->material == SIGSTORE_MATERIAL_CERTIFICATE) {
+			buf_adds(&out, "\"identity\":\"");
+			buf_add_json_escaped(&out, ev->identity);
+			buf_adds(&out, "\",\"issuer\":\"");
+			buf_add_json_escaped(&out, ev->issuer);
+			buf_adds(&out, "\",");
+		} else {
+			buf_addf(&out, "\"key_sha256\":\"%s\",", ev->key_sha256);
+		}
+		if (ev->has_tlog)
+			buf_addf(&out, "\"tlog\":{\"log_index\":%lld,\"log_id\":\"%s\","
+				 "\"kind\":\"%s\",\"integrated_time\":%lld},",
+				 ev->log_index, ev->log_id, ev->tlog_kind,
+				 ev->integrated_time);
+		else
+			buf_adds(&out, "\"tlog\":null,");
+		buf_addf(&out, "\"timestamps\":%d,\"signed_time\":", ev->ntimestamps);
+		if (ev->signed_time)
+			buf_addf(&out, "\"%s\"", when);
+		else
+			buf_adds(&out, "null");
+		buf_adds(&out, "}\n");
+		fputs(out.ptr, stdout);
+		buf_release(&out);
+		return;
+	}
+	printf("Sigstore signature verified: %s\n", file);
+	if (ev->material == SIGSTORE_MATERIAL_CERTIFICATE) {
+		printf("identity:        %s\n", ev->identity);
+		printf("issuer:          %s\n", ev->issuer);
+	} else {
+		printf("key:             sha256:%s\n", ev->key_sha256);
+	}
+	if (ev->has_tlog) {
+		char it[32];
+
+		sig_time_str(ev->integrated_time, it);
+		printf("log index:       %lld (%s)\n", ev->log_index, ev->tlog_kind);
+		printf("log id:          %s\n", ev->log_id);
+		printf("integrated time: %s\n", it);
+	}
+	printf("timestamps:      %d\n", ev->ntimestamps);
+	printf("signed at:       %s\n", when);
+}
+
+static int sig_sigstore(int argc, char **argv, struct wb_run *run)
+{
+	const char *root_path = NULL, *bundle = NULL, *signature = NULL,
+		   *certificate = NULL, *tlog_entry = NULL, *identity = NULL,
+		   *issuer = NULL, *key = NULL;
+	const struct cmd_opt opts[] = {
+		{ "--trusted-root", NULL, 1, &root_path, NULL, NULL },
+		{ "--bundle", NULL, 1, &bundle, NULL, NULL },
+		{ "--signature", NULL, 1, &signature, NULL, NULL },
+		{ "--certificate", NULL, 1, &certificate, NULL, NULL },
+		{ "--tlog-entry", NULL, 1, &tlog_entry, NULL, NULL },
+		{ "--identity", NULL, 1, &identity, NULL, NULL },
+		{ "--issuer", NULL, 1, &issuer, NULL, NULL },
+		{ "--key", NULL, 1, &key, NULL, NULL },
+		{ NULL, NULL, 0, NULL, NULL, NULL },
+	};
+	struct buf tb = BUF_INIT, tsig = BUF_INIT, tcert = BUF_INIT,
+		   tent = BUF_INIT, tkey = BUF_INIT;
+	struct sigstore_root root;
+	struct sigstore_input in;
+	struct sigstore_evidence ev;
+	struct digest_result dr;
+	struct wb_err e = WB_ERR_INIT;
+	const char *file;
+	int ret = -1;
+
+	if (cmd_parse_options_ex(argc, argv, "--json", opts, SIG_SIGSTORE_USAGE, run))
+		return WB_EUSAGE;
+	if (run->positional.nr != 1) {
+		fputs("winbuild: sig sigstore: give exactly one FILE\n", stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	file = run->positional.v[0];
+	if (!root_path) {
+		fputs("winbuild: sig sigstore: --trusted-root is required\n", stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (!bundle == !signature) {
+		fputs("winbuild: sig sigstore: give exactly one of --bundle and --signature\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (bundle && (certificate || tlog_entry)) {
+		fputs("winbuild: sig sigstore: --certificate and --tlog-entry go with --signature\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (!key == !(identity || issuer) || (!key && (!identity || !issuer))) {
+		fputs("winbuild: sig sigstore: give --identity and --issuer, or --key\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (signature && !certificate && !key) {
+		fputs("winbuild: sig sigstore: --signature needs --certificate (keyless) or --key\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+
+	memset(&root, 0, sizeof(root));
+	memset(&in, 0, sizeof(in));
+	memset(&ev, 0, sizeof(ev));
+	if (sigstore_root_load(root_path, &root, &e) < 0 ||
+	    sig_read_opt(bundle, "bundle", &tb, &e) < 0 ||
+	    sig_read_opt(signature, "signature", &tsig, &e) < 0 ||
+	    sig_read_opt(certificate, "certificate", &tcert, &e) < 0 ||
+	    sig_read_opt(tlog_entry, "tlog entry", &tent, &e) < 0 ||
+	    sig_read_opt(key, "key", &tkey, &e) < 0 ||
+	    digest_file(file, DIGEST_SHA256, &dr, &e) < 0)
+		goto out;
+	in.artifact_sha256 = dr.sha256;
+	in.artifact_path = file;
+	if (bundle) {
+		in.bundle = tb.ptr;
+		in.bundle_len = tb.len;
+	} else {
+		in.signature = tsig.ptr;
+		in.signature_len = tsig.len;
+	}
+	if (certificate) {
+		in.certificate = tcert.ptr;
+		in.certificate_len = tcert.len;
+	}
+	if (tlog_entry) {
+		in.tlog_entry = tent.ptr;
+		in.tlog_entry_len = tent.len;
+	}
+	if (key) {
+		in.key_pem = tkey.ptr;
+		in.key_pem_len = tkey.len;
+	}
+	in.identity = identity;
+	in.issuer = issuer;
+	in.root = &root;
+	ret = sigstore_verify(&in, &ev, &e);
+	if (ret < 0)
+		wb_error_prefix(&e, "'%s'", file);
+	else
+		sig_sigstore_print(file, &ev, run->json);
+out:
+	sigstore_evidence_release(&ev);
+	sigstore_root_release(&root);
+	buf_release(&tb);
+	buf_release(&tsig);
+	buf_release(&tcert);
+	buf_release(&tent);
+	buf_release(&tkey);
+	return ret < 0 ? sig_exit(&e) : WB_OK;
+}
+
 int cmd_sig(int argc, char **argv, struct wb_run *run)
 {
 	const char *keyfile = NULL, *inline_key = NULL, *file = NULL,
@@ -169,6 +376,8 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 		return cmd_usage("%s", SIG_USAGE);
 	if (!strcmp(argv[1], "authenticode"))
 		return sig_authenticode(argc - 1, argv + 1, run);
+	if (!strcmp(argv[1], "sigstore"))
+		return sig_sigstore(argc - 1, argv + 1, run);
 	if (strcmp(argv[1], "verify")) {
 		fprintf(stderr, "winbuild: sig: unknown sub-command '%s'\n", argv[1]);
 		return cmd_usage("%s", SIG_USAGE);

@@ -14,6 +14,7 @@
 
 #include <openssl/evp.h>
 
+#include "lib/base64.h"
 #include "lib/buf.h"
 #include "trust/digest.h"
 #include "trust/minisign.h"
@@ -23,21 +24,6 @@
 #define TRUSTED_PREFIX "trusted comment: "
 
 /* ---- base64 (standard alphabet, '=' padding, nothing else) ---- */
-
-static int b64_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
 
 /*
  * Decode exactly OUTLEN bytes from S (SLEN characters). The text must be

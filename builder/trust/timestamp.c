@@ -1,0 +1,247 @@
+/*
+ * RFC 3161 timestamps on OpenSSL's TS API. The token is parsed once; each
+ * trusted authority then gets a TS_VERIFY_CTX whose store holds only that
+ * authority's root and whose check time is the token's own genTime, so an
+ * authority whose certificates have expired since still verifies old
+ * timestamps, as long as genTime is inside the trusted root's window.
+ */
+#include "trust/timestamp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/ts.h>
+
+#include "lib/buf.h"
+
+void timestamp_authority_release(struct timestamp_authority *a)
+{
+	if (!a)
+		return;
+	sk_X509_pop_free(a->chain, X509_free);
+	free(a->uri);
+	memset(a, 0, sizeof(*a));
+}
+
+/* The last OpenSSL error's reason, or FALLBACK; clears the queue. */
+static const char *ossl_reason(const char *fallback)
+{
+	unsigned long code = 0, c;
+	const char *r;
+
+	while ((c = ERR_get_error()))
+		if (!code)
+			code = c;   /* the first is the root cause */
+	r = code ? ERR_reason_error_string(code) : NULL;
+	return r ? r : fallback;
+}
+
+struct token {
+	PKCS7 *p7;                 /* the TimeStampToken */
+	TS_TST_INFO *tst;
+	int64_t gen_time;
+	long gen_ns;
+};
+
+static void token_release(struct token *t)
+{
+	PKCS7_free(t->p7);
+	TS_TST_INFO_free(t->tst);
+	memset(t, 0, sizeof(*t));
+}
+
+/* genTime "YYYYMMDDHHMMSS[.f+]Z" to seconds + nanoseconds. */
+static int gen_time(const ASN1_GENERALIZEDTIME *g, int64_t *secs, long *ns)
+{
+	struct tm tm;
+	const char *s = (const char *)ASN1_STRING_get0_data(g);
+	int len = ASN1_STRING_length(g);
+	const char *dot;
+	long frac = 0, scale = 100000000;
+
+	if (!ASN1_TIME_to_tm(g, &tm))
+		return -1;
+	*secs = (int64_t)timegm(&tm);
+	dot = memchr(s, '.', (size_t)len);
+	if (dot)
+		for (const char *p = dot + 1; p < s + len && *p >= '0' && *p <= '9'; p++) {
+			frac += (*p - '0') * scale;
+			scale /= 10;
+		}
+	*ns = frac;
+	return 0;
+}
+
+static int token_parse(const unsigned char *der, size_t len, struct token *t,
+		       struct wb_err *e)
+{
+	const unsigned char *p = der;
+	TS_RESP *resp;
+	const ASN1_GENERALIZEDTIME *g;
+
+	memset(t, 0, sizeof(*t));
+	if (len == 0 || len > TIMESTAMP_DER_MAX)
+		return wb_error(e, WB_EUSAGE, "timestamp: empty or larger than %d bytes", TIMESTAMP_DER_MAX);
+	resp = d2i_TS_RESP(NULL, &p, (long)len);
+	if (resp && p == der + len) {
+		const ASN1_INTEGER *st = TS_STATUS_INFO_get0_status(TS_RESP_get_status_info(resp));
+		long status = ASN1_INTEGER_get(st);
+
+		if (status != 0 && status != 1) {
+			TS_RESP_free(resp);
+			return wb_error(e, WB_EVERIFY, "timestamp: the response status is %ld, not granted", status);
+		}
+		if (TS_RESP_get_token(resp))
+			t->p7 = PKCS7_dup(TS_RESP_get_token(resp));
+		TS_RESP_free(resp);
+	} else {
+		TS_RESP_free(resp);
+		ERR_clear_error();
+		p = der;
+		t->p7 = d2i_PKCS7(NULL, &p, (long)len);
+		if (t->p7 && p != der + len) {
+			token_release(t);
+			return wb_error(e, WB_EUSAGE, "timestamp: trailing bytes after the token");
+		}
+	}
+	if (!t->p7 || !(t->tst = PKCS7_to_TS_TST_INFO(t->p7))) {
+		token_release(t);
+		return wb_error(e, WB_EUSAGE, "timestamp: not a DER TimeStampResp or TimeStampToken (%s)",
+				ossl_reason("no token"));
+	}
+	g = TS_TST_INFO_get_time(t->tst);
+	if (!g || gen_time(g, &t->gen_time, &t->gen_ns) < 0) {
+		token_release(t);
+		return wb_error(e, WB_EUSAGE, "timestamp: genTime does not parse");
+	}
+	return 0;
+}
+
+/* Try one authority; 0 when it vouches for the token over SIGNED. */
+static int try_tsa(const struct token *t, const unsigned char *signed_bytes,
+		   size_t signed_len, const struct timestamp_authority *a,
+		   struct wb_err *e)
+{
+	int n = a->chain ? sk_X509_num(a->chain) : 0;
+	X509_STORE *store = NULL;
+	STACK_OF(X509) *untrusted = NULL, *own_untrusted = NULL, *signers = NULL;
+	TS_VERIFY_CTX *ctx = NULL;
+	BIO *data = NULL;
+	int r = -1;
+
+	if (n < 1)
+		return wb_error(e, WB_EUSAGE, "timestamp authority has no certificates");
+	store = X509_STORE_new();
+	untrusted = own_untrusted = sk_X509_new_null();
+	ctx = TS_VERIFY_CTX_new();
+	data = BIO_new_mem_buf(signed_bytes, (int)signed_len);
+	if (!store || !untrusted || !ctx || !data) {
+		wb_error(e, WB_EIO, "timestamp: out of memory");
+		goto out;
+	}
+	/* the root is the one trust anchor; the rest of the chain (the TSA
+	 * certificate first) may complete a token that embeds no certificate */
+	X509_STORE_add_cert(store, sk_X509_value(a->chain, n - 1));
+	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(store), (time_t)t->gen_time);
+	for (int i = 0; i < n - 1; i++) {
+		X509_up_ref(sk_X509_value(a->chain, i));
+		sk_X509_push(untrusted, sk_X509_value(a->chain, i));
+	}
+	TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_SIGNATURE | TS_VFY_DATA);
+	TS_VERIFY_CTX_set_store(ctx, store);
+	store = NULL;
+	TS_VERIFY_CTX_set_data(ctx, data);
+	data = NULL;
+	/* the context owns UNTRUSTED after this (freed with it); the signer
+	 * lookup below borrows it while the context lives */
+	TS_VERIFY_CTX_set_certs(ctx, untrusted);
+	own_untrusted = NULL;
+	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
+		wb_error(e, WB_EVERIFY, "%s", ossl_reason("token does not verify"));
+		goto out;
+	}
+	/* when the root names the TSA's own certificate, the token's signer
+	 * must be that certificate, not another the same CA issued */
+	if (n >= 2) {
+		X509 *signer;
+
+		signers = PKCS7_get0_signers(t->p7, untrusted, 0);
+		signer = signers && sk_X509_num(signers) == 1 ? sk_X509_value(signers, 0) : NULL;
+		if (!signer || X509_cmp(signer, sk_X509_value(a->chain, 0))) {
+			ERR_clear_error();
+			wb_error(e, WB_EVERIFY, "the token's signer is not the authority's certificate");
+			goto out;
+		}
+	}
+	if (t->gen_time < a->valid_from || t->gen_time > a->valid_to ||
+	    (t->gen_time == a->valid_to && t->gen_ns > 0)) {
+		wb_error(e, WB_EVERIFY, "genTime %lld is outside the authority's validity window",
+			 (long long)t->gen_time);
+		goto out;
+	}
+	r = 0;
+out:
+	sk_X509_free(signers);
+	TS_VERIFY_CTX_free(ctx);   /* frees the store, data and certs it holds */
+	X509_STORE_free(store);
+	BIO_free(data);
+	sk_X509_pop_free(own_untrusted, X509_free);
+	ERR_clear_error();
+	return r;
+}
+
+int timestamp_verify(const unsigned char *der, size_t der_len,
+		     const unsigned char *signed_bytes, size_t signed_len,
+		     const struct timestamp_authority *tsas, size_t ntsas,
+		     struct timestamp_result *res, struct wb_err *e)
+{
+	struct token t;
+	const X509_ALGOR *alg;
+	const ASN1_OBJECT *obj;
+	int nid;
+
+	memset(res, 0, sizeof(*res));
+	if (token_parse(der, der_len, &t, e) < 0)
+		return -1;
+	alg = TS_MSG_IMPRINT_get_algo(TS_TST_INFO_get_msg_imprint(t.tst));
+	X509_ALGOR_get0(&obj, NULL, NULL, alg);
+	nid = OBJ_obj2nid(obj);
+	if (nid != NID_sha256 && nid != NID_sha384 && nid != NID_sha512) {
+		token_release(&t);
+		return wb_error(e, WB_EVERIFY, "timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
+				nid == NID_undef ? "(unknown)" : OBJ_nid2sn(nid));
+	}
+	if (!ntsas) {
+		token_release(&t);
+		return wb_error(e, WB_EVERIFY, "timestamp: the trusted root has no timestamp authority");
+	}
+	for (size_t i = 0; i < ntsas; i++) {
+		wb_err_clear(e);
+		if (try_tsa(&t, signed_bytes, signed_len, &tsas[i], e) == 0) {
+			res->gen_time = t.gen_time;
+			res->gen_time_ns = t.gen_ns;
+			res->tsa_index = i;
+			token_release(&t);
+			return 0;
+		}
+		wb_error_prefix(e, "timestamp authority %zu%s%s%s", i, tsas[i].uri ? " '" : "",
+				tsas[i].uri ? tsas[i].uri : "", tsas[i].uri ? "'" : "");
+	}
+	token_release(&t);
+	wb_error_prefix(e, "timestamp: no trusted authority verifies it");
+	return -1;
+}
+
+int timestamp_peek_time(const unsigned char *der, size_t der_len,
+			int64_t *gen_time_out, struct wb_err *e)
+{
+	struct token t;
+
+	if (token_parse(der, der_len, &t, e) < 0)
+		return -1;
+	*gen_time_out = t.gen_time;
+	token_release(&t);
+	return 0;
+}
