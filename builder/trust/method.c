@@ -4,12 +4,16 @@
 
 #include "trust/method.h"
 
+/* Methods nothing else names: declared here only. */
+extern const struct trust_method trust_m_sigstore;
+
 /* One line per method (docs/architecture.md, "Adding a verification
  * method"). The order is the order of the recipe's keys in `plan`. */
 const struct trust_method *const trust_methods[] = {
 	&trust_m_minisign,
 	&trust_m_sha256_url,
 	&trust_m_sha512_url,
+	&trust_m_sigstore,
 	NULL,
 };
 

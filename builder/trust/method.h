@@ -131,6 +131,7 @@ struct trust_method {
 extern const struct trust_method *const trust_methods[];
 const struct trust_method *trust_method_find(const char *name);
 
+/* The methods other modules name (mirror --sign replaces minisign's). */
 extern const struct trust_method trust_m_sha256_url, trust_m_sha512_url,
 	trust_m_minisign;
 
