@@ -18,7 +18,6 @@
 #include "lib/extract_limits.h"
 #include "lib/origin.h"
 #include "trust/authenticode.h"
-#include "trust/minisign.h"
 #include "trust/spec.h"
 
 enum plan_action {
