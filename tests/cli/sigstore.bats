@@ -357,32 +357,32 @@ EOF
 	assert_output_has "certificateAuthorities[0]: validFor: missing start"
 }
 
+# v2_root_ending END OUT: rekor2-happy-path's root with its Rekor v2 log's
+# window ending at END
+v2_root_ending() {
+	python3 - "$WB_SRC/tests/vectors/sigstore/conformance/rekor2-happy-path/trusted_root.json" \
+		"$1" >"$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for t in r["tlogs"]:
+    if "log2025" in t["baseUrl"]:
+        t["publicKey"]["validFor"]["end"] = sys.argv[2]
+print(json.dumps(r))
+PY
+}
+
 @test "sigstore: a Rekor v2 log key must be valid at the timestamp's time (edited conformance root)" {
 	local c="$WB_SRC/tests/vectors/sigstore/conformance/rekor2-happy-path"
 	local id="https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main"
 	local iss="https://token.actions.githubusercontent.com"
 	# the v2 log's window ends a day before the timestamp (2025-06-12T12:02:20Z)
-	python3 - "$c/trusted_root.json" 2025-06-11T12:00:00Z >"$WORK/ended.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for t in r["tlogs"]:
-    if "log2025" in t["baseUrl"]:
-        t["publicKey"]["validFor"]["end"] = sys.argv[2]
-print(json.dumps(r))
-PY
+	v2_root_ending 2025-06-11T12:00:00Z "$WORK/ended.json"
 	run "$WINBUILD" sig sigstore "$c/../a.txt" --trusted-root "$WORK/ended.json" \
 		--bundle "$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
 	assert_status 1
 	assert_output_has "the transparency log's key was not valid at the timestamp's time"
 	# ...and one ending exactly then holds (closed interval)
-	python3 - "$c/trusted_root.json" 2025-06-12T12:02:20Z >"$WORK/ends-then.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-for t in r["tlogs"]:
-    if "log2025" in t["baseUrl"]:
-        t["publicKey"]["validFor"]["end"] = sys.argv[2]
-print(json.dumps(r))
-PY
+	v2_root_ending 2025-06-12T12:02:20Z "$WORK/ends-then.json"
 	run "$WINBUILD" sig sigstore "$c/../a.txt" --trusted-root "$WORK/ends-then.json" \
 		--bundle "$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
 	assert_status 0
