@@ -166,6 +166,16 @@ static const struct wb_command commands[] = {
 	  "                       default: the system CA bundle)\n"
 	  "  --publisher X        allowed signer: subject (as printed) or SHA-256\n"
 	  "                       thumbprint (repeatable; default: any signer)\n"
+	  "\nsigstore options:\n"
+	  "  --trusted-root FILE  the pinned trusted_root.json (required)\n"
+	  "  --bundle FILE        a Sigstore bundle (.sigstore.json)\n"
+	  "  --signature FILE     a cosign sign-blob signature (base64), instead\n"
+	  "  --certificate FILE   its Fulcio certificate (PEM or base64 PEM)\n"
+	  "  --tlog-entry FILE    its Rekor entry (Rekor v1 API JSON)\n"
+	  "  --identity ID        the exact SAN (email or URI) required\n"
+	  "  --issuer URL         the exact OIDC issuer required\n"
+	  "  --key FILE           a pinned PEM public key (ECDSA P-256, Ed25519)\n"
+	  "  --json               print what verified as one JSON object\n"
 	  "\nexit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",

@@ -1,6 +1,7 @@
 #include "lib/base64.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/buf.h"
 
@@ -19,7 +20,7 @@ int b64_value(unsigned char c)
 	return -1;
 }
 
-unsigned char *b64_decode(const char *s, size_t n, size_t *out_len)
+static unsigned char *decode_clean(const char *s, size_t n, size_t *out_len)
 {
 	size_t pad = 0, o = 0, bits = 0;
 	unsigned long acc = 0;
@@ -29,9 +30,7 @@ unsigned char *b64_decode(const char *s, size_t n, size_t *out_len)
 		pad = n >= 2 && s[n - 2] == '=' ? 2 : 1;
 		n -= pad;
 	}
-	if (n % 4 == 1 || (pad && (n + pad) % 4))
-		return NULL;
-	if (pad && pad != 4 - n % 4)
+	if (n % 4 == 1 || (pad && pad != 4 - n % 4))
 		return NULL;
 	out = xmalloc(n / 4 * 3 + 3);
 	for (size_t i = 0; i < n; i++) {
@@ -56,4 +55,21 @@ unsigned char *b64_decode(const char *s, size_t n, size_t *out_len)
 	out[o] = 0;
 	*out_len = o;
 	return out;
+}
+
+unsigned char *b64_decode(const char *s, size_t n, size_t *out_len)
+{
+	char *clean;
+	size_t m = 0;
+	unsigned char *r;
+
+	if (!memchr(s, '\n', n) && !memchr(s, '\r', n))
+		return decode_clean(s, n, out_len);
+	clean = xmalloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\n' && s[i] != '\r')
+			clean[m++] = s[i];
+	r = decode_clean(clean, m, out_len);
+	free(clean);
+	return r;
 }

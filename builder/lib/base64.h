@@ -1,8 +1,11 @@
 /*
  * Standard base64 (RFC 4648 section 4) decoding, strict: the alphabet
- * A-Z a-z 0-9 + /, no whitespace, '=' padding optional but, when present,
- * exactly what the length needs; unused trailing bits must be zero, so
- * each byte string has one accepted encoding (with or without padding).
+ * A-Z a-z 0-9 + /, '=' padding optional but, when present, exactly what
+ * the length needs; unused trailing bits must be zero, so each byte string
+ * has one accepted encoding (with or without padding). Line breaks (CR,
+ * LF) are skipped, as Go's encoding/base64 does: Sigstore bundles are read
+ * with it, and `base64`-wrapped values occur in real ones. Any other
+ * whitespace is refused.
  */
 #ifndef WB_BASE64_H
 #define WB_BASE64_H

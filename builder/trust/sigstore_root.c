@@ -106,25 +106,14 @@ unsigned char *sigstore_json_b64(const json_t *obj, const char *field,
 				 const char *where, size_t *len, struct wb_err *e)
 {
 	const json_t *v = json_object_get(obj, field);
-	const char *in;
 	unsigned char *out;
-	char *flat;
-	size_t n, i, k = 0;
 
 	if (!json_is_string(v)) {
 		wb_error(e, WB_EUSAGE, "%s: missing %s", where, field);
 		return NULL;
 	}
-	/* protobuf JSON bytes are base64 that may be wrapped: line breaks are
-	 * skipped (as Go's decoder, which sigstore-go uses, does), nothing else */
-	in = json_string_value(v);
-	n = json_string_length(v);
-	flat = xmalloc(n + 1);
-	for (i = 0; i < n; i++)
-		if (in[i] != '\n' && in[i] != '\r')
-			flat[k++] = in[i];
-	out = b64_decode(flat, k, len);
-	free(flat);
+	/* b64_decode skips line breaks (wrapped protobuf-JSON bytes) */
+	out = b64_decode(json_string_value(v), json_string_length(v), len);
 	if (!out)
 		wb_error(e, WB_EUSAGE, "%s: %s: not base64", where, field);
 	return out;

@@ -7,6 +7,7 @@
  */
 #include "trust/timestamp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,17 +26,28 @@ void timestamp_authority_release(struct timestamp_authority *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* The last OpenSSL error's reason, or FALLBACK; clears the queue. */
-static const char *ossl_reason(const char *fallback)
+/* The last queued OpenSSL error's reason (the TS layer's own, pushed over
+ * the lower layers' causes) with its detail text, or FALLBACK; clears the
+ * queue. */
+static const char *ossl_reason(char *out, size_t outsz, const char *fallback)
 {
 	unsigned long code = 0, c;
-	const char *r;
+	const char *data = NULL, *d, *r;
+	int flags = 0, f;
 
-	while ((c = ERR_get_error()))
-		if (!code)
-			code = c;   /* the first is the root cause */
+	while ((c = ERR_get_error_all(NULL, NULL, NULL, &d, &f))) {
+		code = c;
+		data = d;
+		flags = f;
+	}
 	r = code ? ERR_reason_error_string(code) : NULL;
-	return r ? r : fallback;
+	if (!r)
+		r = fallback;
+	if (data && *data && (flags & ERR_TXT_STRING))
+		snprintf(out, outsz, "%s (%s)", r, data);
+	else
+		snprintf(out, outsz, "%s", r);
+	return out;
 }
 
 struct token {
@@ -107,9 +119,11 @@ static int token_parse(const unsigned char *der, size_t len, struct token *t,
 		}
 	}
 	if (!t->p7 || !(t->tst = PKCS7_to_TS_TST_INFO(t->p7))) {
+		char why[256];
+
 		token_release(t);
 		return wb_error(e, WB_EUSAGE, "timestamp: not a DER TimeStampResp or TimeStampToken (%s)",
-				ossl_reason("no token"));
+				ossl_reason(why, sizeof(why), "no token"));
 	}
 	g = TS_TST_INFO_get_time(t->tst);
 	if (!g || gen_time(g, &t->gen_time, &t->gen_ns) < 0) {
@@ -159,7 +173,9 @@ static int try_tsa(const struct token *t, const unsigned char *signed_bytes,
 	TS_VERIFY_CTX_set_certs(ctx, untrusted);
 	own_untrusted = NULL;
 	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
-		wb_error(e, WB_EVERIFY, "%s", ossl_reason("token does not verify"));
+		char why[512];
+
+		wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why), "token does not verify"));
 		goto out;
 	}
 	/* when the root names the TSA's own certificate, the token's signer
@@ -210,7 +226,8 @@ int timestamp_verify(const unsigned char *der, size_t der_len,
 	nid = OBJ_obj2nid(obj);
 	if (nid != NID_sha256 && nid != NID_sha384 && nid != NID_sha512) {
 		token_release(&t);
-		return wb_error(e, WB_EVERIFY, "timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
+		return wb_error(e, WB_EVERIFY,
+				"timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
 				nid == NID_undef ? "(unknown)" : OBJ_nid2sn(nid));
 	}
 	if (!ntsas) {

@@ -257,7 +257,8 @@ static int finish_entry(struct tlog_entry *ent, struct wb_err *e)
 		return wb_error(e, WB_EUSAGE, "transparency log entry: negative integrated time");
 	ent->has_integrated_time = ent->integrated_time != 0;
 	if (ent->body_len == 0 || ent->body_len > TLOG_BODY_MAX)
-		return wb_error(e, WB_EUSAGE, "transparency log entry: the canonicalized body is empty or too large");
+		return wb_error(e, WB_EUSAGE,
+				"transparency log entry: the canonicalized body is empty or too large");
 	return 0;
 }
 
@@ -284,11 +285,11 @@ int tlog_entry_from_bundle(const json_t *obj, struct tlog_entry *ent,
 		r = wb_error(e, WB_EUSAGE, "%s is not an object", what);
 		goto out;
 	}
+	/* protobuf JSON leaves out zero values: no logIndex is index 0 */
 	if ((r = get_int64(obj, "logIndex", what, &ent->log_index, e)) < 0)
 		goto out;
-	if (!r || ent->log_index < 0) {
-		r = wb_error(e, WB_EUSAGE, r ? "%s: negative log index %" PRId64 : "%s: 'logIndex' is missing",
-			     what, ent->log_index);
+	if (ent->log_index < 0) {
+		r = wb_error(e, WB_EUSAGE, "%s: negative log index %" PRId64, what, ent->log_index);
 		goto out;
 	}
 	lid = json_object_get(obj, "logId");
@@ -438,12 +439,12 @@ int tlog_set_verify(const struct tlog_entry *ent, const struct tlog_key *key,
 {
 	struct buf payload = BUF_INIT;
 	char hex[2 * TLOG_HASH_LEN + 1];
-	char *b64 = xmalloc(4 * ((ent->body_len + 2) / 3) + 1);
+	char *b64;
 	int ok;
 
 	if (!ent->set)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 " has no inclusion promise",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY, "the entry has no inclusion promise (SET)");
+	b64 = xmalloc(4 * ((ent->body_len + 2) / 3) + 1);
 	EVP_EncodeBlock((unsigned char *)b64, ent->body, (int)ent->body_len);
 	digest_hex(ent->log_id, TLOG_HASH_LEN, hex);
 	/* RFC 8785 form of Rekor's payload: keys sorted, no spaces; the values
@@ -456,8 +457,7 @@ int tlog_set_verify(const struct tlog_entry *ent, const struct tlog_key *key,
 	buf_release(&payload);
 	if (!ok)
 		return wb_error(e, WB_EVERIFY,
-				"transparency log entry %" PRId64 ": the inclusion promise (SET) does not verify with the log key",
-				ent->log_index);
+				"the inclusion promise (SET) does not verify with the log key");
 	return 0;
 }
 
@@ -522,7 +522,8 @@ int tlog_merkle_verify_inclusion(uint64_t index, uint64_t size,
 	size_t i;
 
 	if (index >= size)
-		return wb_error(e, WB_EVERIFY, "inclusion proof: index %" PRIu64 " is not inside a tree of size %" PRIu64,
+		return wb_error(e, WB_EVERIFY,
+				"inclusion proof: index %" PRIu64 " is not inside a tree of size %" PRIu64,
 				index, size);
 	/* RFC 9162 2.1.3.2: the path splits into the levels below the point
 	 * where the leaf's and the last leaf's paths part ("inner"), and the
@@ -759,13 +760,14 @@ int tlog_checkpoint_verify(const struct tlog_checkpoint *cp,
 		if (memcmp(hint, s->hint, TLOG_KEYHINT_LEN)) {
 			if (origin)
 				continue;    /* another key under the log's name */
-			return wb_error(e, WB_EVERIFY,
-					"checkpoint: the signature by '%s' has key hint %02x%02x%02x%02x, the log's is %02x%02x%02x%02x",
+			return wb_error(e, WB_EVERIFY, "checkpoint: the signature by '%s' has key hint "
+					"%02x%02x%02x%02x, the log's is %02x%02x%02x%02x",
 					s->name, s->hint[0], s->hint[1], s->hint[2], s->hint[3],
 					hint[0], hint[1], hint[2], hint[3]);
 		}
 		if (!sig_ok(key->pkey, NULL, cp->text, cp->text_len, s->sig, s->sig_len))
-			return wb_error(e, WB_EVERIFY, "checkpoint: the signature by '%s' does not verify with the log key",
+			return wb_error(e, WB_EVERIFY,
+					"checkpoint: the signature by '%s' does not verify with the log key",
 					s->name);
 		verified++;
 	}
@@ -793,7 +795,8 @@ static int verify_proof(const struct tlog_entry *ent, const struct tlog_key *key
 	int r;
 
 	if (v2 && p->log_index != ent->log_index)
-		return wb_error(e, WB_EVERIFY, "inclusion proof: log index %" PRId64 " is not the entry's %" PRId64,
+		return wb_error(e, WB_EVERIFY,
+				"inclusion proof: log index %" PRId64 " is not the entry's %" PRId64,
 				p->log_index, ent->log_index);
 	tlog_merkle_leaf_hash(ent->body, ent->body_len, leaf);
 	if (tlog_merkle_verify_inclusion((uint64_t)p->log_index, (uint64_t)p->tree_size, leaf,
@@ -818,23 +821,22 @@ static int verify_proof(const struct tlog_entry *ent, const struct tlog_key *key
 	return r;
 }
 
-int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
-		      size_t nkeys, unsigned flags, int64_t now,
-		      struct tlog_result *res, struct wb_err *e)
+/* The checks of tlog_entry_verify; messages without the entry prefix. */
+static int entry_check(const struct tlog_entry *ent, const struct tlog_key *keys,
+		       size_t nkeys, unsigned flags, int64_t now,
+		       struct tlog_result *res, struct wb_err *e)
 {
 	const struct tlog_key *key;
 	struct tlog_body body;
 	int v2 = is_rekor_v2(ent);
 	char hex[2 * TLOG_HASH_LEN + 1];
 
-	memset(res, 0, sizeof(*res));
 	if (ent->log_index < 0)
-		return wb_error(e, WB_EVERIFY, "transparency log entry: negative log index");
+		return wb_error(e, WB_EVERIFY, "negative log index");
 	key = tlog_key_find(keys, nkeys, ent->log_id);
 	if (!key) {
 		digest_hex(ent->log_id, TLOG_HASH_LEN, hex);
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 ": unknown log %s (not in the trusted root)",
-				ent->log_index, hex);
+		return wb_error(e, WB_EVERIFY, "unknown log %s (not in the trusted root)", hex);
 	}
 	/* the body must parse and name the kind and version of the entry */
 	if (tlog_body_parse(ent, &body, e) < 0)
@@ -842,41 +844,35 @@ int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
 	tlog_body_release(&body);
 
 	if (v2 && !ent->has_proof)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 " has no inclusion proof (a Rekor v2 entry needs one)",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY, "has no inclusion proof (a Rekor v2 entry needs one)");
 	if (!ent->set && !ent->has_proof)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 " has neither an inclusion promise nor an inclusion proof",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY,
+				"has neither an inclusion promise nor an inclusion proof");
 	if ((flags & TLOG_REQUIRE_SET) && !ent->set)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 " has no inclusion promise (SET)",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY, "has no inclusion promise (SET)");
 	if ((flags & TLOG_REQUIRE_PROOF) && !ent->has_proof)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 " has no inclusion proof",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY, "has no inclusion proof");
 	if (v2 && ent->set)
-		return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 ": a Rekor v2 entry carries no inclusion promise",
-				ent->log_index);
+		return wb_error(e, WB_EVERIFY, "a Rekor v2 entry carries no inclusion promise");
 
 	if (ent->set) {
 		if (!ent->has_integrated_time)
-			return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 ": inclusion promise without an integrated time",
-					ent->log_index);
+			return wb_error(e, WB_EVERIFY, "inclusion promise without an integrated time");
 		if (tlog_set_verify(ent, key, e) < 0)
 			return -1;
 		if (ent->integrated_time > now)
-			return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 ": integrated time %" PRId64 " is in the future",
-					ent->log_index, ent->integrated_time);
+			return wb_error(e, WB_EVERIFY, "integrated time %" PRId64 " is in the future",
+					ent->integrated_time);
 		if (!tlog_key_valid_at(key, ent->integrated_time))
-			return wb_error(e, WB_EVERIFY, "transparency log entry %" PRId64 ": the log key is not valid at integrated time %" PRId64,
-					ent->log_index, ent->integrated_time);
+			return wb_error(e, WB_EVERIFY,
+					"the log key is not valid at integrated time %" PRId64,
+					ent->integrated_time);
 		res->time_proven = 1;
 		res->integrated_time = ent->integrated_time;
 	}
 	if (ent->has_proof) {
-		if (verify_proof(ent, key, v2, e) < 0) {
-			wb_error_prefix(e, "transparency log entry %" PRId64, ent->log_index);
+		if (verify_proof(ent, key, v2, e) < 0)
 			return -1;
-		}
 		res->proof_verified = 1;
 		res->tree_size = (uint64_t)ent->proof.tree_size;
 	}
@@ -884,6 +880,18 @@ int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
 	res->log_index = ent->log_index;
 	res->rekor_v2 = v2;
 	return 0;
+}
+
+int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
+		      size_t nkeys, unsigned flags, int64_t now,
+		      struct tlog_result *res, struct wb_err *e)
+{
+	memset(res, 0, sizeof(*res));
+	if (entry_check(ent, keys, nkeys, flags, now, res, e) == 0)
+		return 0;
+	memset(res, 0, sizeof(*res));
+	wb_error_prefix(e, "transparency log entry %" PRId64, ent->log_index);
+	return -1;
 }
 
 /* ---------------------------------------------------------- bodies */
@@ -982,7 +990,8 @@ static int verifier_v2(const json_t *ver, struct tlog_verifier *v, struct wb_err
 	int r;
 
 	if (!json_is_object(ver) || (!c) == (!k))
-		return wb_error(e, WB_EUSAGE, "log entry body: the verifier needs exactly one of a certificate or a public key");
+		return wb_error(e, WB_EUSAGE, "log entry body: the verifier needs exactly one "
+				"of a certificate or a public key");
 	der = get_b64(c ? c : k, "rawBytes", "log entry body verifier", &n, e);
 	if (!der)
 		return -1;
@@ -1275,14 +1284,16 @@ static int match_content(const struct tlog_body *b, const struct tlog_expect *x,
 					b->version);
 		dsse_pae_digest(x, md, d);
 		if ((size_t)EVP_MD_get_size(md) != b->digest_len || memcmp(d, b->digest, b->digest_len))
-			return wb_error(e, WB_EVERIFY, "the transparency log entry's digest is not that of the DSSE envelope");
+			return wb_error(e, WB_EVERIFY,
+					"the transparency log entry's digest is not that of the DSSE envelope");
 		return 0;
 	}
 	if (b->kind == TLOG_KIND_HASHEDREKORD) {
 		char got[129], want[129];
 
 		if (!x->digest_alg || strcmp(x->digest_alg, b->digest_alg))
-			return wb_error(e, WB_EVERIFY, "the transparency log entry's digest algorithm %s is not the bundle's %s",
+			return wb_error(e, WB_EVERIFY,
+					"the transparency log entry's digest algorithm %s is not the bundle's %s",
 					b->digest_alg, x->digest_alg ? x->digest_alg : "(none)");
 		if (x->digest_len == b->digest_len && !memcmp(x->digest, b->digest, b->digest_len))
 			return 0;
@@ -1297,7 +1308,8 @@ static int match_content(const struct tlog_body *b, const struct tlog_expect *x,
 				b->kind == TLOG_KIND_DSSE ? "dsse" : "intoto");
 	sha256(x->payload, x->payload_len, d);
 	if (!b->has_payload_hash || memcmp(d, b->payload_hash, TLOG_HASH_LEN))
-		return wb_error(e, WB_EVERIFY, "the transparency log entry's payload hash is not that of the envelope's payload");
+		return wb_error(e, WB_EVERIFY, "the transparency log entry's payload hash "
+				"is not that of the envelope's payload");
 	return 0;
 }
 

@@ -73,7 +73,9 @@ struct tlog_proof {
 	unsigned char (*hashes)[TLOG_HASH_LEN]; /* owned; nhashes of them */
 	size_t nhashes;
 	char *checkpoint;                  /* owned, NUL-terminated envelope
-					      text; NULL when absent */
+					      text; NULL when absent (old v0.1
+					      bundles): such a proof parses but
+					      never verifies */
 	size_t checkpoint_len;
 };
 
@@ -97,7 +99,8 @@ void tlog_entry_release(struct tlog_entry *ent);
 /*
  * Parse one element of a bundle's verificationMaterial.tlogEntries[]
  * (protobuf-specs TransparencyLogEntry in its JSON form: int64 as strings
- * or numbers, bytes as standard base64). canonicalizedBody is required.
+ * or numbers, bytes as standard base64; a missing integer is 0, as
+ * protobuf JSON leaves zero values out). canonicalizedBody is required.
  * Rejects negative or malformed indexes, sizes and times, a logId that is
  * not 32 bytes, proof hashes that are not 32 bytes, more than
  * TLOG_PROOF_MAX hashes. Errors are WB_EUSAGE.
@@ -238,7 +241,8 @@ struct tlog_result {
  *     entry is v1, v2 rules with tlog_key_origin otherwise);
  *   - Rekor v2 entries need a proof, and carry no SET;
  *   - an entry with neither SET nor proof fails; FLAGS may require either.
- * RES is filled on success. NOW is the current time (Unix seconds).
+ * RES is filled on success (zeroed on failure). NOW is the current time
+ * (Unix seconds). Errors are prefixed "transparency log entry <index>: ".
  */
 int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
 		      size_t nkeys, unsigned flags, int64_t now,

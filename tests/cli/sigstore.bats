@@ -155,6 +155,11 @@ EOF
 	assert_output_has "code-signing"
 }
 
+@test "sigstore: a leaf whose only EKU is TLS server auth does not verify (the oracle does not check EKUs)" {
+	check server-auth-eku
+	assert_output_has "code-signing"
+}
+
 @test "sigstore: a leaf from a CA outside the trusted root (same names, other keys) does not verify" {
 	check untrusted-ca
 	assert_output_has "does not chain"
@@ -350,4 +355,49 @@ EOF
 		--bundle "$W/good.json" --identity "$ID" --issuer "$ISS"
 	assert_status 2
 	assert_output_has "certificateAuthorities[0]: validFor: missing start"
+}
+
+# v2_root_ending END OUT: rekor2-happy-path's root with its Rekor v2 log's
+# window ending at END
+v2_root_ending() {
+	python3 - "$WB_SRC/tests/vectors/sigstore/conformance/rekor2-happy-path/trusted_root.json" \
+		"$1" >"$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for t in r["tlogs"]:
+    if "log2025" in t["baseUrl"]:
+        t["publicKey"]["validFor"]["end"] = sys.argv[2]
+print(json.dumps(r))
+PY
+}
+
+@test "sigstore: a Rekor v2 log key must be valid at the timestamp's time (edited conformance root)" {
+	local c="$WB_SRC/tests/vectors/sigstore/conformance/rekor2-happy-path"
+	local id="https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main"
+	local iss="https://token.actions.githubusercontent.com"
+	# the v2 log's window ends a day before the timestamp (2025-06-12T12:02:20Z)
+	v2_root_ending 2025-06-11T12:00:00Z "$WORK/ended.json"
+	run "$WINBUILD" sig sigstore "$c/../a.txt" --trusted-root "$WORK/ended.json" \
+		--bundle "$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
+	assert_status 1
+	assert_output_has "the transparency log's key was not valid at the timestamp's time"
+	# ...and one ending exactly then holds (closed interval)
+	v2_root_ending 2025-06-12T12:02:20Z "$WORK/ends-then.json"
+	run "$WINBUILD" sig sigstore "$c/../a.txt" --trusted-root "$WORK/ends-then.json" \
+		--bundle "$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
+	assert_status 0
+}
+
+@test "sigstore: a bundle with a trusted timestamp but no transparency-log entry does not verify; nor for the oracle" {
+	local c="$WB_SRC/tests/vectors/sigstore/conformance/rekor2-happy-path"
+	local id="https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main"
+	local iss="https://token.actions.githubusercontent.com"
+	python3 -c 'import json,sys; b=json.load(open(sys.argv[1])); b["verificationMaterial"]["tlogEntries"]=[]; print(json.dumps(b))' \
+		"$c/bundle.sigstore.json" >"$WORK/no-entry.json"
+	run "$WINBUILD" sig sigstore "$c/../a.txt" --trusted-root "$c/trusted_root.json" \
+		--bundle "$WORK/no-entry.json" --identity "$id" --issuer "$iss"
+	assert_status 1
+	assert_output_has "the bundle has no transparency-log entry"
+	CASE_ARGS=("$c/../a.txt" "$WORK/no-entry.json" "$c/trusted_root.json" --identity "$id" --issuer "$iss")
+	oracle_says fail
 }

@@ -115,7 +115,7 @@ def sct_list(ct_key, issuer_cert, tbs, ts_ms, extensions=b""):
     return der_octets(struct.pack(">H", len(lst)) + lst)
 
 
-def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=True,
+def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=ExtendedKeyUsageOID.CODE_SIGNING,
               not_before=T - 60, not_after=T + 540, sct=True, sct_over=None):
     b = (x509.CertificateBuilder()
          .subject_name(x509.Name([]))
@@ -127,8 +127,7 @@ def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=Tru
          .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False),
                         critical=True))
     if eku:
-        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]),
-                            critical=False)
+        b = b.add_extension(x509.ExtendedKeyUsage([eku]), critical=False)
     b = (b.add_extension(x509.SubjectAlternativeName([x509.UniformResourceIdentifier(identity)]),
                          critical=True)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, issuer.encode()), critical=False)
@@ -377,9 +376,15 @@ case("no-set-no-time", "no-set.json", "fail", "fail")
 
 # a leaf without the code-signing EKU
 s2 = ec_key()
-keyless("no-codesign-eku", leaf_cert(s2, int_key, int_ca, ct_key, eku=False), s2)
+keyless("no-codesign-eku", leaf_cert(s2, int_key, int_ca, ct_key, eku=None), s2)
 # the oracle does not check the EKU (Fulcio always sets it): it passes
 case("no-codesign-eku", "no-codesign-eku.json", "fail", "pass-no-eku-check")
+
+# a leaf whose EKU is another one (TLS server)
+s8 = ec_key()
+keyless("server-auth-eku", leaf_cert(s8, int_key, int_ca, ct_key,
+                                     eku=ExtendedKeyUsageOID.SERVER_AUTH), s8)
+case("server-auth-eku", "server-auth-eku.json", "fail", "pass-no-eku-check")
 
 # a chain to a CA the root does not hold (same names, other keys)
 evil_root_key, evil_int_key = ec_key(), ec_key()

@@ -26,6 +26,13 @@
 #include "trust/timestamp.h"
 #include "trust/tlog.h"
 
+/* An error of class CODE_ whose message holds NEEDLE (cmocka). */
+#define assert_err(e, code_, needle) do { \
+	if ((e)->code != (code_) || !strstr((e)->msg, (needle))) \
+		fail_msg("want code %d and \"%s\", got code %d: %s", (code_), (needle), \
+			 (e)->code, (e)->msg); \
+} while (0)
+
 /* each test file uses some of these */
 #define FX_FN static __attribute__((unused))
 

@@ -152,12 +152,6 @@ static enum stage run_kase(struct kase *k, const char *name, int64_t now,
 	return r < 0 ? MATCH : OK;
 }
 
-#define assert_err(e, code_, needle) do { \
-	if ((e)->code != (code_) || !strstr((e)->msg, (needle))) \
-		fail_msg("want code %d and \"%s\", got code %d: %s", (code_), (needle), \
-			 (e)->code, (e)->msg); \
-} while (0)
-
 /* ------------------------------------------------- conformance cases */
 
 /*
@@ -635,6 +629,7 @@ static void test_bundle_entry_malformed(void **state)
 {
 	static const struct { const char *json, *needle; } bad[] = {
 		{ "{\"logIndex\":\"-1\"}", "negative log index -1" },
+		{ "{\"logId\":{\"keyId\":\"AAAA\"}}", "'keyId' is not 32 bytes of base64" },
 		{ "{\"logIndex\":\"01\"}", "'logIndex' is not an integer" },
 		{ "{\"logIndex\":\"1 \"}", "'logIndex' is not an integer" },
 		{ "{\"logIndex\":\"99999999999999999999\"}", "'logIndex' is not an integer" },
@@ -1186,6 +1181,21 @@ static void test_body_forgeries(void **state)
 	wb_err_clear(&e);
 	assert_int_equal(tlog_body_match(&body, &ex.x, &e), -1);
 	assert_err(&e, WB_EVERIFY, "a dsse entry does not log a message signature");
+	expect_free(&ex);
+	tlog_body_release(&body);
+	kase_free(&k);
+
+	/* an intoto entry whose signature is not base64 text inside base64
+	 * holds no signature, not even an empty one */
+	assert_int_equal(kase_load(&k, "intoto-log-entry-mismatch_fail", &e), 0);
+	assert_int_equal(tlog_body_parse(&k.ent, &body, &e), 0);
+	assert_int_equal(body.kind, TLOG_KIND_INTOTO);
+	assert_int_equal(body.sigs[0].sig_len, 0);
+	expect_fill(&k, "intoto-log-entry-mismatch_fail", &ex);
+	ex.x.signature_len = 0;
+	wb_err_clear(&e);
+	assert_int_equal(tlog_body_match(&body, &ex.x, &e), -1);
+	assert_err(&e, WB_EVERIFY, "does not hold the bundle's signature");
 	expect_free(&ex);
 	tlog_body_release(&body);
 	kase_free(&k);
