@@ -100,15 +100,14 @@ static void print_authenticode(const struct plan_component *c, int ex)
 
 	if (!au || !au->set)
 		return;
-	printf("  %-8s .exe/.dll/.msi %s under roots %s", "authenticode:",
-	       au->require ? "must be signed" : "checked when signed", au->roots);
-	explain(ex, &au->roots_origin);
-	for (size_t k = 0; k < au->publishers.nr; k++)
-		printf("%s%s", k ? "; " : ", publishers: ", au->publishers.v[k]);
-	putchar('\n');
-	for (size_t i = 0; i < au->nalso; i++) {
-		const struct plan_authreq *q = &au->also[i];
-		printf("  %-8s and under roots %s", "", q->roots);
+	for (size_t i = 0; i < au->nsets; i++) {
+		const struct trust_authset *q = &au->sets[i];
+
+		if (!i)
+			printf("  %-8s .exe/.dll/.msi %s under roots %s", "authenticode:",
+			       au->require ? "must be signed" : "checked when signed", q->roots);
+		else
+			printf("  %-8s and under roots %s", "", q->roots);
 		explain(ex, &q->roots_origin);
 		for (size_t k = 0; k < q->publishers.nr; k++)
 			printf("%s%s", k ? "; " : ", publishers: ", q->publishers.v[k]);
@@ -364,18 +363,20 @@ static json_t *artifact_json(const struct plan_artifact *a,
 		json_object_set_new(j, "payload", pj);
 	}
 	if (c && c->authenticode.set) {
+		const struct plan_authenticode *au = &c->authenticode;
 		json_t *aj = json_object();
-		json_object_set_new(aj, "require", json_boolean(c->authenticode.require));
-		json_object_set_new(aj, "roots", json_string(c->authenticode.roots));
-		json_object_set_new(aj, "publishers", json_strlist(&c->authenticode.publishers));
-		if (c->authenticode.nalso) {
+
+		json_object_set_new(aj, "require", json_boolean(au->require));
+		json_object_set_new(aj, "roots", json_string(au->sets[0].roots));
+		json_object_set_new(aj, "publishers", json_strlist(&au->sets[0].publishers));
+		if (au->nsets > 1) {
 			/* further trust sets, each of which must hold too */
 			json_t *also = json_array();
-			for (size_t i = 0; i < c->authenticode.nalso; i++) {
+			for (size_t i = 1; i < au->nsets; i++) {
 				json_t *q = json_object();
-				json_object_set_new(q, "roots", json_string(c->authenticode.also[i].roots));
+				json_object_set_new(q, "roots", json_string(au->sets[i].roots));
 				json_object_set_new(q, "publishers",
-						    json_strlist(&c->authenticode.also[i].publishers));
+						    json_strlist(&au->sets[i].publishers));
 				json_array_append_new(also, q);
 			}
 			json_object_set_new(aj, "also", also);

@@ -107,22 +107,25 @@ void plan_authenticode_policy(const struct plan_authenticode *a,
 			      struct authenticode_policy *out)
 {
 	struct authenticode_policy *also = NULL;
+	size_t nalso = a->nsets ? a->nsets - 1 : 0;
 
 	memset(out, 0, sizeof(*out));
 	out->require = a->require;
-	out->roots = a->roots;
-	out->publishers = (const char *const *)a->publishers.v;
-	out->npublishers = a->publishers.nr;
-	if (a->nalso)
-		also = xcalloc(a->nalso, sizeof(*also));
-	for (size_t i = 0; i < a->nalso; i++) {
+	if (!a->nsets)
+		return;
+	out->roots = a->sets[0].roots;
+	out->publishers = (const char *const *)a->sets[0].publishers.v;
+	out->npublishers = a->sets[0].publishers.nr;
+	if (nalso)
+		also = xcalloc(nalso, sizeof(*also));
+	for (size_t i = 0; i < nalso; i++) {
 		also[i].require = a->require;
-		also[i].roots = a->also[i].roots;
-		also[i].publishers = (const char *const *)a->also[i].publishers.v;
-		also[i].npublishers = a->also[i].publishers.nr;
+		also[i].roots = a->sets[i + 1].roots;
+		also[i].publishers = (const char *const *)a->sets[i + 1].publishers.v;
+		also[i].npublishers = a->sets[i + 1].publishers.nr;
 	}
 	out->also = also;
-	out->nalso = a->nalso;
+	out->nalso = nalso;
 }
 
 void plan_authenticode_policy_release(struct authenticode_policy *out)
@@ -134,13 +137,7 @@ void plan_authenticode_policy_release(struct authenticode_policy *out)
 
 void plan_authenticode_release(struct plan_authenticode *a)
 {
-	free(a->roots);
-	wb_strlist_release(&a->publishers);
-	for (size_t i = 0; i < a->nalso; i++) {
-		free(a->also[i].roots);
-		wb_strlist_release(&a->also[i].publishers);
-	}
-	free(a->also);
+	trust_authsets_release(a->sets, a->nsets);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -53,34 +53,23 @@ struct plan_artifact {
 	struct wb_strlist payload_props;  /* "KEY=VALUE", sorted by key */
 };
 
-/* One further Authenticode trust set: the signer must chain to ROOTS and
- * be one of PUBLISHERS (none: any signer under ROOTS). */
-struct plan_authreq {
-	char *roots;
-	struct wb_strlist publishers;
-	struct wb_origin roots_origin, publishers_origin;
-};
-
 /*
  * `authenticode: {require, roots, publishers}` at the top level (every
  * component) or under `components.<n>` (that component). Policy only
- * tightens: ROOTS and PUBLISHERS are the merged top-level map's; every
- * layer's own top-level roots/publishers that differ, and a component's
- * own, are further trust sets in ALSO, each of which must hold too: a
- * component can narrow the site's roots and publishers, never replace
- * them. A `require: true` in any layer holds. Applies to the staged .exe,
- * .dll and .msi files.
+ * tightens: SETS[0] is the merged top-level map's roots and publishers;
+ * every layer's own top-level roots/publishers that differ, and a
+ * component's own, are further trust sets after it, each of which must
+ * hold too: a component can narrow the site's roots and publishers, never
+ * replace them. A `require: true` in any layer holds. Applies to the staged
+ * .exe, .dll and .msi files.
  */
 struct plan_authenticode {
-	int set;                       /* a policy applies */
+	int set;                       /* a policy applies (then nsets >= 1) */
 	int require;                   /* unsigned files fail */
-	char *roots;                   /* PEM file, relative to the declaring
-					  file already resolved */
-	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
-	struct plan_authreq *also;     /* further trust sets, ANDed */
-	size_t nalso, alloc_also;
+	struct trust_authset *sets;    /* ANDed (trust/spec.h) */
+	size_t nsets, alloc_sets;
 	struct wb_origin origin;       /* of the map (component's, else global) */
-	struct wb_origin require_origin, roots_origin;
+	struct wb_origin require_origin;
 };
 
 /* Point OUT at A's settings (A must outlive OUT's use); release OUT with

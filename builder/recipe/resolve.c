@@ -1271,28 +1271,43 @@ static int same_trust(const char *roots, const struct wb_strlist *pubs,
 	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && same_urls(pubs, pubs2);
 }
 
-/* Add the trust set ROOTS (taken) and PUBS (moved) to A's further sets,
- * unless A already requires exactly that. */
+/* Add the trust set ROOTS (taken) and PUBS (moved) to A's sets (the first
+ * is A's own, the rest further sets), unless A already requires exactly
+ * that. */
 static void add_authreq(struct plan_authenticode *a, char *roots, struct wb_strlist *pubs,
 			const struct wb_origin *roots_origin)
 {
-	struct plan_authreq *q;
-	int dup = same_trust(roots, pubs, a->roots, &a->publishers);
+	struct wb_origin at = *roots_origin;   /* may point into a->sets */
+	struct trust_authset *q;
+	int dup = 0;
 
-	for (size_t i = 0; !dup && i < a->nalso; i++)
-		dup = same_trust(roots, pubs, a->also[i].roots, &a->also[i].publishers);
+	for (size_t i = 0; !dup && i < a->nsets; i++)
+		dup = same_trust(roots, pubs, a->sets[i].roots, &a->sets[i].publishers);
 	if (dup) {
 		free(roots);
 		wb_strlist_release(pubs);
 		return;
 	}
-	ALLOC_GROW(a->also, a->nalso + 1, a->alloc_also);
-	q = &a->also[a->nalso++];
+	ALLOC_GROW(a->sets, a->nsets + 1, a->alloc_sets);
+	q = &a->sets[a->nsets++];
 	memset(q, 0, sizeof(*q));
 	q->roots = roots;
 	q->publishers = *pubs;
 	memset(pubs, 0, sizeof(*pubs));
-	q->roots_origin = *roots_origin;
+	q->roots_origin = at;
+}
+
+/* A's own roots (its first set's), and where they were set. */
+static const char *own_roots(const struct plan_authenticode *a)
+{
+	return a->nsets ? a->sets[0].roots : NULL;
+}
+
+static const struct wb_origin *own_roots_origin(const struct plan_authenticode *a)
+{
+	static const struct wb_origin none;
+
+	return a->nsets ? &a->sets[0].roots_origin : &none;
 }
 
 static void copy_publishers(const struct wb_strlist *from, struct wb_strlist *to)
@@ -1348,16 +1363,14 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 	memset(out, 0, sizeof(*out));
 	if (narrow) {
 		*out = *global;
-		out->roots = global->roots ? xstrdup(global->roots) : NULL;
-		copy_publishers(&global->publishers, &out->publishers);
-		out->also = NULL;
-		out->nalso = out->alloc_also = 0;
-		for (size_t i = 0; i < global->nalso; i++) {
+		out->sets = NULL;
+		out->nsets = out->alloc_sets = 0;
+		for (size_t i = 0; i < global->nsets; i++) {
 			struct wb_strlist pubs;
 
-			copy_publishers(&global->also[i].publishers, &pubs);
-			add_authreq(out, xstrdup(global->also[i].roots), &pubs,
-				    &global->also[i].roots_origin);
+			copy_publishers(&global->sets[i].publishers, &pubs);
+			add_authreq(out, xstrdup(global->sets[i].roots), &pubs,
+				    &global->sets[i].roots_origin);
 		}
 	}
 	if (!n)
@@ -1372,17 +1385,30 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 	rk = rnode_get(n, "roots");
 	pk = rnode_get(n, "publishers");
 	if (narrow)
-		return add_map_trust(r, n, what, out, global->roots, &global->roots_origin);
-	if (rk) {
-		if (auth_roots(r, rk, what, &out->roots))
+		return add_map_trust(r, n, what, out, own_roots(global), own_roots_origin(global));
+	{
+		/* the policy's own set: its roots and publishers */
+		struct trust_authset own;
+
+		memset(&own, 0, sizeof(own));
+		if (rk) {
+			if (auth_roots(r, rk, what, &own.roots))
+				return -1;
+			own.roots_origin = rk->origin;
+		}
+		if (pk && auth_publishers(r, pk, what, &own.publishers)) {
+			free(own.roots);
+			wb_strlist_release(&own.publishers);
 			return -1;
-		out->roots_origin = rk->origin;
+		}
+		if (!own.roots) {
+			wb_strlist_release(&own.publishers);
+			return err_at(r, &n->origin,
+				      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
+		}
+		ALLOC_GROW(out->sets, out->nsets + 1, out->alloc_sets);
+		out->sets[out->nsets++] = own;
 	}
-	if (pk && auth_publishers(r, pk, what, &out->publishers))
-		return -1;
-	if (!out->roots)
-		return err_at(r, &n->origin,
-			      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
 	return 0;
 }
 
@@ -1396,8 +1422,8 @@ static int layer_authenticode(struct resolver *r)
 	if (!a->set)
 		return 0;
 	for (size_t i = 0; i < r->nlayers; i++)
-		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, a->roots,
-				  &a->roots_origin))
+		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, own_roots(a),
+				  own_roots_origin(a)))
 			return -1;
 	return 0;
 }
@@ -1432,7 +1458,7 @@ static int layer_component_authenticode(struct resolver *r, const char *name,
 			a->require = 1;
 			a->require_origin = k->origin;
 		}
-		if (add_map_trust(r, n, what, a, a->roots, &a->roots_origin))
+		if (add_map_trust(r, n, what, a, own_roots(a), own_roots_origin(a)))
 			return -1;
 	}
 	return 0;

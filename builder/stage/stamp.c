@@ -136,10 +136,8 @@ static int hash_roots(struct digest_ctx *d, const struct plan_authenticode *a,
 {
 	if (!a->set)
 		return 0;
-	if (a->roots && hash_file(d, "roots", a->roots, e) < 0)
-		return -1;
-	for (size_t i = 0; i < a->nalso; i++)
-		if (a->also[i].roots && hash_file(d, "roots", a->also[i].roots, e) < 0)
+	for (size_t i = 0; i < a->nsets; i++)
+		if (a->sets[i].roots && hash_file(d, "roots", a->sets[i].roots, e) < 0)
 			return -1;
 	return 0;
 }

@@ -93,6 +93,15 @@ void trust_req_release(struct trust_req *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void trust_authsets_release(struct trust_authset *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].roots);
+		wb_strlist_release(&v[i].publishers);
+	}
+	free(v);
+}
+
 void trust_spec_release(struct trust_spec *s)
 {
 	free(s->sha256);

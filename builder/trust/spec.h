@@ -80,6 +80,21 @@ struct trust_policy {
 		unverified_iso_origin;
 };
 
+/*
+ * An Authenticode trust set (trust/authenticode.h; checked on the staged
+ * .exe, .dll and .msi files, not on a download): the signer must chain to
+ * ROOTS and be one of PUBLISHERS (none: any signer under ROOTS). A policy
+ * is a list of them, ANDed, like layered signature requirements: the first
+ * is the merged map's own, each further one a layer's or a component's.
+ */
+struct trust_authset {
+	char *roots;                   /* PEM file, already resolved */
+	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
+	struct wb_origin roots_origin;
+};
+
+void trust_authsets_release(struct trust_authset *v, size_t n);
+
 /* Append a zeroed requirement of METHOD to S; the new entry. */
 struct trust_req *trust_spec_add(struct trust_spec *s, const struct trust_method *method,
 				 const struct wb_origin *origin);
