@@ -172,12 +172,6 @@ static int sig_read_opt(const char *path, const char *what, struct buf *out,
 	return 0;
 }
 
-static const char *sig_material_name(enum sigstore_material m)
-{
-	return m == SIGSTORE_MATERIAL_CERTIFICATE ? "certificate" :
-	       m == SIGSTORE_MATERIAL_KEY ? "key" : "none";
-}
-
 static void sig_time_str(long long t, char out[32])
 {
 	time_t tt = (time_t)t;
@@ -196,37 +190,15 @@ static void sig_sigstore_print(const char *file, const struct sigstore_evidence 
 
 	sig_time_str(ev->signed_time, when);
 	if (json) {
-		struct buf out = BUF_INIT;
+		json_t *o = sigstore_evidence_to_json(ev);
+		char *text;
 
-		buf_adds(&out, "{\"verified\":true,\"file\":\"");
-		buf_add_json_escaped(&out, file);
-		buf_addf(&out, "\",\"material\":\"%s\",\"content\":\"%s\",",
-			 sig_material_name(ev->material),
-			 ev->content == SIGSTORE_CONTENT_DSSE ? "dsse" : "message");
-		if (ev->material == SIGSTORE_MATERIAL_CERTIFICATE) {
-			buf_adds(&out, "\"identity\":\"");
-			buf_add_json_escaped(&out, ev->identity);
-			buf_adds(&out, "\",\"issuer\":\"");
-			buf_add_json_escaped(&out, ev->issuer);
-			buf_adds(&out, "\",");
-		} else {
-			buf_addf(&out, "\"key_sha256\":\"%s\",", ev->key_sha256);
-		}
-		if (ev->has_tlog)
-			buf_addf(&out, "\"tlog\":{\"log_index\":%lld,\"log_id\":\"%s\","
-				 "\"kind\":\"%s\",\"integrated_time\":%lld},",
-				 ev->log_index, ev->log_id, ev->tlog_kind,
-				 ev->integrated_time);
-		else
-			buf_adds(&out, "\"tlog\":null,");
-		buf_addf(&out, "\"timestamps\":%d,\"signed_time\":", ev->ntimestamps);
-		if (ev->signed_time)
-			buf_addf(&out, "\"%s\"", when);
-		else
-			buf_adds(&out, "null");
-		buf_adds(&out, "}\n");
-		fputs(out.ptr, stdout);
-		buf_release(&out);
+		json_object_set_new(o, "verified", json_true());
+		json_object_set_new(o, "file", json_string(file));
+		text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+		puts(text ? text : "{}");
+		free(text);
+		json_decref(o);
 		return;
 	}
 	printf("Sigstore signature verified: %s\n", file);

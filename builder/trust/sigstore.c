@@ -722,3 +722,139 @@ void sigstore_evidence_release(struct sigstore_evidence *ev)
 	free(ev->tlog_kind);
 	memset(ev, 0, sizeof(*ev));
 }
+
+static const char *const material_names[] = { "none", "certificate", "key" };
+static const char *const content_names[] = { "none", "message", "dsse" };
+
+json_t *sigstore_evidence_to_json(const struct sigstore_evidence *ev)
+{
+	json_t *o = json_object();
+	char when[32];
+
+	json_object_set_new(o, "material", json_string(material_names[ev->material]));
+	json_object_set_new(o, "content", json_string(content_names[ev->content]));
+	if (ev->bundle_minor) {
+		snprintf(when, sizeof(when), "0.%d", ev->bundle_minor);
+		json_object_set_new(o, "bundle_version", json_string(when));
+	} else {
+		json_object_set_new(o, "bundle_version", json_null());
+	}
+	if (ev->material == SIGSTORE_MATERIAL_CERTIFICATE) {
+		json_object_set_new(o, "identity", json_string(ev->identity ? ev->identity : ""));
+		json_object_set_new(o, "issuer", json_string(ev->issuer ? ev->issuer : ""));
+	} else {
+		json_object_set_new(o, "key_sha256", json_string(ev->key_sha256));
+	}
+	if (ev->has_tlog)
+		json_object_set_new(o, "tlog", json_pack("{s:I, s:s, s:s, s:I}",
+			"log_index", (json_int_t)ev->log_index, "log_id", ev->log_id,
+			"kind", ev->tlog_kind ? ev->tlog_kind : "",
+			"integrated_time", (json_int_t)ev->integrated_time));
+	else
+		json_object_set_new(o, "tlog", json_null());
+	json_object_set_new(o, "timestamps", json_integer(ev->ntimestamps));
+	if (ev->signed_time) {
+		time_t tt = (time_t)ev->signed_time;
+		struct tm tm;
+
+		gmtime_r(&tt, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(o, "signed_time", json_string(when));
+	} else {
+		json_object_set_new(o, "signed_time", json_null());
+	}
+	return o;
+}
+
+static int ev_name(const json_t *v, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 1; json_is_string(v) && i < n; i++)
+		if (!strcmp(json_string_value(v), names[i]))
+			return (int)i;
+	return -1;
+}
+
+static int ev_hex64(const json_t *v, char out[65])
+{
+	unsigned char tmp[32];
+
+	if (!json_is_string(v) || json_string_length(v) != 64 ||
+	    digest_unhex(json_string_value(v), tmp, 32) < 0)
+		return -1;
+	digest_hex(tmp, 32, out);
+	return 0;
+}
+
+int sigstore_evidence_from_json(const json_t *o, struct sigstore_evidence *ev,
+				struct wb_err *e)
+{
+	const json_t *v, *t;
+	int m, c;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!json_is_object(o))
+		return wb_error(e, WB_EUSAGE, "sigstore evidence: not an object");
+	m = ev_name(json_object_get(o, "material"), material_names, 3);
+	c = ev_name(json_object_get(o, "content"), content_names, 3);
+	if (m < 0 || c < 0)
+		return wb_error(e, WB_EUSAGE, "sigstore evidence: bad material or content");
+	ev->material = (enum sigstore_material)m;
+	ev->content = (enum sigstore_content)c;
+	v = json_object_get(o, "bundle_version");
+	if (json_is_string(v) && strlen(json_string_value(v)) == 3 &&
+	    !strncmp(json_string_value(v), "0.", 2) &&
+	    json_string_value(v)[2] >= '1' && json_string_value(v)[2] <= '3')
+		ev->bundle_minor = json_string_value(v)[2] - '0';
+	else if (v && !json_is_null(v))
+		goto bad;
+	if (m == SIGSTORE_MATERIAL_CERTIFICATE) {
+		const json_t *id = json_object_get(o, "identity");
+		const json_t *iss = json_object_get(o, "issuer");
+
+		if (!json_is_string(id) || !json_is_string(iss))
+			goto bad;
+		ev->identity = xstrdup(json_string_value(id));
+		ev->issuer = xstrdup(json_string_value(iss));
+	} else if (ev_hex64(json_object_get(o, "key_sha256"), ev->key_sha256) < 0) {
+		goto bad;
+	}
+	t = json_object_get(o, "tlog");
+	if (json_is_object(t)) {
+		const json_t *idx = json_object_get(t, "log_index");
+		const json_t *it = json_object_get(t, "integrated_time");
+		const json_t *kind = json_object_get(t, "kind");
+
+		if (!json_is_integer(idx) || json_integer_value(idx) < 0 ||
+		    !json_is_integer(it) || json_integer_value(it) < 0 ||
+		    !json_is_string(kind) ||
+		    ev_hex64(json_object_get(t, "log_id"), ev->log_id) < 0)
+			goto bad;
+		ev->has_tlog = 1;
+		ev->log_index = json_integer_value(idx);
+		ev->integrated_time = json_integer_value(it);
+		ev->tlog_kind = xstrdup(json_string_value(kind));
+	} else if (t && !json_is_null(t)) {
+		goto bad;
+	}
+	v = json_object_get(o, "timestamps");
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > 1000)
+		goto bad;
+	ev->ntimestamps = (int)json_integer_value(v);
+	v = json_object_get(o, "signed_time");
+	if (json_is_string(v)) {
+		int64_t st;
+
+		if (sigstore_time_parse(json_string_value(v), 0, &st) < 0)
+			goto bad;
+		ev->signed_time = st;
+	} else if (v && !json_is_null(v)) {
+		goto bad;
+	}
+	return 0;
+bad:
+	sigstore_evidence_release(ev);
+	return wb_error(e, WB_EUSAGE, "sigstore evidence: malformed");
+}

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "lib/err.h"
 #include "trust/sigstore_root.h"
 
@@ -107,5 +109,19 @@ int sigstore_verify(const struct sigstore_input *in,
 		    struct sigstore_evidence *ev, struct wb_err *e);
 
 void sigstore_evidence_release(struct sigstore_evidence *ev);
+
+/*
+ * The evidence as JSON, for the lock, the SBOM and `sig sigstore --json`
+ * (docs/sigstore.md): {"material": "certificate"|"key", "content":
+ * "message"|"dsse", "bundle_version": "0.N"|null, "identity", "issuer" (a
+ * certificate) or "key_sha256" (a key), "tlog": {"log_index", "log_id",
+ * "kind", "integrated_time"}|null, "timestamps": N, "signed_time":
+ * RFC 3339|null}. sigstore_evidence_to_json returns a new object the
+ * caller owns; sigstore_evidence_from_json reads one back (WB_EUSAGE when
+ * it is not such an object; EV is left zeroed then).
+ */
+json_t *sigstore_evidence_to_json(const struct sigstore_evidence *ev);
+int sigstore_evidence_from_json(const json_t *obj, struct sigstore_evidence *ev,
+				struct wb_err *e);
 
 #endif

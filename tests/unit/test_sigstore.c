@@ -283,6 +283,58 @@ static void test_verify_evidence(void **state)
 	assert_non_null(strstr(e.msg, "no subject of the in-toto statement"));
 }
 
+static void test_evidence_json(void **state)
+{
+	struct sigstore_evidence ev, back;
+	struct wb_err e = WB_ERR_INIT;
+	json_t *o, *bad;
+	char *text;
+
+	(void)state;
+	assert_int_equal(verify(V "conformance/happy-path-v0.2/bundle.sigstore.json",
+				GOOD_ROOT, A_TXT_SHA256, IDENTITY, ISSUER, &ev, &e), 0);
+	o = sigstore_evidence_to_json(&ev);
+	text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text,
+		"{\"bundle_version\":\"0.2\",\"content\":\"message\",\"identity\":\"" IDENTITY "\","
+		"\"issuer\":\"" ISSUER "\",\"material\":\"certificate\","
+		"\"signed_time\":\"2023-07-12T15:56:36Z\",\"timestamps\":0,"
+		"\"tlog\":{\"integrated_time\":1689177396,\"kind\":\"hashedrekord 0.0.1\","
+		"\"log_id\":\"c0d23d6ad406973f9559f3ba2d1ca01f84147d8ffc5b8445c224f98b9591801d\","
+		"\"log_index\":27246492}}");
+	free(text);
+	assert_int_equal(sigstore_evidence_from_json(o, &back, &e), 0);
+	assert_int_equal(back.material, ev.material);
+	assert_int_equal(back.content, ev.content);
+	assert_int_equal(back.bundle_minor, 2);
+	assert_string_equal(back.identity, ev.identity);
+	assert_string_equal(back.issuer, ev.issuer);
+	assert_int_equal(back.log_index, ev.log_index);
+	assert_int_equal(back.integrated_time, ev.integrated_time);
+	assert_string_equal(back.log_id, ev.log_id);
+	assert_string_equal(back.tlog_kind, ev.tlog_kind);
+	assert_int_equal(back.signed_time, ev.signed_time);
+	sigstore_evidence_release(&back);
+
+	/* what is not evidence is refused */
+	bad = json_deep_copy(o);
+	json_object_set_new(bad, "material", json_string("password"));
+	assert_int_equal(sigstore_evidence_from_json(bad, &back, &e), -1);
+	assert_int_equal(e.code, WB_EUSAGE);
+	json_decref(bad);
+	bad = json_deep_copy(o);
+	json_object_set_new(json_object_get(bad, "tlog"), "log_id", json_string("c0d2"));
+	assert_int_equal(sigstore_evidence_from_json(bad, &back, &e), -1);
+	json_decref(bad);
+	bad = json_deep_copy(o);
+	json_object_del(bad, "issuer");
+	assert_int_equal(sigstore_evidence_from_json(bad, &back, &e), -1);
+	assert_null(back.identity);
+	json_decref(bad);
+	json_decref(o);
+	sigstore_evidence_release(&ev);
+}
+
 static void test_verify_refusals(void **state)
 {
 	struct sigstore_evidence ev;
@@ -324,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_cert_identity),
 		cmocka_unit_test(test_verify_evidence),
 		cmocka_unit_test(test_verify_refusals),
+		cmocka_unit_test(test_evidence_json),
 	};
 
 	return cmocka_run_group_tests_name("sigstore", tests, NULL, NULL);
