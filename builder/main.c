@@ -96,13 +96,19 @@ static const struct wb_command commands[] = {
 	  "" },
 	{ "sig", cmd_sig,
 	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
-	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...",
-	  "verify a minisign or Authenticode signature as winbuild does",
+	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...\n"
+	  "       winbuild sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG\n"
+	  "            [--certificate CERT] [--tlog-entry E]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]",
+	  "verify a minisign, Authenticode or Sigstore signature as winbuild does",
 	  "sub-commands:\n"
 	  "  verify               verify FILE against its minisign signature\n"
 	  "  authenticode         verify the Authenticode signature of a PE (.exe,\n"
 	  "                       .dll) or MSI file; print signer, thumbprint and\n"
-	  "                       timestamp (docs/authenticode.md)\n",
+	  "                       timestamp (docs/authenticode.md)\n"
+	  "  sigstore             verify a Sigstore bundle (v0.1-v0.3) or a cosign\n"
+	  "                       signature offline against a pinned trusted root:\n"
+	  "                       keyless (--identity, --issuer) or with --key\n"
+	  "                       (docs/sigstore.md)\n",
 	  "exit codes as 'minisign -V': 0 verified, 1 verification failed,\n"
 	  "2 could not verify (missing file, unreadable key or signature, usage)\n" },
 	{ "help", cmd_help, "help [COMMAND]", "show help for winbuild or one command",

@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 #include "emit/emit.h"
 #include "emit/imagebuilder.h"
-#include "emit/manifest.h"
+#include "stage/manifest.h"
 #include "fetch/lockfile.h"
 #include "lib/fs.h"
 #include "recipe/plan.h"

@@ -71,7 +71,8 @@ void cmd_json_set(struct wb_run *run, const char *key, json_t *value)
 
 static json_t *item_json(const struct fetch_item *it)
 {
-	json_t *o = json_object();
+	const struct trust_ev *signer;
+	json_t *o = json_object(), *vb;
 
 	json_object_set_new(o, "name", json_string(it->art->name));
 	json_object_set_new(o, "ok", json_boolean(!it->status));
@@ -85,20 +86,29 @@ static json_t *item_json(const struct fetch_item *it)
 	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
 	json_object_set_new(o, "url", json_string(it->url ? it->url : ""));
 	json_object_set_new(o, "path", json_string(it->path ? it->path : ""));
-	if (it->ev.methods & VERIFY_MINISIGN) {
-		json_object_set_new(o, "key_id", json_string(it->ev.keyid_hex));
-		json_object_set_new(o, "trusted_comment",
-				    json_string(it->ev.trusted_comment ? it->ev.trusted_comment : ""));
-		if (it->ev.nsigreqs) {
-			/* the further signature requirements' signers */
-			json_t *also = json_array();
-			for (size_t i = 0; i < it->ev.nsigreqs; i++)
-				json_array_append_new(also, json_string(it->ev.sigreqs[i].keyid_hex));
-			json_object_set_new(o, "also_key_ids", also);
+	signer = verify_evidence_signer(&it->ev);
+	if (signer) {
+		/* the signer's evidence (minisign: key_id, trusted_comment) */
+		json_t *also = json_array();
+
+		for (size_t i = 0; i < signer->nfields; i++)
+			json_object_set_new(o, signer->fields[i].key,
+					    json_string(signer->fields[i].value));
+		/* the further signature requirements' signers */
+		for (size_t i = 0; i < it->ev.nr; i++) {
+			const struct trust_ev *x = &it->ev.v[i];
+			if (x != signer && (x->method->flags & TRUST_SIGNATURE) && x->nfields)
+				json_array_append_new(also, json_string(x->fields[0].value));
 		}
+		if (json_array_size(also))
+			json_object_set_new(o, "also_key_ids", also);
+		else
+			json_decref(also);
 	}
-	if (it->ev.checksum_url)
-		json_object_set_new(o, "checksum_url", json_string(it->ev.checksum_url));
+	vb = verify_evidence_lock_json(&it->ev);
+	if (json_object_get(vb, "checksum_url"))
+		json_object_set(o, "checksum_url", json_object_get(vb, "checksum_url"));
+	json_decref(vb);
 	return o;
 }
 

@@ -98,13 +98,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		ma[i].art = items[i].art;
 		ma[i].path = items[i].path;
 		ma[i].sha256 = items[i].sha256;
-		if (ev->methods & VERIFY_MINISIGN) {
-			ma[i].keyid_hex = ev->keyid_hex;
-			ma[i].trusted_comment = ev->trusted_comment;
-			ma[i].sig_text = ev->sig_text;
-			ma[i].also = ev->sigreqs;
-			ma[i].nalso = ev->nsigreqs;
-		}
+		ma[i].ev = ev;
 	}
 	memset(&o, 0, sizeof(o));
 	o.dir = run->positional.v[1];

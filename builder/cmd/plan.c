@@ -9,6 +9,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "recipe/plan.h"
+#include "trust/method.h"
 
 #define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
 #define PLAN_JSON_SCHEMA 1
@@ -105,15 +106,14 @@ static void print_authenticode(const struct plan_component *c, int ex)
 
 	if (!au || !au->set)
 		return;
-	printf("  %-8s .exe/.dll/.msi %s under roots %s", "authenticode:",
-	       au->require ? "must be signed" : "checked when signed", au->roots);
-	explain(ex, &au->roots_origin);
-	for (size_t k = 0; k < au->publishers.nr; k++)
-		printf("%s%s", k ? "; " : ", publishers: ", au->publishers.v[k]);
-	putchar('\n');
-	for (size_t i = 0; i < au->nalso; i++) {
-		const struct plan_authreq *q = &au->also[i];
-		printf("  %-8s and under roots %s", "", q->roots);
+	for (size_t i = 0; i < au->nsets; i++) {
+		const struct trust_authset *q = &au->sets[i];
+
+		if (!i)
+			printf("  %-8s .exe/.dll/.msi %s under roots %s", "authenticode:",
+			       au->require ? "must be signed" : "checked when signed", q->roots);
+		else
+			printf("  %-8s and under roots %s", "", q->roots);
 		explain(ex, &q->roots_origin);
 		for (size_t k = 0; k < q->publishers.nr; k++)
 			printf("%s%s", k ? "; " : ", publishers: ", q->publishers.v[k]);
@@ -121,26 +121,32 @@ static void print_authenticode(const struct plan_component *c, int ex)
 	}
 }
 
-/* One signature requirement: its URLs (origin on the first) and keys. */
-static void print_sigreq(const char *what, const struct wb_strlist *urls,
-			 const struct plan_key *keys, size_t nkeys,
-			 const struct wb_origin *origin, int ex)
+static void print_req_line(void *ctx, const char *text, const struct wb_origin *o)
 {
-	for (size_t u = 0; u < urls->nr; u++) {
-		printf("  %-8s %s %s", "verify:", what, urls->v[u]);
-		if (!u)
-			explain(ex, origin);
-		putchar('\n');
-	}
-	for (size_t k = 0; k < nkeys; k++) {
-		const struct plan_key *key = &keys[k];
-		printf("  %-8s   key %s%s%s%s%s%s", "", key->keyid_hex,
-		       key->name ? " (" : "", key->name ? key->name : "",
-		       key->name ? ")" : "",
-		       key->pk.allow_legacy ? ", legacy allowed" : "",
-		       key->pk.file_check ? "" : ", no file check");
-		explain(ex, &key->origin);
-		putchar('\n');
+	printf("  %-8s   %s", "", text);
+	explain(*(int *)ctx, o);
+	putchar('\n');
+}
+
+/* Each requirement of V (trust/method.h): its URLs (origin on the first),
+ * then its method's own settings. */
+static void print_reqs(const struct trust_spec *v, int ex)
+{
+	for (size_t i = 0; i < v->nreqs; i++) {
+		const struct trust_req *q = &v->reqs[i];
+		int again = 0;
+
+		for (size_t k = 0; k < i; k++)
+			again |= v->reqs[k].method == q->method;
+		for (size_t u = 0; u < q->urls.nr; u++) {
+			printf("  %-8s %s%s %s", "verify:", again ? "and " : "",
+			       q->method->label, q->urls.v[u]);
+			if (!u)
+				explain(ex, &q->origin);
+			putchar('\n');
+		}
+		if (q->method->describe_req)
+			q->method->describe_req(q, print_req_line, &ex);
 	}
 }
 
@@ -183,7 +189,7 @@ static void print_text(const struct plan *p, int ex)
 	}
 	for (size_t i = 0; i < p->nartifacts; i++) {
 		const struct plan_artifact *a = &p->artifacts[i];
-		const struct plan_verify *v = &a->verify;
+		const struct trust_spec *v = &a->verify;
 
 		printf("\n%s  (component %s %s)\n", a->name, a->component, a->version);
 		for (size_t u = 0; u < a->urls.nr; u++) {
@@ -206,24 +212,7 @@ static void print_text(const struct plan *p, int ex)
 		}
 		if (v->source)
 			printf("  %-8s published at: %s\n", "", v->source);
-		for (size_t u = 0; u < v->sha256_urls.nr; u++) {
-			printf("  %-8s sha256 from checksum file %s", "verify:", v->sha256_urls.v[u]);
-			if (!u)
-				explain(ex, &v->sha256_url_origin);
-			putchar('\n');
-		}
-		for (size_t u = 0; u < v->sha512_urls.nr; u++) {
-			printf("  %-8s sha512 from checksum file %s", "verify:", v->sha512_urls.v[u]);
-			if (!u)
-				explain(ex, &v->sha512_url_origin);
-			putchar('\n');
-		}
-		print_sigreq("minisign signature", &v->minisig_urls, v->keys, v->nkeys,
-			     &v->minisign_origin, ex);
-		for (size_t q = 0; q < v->nsigreqs; q++)
-			print_sigreq("and minisign signature", &v->sigreqs[q].urls,
-				     v->sigreqs[q].keys, v->sigreqs[q].nkeys,
-				     &v->sigreqs[q].origin, ex);
+		print_reqs(v, ex);
 		if (v->needs_pin) {
 			pins++;
 			printf("  %-8s NEEDS PIN: %s\n", "verify:", v->needs_pin);
@@ -288,30 +277,54 @@ static json_t *json_origin(const struct wb_origin *o)
 	return json_string(where);
 }
 
-static json_t *json_sigreq(const struct wb_strlist *urls,
-			   const struct plan_key *k, size_t nkeys)
+/* Per method of the table: a checksum method's URL list ("sha256_urls"),
+ * else its first requirement ("minisign": {urls, keys}, or null) and the
+ * further ones ("minisign_also", each with its origin). */
+static void json_reqs(const struct trust_spec *v, json_t *vj)
 {
-	json_t *mj = json_object(), *keys = json_array();
+	for (size_t t = 0; trust_methods[t]; t++) {
+		const struct trust_method *m = trust_methods[t];
+		json_t *first = NULL, *also = json_array();
+		char key[128];
 
-	json_object_set_new(mj, "urls", json_strlist(urls));
-	for (size_t i = 0; i < nkeys; i++) {
-		json_t *kj = json_object();
-		json_object_set_new(kj, "id", json_string(k[i].keyid_hex));
-		json_object_set_new(kj, "name", json_str_or_null(k[i].name));
-		json_object_set_new(kj, "key", json_string(k[i].text));
-		json_object_set_new(kj, "allow_legacy", json_boolean(k[i].pk.allow_legacy));
-		json_object_set_new(kj, "file_check", json_boolean(k[i].pk.file_check));
-		json_object_set_new(kj, "origin", json_origin(&k[i].origin));
-		json_array_append_new(keys, kj);
+		for (size_t i = 0; i < v->nreqs; i++) {
+			const struct trust_req *q = &v->reqs[i];
+			json_t *qj;
+
+			if (q->method != m)
+				continue;
+			if (!m->url_key) {
+				first = first ? first : json_strlist(&q->urls);
+				continue;
+			}
+			qj = json_object();
+			json_object_set_new(qj, "urls", json_strlist(&q->urls));
+			if (m->req_json)
+				m->req_json(q, qj);
+			if (!first) {
+				first = qj;
+				continue;
+			}
+			json_object_set_new(qj, "origin", json_origin(&q->origin));
+			json_array_append_new(also, qj);
+		}
+		if (!m->url_key) {
+			snprintf(key, sizeof(key), "%ss", m->name);
+			json_object_set_new(vj, key, first ? first : json_array());
+			json_decref(also);
+			continue;
+		}
+		json_object_set_new(vj, m->name, first ? first : json_null());
+		/* further requirements, each met by its own signature */
+		snprintf(key, sizeof(key), "%s_also", m->name);
+		json_object_set_new(vj, key, also);
 	}
-	json_object_set_new(mj, "keys", keys);
-	return mj;
 }
 
 static json_t *artifact_json(const struct plan_artifact *a,
 			     const struct plan_component *c)
 {
-	const struct plan_verify *v = &a->verify;
+	const struct trust_spec *v = &a->verify;
 	json_t *j = json_object(), *vj = json_object(), *oj = json_object();
 
 	json_object_set_new(j, "name", json_string(a->name));
@@ -325,25 +338,7 @@ static json_t *artifact_json(const struct plan_artifact *a,
 	json_object_set_new(vj, "sha256", json_str_or_null(v->sha256));
 	json_object_set_new(vj, "sha512", json_str_or_null(v->sha512));
 	json_object_set_new(vj, "source", json_str_or_null(v->source));
-	json_object_set_new(vj, "sha256_urls", json_strlist(&v->sha256_urls));
-	json_object_set_new(vj, "sha512_urls", json_strlist(&v->sha512_urls));
-	if (v->nkeys) {
-		json_t *also = json_array();
-
-		json_object_set_new(vj, "minisign",
-				    json_sigreq(&v->minisig_urls, v->keys, v->nkeys));
-		for (size_t q = 0; q < v->nsigreqs; q++) {
-			json_t *qj = json_sigreq(&v->sigreqs[q].urls, v->sigreqs[q].keys,
-						 v->sigreqs[q].nkeys);
-			json_object_set_new(qj, "origin", json_origin(&v->sigreqs[q].origin));
-			json_array_append_new(also, qj);
-		}
-		/* further requirements, each met by its own signature */
-		json_object_set_new(vj, "minisign_also", also);
-	} else {
-		json_object_set_new(vj, "minisign", json_null());
-		json_object_set_new(vj, "minisign_also", json_array());
-	}
+	json_reqs(v, vj);
 	json_object_set_new(vj, "needs_pin", json_str_or_null(v->needs_pin));
 	json_object_set_new(j, "verify", vj);
 
@@ -374,18 +369,20 @@ static json_t *artifact_json(const struct plan_artifact *a,
 		json_object_set_new(j, "payload", pj);
 	}
 	if (c && c->authenticode.set) {
+		const struct plan_authenticode *au = &c->authenticode;
 		json_t *aj = json_object();
-		json_object_set_new(aj, "require", json_boolean(c->authenticode.require));
-		json_object_set_new(aj, "roots", json_string(c->authenticode.roots));
-		json_object_set_new(aj, "publishers", json_strlist(&c->authenticode.publishers));
-		if (c->authenticode.nalso) {
+
+		json_object_set_new(aj, "require", json_boolean(au->require));
+		json_object_set_new(aj, "roots", json_string(au->sets[0].roots));
+		json_object_set_new(aj, "publishers", json_strlist(&au->sets[0].publishers));
+		if (au->nsets > 1) {
 			/* further trust sets, each of which must hold too */
 			json_t *also = json_array();
-			for (size_t i = 0; i < c->authenticode.nalso; i++) {
+			for (size_t i = 1; i < au->nsets; i++) {
 				json_t *q = json_object();
-				json_object_set_new(q, "roots", json_string(c->authenticode.also[i].roots));
+				json_object_set_new(q, "roots", json_string(au->sets[i].roots));
 				json_object_set_new(q, "publishers",
-						    json_strlist(&c->authenticode.also[i].publishers));
+						    json_strlist(&au->sets[i].publishers));
 				json_array_append_new(also, q);
 			}
 			json_object_set_new(aj, "also", also);

@@ -3,10 +3,14 @@
  * with the exit codes of `minisign -V` (0 verified, 1 did not verify,
  * 2 could not verify). winbuild sig authenticode: check a PE or MSI file's
  * Authenticode signature the way staging does, with the same exit codes.
+ * winbuild sig sigstore: check a Sigstore bundle or a cosign signature
+ * offline against a pinned trusted root (trust/sigstore.c,
+ * docs/sigstore.md), with the same exit codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
@@ -14,12 +18,16 @@
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 #include "trust/minisign.h"
+#include "trust/sigstore.h"
 
 #define SIG_VERIFY_USAGE \
 	"sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]"
 #define SIG_AUTHENTICODE_USAGE \
 	"sig authenticode FILE [--roots FILE] [--publisher X]..."
-#define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE
+#define SIG_SIGSTORE_USAGE \
+	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
+#define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
+	"\n       winbuild " SIG_SIGSTORE_USAGE
 
 /* minisign's split: 1 when a check failed, 2 when we could not check. */
 static int sig_exit(const struct wb_err *e)
@@ -147,6 +155,193 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 	return ret ? sig_exit(&e) : WB_OK;
 }
 
+/* Read an optional input file of `sig sigstore` (capped, exit 2 when
+ * missing). */
+static int sig_read_opt(const char *path, const char *what, struct buf *out,
+			struct wb_err *e)
+{
+	if (!path)
+		return 0;
+	if (fs_read_file(path, SIGSTORE_INPUT_MAX, WB_EUSAGE, out, e) < 0) {
+		wb_error_prefix(e, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
+static void sig_time_str(long long t, char out[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t && gmtime_r(&tt, &tm))
+		strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	else
+		snprintf(out, 32, "none");
+}
+
+static void sig_sigstore_print(const char *file, const struct sigstore_evidence *ev,
+			       struct wb_run *run)
+{
+	char when[32];
+
+	sig_time_str(ev->signed_time, when);
+	if (run->json) {     /* the evidence's fields join the run's result */
+		json_t *o = sigstore_evidence_to_json(ev);
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(o, k, v)
+			cmd_json_set(run, k, json_incref(v));
+		json_decref(o);
+		cmd_json_set(run, "verified", json_true());
+		cmd_json_set(run, "file", json_string(file));
+		return;
+	}
+	printf("Sigstore signature verified: %s\n", file);
+	if (ev->material == SIGSTORE_MATERIAL_CERTIFICATE) {
+		printf("identity:        %s\n", ev->identity);
+		printf("issuer:          %s\n", ev->issuer);
+	} else {
+		printf("key:             sha256:%s\n", ev->key_sha256);
+	}
+	if (ev->has_tlog) {
+		char it[32];
+
+		sig_time_str(ev->integrated_time, it);
+		printf("log index:       %lld (%s)\n", ev->log_index, ev->tlog_kind);
+		printf("log id:          %s\n", ev->log_id);
+		printf("integrated time: %s\n", it);
+	}
+	printf("timestamps:      %d\n", ev->ntimestamps);
+	printf("signed at:       %s\n", when);
+}
+
+/* The inputs of `sig sigstore`, bound to its options (one per process). */
+static struct {
+	const char *root_path, *bundle, *signature, *certificate, *tlog_entry,
+		*identity, *issuer, *key;
+} ss;
+
+static const struct cmd_opt sigstore_opts[] = {
+	{ 0, "--trusted-root", NULL, "FILE", "the pinned trusted_root.json (required)",
+	  &ss.root_path, NULL, NULL },
+	{ 0, "--bundle", NULL, "FILE", "a Sigstore bundle (.sigstore.json)", &ss.bundle,
+	  NULL, NULL },
+	{ 0, "--signature", NULL, "FILE", "a cosign sign-blob signature (base64), instead",
+	  &ss.signature, NULL, NULL },
+	{ 0, "--certificate", NULL, "FILE", "its Fulcio certificate (PEM or base64 PEM)",
+	  &ss.certificate, NULL, NULL },
+	{ 0, "--tlog-entry", NULL, "FILE", "its Rekor entry (Rekor v1 API JSON)",
+	  &ss.tlog_entry, NULL, NULL },
+	{ 0, "--identity", NULL, "ID", "the exact SAN (email or URI) required",
+	  &ss.identity, NULL, NULL },
+	{ 0, "--issuer", NULL, "URL", "the exact OIDC issuer required", &ss.issuer, NULL,
+	  NULL },
+	{ 0, "--key", NULL, "FILE", "a pinned PEM public key (ECDSA P-256, Ed25519)",
+	  &ss.key, NULL, NULL },
+	{ 0 },
+};
+static const struct cmd_optset sigstore_optset = {
+	OPT_JSON, sigstore_opts, 0, SIG_SIGSTORE_USAGE
+};
+
+static int sig_sigstore(int argc, char **argv, struct wb_run *run)
+{
+	struct buf tb = BUF_INIT, tsig = BUF_INIT, tcert = BUF_INIT,
+		   tent = BUF_INIT, tkey = BUF_INIT;
+	struct sigstore_root root;
+	struct sigstore_input in;
+	struct sigstore_evidence ev;
+	struct digest_result dr;
+	struct wb_err e = WB_ERR_INIT;
+	const char *file;
+	int ret = -1;
+
+	if ((ret = cmd_parse_options(argc, argv, &sigstore_optset, run)))
+		return ret;
+	ret = -1;
+	if (run->positional.nr != 1) {
+		fputs("winbuild: sig sigstore: give exactly one FILE\n", stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	file = run->positional.v[0];
+	if (!ss.root_path) {
+		fputs("winbuild: sig sigstore: --trusted-root is required\n", stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (!ss.bundle == !ss.signature) {
+		fputs("winbuild: sig sigstore: give exactly one of --bundle and --signature\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (ss.bundle && (ss.certificate || ss.tlog_entry)) {
+		fputs("winbuild: sig sigstore: --certificate and --tlog-entry go with --signature\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (!ss.key == !(ss.identity || ss.issuer) || (!ss.key && (!ss.identity || !ss.issuer))) {
+		fputs("winbuild: sig sigstore: give --identity and --issuer, or --key\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if (ss.signature && !ss.certificate && !ss.key) {
+		fputs("winbuild: sig sigstore: --signature needs --certificate (keyless) or --key\n",
+		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+
+	memset(&root, 0, sizeof(root));
+	memset(&in, 0, sizeof(in));
+	memset(&ev, 0, sizeof(ev));
+	if (sigstore_root_load(ss.root_path, &root, &e) < 0 ||
+	    sig_read_opt(ss.bundle, "bundle", &tb, &e) < 0 ||
+	    sig_read_opt(ss.signature, "signature", &tsig, &e) < 0 ||
+	    sig_read_opt(ss.certificate, "certificate", &tcert, &e) < 0 ||
+	    sig_read_opt(ss.tlog_entry, "tlog entry", &tent, &e) < 0 ||
+	    sig_read_opt(ss.key, "key", &tkey, &e) < 0 ||
+	    digest_file(file, DIGEST_SHA256, &dr, &e) < 0)
+		goto out;
+	in.artifact_sha256 = dr.sha256;
+	in.artifact_path = file;
+	if (ss.bundle) {
+		in.bundle = tb.ptr;
+		in.bundle_len = tb.len;
+	} else {
+		in.signature = tsig.ptr;
+		in.signature_len = tsig.len;
+	}
+	if (ss.certificate) {
+		in.certificate = tcert.ptr;
+		in.certificate_len = tcert.len;
+	}
+	if (ss.tlog_entry) {
+		in.tlog_entry = tent.ptr;
+		in.tlog_entry_len = tent.len;
+	}
+	if (ss.key) {
+		in.key_pem = tkey.ptr;
+		in.key_pem_len = tkey.len;
+	}
+	in.identity = ss.identity;
+	in.issuer = ss.issuer;
+	in.root = &root;
+	ret = sigstore_verify(&in, &ev, &e);
+	if (ret < 0)
+		wb_error_prefix(&e, "'%s'", file);
+	else
+		sig_sigstore_print(file, &ev, run);
+out:
+	sigstore_evidence_release(&ev);
+	sigstore_root_release(&root);
+	buf_release(&tb);
+	buf_release(&tsig);
+	buf_release(&tcert);
+	buf_release(&tent);
+	buf_release(&tkey);
+	return ret < 0 ? sig_exit(&e) : WB_OK;
+}
+
 int cmd_sig(int argc, char **argv, struct wb_run *run)
 {
 	const char *keyfile = NULL, *inline_key = NULL, *file = NULL,
@@ -182,9 +377,13 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 	if (argc < 2)
 		return cmd_usage("%s", SIG_USAGE);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_show_help(run, (const struct cmd_optset *const[]){ &set, &aset },
+		return cmd_show_help(run, (const struct cmd_optset *const[]){ &set, &aset,
+									  &sigstore_optset },
 				     (const char *const[]){ "verify options",
-							    "authenticode options" }, 2);
+							    "authenticode options",
+							    "sigstore options" }, 3);
+	if (!strcmp(argv[1], "sigstore"))
+		return sig_sigstore(argc - 1, argv + 1, run);
 	if (!strcmp(argv[1], "authenticode")) {
 		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs);
 		wb_strlist_release(&pubs);

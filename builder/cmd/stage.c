@@ -197,25 +197,22 @@ static int ref_sha256(struct cache *c, const struct plan *plan,
 		      const struct fetch_item *it, char out[65])
 {
 	struct wb_err e = WB_ERR_INIT;
-	char *spec = fetch_ref_spec(plan, it), key[65], *text = NULL;
+	char *spec = fetch_ref_spec(plan, it), key[65];
 	const char *sha = NULL;
-	json_t *ref = NULL;
+	struct cache_ref ref;
 	int r;
 
 	cache_ref_key(spec, key);
 	free(spec);
-	r = cache_ref_read(c, key, &text, &e);
-	if (r > 0) {
-		ref = json_loads(text, 0, NULL);
-		sha = json_string_value(json_object_get(ref, "sha256"));
-	} else if (!r) {
-		sha = verify_pinned_sha256(it->art, it->lock_sha256);
-	}
+	r = cache_ref_load(c, key, &ref, &e);
+	if (r > 0)
+		sha = ref.sha256;
+	else if (!r)
+		sha = verify_pinned_sha256(&it->art->verify, it->lock_sha256);
 	r = sha && strlen(sha) == 64;
 	if (r)
 		memcpy(out, sha, 65);
-	json_decref(ref);
-	free(text);
+	cache_ref_release(&ref);
 	return r;
 }
 
@@ -307,29 +304,6 @@ static void stage_item_done(void *ctx, const struct fetch_item *it)
 	stage_feed(&u->st, (size_t)(it - u->items), &in);
 }
 
-/* How an artifact was verified, for the SBOM: the methods, without the
- * lock pin (so a --locked build gives the same SBOM). */
-static char *verified_by(const struct verify_evidence *ev)
-{
-	static const struct { unsigned bit; const char *what; } m[] = {
-		{ VERIFY_MINISIGN, "minisign" },
-		{ VERIFY_CHECKSUM_SHA256, "sha256 checksum file" },
-		{ VERIFY_CHECKSUM_SHA512, "sha512 checksum file" },
-		{ VERIFY_PINNED_SHA256, "pinned sha256" },
-		{ VERIFY_PINNED_SHA512, "pinned sha512" },
-		{ VERIFY_ACCEPTED_NEW, "trusted on first use" },
-	};
-	struct buf b = BUF_INIT;
-
-	for (size_t i = 0; i < ARRAY_SIZE(m); i++)
-		if (ev->methods & m[i].bit) {
-			if (b.len)
-				buf_adds(&b, ", ");
-			buf_adds(&b, m[i].what);
-		}
-	return buf_detach(&b, NULL);
-}
-
 /* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). */
 static int write_sbom(struct wb_run *run, const struct plan *plan,
 		      const struct fetch_item *items)
@@ -347,26 +321,10 @@ static int write_sbom(struct wb_run *run, const struct plan *plan,
 		sa[i].name = items[i].art->name;
 		sa[i].path = items[i].path;
 		sa[i].sha512 = items[i].sha512;
-		if (ev->methods & VERIFY_MINISIGN) {
-			sa[i].keyid_hex = ev->keyid_hex;
-			sa[i].trusted_comment = ev->trusted_comment;
-		}
-		if (ev->nsigreqs) {
-			struct buf b = BUF_INIT;
-			for (size_t k = 0; k < ev->nsigreqs; k++)
-				buf_addf(&b, "%s%s '%s'", k ? "; " : "", ev->sigreqs[k].keyid_hex,
-					 ev->sigreqs[k].trusted_comment ?
-					 ev->sigreqs[k].trusted_comment : "");
-			sa[i].also_signed_by = buf_detach(&b, NULL);
-		}
-		sa[i].verified_by = verified_by(ev);
+		sa[i].ev = ev;
 	}
 	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)
 		ret = cmd_fail(&e);
-	for (size_t i = 0; i < plan->nartifacts; i++) {
-		free((char *)sa[i].verified_by);
-		free((char *)sa[i].also_signed_by);
-	}
 	free(sa);
 	free(outdir);
 	free(mpath);

@@ -16,7 +16,7 @@
 #ifndef WB_EMIT_H
 #define WB_EMIT_H
 
-#include "emit/manifest.h"
+#include "stage/manifest.h"
 #include "emit/sign.h"
 #include "lib/err.h"
 #include "lib/strlist.h"

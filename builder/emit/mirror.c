@@ -167,11 +167,27 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 	struct digest_result r;
 	struct wb_strlist u256 = WB_STRLIST_INIT, u512 = WB_STRLIST_INIT;
 	struct wb_strlist usig = WB_STRLIST_INIT;
-	int ret = -1;
+	const struct trust_ev *own = NULL;
+	int ret = -1, unsigned_ = 0;
 
-	upstream_urls(plan, &a->verify.sha256_urls, &u256);
-	upstream_urls(plan, &a->verify.sha512_urls, &u512);
-	upstream_urls(plan, &a->verify.minisig_urls, &usig);
+	for (size_t i = 0; i < a->verify.nreqs; i++) {
+		const struct trust_req *q = &a->verify.reqs[i];
+
+		if (q->method == &trust_m_sha256_url)
+			upstream_urls(plan, &q->urls, &u256);
+		else if (q->method == &trust_m_sha512_url)
+			upstream_urls(plan, &q->urls, &u512);
+	}
+	/* the artifact's own minisign signature, which --sign replaces */
+	for (size_t i = 0; m->ev && i < m->ev->nr && !own; i++)
+		if (m->ev->v[i].method == &trust_m_minisign)
+			own = &m->ev->v[i];
+	if (own)
+		upstream_urls(plan, &a->verify.reqs[own->req].urls, &usig);
+	else
+		for (size_t i = 0; i < a->verify.nreqs && !usig.nr; i++)
+			if (a->verify.reqs[i].method == &trust_m_minisign)
+				upstream_urls(plan, &a->verify.reqs[i].urls, &usig);
 	if (!rel)
 		goto out;
 	dst = fs_join(o->dir, rel);
@@ -221,33 +237,48 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		free(tc);
 		st->signatures++;
 		st->resigned++;
-	} else if (m->sig_text) {
-		if (put_small(o->dir, srel, m->sig_text, &usig, sigs, e))
+	} else if (own && own->text) {
+		if (put_small(o->dir, srel, own->text, &usig, sigs, e))
 			goto out;
-		json_object_set_new(o_, "key_id", json_string(m->keyid_hex ? m->keyid_hex : ""));
-		json_object_set_new(o_, "trusted_comment",
-				    json_string(m->trusted_comment ? m->trusted_comment : ""));
+		for (size_t i = 0; i < own->nfields; i++)
+			json_object_set_new(o_, own->fields[i].key,
+					    json_string(own->fields[i].value));
 		st->signatures++;
 	} else {
-		st->unsigned_++;
+		unsigned_ = 1;
 	}
-	/* the further requirements' signatures, as they verified */
-	for (size_t i = 0; i < a->verify.nsigreqs && i < m->nalso; i++) {
+	/* every other signature (a further requirement's, another method's),
+	 * as it verified: beside the artifact as its method names it, and at
+	 * its upstream URLs */
+	for (size_t i = 0; m->ev && i < m->ev->nr; i++) {
+		const struct trust_ev *x = &m->ev->v[i];
+		const struct trust_req *q = &a->verify.reqs[x->req];
 		struct wb_strlist ureq = WB_STRLIST_INIT;
 		char *qrel = NULL;
 		int bad = 0;
 
-		upstream_urls(plan, &a->verify.sigreqs[i].urls, &ureq);
-		if (ureq.nr && m->also[i].sig_text) {
+		if (x == own || !(x->method->flags & TRUST_SIGNATURE) || !x->text)
+			continue;
+		upstream_urls(plan, &q->urls, &ureq);
+		if (x->method != &trust_m_minisign && x->method->default_url &&
+		    !strncmp(x->method->default_url, "${url}", 6))
+			qrel = xasprintf("%s%s", rel, x->method->default_url + 6);
+		else if (ureq.nr)
 			qrel = mirror_rel_path(ureq.v[0], e);
-			bad = !qrel || put_small(o->dir, qrel, m->also[i].sig_text, &ureq,
-						 sigs, e);
+		if (qrel || ureq.nr)
+			bad = !qrel || put_small(o->dir, qrel, x->text, &ureq, sigs, e);
+		if (!bad && qrel && x->method != &trust_m_minisign && unsigned_) {
+			/* signed after all, by another method */
+			unsigned_ = 0;
+			st->signatures++;
 		}
 		free(qrel);
 		wb_strlist_release(&ureq);
 		if (bad)
 			goto out;
 	}
+	if (unsigned_)
+		st->unsigned_++;
 	json_object_set_new(o_, "checksums", sums);
 	json_object_set_new(o_, "signatures", sigs);
 	sums = sigs = NULL;

@@ -24,13 +24,9 @@ struct mirror_artifact {
 	const struct plan_artifact *art;
 	const char *path;          /* the verified cache entry */
 	const char *sha256;        /* its verified digest */
-	const char *keyid_hex;     /* minisign key that verified it, or NULL */
-	const char *trusted_comment;
-	const char *sig_text;      /* the signature file that verified, or NULL */
-	const struct verify_sig *also;  /* one per art->verify.sigreqs (the
-					   further requirements' signatures,
-					   copied as they are), or NULL */
-	size_t nalso;
+	const struct verify_evidence *ev;  /* how it verified: each signature
+					      (TRUST_SIGNATURE evidence) is
+					      exported as it verified */
 };
 
 struct mirror_opts {

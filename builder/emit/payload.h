@@ -12,7 +12,7 @@
 #ifndef WB_EMIT_PAYLOAD_H
 #define WB_EMIT_PAYLOAD_H
 
-#include "emit/manifest.h"
+#include "stage/manifest.h"
 #include "lib/err.h"
 
 int payload_write_zip(const char *zip_path, const char *tree_dir,

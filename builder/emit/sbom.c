@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "emit/sbom.h"
+#include "stage/manifest.h"
 #include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
@@ -27,6 +28,30 @@ static void prop(json_t *props, const char *name, const char *value)
 	json_object_set_new(o, "name", json_sprintf(SBOM_PROP_NS "%s", name));
 	json_object_set_new(o, "value", json_string(value));
 	json_array_append_new(props, o);
+}
+
+/* How the artifact verified (trust/method.h): the methods, each method's
+ * first evidence as its sbom_fields name it, the further signers. */
+static void evidence_props(json_t *props, const struct verify_evidence *ev)
+{
+	char *methods = verify_evidence_methods(ev), *also = verify_evidence_also(ev);
+
+	prop(props, "verified_by", methods);
+	for (size_t t = 0; trust_methods[t]; t++) {
+		const struct trust_method *m = trust_methods[t];
+
+		for (size_t i = 0; m->sbom_fields && i < ev->nr; i++) {
+			if (ev->v[i].method != m)
+				continue;
+			for (size_t f = 0; m->sbom_fields[f]; f += 2)
+				prop(props, m->sbom_fields[f + 1],
+				     trust_ev_get(&ev->v[i], m->sbom_fields[f]));
+			break;
+		}
+	}
+	prop(props, "also_signed_by", also);
+	free(methods);
+	free(also);
 }
 
 static json_t *hash(const char *alg, const char *hex)
@@ -57,42 +82,34 @@ static void set_nonempty(json_t *obj, const char *key, json_t *arr)
 	json_decref(arr);
 }
 
-static const char *jstr(const json_t *o, const char *key)
+static const char *str(const char *s)
 {
-	const char *s = json_string_value(json_object_get(o, key));
-
 	return s ? s : "";
 }
 
 /* One file of the tree as a "file" component. */
-static json_t *file_component(const json_t *f)
+static json_t *file_component(const struct staged_file *f)
 {
 	json_t *c = json_object(), *hashes = json_array(), *props = json_array();
-	const json_t *ac = json_object_get(f, "authenticode");
+	char size[32];
 
 	json_object_set_new(c, "type", json_string("file"));
-	json_object_set_new(c, "bom-ref", json_sprintf("file:%s", jstr(f, "tree_path")));
-	json_object_set_new(c, "name", json_string(jstr(f, "path")));
-	json_array_append_new(hashes, hash("SHA-256", jstr(f, "sha256")));
+	json_object_set_new(c, "bom-ref", json_sprintf("file:%s", f->tree_path));
+	json_object_set_new(c, "name", json_string(f->path));
+	json_array_append_new(hashes, hash("SHA-256", f->sha256));
 	json_object_set_new(c, "hashes", hashes);
-	prop(props, "tree_path", jstr(f, "tree_path"));
-	{
-		char size[32];
-
-		snprintf(size, sizeof(size), "%lld",
-			 (long long)json_integer_value(json_object_get(f, "size")));
-		prop(props, "size", size);
-	}
-	if (json_is_true(json_object_get(f, "generated")))
+	prop(props, "tree_path", f->tree_path);
+	snprintf(size, sizeof(size), "%lld", (long long)f->size);
+	prop(props, "size", size);
+	if (f->generated)
 		prop(props, "generated", "true");
-	if (ac) {
-		prop(props, "authenticode:signed",
-		     json_is_true(json_object_get(ac, "signed")) ? "true" : "false");
-		prop(props, "authenticode:signer", jstr(ac, "signer"));
-		prop(props, "authenticode:issuer", jstr(ac, "issuer"));
-		prop(props, "authenticode:thumbprint_sha256", jstr(ac, "thumbprint_sha256"));
-		prop(props, "authenticode:digest", jstr(ac, "digest"));
-		prop(props, "authenticode:timestamp", jstr(ac, "timestamp"));
+	if (f->has_authenticode) {
+		prop(props, "authenticode:signed", f->auth_signed ? "true" : "false");
+		prop(props, "authenticode:signer", f->auth_signer);
+		prop(props, "authenticode:issuer", f->auth_issuer);
+		prop(props, "authenticode:thumbprint_sha256", f->auth_thumbprint);
+		prop(props, "authenticode:digest", f->auth_digest);
+		prop(props, "authenticode:timestamp", f->auth_timestamp);
 	}
 	set_nonempty(c, "properties", props);
 	return c;
@@ -115,22 +132,20 @@ static int entry_sha512(const char *name, const char *path, const char *sha256,
 	return 0;
 }
 
-static json_t *artifact_component(const struct plan *plan, const json_t *ma,
-				  const struct sbom_artifact *info,
-				  const char *sha512, const json_t *files)
+static json_t *artifact_component(const struct plan *plan, const struct staged_artifact *ma,
+				  const struct sbom_artifact *info, const char *sha512,
+				  const struct staged_manifest *m)
 {
-	const char *name = jstr(ma, "name");
-	const struct plan_component *pc = plan_find_component(plan, jstr(ma, "component"));
+	const char *name = ma->name;
+	const struct plan_component *pc = plan_find_component(plan, str(ma->component));
 	const struct plan_artifact *pa = plan_find_artifact(plan, name);
 	json_t *c = json_object(), *hashes = json_array(), *refs = json_array();
 	json_t *props = json_array(), *sub = json_array();
-	size_t i;
-	json_t *f;
 
 	json_object_set_new(c, "type", json_string("application"));
 	json_object_set_new(c, "bom-ref", json_sprintf("artifact:%s", name));
 	json_object_set_new(c, "name", json_string(name));
-	json_object_set_new(c, "version", json_string(jstr(ma, "version")));
+	json_object_set_new(c, "version", json_string(str(ma->version)));
 	if (pc && pc->description)
 		json_object_set_new(c, "description", json_string(pc->description));
 	if (pc && pc->license) {
@@ -143,27 +158,25 @@ static json_t *artifact_component(const struct plan *plan, const json_t *ma,
 	}
 	if (pc && pc->purl && *pc->purl)
 		json_object_set_new(c, "purl", json_string(pc->purl));
-	json_array_append_new(hashes, hash("SHA-256", jstr(ma, "sha256")));
+	json_array_append_new(hashes, hash("SHA-256", ma->sha256));
 	json_array_append_new(hashes, hash("SHA-512", sha512));
 	json_object_set_new(c, "hashes", hashes);
-	ext_ref(refs, "distribution", jstr(ma, "url"));
-	if (pa && strcmp(pa->upstream_url, jstr(ma, "url")))
+	ext_ref(refs, "distribution", str(ma->url));
+	if (pa && strcmp(pa->upstream_url, str(ma->url)))
 		ext_ref(refs, "distribution", pa->upstream_url);
 	if (pc)
 		ext_ref(refs, "website", pc->homepage);
 	set_nonempty(c, "externalReferences", refs);
-	prop(props, "component", jstr(ma, "component"));
-	prop(props, "action", jstr(ma, "action"));
-	prop(props, "install_path", jstr(ma, "destination"));
+	prop(props, "component", str(ma->component));
+	prop(props, "action", str(ma->action));
+	prop(props, "install_path", str(ma->destination));
 	prop(props, "file_name", pa ? pa->filename : NULL);
-	prop(props, "verified_by", info ? info->verified_by : NULL);
-	prop(props, "signer_key_id", info ? info->keyid_hex : NULL);
-	prop(props, "trusted_comment", info ? info->trusted_comment : NULL);
-	prop(props, "also_signed_by", info ? info->also_signed_by : NULL);
+	if (info && info->ev)
+		evidence_props(props, info->ev);
 	set_nonempty(c, "properties", props);
-	json_array_foreach(files, i, f)
-		if (!strcmp(jstr(f, "artifact"), name))
-			json_array_append_new(sub, file_component(f));
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].artifact && !strcmp(m->files[i].artifact, name))
+			json_array_append_new(sub, file_component(&m->files[i]));
 	set_nonempty(c, "components", sub);
 	return c;
 }
@@ -189,11 +202,11 @@ static void content_uuid(const char *text, char out[37])
 		 u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static json_t *metadata(const struct plan *plan, const json_t *m)
+static json_t *metadata(const struct plan *plan, const struct staged_manifest *m)
 {
 	json_t *md = json_object(), *tools = json_object(), *tc = json_array();
 	json_t *tool = json_object(), *img = json_object(), *props = json_array();
-	time_t t = (time_t)json_integer_value(json_object_get(m, "source_date_epoch"));
+	time_t t = (time_t)m->source_date_epoch;
 	struct tm tm;
 	char ts[32];
 
@@ -225,39 +238,33 @@ int sbom_write(const char *path, const struct plan *plan,
 	       const char *manifest_path, const struct sbom_artifact *arts,
 	       size_t n, struct wb_err *e)
 {
-	json_error_t je;
-	json_t *m = json_load_file(manifest_path, 0, &je);
-	json_t *root = NULL, *comps, *files, *ma, *deps, *dep, *dlist;
+	struct staged_manifest m;
+	json_t *root = NULL, *comps, *deps, *dep, *dlist;
 	char *text = NULL, uuid[37];
-	size_t i;
 	int ret = -1;
 
-	if (!m)
-		return wb_error(e, WB_ESTAGE, "%s:%d: %s", manifest_path, je.line, je.text);
-	files = json_object_get(m, "files");
-	if (!json_is_array(files) || !json_is_array(json_object_get(m, "artifacts"))) {
-		wb_error(e, WB_ESTAGE, "%s: no 'files' or 'artifacts' array", manifest_path);
-		goto out;
-	}
+	if (staged_manifest_read(manifest_path, &m, e) < 0)
+		return -1;
 	root = json_object();
 	json_object_set_new(root, "$schema", json_string("http://cyclonedx.org/schema/bom-1.5.schema.json"));
 	json_object_set_new(root, "bomFormat", json_string("CycloneDX"));
 	json_object_set_new(root, "specVersion", json_string("1.5"));
 	json_object_set_new(root, "serialNumber", json_string(""));
 	json_object_set_new(root, "version", json_integer(1));
-	json_object_set_new(root, "metadata", metadata(plan, m));
+	json_object_set_new(root, "metadata", metadata(plan, &m));
 	comps = json_array();
 	deps = json_array();
 	dlist = json_array();
-	json_array_foreach(json_object_get(m, "artifacts"), i, ma) {
+	for (size_t i = 0; i < m.nartifacts; i++) {
+		const struct staged_artifact *ma = &m.artifacts[i];
 		const struct sbom_artifact *info = NULL;
 		char sha512[129];
 
 		for (size_t k = 0; k < n; k++)
-			if (arts[k].name && !strcmp(arts[k].name, jstr(ma, "name")))
+			if (arts[k].name && !strcmp(arts[k].name, ma->name))
 				info = &arts[k];
 		if (!info || !info->path) {
-			wb_error(e, WB_EIO, "SBOM: no cache entry for artifact '%s'", jstr(ma, "name"));
+			wb_error(e, WB_EIO, "SBOM: no cache entry for artifact '%s'", ma->name);
 			json_decref(comps);
 			json_decref(deps);
 			json_decref(dlist);
@@ -265,20 +272,18 @@ int sbom_write(const char *path, const struct plan *plan,
 		}
 		if (info->sha512 && strlen(info->sha512) == 128)
 			memcpy(sha512, info->sha512, 129);
-		else if (entry_sha512(jstr(ma, "name"), info->path, jstr(ma, "sha256"),
-				      sha512, e)) {
+		else if (entry_sha512(ma->name, info->path, ma->sha256, sha512, e)) {
 			json_decref(comps);
 			json_decref(deps);
 			json_decref(dlist);
 			goto out;
 		}
-		json_array_append_new(comps, artifact_component(plan, ma, info, sha512, files));
-		json_array_append_new(dlist, json_sprintf("artifact:%s", jstr(ma, "name")));
+		json_array_append_new(comps, artifact_component(plan, ma, info, sha512, &m));
+		json_array_append_new(dlist, json_sprintf("artifact:%s", ma->name));
 	}
-	json_array_foreach(files, i, ma)
-		if (json_is_null(json_object_get(ma, "artifact")) ||
-		    !json_object_get(ma, "artifact"))
-			json_array_append_new(comps, file_component(ma));
+	for (size_t i = 0; i < m.nfiles; i++)
+		if (!m.files[i].artifact)
+			json_array_append_new(comps, file_component(&m.files[i]));
 	json_object_set_new(root, "components", comps);
 	dep = json_object();
 	json_object_set_new(dep, "ref", json_sprintf("image:%s", plan->name));
@@ -300,6 +305,6 @@ int sbom_write(const char *path, const struct plan *plan,
 out:
 	free(text);
 	json_decref(root);
-	json_decref(m);
+	staged_manifest_release(&m);
 	return ret;
 }

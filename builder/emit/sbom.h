@@ -14,6 +14,7 @@
 
 #include "lib/err.h"
 #include "recipe/plan.h"
+#include "trust/verify.h"
 
 /* What fetch knows about one artifact, in plan order. */
 struct sbom_artifact {
@@ -21,11 +22,11 @@ struct sbom_artifact {
 	const char *path;             /* the verified cache entry */
 	const char *sha512;           /* from fetch, or NULL/"": then the
 					 entry is read once more for it */
-	const char *keyid_hex;        /* minisign key id, or NULL/"" */
-	const char *trusted_comment;  /* or NULL */
-	const char *verified_by;      /* "minisign key ...", for a property */
-	const char *also_signed_by;   /* the further signature requirements'
-					 signers: "KEYID 'comment'; ...", or NULL */
+	const struct verify_evidence *ev;  /* how it verified, or NULL: the
+					      methods (without the lock pin,
+					      so a --locked build gives the
+					      same SBOM), each method's
+					      sbom_fields, the further signers */
 };
 
 /*

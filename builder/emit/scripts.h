@@ -13,7 +13,7 @@
 #ifndef WB_EMIT_SCRIPTS_H
 #define WB_EMIT_SCRIPTS_H
 
-#include "emit/manifest.h"
+#include "stage/manifest.h"
 #include "lib/err.h"
 #include "lib/tmpl.h"
 #include "recipe/plan.h"

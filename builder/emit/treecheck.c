@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "emit/manifest.h"
+#include "stage/manifest.h"
 #include "emit/treecheck.h"
 #include "lib/buf.h"
 #include "lib/fs.h"

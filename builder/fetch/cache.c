@@ -299,39 +299,94 @@ void cache_ref_key(const char *spec, char out[65])
 	digest_hex(r.sha256, 32, out);
 }
 
-int cache_ref_write(struct cache *c, const char *key, const char *json_text,
+int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *ref,
 		    struct wb_err *e)
 {
-	char *p = xasprintf("%s/refs/%s", c->root, key);
-	int ret = lock_ex(c, e);
+	char *p = xasprintf("%s/refs/%s", c->root, key), *text;
+	json_t *o = json_object();
+	int ret;
 
+	json_object_set_new(o, "artifact", json_string(ref->artifact ? ref->artifact : ""));
+	json_object_set_new(o, "sha256", json_string(ref->sha256));
+	if (ref->sha512[0])
+		json_object_set_new(o, "sha512", json_string(ref->sha512));
+	json_object_set_new(o, "size", json_integer((json_int_t)ref->size));
+	if (ref->url)
+		json_object_set_new(o, "url", json_string(ref->url));
+	json_object_set_new(o, "methods", json_integer(ref->methods));
+	json_object_set_new(o, "evidence", ref->evidence ? json_incref(ref->evidence) :
+			    json_array());
+	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
+	json_decref(o);
+	ret = lock_ex(c, e);
 	if (!ret)
-		ret = fs_write_atomic(p, json_text, strlen(json_text), 0644, e);
+		ret = fs_write_atomic(p, text, strlen(text), 0644, e);
 	unlock(c);
+	free(text);
 	free(p);
 	return ret;
 }
 
-int cache_ref_read(struct cache *c, const char *key, char **json_text,
-		   struct wb_err *e)
+/* Parse TEXT as a ref into REF: 1, or 0 when it is not a well-formed one. */
+static int ref_parse(const char *text, size_t len, struct cache_ref *ref)
 {
-	char *p = xasprintf("%s/refs/%s", c->root, key);
+	json_t *o = json_loadb(text, len, 0, NULL), *size;
+	const char *art, *sha, *s512, *url;
+
+	memset(ref, 0, sizeof(*ref));
+	art = json_string_value(json_object_get(o, "artifact"));
+	sha = json_string_value(json_object_get(o, "sha256"));
+	s512 = json_string_value(json_object_get(o, "sha512"));
+	url = json_string_value(json_object_get(o, "url"));
+	size = json_object_get(o, "size");
+	if (!art || !sha || !cache_is_key(sha)) {
+		json_decref(o);
+		return 0;
+	}
+	ref->artifact = xstrdup(art);
+	memcpy(ref->sha256, sha, 65);
+	if (s512 && strlen(s512) == 128)
+		memcpy(ref->sha512, s512, 129);
+	ref->size = json_is_integer(size) && json_integer_value(size) >= 0 ?
+		(unsigned long long)json_integer_value(size) : 0;
+	ref->url = url ? xstrdup(url) : NULL;
+	ref->methods = (unsigned)json_integer_value(json_object_get(o, "methods"));
+	ref->evidence = json_incref(json_object_get(o, "evidence"));
+	json_decref(o);
+	return 1;
+}
+
+static int ref_load_path(const char *p, struct cache_ref *ref, struct wb_err *e)
+{
 	struct buf b = BUF_INIT;
 	int ret;
 
-	*json_text = NULL;
-	if (!fs_exists(p)) {
-		free(p);
+	memset(ref, 0, sizeof(*ref));
+	if (!fs_exists(p))
 		return 0;
-	}
 	ret = fs_read_file(p, REF_MAX, WB_EIO, &b, e);
+	if (!ret)
+		ret = ref_parse(b.ptr, b.len, ref);
+	buf_release(&b);
+	return ret;
+}
+
+int cache_ref_load(struct cache *c, const char *key, struct cache_ref *ref,
+		   struct wb_err *e)
+{
+	char *p = xasprintf("%s/refs/%s", c->root, key);
+	int ret = ref_load_path(p, ref, e);
+
 	free(p);
-	if (ret < 0) {
-		buf_release(&b);
-		return -1;
-	}
-	*json_text = buf_detach(&b, NULL);
-	return 1;
+	return ret;
+}
+
+void cache_ref_release(struct cache_ref *ref)
+{
+	free(ref->artifact);
+	free(ref->url);
+	json_decref(ref->evidence);
+	memset(ref, 0, sizeof(*ref));
 }
 
 static char *dl_lock_path(const struct cache *c, const char *key)
@@ -504,20 +559,18 @@ struct ref_scan {
 static int scan_ref(const char *dir, const char *name, void *ctx)
 {
 	struct ref_scan *rs = ctx;
-	struct cache_entry_info key, *ci;
-	json_t *j;
-	const char *sha, *art;
+	struct cache_entry_info key, *ci = NULL;
+	struct cache_ref ref;
+	struct wb_err e = WB_ERR_INIT;
+	const char *art;
 	char *p = fs_join(dir, name);
 
-	j = json_load_file(p, 0, NULL);
-	free(p);
-	sha = json_string_value(json_object_get(j, "sha256"));
-	art = json_string_value(json_object_get(j, "artifact"));
-	ci = NULL;
-	if (sha && art && strlen(sha) == 64) {
-		memcpy(key.sha256, sha, 65);
+	if (ref_load_path(p, &ref, &e) > 0) {
+		memcpy(key.sha256, ref.sha256, 65);
 		ci = bsearch(&key, rs->l->v, rs->l->nr, sizeof(key), cmp_entry);
 	}
+	free(p);
+	art = ref.artifact;
 	if (ci) {
 		size_t k;
 		for (k = 0; k < ci->nartifacts; k++)
@@ -531,7 +584,7 @@ static int scan_ref(const char *dir, const char *name, void *ctx)
 	} else {
 		wb_strlist_push(&rs->dangling, name);
 	}
-	json_decref(j);
+	cache_ref_release(&ref);
 	return 0;
 }
 

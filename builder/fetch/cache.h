@@ -31,6 +31,8 @@
 
 #include "lib/err.h"
 
+struct json_t;
+
 struct cache {
 	char *root;       /* owned */
 	int lock_fd;      /* <root>/lock */
@@ -110,15 +112,32 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		 const char *sha256_hex, struct wb_err *e);
 
 /*
- * Refs. KEY is a 64-hex-digit name (cache_ref_key), JSON_TEXT a small JSON
- * object that holds at least "artifact" and "sha256". cache_ref_read
- * returns 1 and a new string in *JSON_TEXT, 0 when there is no ref.
+ * Refs: one small JSON file per ref key (cache_ref_key of fetch_ref_spec),
+ * read and written only here:
+ *   { "artifact": NAME, "sha256": HEX, "sha512": HEX, "size": N,
+ *     "url": URL, "methods": BITS, "evidence": [ ... ] }
+ * "evidence" is what verified the bytes (trust/verify.h,
+ * verify_evidence_to_json), kept whole so a hit can check it again.
  */
+struct cache_ref {
+	char *artifact;
+	char sha256[65];           /* a cache key (cache_is_key) */
+	char sha512[129];          /* "" when not recorded */
+	unsigned long long size;
+	char *url;                 /* or NULL */
+	unsigned methods;          /* enum verify_method bits that held */
+	struct json_t *evidence;   /* owned (jansson), or NULL */
+};
+
 void cache_ref_key(const char *spec, char out[65]);
-int cache_ref_write(struct cache *c, const char *key, const char *json_text,
+int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *ref,
 		    struct wb_err *e);
-int cache_ref_read(struct cache *c, const char *key, char **json_text,
+/* 1 and *REF filled (release with cache_ref_release); 0 when there is no
+ * ref, or it is not a well-formed one (a ref is only a hint); -1 with
+ * WB_EIO when it cannot be read. */
+int cache_ref_load(struct cache *c, const char *key, struct cache_ref *ref,
 		   struct wb_err *e);
+void cache_ref_release(struct cache_ref *ref);
 
 /* One entry as `cache ls` shows it. */
 struct cache_entry_info {

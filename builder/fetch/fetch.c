@@ -1,8 +1,11 @@
 /*
  * The transfer engine. One struct job per artifact walks its targets in
- * order (sha256 checksum file, sha512 checksum file, signature, artifact),
- * each through the URL try order, with one transfer at a time; jobs run in
- * parallel on one curl multi handle.
+ * order: the auxiliary file of each requirement of its verify spec (a
+ * checksum file, a signature, a bundle: whatever its method of the table
+ * in trust/method.h asks for, capped at the method's size), then the
+ * artifact, each through the URL try order, with one transfer at a time;
+ * jobs run in parallel on one curl multi handle. Nothing here knows a
+ * method by name.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,25 +25,9 @@
 #include "lib/buf.h"
 #include "lib/text.h"
 #include "lib/fs.h"
-#include "trust/checksum.h"
-#include "trust/minisign.h"
 
 #define FETCH_BUFFER_SIZE (512L * 1024)
 #define FETCH_MAX_REDIRS 10
-
-enum target {
-	T_SHA256_FILE,
-	T_SHA512_FILE,
-	T_SIG_FILE,
-	T_SIGREQ_FILE,   /* each further signature requirement's, in turn */
-	T_MAIN,
-	T_NR,
-};
-
-static const char *const target_what[T_NR] = {
-	"sha256 checksum file", "sha512 checksum file", "signature",
-	"signature of a further requirement", "artifact",
-};
 
 enum job_state {
 	J_WAIT,      /* ready to start (or waiting for its backoff) */
@@ -52,8 +39,11 @@ struct job {
 	struct fetch_item *it;
 	struct verify_needs needs;
 	enum job_state state;
-	enum target target;
-	struct wb_strlist urls[T_NR];  /* allowed URLs per target */
+	size_t target;                 /* index into the spec's reqs (its
+					* auxiliary file), or nreqs: the
+					* artifact itself (T_MAIN) */
+	size_t nreqs;
+	struct wb_strlist *urls;       /* allowed URLs per target (nreqs + 1) */
 	size_t url_idx;
 	char *hop_url;                 /* where the current URL redirected us
 					* (checked by hop_refused), or NULL */
@@ -76,14 +66,9 @@ struct job {
 	int io_error;
 	unsigned long long attempt_bytes;
 
-	/* aux targets: fetched text */
-	struct buf text[T_SIGREQ_FILE + 1];
-	char *text_url[T_SIGREQ_FILE + 1];
-	/* T_SIGREQ_FILE: one signature per art->verify.sigreqs, fetched in
-	 * turn (urls[T_SIGREQ_FILE] holds the current one's URLs) */
-	size_t sigreq_idx;
-	struct buf *sigreq_text;
-	char **sigreq_url;
+	/* aux targets: fetched text (NULL text_url: not fetched) */
+	struct buf *text;
+	char **text_url;
 
 	/* main target: the temp file and the running digests */
 	char *tmp_path;
@@ -105,6 +90,19 @@ struct job {
 	double dl_since;               /* when the wait began */
 	long dl_holder;                /* the other winbuild's pid, 0 unknown */
 };
+
+#define T_MAIN(j) ((j)->nreqs)
+
+/* The file target T of J is, for messages. */
+static const char *target_what(const struct job *j, size_t t)
+{
+	const struct trust_req *q;
+
+	if (t == T_MAIN(j))
+		return "artifact";
+	q = &j->it->art->verify.reqs[t];
+	return q->layered ? "signature of a further requirement" : q->method->what;
+}
 
 struct engine {
 	const struct plan *plan;
@@ -174,7 +172,7 @@ static void spec_list(struct buf *b, const char *what, const struct wb_strlist *
 		buf_addf(b, "%s %s\n", what, l->v[i]);
 }
 
-static void spec_keys(struct buf *b, const struct plan_key *keys, size_t n)
+static void spec_keys(struct buf *b, const struct trust_key *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		char pk[65];
@@ -187,21 +185,21 @@ static void spec_keys(struct buf *b, const struct plan_key *keys, size_t n)
 char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 {
 	const struct plan_artifact *a = it->art;
-	const struct plan_verify *v = &a->verify;
+	const struct trust_spec *v = &a->verify;
 	struct buf b = BUF_INIT;
 
-	buf_addf(&b, "winbuild-ref 1\nartifact %s\nfilename %s\n", a->name, a->filename);
+	buf_addf(&b, "winbuild-ref 2\nartifact %s\nfilename %s\n", a->name, a->filename);
 	spec_list(&b, "url", &a->urls);
 	buf_addf(&b, "sha256 %s\nsha512 %s\nneeds_pin %s\n", v->sha256 ? v->sha256 : "-",
 		 v->sha512 ? v->sha512 : "-", v->needs_pin ? "yes" : "no");
-	spec_list(&b, "sha256_url", &v->sha256_urls);
-	spec_list(&b, "sha512_url", &v->sha512_urls);
-	spec_list(&b, "minisig_url", &v->minisig_urls);
-	spec_keys(&b, v->keys, v->nkeys);
-	for (size_t i = 0; i < v->nsigreqs; i++) {
-		buf_addf(&b, "sigreq %zu\n", i + 1);
-		spec_list(&b, "minisig_url", &v->sigreqs[i].urls);
-		spec_keys(&b, v->sigreqs[i].keys, v->sigreqs[i].nkeys);
+	for (size_t i = 0; i < v->nreqs; i++) {
+		const struct trust_req *q = &v->reqs[i];
+
+		buf_addf(&b, "req %zu %s layered=%d\n", i + 1, q->method->name, q->layered);
+		spec_list(&b, "aux_url", &q->urls);
+		spec_keys(&b, q->keys, q->nkeys);
+		for (size_t k = 0; k < q->nparams; k++)
+			buf_addf(&b, "param %s %s\n", q->params[k].key, q->params[k].value);
 	}
 	buf_addf(&b, "policy require_signature=%d allow_http=%d forbid_checksum_urls=%d\n",
 		 plan->policy.require_signature, plan->policy.allow_http,
@@ -218,150 +216,86 @@ static void ref_key(const struct engine *en, const struct fetch_item *it, char k
 	free(spec);
 }
 
-static void json_set_str(json_t *o, const char *k, const char *v)
-{
-	if (v)
-		json_object_set_new(o, k, json_string(v));
-}
-
 static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 {
-	json_t *o = json_object();
-	char key[65], *text;
+	struct cache_ref ref;
+	char key[65];
 	int ret;
 
-	json_set_str(o, "artifact", it->art->name);
-	json_set_str(o, "sha256", it->sha256);
-	if (it->sha512[0])
-		json_set_str(o, "sha512", it->sha512);
-	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
-	json_set_str(o, "url", it->url);
-	json_object_set_new(o, "methods", json_integer(it->ev.methods));
-	if (it->ev.methods & VERIFY_MINISIGN) {
-		json_set_str(o, "key_id", it->ev.keyid_hex);
-		json_set_str(o, "trusted_comment", it->ev.trusted_comment);
-		json_set_str(o, "sig_url", it->ev.sig_url);
-		json_set_str(o, "signature", it->ev.sig_text);
-		if (it->ev.nsigreqs) {
-			json_t *arr = json_array();
-			for (size_t i = 0; i < it->ev.nsigreqs; i++) {
-				const struct verify_sig *g = &it->ev.sigreqs[i];
-				json_t *q = json_object();
-				json_set_str(q, "key_id", g->keyid_hex);
-				json_set_str(q, "trusted_comment", g->trusted_comment);
-				json_set_str(q, "sig_url", g->sig_url);
-				json_set_str(q, "signature", g->sig_text);
-				json_array_append_new(arr, q);
-			}
-			json_object_set_new(o, "sigreqs", arr);
-		}
-	}
-	json_set_str(o, "checksum_url", it->ev.checksum_url);
-	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
-	json_decref(o);
+	memset(&ref, 0, sizeof(ref));
+	ref.artifact = it->art->name;
+	memcpy(ref.sha256, it->sha256, 65);
+	memcpy(ref.sha512, it->sha512, 129);
+	ref.size = it->size;
+	ref.url = it->url;
+	ref.methods = it->ev.methods;
+	ref.evidence = verify_evidence_to_json(&it->ev);
 	ref_key(en, it, key);
-	ret = cache_ref_write(en->c, key, text, e);
-	free(text);
+	ret = cache_ref_store(en->c, key, &ref, e);
+	json_decref(ref.evidence);
 	return ret;
 }
 
-static char *jstr(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? xstrdup(s) : NULL;
-}
-
-/* Whether a ref holds one further-requirement record per requirement of
- * the plan (art->verify.sigreqs); a ref that does not is not used. */
-static int ref_sigreqs_match(const struct fetch_item *it, json_t *ref)
-{
-	size_t n = it->art->verify.nsigreqs;
-
-	return !n || json_array_size(json_object_get(ref, "sigreqs")) == n;
-}
-
-/* The further requirements' evidence from a ref (ref_sigreqs_match holds). */
-static void read_ref_sigreqs(struct fetch_item *it, json_t *arr)
-{
-	size_t n = it->art->verify.nsigreqs;
-
-	verify_sigreqs_release(&it->ev);
-	if (!n)
-		return;
-	it->ev.sigreqs = xcalloc(n, sizeof(*it->ev.sigreqs));
-	it->ev.nsigreqs = n;
-	for (size_t i = 0; i < n; i++) {
-		json_t *q = json_array_get(arr, i);
-		const char *k = json_string_value(json_object_get(q, "key_id"));
-		struct verify_sig *g = &it->ev.sigreqs[i];
-
-		snprintf(g->keyid_hex, sizeof(g->keyid_hex), "%s", k ? k : "");
-		g->trusted_comment = jstr(q, "trusted_comment");
-		g->sig_url = jstr(q, "sig_url");
-		g->sig_text = jstr(q, "signature");
-	}
-}
-
 /*
- * The signatures a ref kept (the artifact's own and one per further
- * requirement), checked again against the entry's bytes (DR) with the
- * plan's keys: for a signed artifact without a sha256 pin, the ref's
- * digest is only trusted when every signature still verifies it.
+ * The signatures a ref kept (every TRUST_SIGNATURE requirement's
+ * auxiliary file, as it verified), checked again against the entry's
+ * bytes (DR) with the plan's keys and settings: the ref's digest is only
+ * trusted when every signature still verifies it.
  */
-static int ref_signature_holds(struct engine *en, struct job *j, json_t *ref,
-			       const char *entry, const struct digest_result *dr,
-			       struct wb_err *e)
+static int ref_signature_holds(struct engine *en, struct job *j,
+			       const struct verify_evidence *kept, const char *entry,
+			       const struct digest_result *dr, struct wb_err *e)
 {
-	const char *sig = json_string_value(json_object_get(ref, "signature"));
-	const char *sig_url = json_string_value(json_object_get(ref, "sig_url"));
-	json_t *reqs = json_object_get(ref, "sigreqs");
-	size_t n = j->it->art->verify.nsigreqs;
-	const char **texts = n ? xcalloc(n, sizeof(*texts)) : NULL;
-	const char **urls = n ? xcalloc(n, sizeof(*urls)) : NULL;
-	size_t *lens = n ? xcalloc(n, sizeof(*lens)) : NULL;
+	const struct trust_spec *v = &j->it->art->verify;
+	struct trust_aux *aux = xcalloc(v->nreqs + 1, sizeof(*aux));
 	struct verify_needs needs;
 	struct verify_input in;
 	struct verify_evidence ev;
 	int ret;
 
-	memset(&in, 0, sizeof(in));
-	for (size_t i = 0; i < n; i++) {
-		json_t *q = json_array_get(reqs, i);
-		const char *u = json_string_value(json_object_get(q, "sig_url"));
+	memset(&needs, 0, sizeof(needs));
+	for (size_t i = 0; i < kept->nr; i++) {
+		const struct trust_ev *x = &kept->v[i];
 
-		texts[i] = json_string_value(json_object_get(q, "signature"));
-		urls[i] = u ? u : "(kept in the cache ref)";
-		lens[i] = texts[i] ? strlen(texts[i]) : 0;
-		if (!texts[i])
-			sig = NULL;
+		if (!(x->method->flags & TRUST_SIGNATURE))
+			continue;
+		needs.reqs |= 1ULL << x->req;
+		aux[x->req].url = x->url ? x->url : "(kept in the cache ref)";
+		aux[x->req].text = x->text;
+		aux[x->req].len = x->len;
+		if (!x->text) {
+			free(aux);
+			return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps "
+					"no signature", v->name);
+		}
 	}
-	if (!sig) {
-		ret = wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps no signature",
-			       j->it->art->name);
-		goto out;
-	}
-	needs.methods = VERIFY_MINISIGN;
+	needs.methods = VERIFY_REQS | VERIFY_SIGNATURE;
 	needs.digest_algs = dr->algs;
-	in.art = j->it->art;
+	memset(&in, 0, sizeof(in));
+	in.spec = v;
 	in.policy = &en->plan->policy;
 	in.needs = &needs;
 	in.dr = dr;
 	in.url = entry;
 	in.data_path = entry;
-	in.sig_file = sig;
-	in.sig_file_len = strlen(sig);
-	in.sig_file_url = sig_url ? sig_url : "(kept in the cache ref)";
-	in.sigreq_files = texts;
-	in.sigreq_file_urls = urls;
-	in.sigreq_file_lens = lens;
+	in.aux = aux;
 	ret = verify_artifact(&in, &ev, e);
 	verify_evidence_release(&ev);
-out:
-	free(texts);
-	free(urls);
-	free(lens);
+	free(aux);
 	return ret;
+}
+
+/* The digest algorithms the kept signatures of J need. */
+static unsigned signature_algs(const struct job *j)
+{
+	const struct trust_spec *v = &j->it->art->verify;
+	unsigned algs = 0;
+
+	for (size_t i = 0; i < v->nreqs; i++)
+		if ((j->needs.reqs & (1ULL << i)) &&
+		    (v->reqs[i].method->flags & TRUST_SIGNATURE))
+			algs |= v->reqs[i].method->digest_algs;
+	return algs;
 }
 
 /*
@@ -369,62 +303,62 @@ out:
  *
  * Which entry: the artifact's sha256 pin (the recipe's, else the lock's)
  * when it has one, else the digest its ref recorded. A ref is only a hint:
- * a ref that names other bytes than the pin is ignored, and whatever entry
- * is chosen must satisfy every pin (verify_pins, the same check a download
- * passes). Without a pin, a signed artifact's kept signature must verify
- * the entry again. Without a ref, the pins must be the artifact's only
- * methods.
+ * a ref that names other bytes than the pin, or keeps evidence for other
+ * requirements than the plan's, is ignored, and whatever entry is chosen
+ * must satisfy every pin (verify_pins, the same check a download passes).
+ * Every signature the ref kept must verify the entry again (pinned or
+ * not). Without a ref, the pins must be the artifact's only methods.
  */
 static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 {
 	struct fetch_item *it = j->it;
-	const char *pin = verify_pinned_sha256(it->art, it->lock_sha256);
-	const unsigned pin_only = VERIFY_PINNED_SHA256 | VERIFY_PINNED_SHA512 |
-		VERIFY_LOCK_PIN;
-	char key[65], *text = NULL, *entry;
+	const char *pin = verify_pinned_sha256(&it->art->verify, it->lock_sha256);
+	char key[65], *entry;
 	const char *sha = NULL;
 	unsigned char raw256[32];
 	struct digest_result dr;
-	json_t *ref = NULL;
-	int r, need512 = it->art->verify.sha512 != NULL, resign;
+	struct cache_ref ref;
+	struct verify_evidence kept;
+	int r, have_ref = 0, need512 = it->art->verify.sha512 != NULL, resign;
 
+	memset(&kept, 0, sizeof(kept));
 	ref_key(en, it, key);
-	r = cache_ref_read(en->c, key, &text, e);
+	r = cache_ref_load(en->c, key, &ref, e);
 	if (r < 0)
 		return -1;
 	if (r) {
-		ref = json_loads(text, 0, NULL);
-		free(text);
-		sha = json_string_value(json_object_get(ref, "sha256"));
-		if (!sha || !cache_is_key(sha) || (pin && strcasecmp(sha, pin)) ||
-		    !ref_sigreqs_match(it, ref)) {
-			if (sha && pin && strcasecmp(sha, pin))
+		sha = ref.sha256;
+		if ((pin && strcasecmp(sha, pin)) ||
+		    verify_evidence_from_json(&it->art->verify, &j->needs, ref.evidence,
+					      &kept) < 0) {
+			if (pin && strcasecmp(sha, pin))
 				elog(en, WB_LOG_WARN,
 				     "artifact '%s': ignoring a cache ref that names sha256 %.64s, "
 				     "not the pinned %s", it->art->name, sha, pin);
-			json_decref(ref);
-			ref = NULL;
+			cache_ref_release(&ref);
 			sha = NULL;
+		} else {
+			have_ref = 1;
 		}
 	}
 	if (!sha) {
 		/* No usable ref: a pin alone is enough to trust an entry. */
-		if ((j->needs.methods & ~pin_only) || !pin)
+		if ((j->needs.methods & VERIFY_REQS) || !pin)
 			goto miss;
 		sha = pin;
 	}
-	resign = ref && !pin && (j->needs.methods & VERIFY_MINISIGN);
+	resign = have_ref && (j->needs.methods & VERIFY_SIGNATURE);
 	memset(&dr, 0, sizeof(dr));
-	if (ref && en->o->defer_rehash && !need512 && !resign) {
+	if (have_ref && en->o->defer_rehash && !need512 && !resign) {
 		/* the caller hashes what it reads against SHA (the pin, when
 		 * there is one) */
 		r = cache_stat(en->c, sha, &dr.size, e);
 		it->unverified_hit = r > 0;
 	} else {
 		/* SHA-512 for a sha512 pin, or for the SBOM when no ref has
-		 * it; BLAKE2b for a signature checked again */
-		r = cache_lookup_digests(en->c, sha, (need512 || !ref ? DIGEST_SHA512 : 0) |
-					 (resign ? DIGEST_BLAKE2B512 : 0), &dr,
+		 * it; the signatures' digests for a signature checked again */
+		r = cache_lookup_digests(en->c, sha, (need512 || !have_ref ? DIGEST_SHA512 : 0) |
+					 (resign ? signature_algs(j) : 0), &dr,
 					 &it->quarantined, e);
 	}
 	if (r <= 0) {
@@ -432,60 +366,54 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			elog(en, WB_LOG_WARN,
 			     "cache entry for '%s' was corrupt (sha256 %s); moved to '%s', fetching again",
 			     it->art->name, sha, it->quarantined);
-		json_decref(ref);
-		return r;
+		goto out;
 	}
 	/* every pin, on the bytes of the entry chosen */
 	digest_unhex(sha, raw256, 32);
 	entry = cache_entry_path(en->c, sha);
-	r = verify_pins(it->art, it->lock_sha256, entry, raw256,
+	r = verify_pins(&it->art->verify, it->lock_sha256, entry, raw256,
 			(dr.algs & DIGEST_SHA512) ? dr.sha512 : NULL, e);
 	if (!r && resign)
-		r = ref_signature_holds(en, j, ref, entry, &dr, e);
+		r = ref_signature_holds(en, j, &kept, entry, &dr, e);
 	if (r < 0) {
 		free(entry);
-		json_decref(ref);
 		it->unverified_hit = 0;
-		if (ref && (e->code == WB_EVERIFY || e->code == WB_EUSAGE)) {
+		if (have_ref && (e->code == WB_EVERIFY || e->code == WB_EUSAGE)) {
 			/* a ref is a hint, and this one was wrong: fetch again */
 			elog(en, WB_LOG_WARN, "ignoring a cache ref: %s", e->msg);
 			wb_err_clear(e);
-			return 0;
+			r = 0;
+			goto out;
 		}
 		/* a pin names bytes that another pin refuses */
 		if (it->lock_sha256 && e->code == WB_EVERIFY)
 			wb_error_prefix(e, "the lock file pins sha256 %s, but", it->lock_sha256);
-		return -1;
+		goto out;
 	}
 	memcpy(it->sha256, sha, 65);
 	it->size = dr.size;
 	it->from_cache = 1;
 	it->path = entry;
-	it->ev.methods = j->needs.methods;
 	if (dr.algs & DIGEST_SHA512)
 		digest_hex(dr.sha512, 64, it->sha512);
-	if (ref) {
-		const char *s512 = json_string_value(json_object_get(ref, "sha512"));
-
-		if (!(dr.algs & DIGEST_SHA512) && s512 && strlen(s512) == 128)
-			memcpy(it->sha512, s512, 129);
-		it->url = jstr(ref, "url");
-		if (it->ev.methods & VERIFY_MINISIGN) {
-			const char *k = json_string_value(json_object_get(ref, "key_id"));
-			snprintf(it->ev.keyid_hex, sizeof(it->ev.keyid_hex), "%s", k ? k : "");
-			it->ev.trusted_comment = jstr(ref, "trusted_comment");
-			it->ev.sig_url = jstr(ref, "sig_url");
-			it->ev.sig_text = jstr(ref, "signature");
-			read_ref_sigreqs(it, json_object_get(ref, "sigreqs"));
-		}
-		it->ev.checksum_url = jstr(ref, "checksum_url");
+	verify_evidence_release(&it->ev);
+	if (have_ref) {
+		if (!(dr.algs & DIGEST_SHA512) && ref.sha512[0])
+			memcpy(it->sha512, ref.sha512, 129);
+		it->url = ref.url ? xstrdup(ref.url) : NULL;
+		it->ev = kept;
+		memset(&kept, 0, sizeof(kept));
 	}
+	it->ev.methods = j->needs.methods;
 	if (!it->url)
 		it->url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
-	json_decref(ref);
-	return 1;
+	r = 1;
+out:
+	verify_evidence_release(&kept);
+	if (have_ref)
+		cache_ref_release(&ref);
+	return r;
 miss:
-	json_decref(ref);
 	return 0;
 }
 
@@ -542,13 +470,11 @@ static void main_discard(struct job *j)
 	j->tmp_path = NULL;
 }
 
-static unsigned long long target_cap(const struct job *j, enum target t)
+static unsigned long long target_cap(const struct job *j, size_t t)
 {
-	if (t == T_MAIN)
+	if (t == T_MAIN(j))
 		return j->max_size;
-	if (t == T_SIG_FILE || t == T_SIGREQ_FILE)
-		return MINISIGN_SIGFILE_MAX;
-	return CHECKSUM_FILE_MAX;
+	return j->it->art->verify.reqs[t].method->aux_max;
 }
 
 static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
@@ -561,7 +487,7 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	curl_easy_getinfo(j->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code >= 300)
 		return n;   /* an error body: never part of the artifact */
-	if (j->target != T_MAIN) {
+	if (j->target != T_MAIN(j)) {
 		if (j->text[j->target].len + n > target_cap(j, j->target)) {
 			j->too_big = 1;
 			return 0;
@@ -586,7 +512,7 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 			return 0;
 		}
 	}
-	if (j->have + n > target_cap(j, T_MAIN)) {
+	if (j->have + n > target_cap(j, T_MAIN(j))) {
 		j->too_big = 1;
 		return 0;
 	}
@@ -627,7 +553,7 @@ static void url_scheme(const char *url, char out[16])
  * http (the https in a recipe or mirror is a promise a server must not
  * take back).
  */
-static const char *hop_refused(const struct plan_policy *policy, const char *from,
+static const char *hop_refused(const struct trust_policy *policy, const char *from,
 			       const char *to)
 {
 	char fs[16], ts[16];
@@ -645,7 +571,7 @@ static const char *hop_refused(const struct plan_policy *policy, const char *fro
 
 /* The protocols libcurl may use for URL (and, were it to follow one, for
  * a redirect from it): the same rule as hop_refused, enforced twice. */
-static const char *hop_protocols(const struct plan_policy *policy, const char *url)
+static const char *hop_protocols(const struct trust_policy *policy, const char *url)
 {
 	char sc[16];
 
@@ -693,9 +619,9 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	char range[48];
 	CURL *h;
 
-	if (j->target == T_MAIN && main_begin(en, j, e) < 0)
+	if (j->target == T_MAIN(j) && main_begin(en, j, e) < 0)
 		return -1;
-	if (j->target != T_MAIN)
+	if (j->target != T_MAIN(j))
 		buf_reset(&j->text[j->target]);
 	h = curl_easy_init();
 	if (!h)
@@ -717,7 +643,7 @@ static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
 	/* fewer, larger write callbacks: one write(2) and one digest update
 	 * per 512 KiB instead of per 16 KiB */
 	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, FETCH_BUFFER_SIZE);
-	if (j->target == T_MAIN) {
+	if (j->target == T_MAIN(j)) {
 		curl_off_t left = (curl_off_t)(en->max_size - j->have);
 		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, left);
 		if (j->have > 0 && !strncasecmp(url, "http", 4)) {
@@ -769,9 +695,9 @@ static void finish_job(struct engine *en, struct job *j, int code, const struct 
 }
 
 /* Move to the first target (from T) that has URLs; T_MAIN always has. */
-static void goto_target(struct job *j, enum target t)
+static void goto_target(struct job *j, size_t t)
 {
-	while (t < T_MAIN && !j->urls[t].nr)
+	while (t < T_MAIN(j) && !j->urls[t].nr)
 		t++;
 	j->target = t;
 	j->url_idx = 0;
@@ -795,7 +721,7 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 {
 	int code = why->code;
 
-	if (j->target == T_MAIN)
+	if (j->target == T_MAIN(j))
 		main_reset(j);
 	j->url_idx++;
 	hop_reset(j);
@@ -810,7 +736,8 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	 * does not exist fails verification (docs/exit-codes.md); one that
 	 * could not be reached stays a network error. */
 	if (j->saw_verify_failure ||
-	    ((j->target == T_SIG_FILE || j->target == T_SIGREQ_FILE) &&
+	    (j->target != T_MAIN(j) &&
+	     (j->it->art->verify.reqs[j->target].method->flags & TRUST_ABSENT_FAILS) &&
 	     j->absent == j->urls[j->target].nr))
 		code = WB_EVERIFY;
 	if (j->urls[j->target].nr > 1) {
@@ -822,7 +749,7 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 		wb_error_prefix(&e2, j->saw_verify_failure && strcmp(e2.msg, why->msg) ?
 				"artifact '%s': every URL of the %s failed; first verification failure" :
 				"artifact '%s': every URL of the %s failed; last",
-				j->it->art->name, target_what[j->target]);
+				j->it->art->name, target_what(j, j->target));
 		finish_job(en, j, code, &e2);
 	} else {
 		finish_job(en, j, code, why);
@@ -834,6 +761,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	struct fetch_item *it = j->it;
 	struct digest_result dr;
 	struct verify_input in;
+	struct trust_aux *aux;
 	struct wb_err e = WB_ERR_INIT;
 	int ret;
 
@@ -841,45 +769,23 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	digest_final(&j->dc, &dr);
 	j->dc_live = 0;
 	memset(&in, 0, sizeof(in));
-	in.art = it->art;
+	in.spec = &it->art->verify;
 	in.policy = &en->plan->policy;
 	in.needs = &j->needs;
 	in.dr = &dr;
 	in.url = url;
 	in.data_path = j->tmp_path;
 	in.lock_sha256 = it->lock_sha256;
-	if (j->text_url[T_SHA256_FILE]) {
-		in.sha256_file = j->text[T_SHA256_FILE].ptr;
-		in.sha256_file_len = j->text[T_SHA256_FILE].len;
-		in.sha256_file_url = j->text_url[T_SHA256_FILE];
+	aux = xcalloc(j->nreqs + 1, sizeof(*aux));
+	for (size_t i = 0; i < j->nreqs; i++) {
+		aux[i].url = j->text_url[i];
+		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
+		aux[i].len = j->text[i].len;
 	}
-	if (j->text_url[T_SHA512_FILE]) {
-		in.sha512_file = j->text[T_SHA512_FILE].ptr;
-		in.sha512_file_len = j->text[T_SHA512_FILE].len;
-		in.sha512_file_url = j->text_url[T_SHA512_FILE];
-	}
-	if (j->text_url[T_SIG_FILE]) {
-		in.sig_file = j->text[T_SIG_FILE].ptr;
-		in.sig_file_len = j->text[T_SIG_FILE].len;
-		in.sig_file_url = j->text_url[T_SIG_FILE];
-	}
-	if (j->sigreq_text) {
-		size_t n = it->art->verify.nsigreqs;
-		const char **texts = xcalloc(n, sizeof(*texts));
-		size_t *lens = xcalloc(n, sizeof(*lens));
-
-		for (size_t i = 0; i < n; i++) {
-			texts[i] = j->sigreq_url[i] ? j->sigreq_text[i].ptr : NULL;
-			lens[i] = j->sigreq_text[i].len;
-		}
-		in.sigreq_files = texts;
-		in.sigreq_file_lens = lens;
-		in.sigreq_file_urls = (const char *const *)j->sigreq_url;
-	}
+	in.aux = aux;
 	verify_evidence_release(&it->ev);
 	ret = verify_artifact(&in, &it->ev, &e);
-	free((void *)in.sigreq_files);
-	free((void *)in.sigreq_file_lens);
+	free(aux);
 	if (ret < 0) {
 		if (e.code == WB_EVERIFY) {
 			note_verify_failure(j, &e);
@@ -892,7 +798,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 				finish_job(en, j, WB_EVERIFY, &e);
 				return;
 			}
-			if (j->url_idx + 1 < j->urls[T_MAIN].nr) {
+			if (j->url_idx + 1 < j->urls[T_MAIN(j)].nr) {
 				elog(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);
 				next_url(en, j, &e);
 				return;
@@ -980,7 +886,7 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
 	if (!to) {
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld without a Location",
-			 j->it->art->name, target_what[j->target], url, code);
+			 j->it->art->name, target_what(j, j->target), url, code);
 		curl_easy_cleanup(h);
 		next_url(en, j, &e);
 		return;
@@ -991,11 +897,11 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 		if (why)
 			wb_error(&e, WB_EVERIFY,
 				 "artifact '%s': %s '%s' redirects to '%s', which is refused: %s",
-				 j->it->art->name, target_what[j->target], url, shown, why);
+				 j->it->art->name, target_what(j, j->target), url, shown, why);
 		else
 			wb_error(&e, WB_ENET,
 				 "artifact '%s': %s '%s': more than %d redirects (the last to '%s')",
-				 j->it->art->name, target_what[j->target], url,
+				 j->it->art->name, target_what(j, j->target), url,
 				 FETCH_MAX_REDIRS, shown);
 		if (why)
 			note_verify_failure(j, &e);
@@ -1018,29 +924,6 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 	j->not_before = 0;
 }
 
-static void allowed_urls(struct engine *en, struct job *j, enum target t,
-			 const struct wb_strlist *from);
-
-/* Keep the signature just fetched (from URL) for the current further
- * requirement and go on to the next one, or to the artifact. */
-static void next_sigreq(struct engine *en, struct job *j, const char *url)
-{
-	const struct plan_verify *v = &j->it->art->verify;
-	size_t i = j->sigreq_idx++;
-
-	buf_release(&j->sigreq_text[i]);
-	j->sigreq_text[i] = j->text[T_SIGREQ_FILE];
-	buf_init(&j->text[T_SIGREQ_FILE]);
-	j->sigreq_url[i] = xstrdup(url);
-	wb_strlist_release(&j->urls[T_SIGREQ_FILE]);
-	if (j->sigreq_idx < v->nsigreqs) {
-		allowed_urls(en, j, T_SIGREQ_FILE, &v->sigreqs[j->sigreq_idx].urls);
-		goto_target(j, T_SIGREQ_FILE);
-	} else {
-		goto_target(j, T_MAIN);
-	}
-}
-
 static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 {
 	struct job *j;
@@ -1056,7 +939,7 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	en->running--;
 	j->h = NULL;
 	url = j->urls[j->target].v[j->url_idx];
-	if (j->target == T_MAIN) {
+	if (j->target == T_MAIN(j)) {
 		int err = sink_drain(&j->sink);
 
 		if (err && !j->io_error)
@@ -1071,7 +954,7 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 		/* never: libcurl follows nothing on its own here */
 		wb_error(&e, WB_EVERIFY, "artifact '%s': %s '%s': the bytes came over "
 			 "another scheme than the one requested", j->it->art->name,
-			 target_what[j->target], url);
+			 target_what(j, j->target), url);
 		j->saw_verify_failure = 1;
 		curl_easy_cleanup(h);
 		next_url(en, j, &e);
@@ -1080,16 +963,12 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	if (rc == CURLE_OK && (code == 0 || (code >= 200 && code < 300)) &&
 	    !j->io_error) {
 		curl_easy_cleanup(h);
-		if (j->target == T_MAIN) {
+		if (j->target == T_MAIN(j)) {
 			complete_main(en, j, url);
 			return;
 		}
-		if (j->target == T_SIGREQ_FILE) {
-			next_sigreq(en, j, url);
-			return;
-		}
 		j->text_url[j->target] = xstrdup(url);
-		goto_target(j, (enum target)(j->target + 1));
+		goto_target(j, j->target + 1);
 		return;
 	}
 	curl_easy_cleanup(h);
@@ -1102,32 +981,33 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	}
 	if (j->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s' is larger than the limit of %llu bytes",
-			 j->it->art->name, target_what[j->target], url,
+			 j->it->art->name, target_what(j, j->target), url,
 			 target_cap(j, j->target));
 		next_url(en, j, &e);
 		return;
 	}
 	if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 404 || code == 410) &&
-	    (j->target == T_SIG_FILE || j->target == T_SIGREQ_FILE)) {
+	    j->target != T_MAIN(j) &&
+	    (j->it->art->verify.reqs[j->target].method->flags & TRUST_ABSENT_FAILS)) {
 		j->absent++;
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld: the server "
 			 "says there is no such signature", j->it->art->name,
-			 target_what[j->target], url, code);
+			 target_what(j, j->target), url, code);
 	} else if (rc == CURLE_HTTP_RETURNED_ERROR)
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld", j->it->art->name,
-			 target_what[j->target], url, code);
+			 target_what(j, j->target), url, code);
 	else
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s", j->it->art->name,
-			 target_what[j->target], url,
+			 target_what(j, j->target), url,
 			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
-	if (j->target == T_MAIN && code == 416)
+	if (j->target == T_MAIN(j) && code == 416)
 		main_reset(j);   /* our range was bad: start over next time */
 
 	if (!retryable(rc, code)) {
 		next_url(en, j, &e);
 		return;
 	}
-	if (j->target == T_MAIN && j->attempt_bytes > 0 && j->resumes < 8 &&
+	if (j->target == T_MAIN(j) && j->attempt_bytes > 0 && j->resumes < 8 &&
 	    rc != CURLE_OPERATION_TIMEDOUT && !strncasecmp(url, "http", 4)) {
 		/* Progress was made: resume at once, without spending a try.
 		 * Not after a stall (low-speed timeout): a server that trickles
@@ -1165,7 +1045,7 @@ static void report_progress(struct engine *en, int force)
 		struct job *j = &en->jobs[i];
 		curl_off_t cl = -1;
 
-		if (j->state == J_WAIT && j->target == T_MAIN && j->dl_state == DL_WAITING) {
+		if (j->state == J_WAIT && j->target == T_MAIN(j) && j->dl_state == DL_WAITING) {
 			xs[n].name = j->it->art->name;
 			xs[n].total = j->total;
 			xs[n].waiting = 1;
@@ -1173,7 +1053,7 @@ static void report_progress(struct engine *en, int force)
 			n++;
 			continue;
 		}
-		if (j->state != J_DONE && (j->state != J_RUNNING || j->target != T_MAIN)) {
+		if (j->state != J_DONE && (j->state != J_RUNNING || j->target != T_MAIN(j))) {
 			p.bytes_total += j->total;   /* known up front, or 0 */
 			continue;
 		}
@@ -1206,7 +1086,7 @@ static void report_progress(struct engine *en, int force)
 
 /* ---- setup ------------------------------------------------------------ */
 
-static void allowed_urls(struct engine *en, struct job *j, enum target t,
+static void allowed_urls(struct engine *en, struct job *j, size_t t,
 			 const struct wb_strlist *from)
 {
 	for (size_t i = 0; i < from->nr; i++) {
@@ -1225,67 +1105,51 @@ static void allowed_urls(struct engine *en, struct job *j, enum target t,
 static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 {
 	const struct plan_artifact *a = j->it->art;
-	const struct plan_verify *v = &a->verify;
+	const struct trust_spec *v = &a->verify;
 
-	if (verify_plan(a, &en->plan->policy, j->it->lock_sha256, en->o->accept_new,
+	j->nreqs = v->nreqs;
+	j->urls = xcalloc(j->nreqs + 1, sizeof(*j->urls));
+	j->text = xcalloc(j->nreqs + 1, sizeof(*j->text));
+	j->text_url = xcalloc(j->nreqs + 1, sizeof(*j->text_url));
+	for (size_t t = 0; t < j->nreqs; t++)
+		buf_init(&j->text[t]);
+	if (verify_plan(v, &en->plan->policy, j->it->lock_sha256, en->o->accept_new,
 			&j->needs, e) < 0)
 		return -1;
-	if (j->needs.methods & VERIFY_CHECKSUM_SHA256)
-		allowed_urls(en, j, T_SHA256_FILE, &v->sha256_urls);
-	if (j->needs.methods & VERIFY_CHECKSUM_SHA512)
-		allowed_urls(en, j, T_SHA512_FILE, &v->sha512_urls);
-	if (j->needs.methods & VERIFY_MINISIGN)
-		allowed_urls(en, j, T_SIG_FILE, &v->minisig_urls);
-	if ((j->needs.methods & VERIFY_MINISIGN) && v->nsigreqs) {
-		j->sigreq_text = xcalloc(v->nsigreqs, sizeof(*j->sigreq_text));
-		j->sigreq_url = xcalloc(v->nsigreqs, sizeof(*j->sigreq_url));
-		for (size_t i = 0; i < v->nsigreqs; i++)
-			buf_init(&j->sigreq_text[i]);
-		/* every requirement needs an allowed URL, not only the first */
-		for (size_t i = v->nsigreqs; i-- > 0; ) {
-			wb_strlist_release(&j->urls[T_SIGREQ_FILE]);
-			allowed_urls(en, j, T_SIGREQ_FILE, &v->sigreqs[i].urls);
-			if (!j->urls[T_SIGREQ_FILE].nr)
-				break;
-		}
-	}
-	allowed_urls(en, j, T_MAIN, &a->urls);
-	for (enum target t = T_SHA256_FILE; t < T_NR; t++) {
-		int wanted = t == T_MAIN ||
-			(t == T_SHA256_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA256)) ||
-			(t == T_SHA512_FILE && (j->needs.methods & VERIFY_CHECKSUM_SHA512)) ||
-			(t == T_SIG_FILE && (j->needs.methods & VERIFY_MINISIGN)) ||
-			(t == T_SIGREQ_FILE && j->sigreq_text);
+	for (size_t t = 0; t < j->nreqs; t++)
+		if (j->needs.reqs & (1ULL << t))
+			allowed_urls(en, j, t, &v->reqs[t].urls);
+	allowed_urls(en, j, T_MAIN(j), &a->urls);
+	for (size_t t = 0; t <= T_MAIN(j); t++) {
+		int wanted = t == T_MAIN(j) || (j->needs.reqs & (1ULL << t));
+
 		if (wanted && !j->urls[t].nr && en->o->offline) {
 			j->offline_blocked = 1;
 			break;
 		}
 		if (wanted && !j->urls[t].nr)
-			return wb_error(e, a->urls.nr || t != T_MAIN ? WB_EVERIFY : WB_EUSAGE,
+			return wb_error(e, a->urls.nr || t != T_MAIN(j) ? WB_EVERIFY : WB_EUSAGE,
 					"artifact '%s': no URL for its %s is allowed%s",
-					a->name, target_what[t],
+					a->name, target_what(j, t),
 					en->plan->policy.allow_http ? "" :
 					" (policy.allow_http: false)");
 	}
-	goto_target(j, T_SHA256_FILE);
+	goto_target(j, 0);
 	return 0;
 }
 
 static void job_release(struct cache *c, struct job *j)
 {
-	for (int t = 0; t < T_NR; t++)
+	for (size_t t = 0; j->urls && t <= j->nreqs; t++)
 		wb_strlist_release(&j->urls[t]);
 	hop_reset(j);
-	for (int t = 0; t <= T_SIGREQ_FILE; t++) {
+	for (size_t t = 0; j->text && t < j->nreqs; t++) {
 		buf_release(&j->text[t]);
 		free(j->text_url[t]);
 	}
-	for (size_t i = 0; j->sigreq_text && i < j->it->art->verify.nsigreqs; i++) {
-		buf_release(&j->sigreq_text[i]);
-		free(j->sigreq_url[i]);
-	}
-	free(j->sigreq_text);
-	free(j->sigreq_url);
+	free(j->urls);
+	free(j->text);
+	free(j->text_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
 	cache_dl_unlock(c, &j->dl);
@@ -1406,11 +1270,11 @@ static void probe_sizes(struct engine *en)
 		struct job *j = &en->jobs[i];
 		struct probe *p = &pv[np];
 
-		if (j->state == J_DONE || j->total || !j->urls[T_MAIN].nr ||
-		    strncasecmp(j->urls[T_MAIN].v[0], "http", 4))
+		if (j->state == J_DONE || j->total || !j->urls[T_MAIN(j)].nr ||
+		    strncasecmp(j->urls[T_MAIN(j)].v[0], "http", 4))
 			continue;
 		p->j = j;
-		p->url = xstrdup(j->urls[T_MAIN].v[0]);
+		p->url = xstrdup(j->urls[T_MAIN(j)].v[0]);
 		p->h = probe_start(en, m, p);
 		live += p->h != NULL;
 		np++;
@@ -1457,7 +1321,7 @@ static void probe_sizes(struct engine *en)
 static void dl_lock_key(const struct engine *en, const struct fetch_item *it,
 			char key[65])
 {
-	const char *pin = verify_pinned_sha256(it->art, it->lock_sha256);
+	const char *pin = verify_pinned_sha256(&it->art->verify, it->lock_sha256);
 	char *spec;
 
 	if (pin) {
@@ -1590,7 +1454,7 @@ static int run_engine(struct engine *en, struct wb_err *e)
 					wait = j->not_before - t;
 				continue;
 			}
-			if (j->target == T_MAIN && dl_lock(en, j))
+			if (j->target == T_MAIN(j) && dl_lock(en, j))
 				continue;
 			if (start_transfer(en, j, &j->it->err) < 0)
 				finish_job(en, j, j->it->err.code ? j->it->err.code : WB_EIO,
@@ -1664,8 +1528,6 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		j->dl = (struct cache_dl_lock)CACHE_DL_LOCK_INIT;
 		j->total = it->expect_size;
 		j->max_size = en.max_size;
-		for (int t = 0; t <= T_SIGREQ_FILE; t++)
-			buf_init(&j->text[t]);
 		it->status = 0;
 		wb_err_clear(&it->err);
 		if (setup_job(&en, j, &it->err) < 0) {

@@ -3,8 +3,10 @@
  *
  * libcurl multi interface, at most OPTS->jobs transfers at once. Per
  * artifact: a cache hit (the entry its pinned/locked SHA-256 names, else
- * the one its ref names; every pin checked by verify_pins) makes no request; otherwise the checksum files and the minisign
- * signature are fetched first (small, capped), then the artifact itself,
+ * the one its ref names; every pin checked by verify_pins, every kept
+ * signature checked again) makes no request; otherwise each requirement's
+ * auxiliary file (checksum file, signature, bundle: trust/method.h) is
+ * fetched first (small, capped by its method), then the artifact itself,
  * each through the plan's URL try order. The digests verification needs are
  * computed in the write callback (one pass); the bytes go to a temp file in
  * the cache, are verified (trust/verify.h) and only then renamed into

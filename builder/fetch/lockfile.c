@@ -105,53 +105,6 @@ const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *na
 	return bsearch(&key, lf->v, lf->nr, sizeof(key), cmp_entry);
 }
 
-static json_t *evidence(const struct fetch_item *it)
-{
-	json_t *o = json_object(), *pins = json_array();
-	const struct verify_evidence *ev = &it->ev;
-
-	if (ev->methods & VERIFY_MINISIGN) {
-		json_t *m = json_object();
-		json_object_set_new(m, "key_id", json_string(ev->keyid_hex));
-		json_object_set_new(m, "trusted_comment",
-				    json_string(ev->trusted_comment ? ev->trusted_comment : ""));
-		if (ev->sig_url)
-			json_object_set_new(m, "signature_url", json_string(ev->sig_url));
-		json_object_set_new(o, "minisign", m);
-		if (ev->nsigreqs) {
-			/* each further requirement's own verifying signature */
-			json_t *also = json_array();
-			for (size_t i = 0; i < ev->nsigreqs; i++) {
-				json_t *q = json_object();
-				json_object_set_new(q, "key_id", json_string(ev->sigreqs[i].keyid_hex));
-				json_object_set_new(q, "trusted_comment",
-						    json_string(ev->sigreqs[i].trusted_comment ?
-								ev->sigreqs[i].trusted_comment : ""));
-				if (ev->sigreqs[i].sig_url)
-					json_object_set_new(q, "signature_url",
-							    json_string(ev->sigreqs[i].sig_url));
-				json_array_append_new(also, q);
-			}
-			json_object_set_new(o, "minisign_also", also);
-		}
-	}
-	if (ev->checksum_url)
-		json_object_set_new(o, "checksum_url", json_string(ev->checksum_url));
-	if (ev->methods & VERIFY_PINNED_SHA256)
-		json_array_append_new(pins, json_string("sha256"));
-	if (ev->methods & VERIFY_PINNED_SHA512)
-		json_array_append_new(pins, json_string("sha512"));
-	if (json_array_size(pins))
-		json_object_set_new(o, "pinned", pins);
-	else
-		json_decref(pins);
-	if (ev->methods & VERIFY_LOCK_PIN)
-		json_object_set_new(o, "lock_pin", json_true());
-	if (ev->methods & VERIFY_ACCEPTED_NEW)
-		json_object_set_new(o, "accepted_new", json_true());
-	return o;
-}
-
 int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e)
 {
@@ -176,7 +129,7 @@ int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		json_object_set_new(a, "url", json_string(it->url ? it->url : ""));
 		json_object_set_new(a, "size", json_integer((json_int_t)it->size));
 		json_object_set_new(a, "sha256", json_string(it->sha256));
-		json_object_set_new(a, "verified_by", evidence(it));
+		json_object_set_new(a, "verified_by", verify_evidence_lock_json(&it->ev));
 		json_object_set_new(arts, it->art->name, a);
 	}
 	json_object_set_new(root, "artifacts", arts);

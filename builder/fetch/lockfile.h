@@ -4,9 +4,13 @@
  *   { "version": 1, "recipe": "NAME",
  *     "artifacts": { "NAME": { "url": "...", "size": N, "sha256": "hex",
  *         "verified_by": { "minisign": { "key_id": "...", "trusted_comment":
- *         "...", "signature_url": "..." }, "checksum_url": "...",
- *         "pinned": ["sha256"], "accepted_new": true } } },
+ *         "...", "signature_url": "..." }, "minisign_also": [...],
+ *         "sigstore": { "identity": ..., "log_index": ..., "bundle_url": ... },
+ *         "checksum_url": "...", "pinned": ["sha256"], "accepted_new": true } } },
  *     "windows_iso": { "sha256": "hex" } }     (when the plan pins one)
+ *
+ * "verified_by" is written by verify_evidence_lock_json (trust/verify.c):
+ * one key per method of the table (trust/method.h) that verified.
  *
  * "url" is the plan URL the bytes came from (after mirroring, before
  * redirects). Written atomically, keys sorted: a lock diff is a review.

@@ -8,60 +8,6 @@
 #include "lib/buf.h"
 #include "recipe/plan.h"
 
-void wb_origin_format(const struct wb_origin *o, char *out, size_t len)
-{
-	if (!o || !o->file)
-		snprintf(out, len, "default");
-	else if (o->file[0] == '-' || !strncmp(o->file, "env ", 4))
-		snprintf(out, len, "%s #%d", o->file, o->line);
-	else
-		snprintf(out, len, "%s:%d:%d", o->file, o->line, o->col);
-}
-
-int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
-{
-	char where[512], msg[1536];
-	va_list ap;
-
-	wb_origin_format(o, where, sizeof(where));
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return wb_error(e, WB_EUSAGE, "%s: %s", where, msg);
-}
-
-static void keys_release(struct plan_key *keys, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(keys[i].name);
-		free(keys[i].text);
-		free(keys[i].key_file);
-	}
-	free(keys);
-}
-
-void plan_sigreq_release(struct plan_sigreq *q)
-{
-	wb_strlist_release(&q->urls);
-	keys_release(q->keys, q->nkeys);
-	memset(q, 0, sizeof(*q));
-}
-
-static void verify_release(struct plan_verify *v)
-{
-	free(v->sha256);
-	free(v->sha512);
-	free(v->source);
-	free(v->needs_pin);
-	wb_strlist_release(&v->sha256_urls);
-	wb_strlist_release(&v->sha512_urls);
-	wb_strlist_release(&v->minisig_urls);
-	keys_release(v->keys, v->nkeys);
-	for (size_t i = 0; i < v->nsigreqs; i++)
-		plan_sigreq_release(&v->sigreqs[i]);
-	free(v->sigreqs);
-}
-
 void plan_service_release(struct plan_service *s)
 {
 	free(s->name);
@@ -88,7 +34,7 @@ void plan_release(struct plan *p)
 		free(a->upstream_url);
 		free(a->filename);
 		wb_strlist_release(&a->urls);
-		verify_release(&a->verify);
+		trust_spec_release(&a->verify);
 		free(a->dest_win);
 		free(a->dest_tree);
 		wb_strlist_release(&a->include);
@@ -201,22 +147,25 @@ void plan_authenticode_policy(const struct plan_authenticode *a,
 			      struct authenticode_policy *out)
 {
 	struct authenticode_policy *also = NULL;
+	size_t nalso = a->nsets ? a->nsets - 1 : 0;
 
 	memset(out, 0, sizeof(*out));
 	out->require = a->require;
-	out->roots = a->roots;
-	out->publishers = (const char *const *)a->publishers.v;
-	out->npublishers = a->publishers.nr;
-	if (a->nalso)
-		also = xcalloc(a->nalso, sizeof(*also));
-	for (size_t i = 0; i < a->nalso; i++) {
+	if (!a->nsets)
+		return;
+	out->roots = a->sets[0].roots;
+	out->publishers = (const char *const *)a->sets[0].publishers.v;
+	out->npublishers = a->sets[0].publishers.nr;
+	if (nalso)
+		also = xcalloc(nalso, sizeof(*also));
+	for (size_t i = 0; i < nalso; i++) {
 		also[i].require = a->require;
-		also[i].roots = a->also[i].roots;
-		also[i].publishers = (const char *const *)a->also[i].publishers.v;
-		also[i].npublishers = a->also[i].publishers.nr;
+		also[i].roots = a->sets[i + 1].roots;
+		also[i].publishers = (const char *const *)a->sets[i + 1].publishers.v;
+		also[i].npublishers = a->sets[i + 1].publishers.nr;
 	}
 	out->also = also;
-	out->nalso = a->nalso;
+	out->nalso = nalso;
 }
 
 void plan_authenticode_policy_release(struct authenticode_policy *out)
@@ -228,13 +177,7 @@ void plan_authenticode_policy_release(struct authenticode_policy *out)
 
 void plan_authenticode_release(struct plan_authenticode *a)
 {
-	free(a->roots);
-	wb_strlist_release(&a->publishers);
-	for (size_t i = 0; i < a->nalso; i++) {
-		free(a->also[i].roots);
-		wb_strlist_release(&a->also[i].publishers);
-	}
-	free(a->also);
+	trust_authsets_release(a->sets, a->nsets);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -15,69 +15,10 @@
 
 #include "lib/err.h"
 #include "lib/strlist.h"
-#include "stage/extract.h"
+#include "lib/extract_limits.h"
+#include "lib/origin.h"
 #include "trust/authenticode.h"
-#include "trust/minisign.h"
-
-/* Where a value came from. FILE is "path" for files, "env WINBUILD_SET" or
- * "--set" for flags (then LINE is the 1-based index of the pair). */
-struct wb_origin {
-	const char *file;   /* interned, owned by the plan (or the loader) */
-	int line, col;      /* 1-based; 0 when unknown (defaults) */
-};
-
-/* "file:line:col", "--set #2", or "default" into OUT. */
-void wb_origin_format(const struct wb_origin *o, char *out, size_t len);
-
-/* Record a WB_EUSAGE error "ORIGIN: message" and return -1. */
-int wb_origin_error(struct wb_err *e, const struct wb_origin *o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-struct plan_key {
-	char *name;          /* name in `keys:`, or NULL for an inline key */
-	char *text;          /* base64 public key */
-	char *key_file;      /* resolved path when given as key_file, else NULL */
-	char keyid_hex[17];
-	struct minisign_pubkey pk;   /* parsed; allow_legacy/file_check set */
-	struct wb_origin origin;
-};
-
-/*
- * A further signature requirement, from a layer above the artifact (a
- * top-level `signatures:` map in the image recipe, an override, or --set):
- * a minisign signature fetched from one of URLS must verify under one of
- * KEYS. Requirements are ANDed with the artifact's own (minisig_urls and
- * keys below) and with each other, each satisfied by its own signature:
- * a key of one never satisfies another (docs/recipes.md, "Policy only
- * tightens").
- */
-struct plan_sigreq {
-	struct wb_strlist urls;       /* signature URLs in try order */
-	struct plan_key *keys;        /* accepted minisign keys */
-	size_t nkeys, alloc_keys;
-	struct wb_origin origin;      /* of the `signatures` map */
-};
-
-void plan_sigreq_release(struct plan_sigreq *q);
-
-struct plan_verify {
-	char *sha256;                 /* pinned, lowercase hex, or NULL */
-	char *sha512;
-	char *source;                 /* citation for a pinned digest */
-	struct wb_strlist sha256_urls;/* checksum file URLs in try order */
-	struct wb_strlist sha512_urls;
-	struct wb_strlist minisig_urls; /* signature URLs in try order */
-	struct plan_key *keys;        /* accepted minisign keys */
-	size_t nkeys, alloc_keys;
-	/* further requirements (only when nkeys: the first requirement fills
-	 * minisig_urls and keys above) */
-	struct plan_sigreq *sigreqs;
-	size_t nsigreqs, alloc_sigreqs;
-	char *needs_pin;              /* reason, when only a lock pin can verify */
-	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
-	struct wb_origin sha256_origin, sha512_origin, sha256_url_origin,
-		sha512_url_origin, minisign_origin;
-};
+#include "trust/spec.h"
 
 enum plan_action {
 	PLAN_UNPACK = 1,
@@ -96,7 +37,7 @@ struct plan_artifact {
 	int replaced;              /* a `replace` override supplied the url */
 	struct wb_origin url_origin;
 
-	struct plan_verify verify;
+	struct trust_spec verify;   /* name and filename point at the above */
 
 	enum plan_action action;
 	char *dest_win;            /* Windows path as written (normalised to '\') */
@@ -112,34 +53,23 @@ struct plan_artifact {
 	struct wb_strlist payload_props;  /* "KEY=VALUE", sorted by key */
 };
 
-/* One further Authenticode trust set: the signer must chain to ROOTS and
- * be one of PUBLISHERS (none: any signer under ROOTS). */
-struct plan_authreq {
-	char *roots;
-	struct wb_strlist publishers;
-	struct wb_origin roots_origin, publishers_origin;
-};
-
 /*
  * `authenticode: {require, roots, publishers}` at the top level (every
  * component) or under `components.<n>` (that component). Policy only
- * tightens: ROOTS and PUBLISHERS are the merged top-level map's; every
- * layer's own top-level roots/publishers that differ, and a component's
- * own, are further trust sets in ALSO, each of which must hold too: a
- * component can narrow the site's roots and publishers, never replace
- * them. A `require: true` in any layer holds. Applies to the staged .exe,
- * .dll and .msi files.
+ * tightens: SETS[0] is the merged top-level map's roots and publishers;
+ * every layer's own top-level roots/publishers that differ, and a
+ * component's own, are further trust sets after it, each of which must
+ * hold too: a component can narrow the site's roots and publishers, never
+ * replace them. A `require: true` in any layer holds. Applies to the staged
+ * .exe, .dll and .msi files.
  */
 struct plan_authenticode {
-	int set;                       /* a policy applies */
+	int set;                       /* a policy applies (then nsets >= 1) */
 	int require;                   /* unsigned files fail */
-	char *roots;                   /* PEM file, relative to the declaring
-					  file already resolved */
-	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
-	struct plan_authreq *also;     /* further trust sets, ANDed */
-	size_t nalso, alloc_also;
+	struct trust_authset *sets;    /* ANDed (trust/spec.h) */
+	size_t nsets, alloc_sets;
 	struct wb_origin origin;       /* of the map (component's, else global) */
-	struct wb_origin require_origin, roots_origin;
+	struct wb_origin require_origin;
 };
 
 /* Point OUT at A's settings (A must outlive OUT's use); release OUT with
@@ -210,16 +140,6 @@ struct plan_mirror {
 	struct wb_origin origin;
 };
 
-struct plan_policy {
-	int require_signature;     /* policy.require: signature */
-	int allow_http;            /* policy.allow_http (default 1) */
-	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
-	/* policy.unverified_iso: allow in some layer and forbid in none */
-	int allow_unverified_iso;
-	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin,
-		unverified_iso_origin;
-};
-
 struct plan {
 	char *name;
 	char *recipe_path;
@@ -245,7 +165,7 @@ struct plan {
 	char *payload_url;
 	struct wb_strlist override_files;
 
-	struct plan_policy policy;
+	struct trust_policy policy;
 	struct plan_authenticode authenticode;  /* the global `authenticode:` */
 	struct plan_mirror *mirrors;
 	size_t nmirrors;

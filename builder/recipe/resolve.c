@@ -24,6 +24,7 @@
 #include "recipe/node.h"
 #include "recipe/plan.h"
 #include "recipe/schema.h"
+#include "trust/method.h"
 
 #define MAX_INCLUDE_DEPTH 16
 #define MAX_VAR_DEPTH 16
@@ -713,7 +714,7 @@ static int apply_mirrors(struct resolver *r, const char *url,
 /* ---- keys ---- */
 
 static int load_key(struct resolver *r, const struct rnode *km, const char *name,
-		    struct plan_key *k)
+		    struct trust_key *k)
 {
 	const struct rnode *kt = rnode_get(km, "key"), *kf = rnode_get(km, "key_file");
 	const struct rnode *al = rnode_get(km, "allow_legacy"), *fc = rnode_get(km, "file_check");
@@ -776,11 +777,11 @@ static const struct rnode *named_key(const struct resolver *r, const char *name,
 
 /* Append the keys of LIST to KEYS (names resolved as layer UPTO saw them). */
 static int add_keys(struct resolver *r, const struct rnode *list, size_t upto,
-		    struct plan_key **keys, size_t *nkeys, size_t *alloc_keys)
+		    struct trust_key **keys, size_t *nkeys, size_t *alloc_keys)
 {
 	for (size_t i = 0; list && i < list->nr; i++) {
 		const struct rnode *it = list->items[i];
-		struct plan_key k;
+		struct trust_key k;
 
 		if (it->type == RNODE_SCALAR) {
 			const struct rnode *km = named_key(r, it->scalar, upto);
@@ -838,19 +839,21 @@ static char *lower(char *s)
 	return s;
 }
 
-/* The signature URLs of A from map N (`verify.minisign` or `signatures`):
- * its `url`, default "${url}.minisig", expanded and mirrored. */
-static int signature_urls(struct resolver *r, const struct rnode *n,
-			  const struct rnode *un, const struct vars *vs,
-			  struct plan_artifact *a, const char *what,
-			  struct wb_strlist *out)
+/* The auxiliary file URLs of A from map N (`verify.minisign`,
+ * `signatures`, `verify.<method>`): UN, default DEF ("${url}.minisig"),
+ * expanded and mirrored. */
+static int aux_urls(struct resolver *r, const struct rnode *n,
+		    const struct rnode *un, const char *deftmpl, const struct vars *vs,
+		    struct plan_artifact *a, const char *what, struct wb_strlist *out)
 {
 	struct rnode *def = NULL;
 	char *u;
 	int ret;
 
+	if (!un && !deftmpl)
+		return err_at(r, &n->origin, "'%s' is required", what);
 	if (!un)
-		un = def = rnode_new_scalar("${url}.minisig", &n->origin);
+		un = def = rnode_new_scalar(deftmpl, &n->origin);
 	u = expand(r, vs, un, what);
 	rnode_free(def);
 	if (!u)
@@ -863,11 +866,60 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 	return ret;
 }
 
+static int signature_urls(struct resolver *r, const struct rnode *n,
+			  const struct rnode *un, const struct vars *vs,
+			  struct plan_artifact *a, const char *what,
+			  struct wb_strlist *out)
+{
+	return aux_urls(r, n, un, trust_m_minisign.default_url, vs, a, what, out);
+}
+
+/* `verify.<name>` of a method of the table that declares its recipe
+ * settings (trust/method.h): its file's URLs and its params. */
+static int convert_method(struct resolver *r, const struct trust_method *m,
+			  const struct rnode *n, const struct vars *vs,
+			  struct plan_artifact *a, const char *ctx)
+{
+	struct trust_req *q = trust_spec_add(&a->verify, m, &n->origin);
+	struct wb_err me = WB_ERR_INIT;
+	char what[256];
+
+	snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->url_param);
+	if (aux_urls(r, n, rnode_get(n, m->url_param), m->default_url, vs, a, what,
+		     &q->urls))
+		return -1;
+	for (size_t i = 0; m->params[i].name; i++) {
+		const struct rnode *pn = rnode_get(n, m->params[i].name);
+		char *v;
+
+		if (!pn)
+			continue;
+		snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->params[i].name);
+		if (!(v = expand(r, vs, pn, what)))
+			return -1;
+		if (m->params[i].file) {
+			char *path = relative_to(pn->origin.file, v);
+			free(v);
+			v = path;
+			if (!fs_exists(v)) {
+				err_at(r, &pn->origin, "%s: file '%s' does not exist", what, v);
+				free(v);
+				return -1;
+			}
+		}
+		trust_req_set_param(q, m->params[i].name, v, m->params[i].file, &pn->origin);
+		free(v);
+	}
+	if (m->validate && m->validate(q, &me) < 0)
+		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
+	return 0;
+}
+
 static int convert_verify(struct resolver *r, const struct rnode *vn,
 			  const struct vars *vs, struct plan_artifact *a,
 			  const char *ctx)
 {
-	struct plan_verify *v = &a->verify;
+	struct trust_spec *v = &a->verify;
 	const struct rnode *n;
 	char what[256];
 
@@ -890,7 +942,7 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		v->needs_pin = xstrdup(n->scalar);
 	for (int alg = 0; alg < 2; alg++) {
 		const char *key = alg ? "sha512_url" : "sha256_url";
-		struct wb_strlist *dst = alg ? &v->sha512_urls : &v->sha256_urls;
+		struct trust_req *q;
 		char *u;
 
 		if (!(n = rnode_get(vn, key)))
@@ -898,53 +950,38 @@ static int convert_verify(struct resolver *r, const struct rnode *vn,
 		snprintf(what, sizeof(what), "%s.verify.%s", ctx, key);
 		if (!(u = expand(r, vs, n, what)))
 			return -1;
+		q = trust_spec_add(v, trust_method_find(key), &n->origin);
 		if (url_check(r, u, &n->origin, what) ||
 		    url_layout_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, dst)) {
+		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, &q->urls)) {
 			free(u);
 			return -1;
 		}
 		free(u);
-		if (alg)
-			v->sha512_url_origin = n->origin;
-		else
-			v->sha256_url_origin = n->origin;
 	}
 	if ((n = rnode_get(vn, "minisign"))) {
+		struct trust_req *q = trust_spec_add(v, &trust_m_minisign, &n->origin);
+
 		snprintf(what, sizeof(what), "%s.verify.minisign.url", ctx);
-		v->minisign_origin = n->origin;
-		if (signature_urls(r, n, rnode_get(n, "url"), vs, a, what,
-				   &v->minisig_urls) ||
-		    add_keys(r, rnode_get(n, "keys"), r->nlayers, &v->keys,
-			     &v->nkeys, &v->alloc_keys))
+		if (signature_urls(r, n, rnode_get(n, "url"), vs, a, what, &q->urls) ||
+		    add_keys(r, rnode_get(n, "keys"), r->nlayers, &q->keys,
+			     &q->nkeys, &q->alloc_keys))
 			return -1;
 	}
+	for (size_t t = 0; trust_methods[t]; t++)
+		if (trust_methods[t]->params && (n = rnode_get(vn, trust_methods[t]->name)) &&
+		    convert_method(r, trust_methods[t], n, vs, a, ctx))
+			return -1;
 	return 0;
 }
 
-static int same_keys(const struct plan_key *a, size_t na,
-		     const struct plan_key *b, size_t nb)
+/* The artifact's first requirement of method M, or NULL. */
+static struct trust_req *first_req(struct trust_spec *v, const struct trust_method *m)
 {
-	if (na != nb)
-		return 0;
-	for (size_t i = 0; i < na; i++) {
-		size_t j = 0;
-		while (j < nb && strcmp(a[i].text, b[j].text))
-			j++;
-		if (j == nb)
-			return 0;
-	}
-	return 1;
-}
-
-static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
-{
-	if (a->nr != b->nr)
-		return 0;
-	for (size_t i = 0; i < a->nr; i++)
-		if (strcmp(a->v[i], b->v[i]))
-			return 0;
-	return 1;
+	for (size_t i = 0; i < v->nreqs; i++)
+		if (v->reqs[i].method == m)
+			return &v->reqs[i];
+	return NULL;
 }
 
 /*
@@ -959,53 +996,41 @@ static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
 static int convert_signatures(struct resolver *r, const struct vars *vs,
 			      struct plan_artifact *a, const char *ctx)
 {
-	struct plan_verify *v = &a->verify;
+	struct trust_spec *v = &a->verify;
 	const struct rnode *merged_url = rnode_get(rnode_get(r->top, "signatures"), "url");
 	char what[256];
 
 	snprintf(what, sizeof(what), "signatures.url for %s", ctx);
 	for (size_t i = 0; i < r->nlayers; i++) {
 		const struct rnode *sg = r->layers[i].sigs, *un;
-		struct plan_sigreq q;
+		struct trust_req q, *own = first_req(v, &trust_m_minisign);
 		int dup = 0;
 
 		if (!sg || !rnode_get(sg, "keys"))
 			continue;
 		memset(&q, 0, sizeof(q));
+		q.method = &trust_m_minisign;
 		q.origin = sg->origin;
+		/* the first requirement fills the artifact's own slot */
+		q.layered = own != NULL;
 		un = rnode_get(sg, "url");
 		if (signature_urls(r, sg, un ? un : merged_url, vs, a, what, &q.urls) ||
 		    add_keys(r, rnode_get(sg, "keys"), i, &q.keys, &q.nkeys,
 			     &q.alloc_keys)) {
-			plan_sigreq_release(&q);
+			trust_req_release(&q);
 			return -1;
 		}
 		if (!q.nkeys) {
-			plan_sigreq_release(&q);
+			trust_req_release(&q);
 			return err_at(r, &sg->origin, "'signatures.keys' is empty");
 		}
-		if (!v->nkeys) {
-			/* the artifact's own slot */
-			wb_strlist_release(&v->minisig_urls);
-			v->minisig_urls = q.urls;
-			v->keys = q.keys;
-			v->nkeys = q.nkeys;
-			v->alloc_keys = q.alloc_keys;
-			v->minisign_origin = q.origin;
-			continue;
-		}
-		dup = same_urls(&q.urls, &v->minisig_urls) &&
-		      same_keys(q.keys, q.nkeys, v->keys, v->nkeys);
-		for (size_t k = 0; !dup && k < v->nsigreqs; k++)
-			dup = same_urls(&q.urls, &v->sigreqs[k].urls) &&
-			      same_keys(q.keys, q.nkeys, v->sigreqs[k].keys,
-					v->sigreqs[k].nkeys);
+		for (size_t k = 0; !dup && k < v->nreqs; k++)
+			dup = trust_req_same(&q, &v->reqs[k]);
 		if (dup) {
-			plan_sigreq_release(&q);
+			trust_req_release(&q);
 			continue;
 		}
-		ALLOC_GROW(v->sigreqs, v->nsigreqs + 1, v->alloc_sigreqs);
-		v->sigreqs[v->nsigreqs++] = q;
+		*trust_spec_add(v, q.method, NULL) = q;
 	}
 	return 0;
 }
@@ -1099,34 +1124,47 @@ static int convert_action(struct resolver *r, const struct rnode *an,
 static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 				 const struct rnode *vn)
 {
-	const struct plan_policy *pol = &r->plan->policy;
-	struct plan_verify *v = &a->verify;
+	const struct trust_policy *pol = &r->plan->policy;
+	struct trust_spec *v = &a->verify;
 	char where[512];
 
-	if (pol->forbid_checksum_urls && (v->sha256_urls.nr || v->sha512_urls.nr)) {
-		wb_strlist_release(&v->sha256_urls);
-		wb_strlist_release(&v->sha512_urls);
-		if (!v->sha256 && !v->sha512 && !v->nkeys) {
+	size_t nsig = 0, nchecksum = 0;
+
+	for (size_t i = 0; i < v->nreqs; i++) {
+		if (v->reqs[i].method->flags & TRUST_SIGNATURE)
+			nsig++;
+		if (v->reqs[i].method->flags & TRUST_CHECKSUM)
+			nchecksum++;
+	}
+	if (pol->forbid_checksum_urls && nchecksum) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < v->nreqs; i++) {
+			if (v->reqs[i].method->flags & TRUST_CHECKSUM)
+				trust_req_release(&v->reqs[i]);
+			else
+				v->reqs[k++] = v->reqs[i];
+		}
+		v->nreqs = k;
+		if (!v->sha256 && !v->sha512 && !v->nreqs) {
 			wb_origin_format(&pol->checksum_urls_origin, where, sizeof(where));
 			return err_at(r, &vn->origin,
 				      "artifact '%s' is verified only by a checksum file, which policy.checksum_urls: forbid does not accept (%s)",
 				      a->name, where);
 		}
 	}
-	if (pol->require_signature && !v->nkeys) {
+	if (pol->require_signature && !nsig) {
 		wb_origin_format(&pol->require_origin, where, sizeof(where));
 		return err_at(r, &vn->origin,
 			      "artifact '%s' has no minisign signature, but policy.require is 'signature' (%s)",
 			      a->name, where);
 	}
-	if (v->needs_pin && (v->sha256 || v->sha512 || v->sha256_urls.nr ||
-			     v->sha512_urls.nr || v->nkeys)) {
+	if (v->needs_pin && (v->sha256 || v->sha512 || v->nreqs)) {
 		/* another method verifies it: no pin needed after all */
 		free(v->needs_pin);
 		v->needs_pin = NULL;
 	}
-	if (!v->sha256 && !v->sha512 && !v->sha256_urls.nr && !v->sha512_urls.nr &&
-	    !v->nkeys && !v->needs_pin)
+	if (!v->sha256 && !v->sha512 && !v->nreqs && !v->needs_pin)
 		return err_at(r, &vn->origin,
 			      "artifact '%s' has no verification: give sha256, sha512, sha256_url, sha512_url, minisign or needs_pin",
 			      a->name);
@@ -1231,34 +1269,59 @@ static int auth_publishers(struct resolver *r, const struct rnode *k, const char
 	return 0;
 }
 
+static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
+{
+	if (a->nr != b->nr)
+		return 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}
+
 static int same_trust(const char *roots, const struct wb_strlist *pubs,
 		      const char *roots2, const struct wb_strlist *pubs2)
 {
 	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && same_urls(pubs, pubs2);
 }
 
-/* Add the trust set ROOTS (taken) and PUBS (moved) to A's further sets,
- * unless A already requires exactly that. */
+/* Add the trust set ROOTS (taken) and PUBS (moved) to A's sets (the first
+ * is A's own, the rest further sets), unless A already requires exactly
+ * that. */
 static void add_authreq(struct plan_authenticode *a, char *roots, struct wb_strlist *pubs,
 			const struct wb_origin *roots_origin)
 {
-	struct plan_authreq *q;
-	int dup = same_trust(roots, pubs, a->roots, &a->publishers);
+	struct wb_origin at = *roots_origin;   /* may point into a->sets */
+	struct trust_authset *q;
+	int dup = 0;
 
-	for (size_t i = 0; !dup && i < a->nalso; i++)
-		dup = same_trust(roots, pubs, a->also[i].roots, &a->also[i].publishers);
+	for (size_t i = 0; !dup && i < a->nsets; i++)
+		dup = same_trust(roots, pubs, a->sets[i].roots, &a->sets[i].publishers);
 	if (dup) {
 		free(roots);
 		wb_strlist_release(pubs);
 		return;
 	}
-	ALLOC_GROW(a->also, a->nalso + 1, a->alloc_also);
-	q = &a->also[a->nalso++];
+	ALLOC_GROW(a->sets, a->nsets + 1, a->alloc_sets);
+	q = &a->sets[a->nsets++];
 	memset(q, 0, sizeof(*q));
 	q->roots = roots;
 	q->publishers = *pubs;
 	memset(pubs, 0, sizeof(*pubs));
-	q->roots_origin = *roots_origin;
+	q->roots_origin = at;
+}
+
+/* A's own roots (its first set's), and where they were set. */
+static const char *own_roots(const struct plan_authenticode *a)
+{
+	return a->nsets ? a->sets[0].roots : NULL;
+}
+
+static const struct wb_origin *own_roots_origin(const struct plan_authenticode *a)
+{
+	static const struct wb_origin none;
+
+	return a->nsets ? &a->sets[0].roots_origin : &none;
 }
 
 static void copy_publishers(const struct wb_strlist *from, struct wb_strlist *to)
@@ -1314,16 +1377,14 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 	memset(out, 0, sizeof(*out));
 	if (narrow) {
 		*out = *global;
-		out->roots = global->roots ? xstrdup(global->roots) : NULL;
-		copy_publishers(&global->publishers, &out->publishers);
-		out->also = NULL;
-		out->nalso = out->alloc_also = 0;
-		for (size_t i = 0; i < global->nalso; i++) {
+		out->sets = NULL;
+		out->nsets = out->alloc_sets = 0;
+		for (size_t i = 0; i < global->nsets; i++) {
 			struct wb_strlist pubs;
 
-			copy_publishers(&global->also[i].publishers, &pubs);
-			add_authreq(out, xstrdup(global->also[i].roots), &pubs,
-				    &global->also[i].roots_origin);
+			copy_publishers(&global->sets[i].publishers, &pubs);
+			add_authreq(out, xstrdup(global->sets[i].roots), &pubs,
+				    &global->sets[i].roots_origin);
 		}
 	}
 	if (!n)
@@ -1338,17 +1399,30 @@ static int convert_authenticode(struct resolver *r, const struct rnode *n,
 	rk = rnode_get(n, "roots");
 	pk = rnode_get(n, "publishers");
 	if (narrow)
-		return add_map_trust(r, n, what, out, global->roots, &global->roots_origin);
-	if (rk) {
-		if (auth_roots(r, rk, what, &out->roots))
+		return add_map_trust(r, n, what, out, own_roots(global), own_roots_origin(global));
+	{
+		/* the policy's own set: its roots and publishers */
+		struct trust_authset own;
+
+		memset(&own, 0, sizeof(own));
+		if (rk) {
+			if (auth_roots(r, rk, what, &own.roots))
+				return -1;
+			own.roots_origin = rk->origin;
+		}
+		if (pk && auth_publishers(r, pk, what, &own.publishers)) {
+			free(own.roots);
+			wb_strlist_release(&own.publishers);
 			return -1;
-		out->roots_origin = rk->origin;
+		}
+		if (!own.roots) {
+			wb_strlist_release(&own.publishers);
+			return err_at(r, &n->origin,
+				      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
+		}
+		ALLOC_GROW(out->sets, out->nsets + 1, out->alloc_sets);
+		out->sets[out->nsets++] = own;
 	}
-	if (pk && auth_publishers(r, pk, what, &out->publishers))
-		return -1;
-	if (!out->roots)
-		return err_at(r, &n->origin,
-			      "'%s' needs 'roots' (a PEM file of trusted roots)", what);
 	return 0;
 }
 
@@ -1362,8 +1436,8 @@ static int layer_authenticode(struct resolver *r)
 	if (!a->set)
 		return 0;
 	for (size_t i = 0; i < r->nlayers; i++)
-		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, a->roots,
-				  &a->roots_origin))
+		if (add_map_trust(r, r->layers[i].auth, "authenticode", a, own_roots(a),
+				  own_roots_origin(a)))
 			return -1;
 	return 0;
 }
@@ -1398,7 +1472,7 @@ static int layer_component_authenticode(struct resolver *r, const char *name,
 			a->require = 1;
 			a->require_origin = k->origin;
 		}
-		if (add_map_trust(r, n, what, a, a->roots, &a->roots_origin))
+		if (add_map_trust(r, n, what, a, own_roots(a), own_roots_origin(a)))
 			return -1;
 	}
 	return 0;
@@ -2152,7 +2226,7 @@ static char *str_or(const struct rnode *n, const char *key, const char *def)
 
 static void resolve_policy(struct resolver *r)
 {
-	struct plan_policy *pol = &r->plan->policy;
+	struct trust_policy *pol = &r->plan->policy;
 
 	pol->allow_http = 1;
 	/* Policy only tightens: a later layer cannot loosen what an earlier
@@ -2422,6 +2496,11 @@ static int convert_top(struct resolver *r)
 	}
 	qsort(p->values, p->nvalues, sizeof(*p->values), cmp_value);
 	qsort(p->artifacts, p->nartifacts, sizeof(*p->artifacts), cmp_artifact);
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		/* the spec names its artifact (trust/ knows no plan) */
+		p->artifacts[i].verify.name = p->artifacts[i].name;
+		p->artifacts[i].verify.filename = p->artifacts[i].filename;
+	}
 	return 0;
 }
 

@@ -25,6 +25,15 @@ static const struct schema_key schema_minisign[] = {
 	END
 };
 
+static const struct schema_key schema_sigstore[] = {
+	{ "bundle", S_STR, NULL, NULL, 0 },
+	{ "trusted_root", S_STR, NULL, NULL, 0 },
+	{ "identity", S_STR, NULL, NULL, 0 },
+	{ "issuer", S_STR, NULL, NULL, 0 },
+	{ "key", S_STR, NULL, NULL, 0 },
+	END
+};
+
 static const struct schema_key schema_verify[] = {
 	{ "sha256", S_STR, NULL, NULL, 0 },
 	{ "sha512", S_STR, NULL, NULL, 0 },
@@ -32,6 +41,7 @@ static const struct schema_key schema_verify[] = {
 	{ "sha256_url", S_STR, NULL, NULL, 0 },
 	{ "sha512_url", S_STR, NULL, NULL, 0 },
 	{ "minisign", S_MAP, schema_minisign, NULL, 0 },
+	{ "sigstore", S_MAP, schema_sigstore, NULL, 0 },
 	{ "needs_pin", S_STR, NULL, NULL, 0 },
 	END
 };

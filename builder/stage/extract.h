@@ -54,18 +54,7 @@
 #include <time.h>
 
 #include "lib/err.h"
-
-#define EXTRACT_DEFAULT_MAX_BYTES (4ULL << 30)    /* 4 GiB unpacked */
-#define EXTRACT_DEFAULT_MAX_ENTRIES 100000ULL
-#define EXTRACT_DEFAULT_MAX_RATIO 200ULL          /* unpacked / packed */
-#define EXTRACT_DEFAULT_MAX_SECONDS 900ULL
-
-struct extract_limits {
-	unsigned long long max_bytes;     /* 0 = default */
-	unsigned long long max_entries;   /* 0 = default */
-	unsigned long long max_ratio;     /* 0 = default */
-	unsigned long long max_seconds;   /* 0 = default */
-};
+#include "lib/extract_limits.h"
 
 struct extract_spec {
 	int strip;                 /* leading path components to remove */

@@ -9,6 +9,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/winpath.h"
+#include "stage/manifest.h"
 #include "stage/stage.h"
 #include "stage/stamp.h"
 #include "trust/authenticode.h"
@@ -219,26 +220,20 @@ static struct prep_slot *wait_for(struct stage_worker *w, size_t i)
 /* The files artifact A placed in the previous tree, from its manifest
  * (TREE_PATHS relative to A's destination, or its basename for a single
  * file) into OLD. 0 when the manifest does not list them as expected. */
-static int old_files(const struct plan_artifact *a, json_t *files,
+static int old_files(const struct plan_artifact *a, const struct staged_manifest *m,
 		     struct extract_result *old)
 {
-	size_t dl = strlen(a->dest_tree), k;
+	size_t dl = strlen(a->dest_tree);
 	int single = a->action != PLAN_UNPACK;
-	json_t *f;
 
-	json_array_foreach(files, k, f) {
-		const char *art = json_string_value(json_object_get(f, "artifact"));
-		const char *tp = json_string_value(json_object_get(f, "tree_path"));
-		const char *sha = json_string_value(json_object_get(f, "sha256"));
-		json_t *size = json_object_get(f, "size");
+	for (size_t k = 0; k < m->nfiles; k++) {
+		const struct staged_file *f = &m->files[k];
+		const char *art = f->artifact, *tp = f->tree_path, *sha = f->sha256;
 		const char *rel;
 		struct extract_file *x;
 
 		if (!art || strcmp(art, a->name))
 			continue;
-		if (!tp || !sha || strlen(sha) != 64 || !json_is_integer(size) ||
-		    json_integer_value(size) < 0)
-			return 0;
 		if (single) {
 			if (strcmp(tp, a->dest_tree))
 				return 0;
@@ -256,7 +251,7 @@ static int old_files(const struct plan_artifact *a, json_t *files,
 		x = &old->files[old->nr++];
 		memset(x, 0, sizeof(*x));
 		x->path = xstrdup(rel);
-		x->size = (unsigned long long)json_integer_value(size);
+		x->size = f->size;
 		x->mode = tree_file_mode(x->path);
 		if (digest_unhex(sha, x->sha256, 32) < 0)
 			return 0;
@@ -273,13 +268,13 @@ static void load_reuse(struct stage *s)
 	struct wb_strlist preps = WB_STRLIST_INIT;
 	struct wb_err ignore = WB_ERR_INIT;
 	char *mpath = fs_join(s->t.dir, "manifest.json");
-	json_t *m = NULL, *files;
+	struct staged_manifest m;
+	int have = 0;
 
 	if (stamp_reusable(s->t.dir, &preps, &ignore) == 1)
-		m = json_load_file(mpath, 0, NULL);
+		have = staged_manifest_read(mpath, &m, &ignore) == 0;
 	stamp_remove(s->t.dir);
-	files = json_object_get(m, "files");
-	for (size_t i = 0; files && i < w->nslots; i++) {
+	for (size_t i = 0; have && i < w->nslots; i++) {
 		const struct plan_artifact *a = &s->plan->artifacts[i];
 		struct prep_slot *sl = &w->slots[i];
 		size_t nl = strlen(a->name);
@@ -287,13 +282,14 @@ static void load_reuse(struct stage *s)
 		for (size_t k = 0; k < preps.nr && !sl->old_key; k++)
 			if (!strncmp(preps.v[k], a->name, nl) && preps.v[k][nl] == ' ')
 				sl->old_key = xstrdup(preps.v[k] + nl + 1);
-		if (sl->old_key && !old_files(a, files, &sl->old)) {
+		if (sl->old_key && !old_files(a, &m, &sl->old)) {
 			extract_result_release(&sl->old);
 			free(sl->old_key);
 			sl->old_key = NULL;
 		}
 	}
-	json_decref(m);
+	if (have)
+		staged_manifest_release(&m);
 	free(mpath);
 	wb_strlist_release(&preps);
 }

@@ -118,11 +118,15 @@ static void hash_self(struct digest_ctx *d)
 	}
 }
 
-static int hash_keys(struct digest_ctx *d, const struct plan_key *k, size_t n,
-		     struct wb_err *e)
+/* The files a requirement names: key files, a method's file settings. */
+static int hash_req_files(struct digest_ctx *d, const struct trust_req *q,
+			  struct wb_err *e)
 {
-	for (size_t i = 0; i < n; i++)
-		if (k[i].key_file && hash_file(d, "key_file", k[i].key_file, e) < 0)
+	for (size_t i = 0; i < q->nkeys; i++)
+		if (q->keys[i].key_file && hash_file(d, "key_file", q->keys[i].key_file, e) < 0)
+			return -1;
+	for (size_t i = 0; i < q->nparams; i++)
+		if (q->params[i].file && hash_file(d, q->params[i].key, q->params[i].value, e) < 0)
 			return -1;
 	return 0;
 }
@@ -132,17 +136,15 @@ static int hash_roots(struct digest_ctx *d, const struct plan_authenticode *a,
 {
 	if (!a->set)
 		return 0;
-	if (a->roots && hash_file(d, "roots", a->roots, e) < 0)
-		return -1;
-	for (size_t i = 0; i < a->nalso; i++)
-		if (a->also[i].roots && hash_file(d, "roots", a->also[i].roots, e) < 0)
+	for (size_t i = 0; i < a->nsets; i++)
+		if (a->sets[i].roots && hash_file(d, "roots", a->sets[i].roots, e) < 0)
 			return -1;
 	return 0;
 }
 
 /* The contents of every other file the plan names and the stage reads:
  * Authenticode roots (global, per component, every trust set) and
- * minisign key files. A file changed in place must change the key. */
+ * every verification requirement's key and setting files. A file changed in place must change the key. */
 static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb_err *e)
 {
 	if (hash_roots(d, &p->authenticode, e) < 0)
@@ -151,12 +153,10 @@ static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb
 		if (hash_roots(d, &p->components[i].authenticode, e) < 0)
 			return -1;
 	for (size_t i = 0; i < p->nartifacts; i++) {
-		const struct plan_verify *v = &p->artifacts[i].verify;
+		const struct trust_spec *v = &p->artifacts[i].verify;
 
-		if (hash_keys(d, v->keys, v->nkeys, e) < 0)
-			return -1;
-		for (size_t q = 0; q < v->nsigreqs; q++)
-			if (hash_keys(d, v->sigreqs[q].keys, v->sigreqs[q].nkeys, e) < 0)
+		for (size_t q = 0; q < v->nreqs; q++)
+			if (hash_req_files(d, &v->reqs[q], e) < 0)
 				return -1;
 	}
 	return 0;

@@ -3,32 +3,35 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "lib/buf.h"
-#include "trust/checksum.h"
-#include "trust/minisign.h"
 #include "trust/verify.h"
 
-int verify_url_allowed(const struct plan_policy *policy, const char *url)
+int verify_url_allowed(const struct trust_policy *policy, const char *url)
 {
 	if (policy && !policy->allow_http && !strncasecmp(url, "http://", 7))
 		return 0;
 	return 1;
 }
 
-int verify_plan(const struct plan_artifact *art, const struct plan_policy *policy,
+int verify_plan(const struct trust_spec *v, const struct trust_policy *policy,
 		const char *lock_sha256, int accept_new, struct verify_needs *needs,
 		struct wb_err *e)
 {
-	const struct plan_verify *v = &art->verify;
-	int forbid = policy && policy->forbid_checksum_urls;
-	unsigned m = 0;
+	int forbid = policy && policy->forbid_checksum_urls, forbidden = 0;
+	unsigned m = 0, algs = 0;
+	unsigned long long reqs = 0;
 
 	memset(needs, 0, sizeof(*needs));
 	if (lock_sha256 && v->sha256 && strcasecmp(lock_sha256, v->sha256))
 		return wb_error(e, WB_EVERIFY,
 				"artifact '%s': the lock file pins sha256 %s, but the recipe "
 				"pins sha256 %s; a recipe pin always holds (run 'winbuild lock' "
-				"to pin what the recipe says)", art->name, lock_sha256, v->sha256);
+				"to pin what the recipe says)", v->name, lock_sha256, v->sha256);
+	if (v->nreqs > VERIFY_MAX_REQS)
+		return wb_error(e, WB_EUSAGE, "artifact '%s' has more than %d verification "
+				"requirements", v->name, VERIFY_MAX_REQS);
 	if (v->needs_pin) {
 		/* Only a lock pin verifies it; other methods still apply. */
 		if (lock_sha256)
@@ -39,7 +42,7 @@ int verify_plan(const struct plan_artifact *art, const struct plan_policy *polic
 			return wb_error(e, WB_EUSAGE,
 					"artifact '%s' cannot be verified: %s; pin it with "
 					"'winbuild lock --accept-new' and review the lock",
-					art->name, v->needs_pin);
+					v->name, v->needs_pin);
 	} else if (lock_sha256) {
 		m |= VERIFY_LOCK_PIN;
 	}
@@ -47,123 +50,48 @@ int verify_plan(const struct plan_artifact *art, const struct plan_policy *polic
 		m |= VERIFY_PINNED_SHA256;
 	if (v->sha512)
 		m |= VERIFY_PINNED_SHA512;
-	if (!forbid && v->sha256_urls.nr)
-		m |= VERIFY_CHECKSUM_SHA256;
-	if (!forbid && v->sha512_urls.nr)
-		m |= VERIFY_CHECKSUM_SHA512;
-	if (v->nkeys)
-		m |= VERIFY_MINISIGN;
+	for (size_t i = 0; i < v->nreqs; i++) {
+		const struct trust_method *tm = v->reqs[i].method;
 
-	if (policy && policy->require_signature && !(m & VERIFY_MINISIGN))
+		if (forbid && (tm->flags & TRUST_CHECKSUM)) {
+			forbidden = 1;
+			continue;
+		}
+		reqs |= 1ULL << i;
+		algs |= tm->digest_algs;
+		m |= VERIFY_REQS;
+		if (tm->flags & TRUST_SIGNATURE)
+			m |= VERIFY_SIGNATURE;
+	}
+
+	if (policy && policy->require_signature && !(m & VERIFY_SIGNATURE))
 		return wb_error(e, WB_EVERIFY,
 				"artifact '%s' has no minisign signature from a pinned key, "
 				"and policy requires one (policy.require: signature)",
-				art->name);
+				v->name);
 	if (!m) {
-		if (forbid && (v->sha256_urls.nr || v->sha512_urls.nr))
+		if (forbidden)
 			return wb_error(e, WB_EVERIFY,
 					"artifact '%s' is verified only by a checksum file, "
 					"and policy forbids checksum files (policy.checksum_urls: forbid)",
-					art->name);
+					v->name);
 		return wb_error(e, WB_EUSAGE, "artifact '%s' has no verification method",
-				art->name);
+				v->name);
 	}
 	needs->methods = m;
+	needs->reqs = reqs;
 	/* SHA-512 always: the SBOM records it, and the download's one pass is
 	 * the only read of the bytes that need not be repeated for it */
-	needs->digest_algs = DIGEST_SHA256 | DIGEST_SHA512;
-	if (m & VERIFY_MINISIGN)
-		needs->digest_algs |= DIGEST_BLAKE2B512;
+	needs->digest_algs = DIGEST_SHA256 | DIGEST_SHA512 | algs;
 	return 0;
 }
 
-static int compare(const struct verify_input *in, const char *what,
-		   const unsigned char *expect, const unsigned char *actual,
-		   size_t len, struct wb_err *e)
+const char *verify_pinned_sha256(const struct trust_spec *v, const char *lock_sha256)
 {
-	char eh[129], ah[129];
-
-	if (digest_equal(expect, actual, len))
-		return 0;
-	digest_hex(expect, len, eh);
-	digest_hex(actual, len, ah);
-	return wb_error(e, WB_EVERIFY,
-			"artifact '%s' from '%s' did not verify: %s mismatch\n"
-			"  expected %s\n  actual   %s",
-			in->art->name, in->url, what, eh, ah);
+	return v->sha256 ? v->sha256 : lock_sha256;
 }
 
-static int check_checksum_file(const struct verify_input *in, enum digest_alg alg,
-			       const char *text, size_t len, const char *url,
-			       struct wb_err *e)
-{
-	unsigned char want[64];
-	size_t n = alg == DIGEST_SHA512 ? 64 : 32;
-	const unsigned char *actual = alg == DIGEST_SHA512 ? in->dr->sha512 : in->dr->sha256;
-	char *what;
-	int ret;
-
-	if (!text)
-		return wb_error(e, WB_EUSAGE, "artifact '%s': checksum file was not fetched",
-				in->art->name);
-	if (checksum_parse(text, len, in->art->filename, alg, want, e) < 0) {
-		wb_error_prefix(e, "artifact '%s': checksum file '%s'", in->art->name, url);
-		return -1;
-	}
-	what = xasprintf("%s (from checksum file '%s')",
-			 alg == DIGEST_SHA512 ? "sha512" : "sha256", url);
-	ret = compare(in, what, want, actual, n, e);
-	free(what);
-	return ret;
-}
-
-/* One signature requirement: the signature TEXT (fetched from URL) must
- * verify under one of KEYS (and only those). WHICH names it in messages. */
-static int check_signature(const struct verify_input *in, const struct plan_key *pkeys,
-			   size_t nkeys, const char *text, size_t len, const char *url,
-			   const char *which, struct verify_sig *out, struct wb_err *e)
-{
-	struct minisign_pubkey *keys;
-	struct minisign_sig sig;
-	struct minisign_result res;
-	int ret;
-
-	if (!text)
-		return wb_error(e, WB_EUSAGE, "artifact '%s': %ssignature was not fetched",
-				in->art->name, which);
-	memset(&sig, 0, sizeof(sig));
-	memset(&res, 0, sizeof(res));
-	if (minisign_sig_parse(text, len, &sig, e) < 0) {
-		wb_error_prefix(e, "artifact '%s': %ssignature '%s'", in->art->name,
-				which, url);
-		return -1;
-	}
-	keys = xcalloc(nkeys ? nkeys : 1, sizeof(*keys));
-	for (size_t i = 0; i < nkeys; i++)
-		keys[i] = pkeys[i].pk;
-	ret = minisign_verify(&sig, keys, nkeys, in->dr->blake2b512, in->data_path,
-			      in->art->filename, &res, e);
-	if (ret < 0) {
-		wb_error_prefix(e, "artifact '%s' from '%s': %ssignature '%s'",
-				in->art->name, in->url, which, url);
-	} else {
-		memcpy(out->keyid_hex, res.keyid_hex, sizeof(out->keyid_hex));
-		out->trusted_comment = xstrdup(res.trusted_comment ? res.trusted_comment : "");
-		out->sig_url = xstrdup(url);
-		out->sig_text = xstrndup(text, len);
-	}
-	minisign_result_release(&res);
-	minisign_sig_release(&sig);
-	free(keys);
-	return ret;
-}
-
-const char *verify_pinned_sha256(const struct plan_artifact *art, const char *lock_sha256)
-{
-	return art->verify.sha256 ? art->verify.sha256 : lock_sha256;
-}
-
-static int pin_holds(const struct plan_artifact *art, const char *where, const char *what,
+static int pin_holds(const struct trust_spec *v, const char *where, const char *what,
 		     const char *hex, const unsigned char *actual, size_t len,
 		     struct wb_err *e)
 {
@@ -172,154 +100,156 @@ static int pin_holds(const struct plan_artifact *art, const char *where, const c
 
 	if (digest_unhex(hex, want, len) < 0)
 		return wb_error(e, WB_EUSAGE, "artifact '%s': %s '%s' is not a valid digest",
-				art->name, what, hex);
+				v->name, what, hex);
 	if (!actual)
-		return wb_error(e, WB_EIO, "artifact '%s': %s was not computed", art->name,
+		return wb_error(e, WB_EIO, "artifact '%s': %s was not computed", v->name,
 				len == 64 ? "sha512" : "sha256");
 	if (digest_equal(want, actual, len))
 		return 0;
 	digest_hex(actual, len, ah);
 	return wb_error(e, WB_EVERIFY,
 			"artifact '%s' from '%s' did not verify: %s mismatch\n"
-			"  expected %s\n  actual   %s", art->name, where, what, hex, ah);
+			"  expected %s\n  actual   %s", v->name, where, what, hex, ah);
 }
 
-int verify_pins(const struct plan_artifact *art, const char *lock_sha256,
+int verify_pins(const struct trust_spec *v, const char *lock_sha256,
 		const char *where, const unsigned char sha256[32],
 		const unsigned char *sha512, struct wb_err *e)
 {
-	const struct plan_verify *v = &art->verify;
-
-	if (lock_sha256 && pin_holds(art, where, "sha256 (pinned in the lock file)",
+	if (lock_sha256 && pin_holds(v, where, "sha256 (pinned in the lock file)",
 				     lock_sha256, sha256, 32, e) < 0)
 		return -1;
-	if (v->sha256 && pin_holds(art, where, "sha256 (pinned in the recipe)", v->sha256,
+	if (v->sha256 && pin_holds(v, where, "sha256 (pinned in the recipe)", v->sha256,
 				   sha256, 32, e) < 0)
 		return -1;
-	if (v->sha512 && pin_holds(art, where, "sha512 (pinned in the recipe)", v->sha512,
+	if (v->sha512 && pin_holds(v, where, "sha512 (pinned in the recipe)", v->sha512,
 				   sha512, 64, e) < 0)
 		return -1;
 	return 0;
 }
 
-/* The artifact's own signature requirement, then each further one
- * (art->verify.sigreqs): ANDed, each by its own signature and keys. */
-static int check_signatures(const struct verify_input *in, struct verify_evidence *ev,
-			    struct wb_err *e)
+/* "" for an artifact's own requirement; "signature required by FILE:L:C: "
+ * for one from a layer above it. */
+static void which_of(const struct trust_req *r, char *out, size_t len)
 {
-	const struct plan_verify *v = &in->art->verify;
-	struct verify_sig own;
+	char where[400];
 
-	memset(&own, 0, sizeof(own));
-	if (check_signature(in, v->keys, v->nkeys, in->sig_file, in->sig_file_len,
-			    in->sig_file_url, "", &own, e) < 0)
-		return -1;
-	memcpy(ev->keyid_hex, own.keyid_hex, sizeof(ev->keyid_hex));
-	ev->trusted_comment = own.trusted_comment;
-	ev->sig_url = own.sig_url;
-	ev->sig_text = own.sig_text;
-	if (!v->nsigreqs)
-		return 0;
-	ev->sigreqs = xcalloc(v->nsigreqs, sizeof(*ev->sigreqs));
-	for (size_t i = 0; i < v->nsigreqs; i++) {
-		const struct plan_sigreq *q = &v->sigreqs[i];
-		char which[512], where[400];
-
-		wb_origin_format(&q->origin, where, sizeof(where));
-		snprintf(which, sizeof(which), "signature required by %s: ", where);
-		if (!in->sigreq_files || !in->sigreq_file_urls || !in->sigreq_file_lens)
-			return wb_error(e, WB_EUSAGE, "artifact '%s': %ssignature was not fetched",
-					in->art->name, which);
-		if (check_signature(in, q->keys, q->nkeys, in->sigreq_files[i],
-				    in->sigreq_file_lens[i], in->sigreq_file_urls[i],
-				    which, &ev->sigreqs[i], e) < 0)
-			return -1;
-		ev->nsigreqs = i + 1;
+	if (!r->layered) {
+		out[0] = '\0';
+		return;
 	}
-	return 0;
+	wb_origin_format(&r->origin, where, sizeof(where));
+	snprintf(out, len, "%s required by %s: ", r->method->what, where);
 }
 
 int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		    struct wb_err *e)
 {
+	const struct trust_spec *v = in->spec;
 	unsigned m = in->needs->methods;
+	struct trust_subject s;
 	int ret = 0;
 
 	memset(ev, 0, sizeof(*ev));
 	if (!verify_url_allowed(in->policy, in->url))
 		return wb_error(e, WB_EVERIFY,
 				"artifact '%s': '%s' is plain http, and policy forbids it "
-				"(policy.allow_http: false)", in->art->name, in->url);
-	if ((m & (VERIFY_PINNED_SHA512 | VERIFY_CHECKSUM_SHA512)) &&
-	    !(in->dr->algs & DIGEST_SHA512))
-		return wb_error(e, WB_EIO, "artifact '%s': sha512 was not computed",
-				in->art->name);
-	if ((m & VERIFY_MINISIGN) && !(in->dr->algs & DIGEST_BLAKE2B512))
-		return wb_error(e, WB_EIO, "artifact '%s': blake2b was not computed",
-				in->art->name);
+				"(policy.allow_http: false)", v->name, in->url);
+	if ((m & VERIFY_PINNED_SHA512) && !(in->dr->algs & DIGEST_SHA512))
+		return wb_error(e, WB_EIO, "artifact '%s': sha512 was not computed", v->name);
+	for (size_t i = 0; i < v->nreqs; i++) {
+		unsigned need = v->reqs[i].method->digest_algs;
+
+		if ((in->needs->reqs & (1ULL << i)) && (in->dr->algs & need) != need)
+			return wb_error(e, WB_EIO, "artifact '%s': the digests %s needs were "
+					"not computed", v->name, v->reqs[i].method->name);
+	}
 
 	/* the pins, every one of them, whatever else verifies the bytes */
-	ret = verify_pins(in->art, (m & VERIFY_LOCK_PIN) ? in->lock_sha256 : NULL, in->url,
+	ret = verify_pins(v, (m & VERIFY_LOCK_PIN) ? in->lock_sha256 : NULL, in->url,
 			  in->dr->sha256,
 			  (in->dr->algs & DIGEST_SHA512) ? in->dr->sha512 : NULL, e);
-	if (!ret && (m & VERIFY_CHECKSUM_SHA256))
-		ret = check_checksum_file(in, DIGEST_SHA256, in->sha256_file,
-					  in->sha256_file_len, in->sha256_file_url, e);
-	if (!ret && (m & VERIFY_CHECKSUM_SHA512))
-		ret = check_checksum_file(in, DIGEST_SHA512, in->sha512_file,
-					  in->sha512_file_len, in->sha512_file_url, e);
-	if (!ret && (m & VERIFY_MINISIGN))
-		ret = check_signatures(in, ev, e);
-	if (ret) {
-		verify_evidence_release(ev);
+	if (ret)
 		return -1;
+	s.name = v->name;
+	s.filename = v->filename;
+	s.url = in->url;
+	s.data_path = in->data_path;
+	s.dr = in->dr;
+	ev->v = xcalloc(v->nreqs ? v->nreqs : 1, sizeof(*ev->v));
+	for (size_t i = 0; i < v->nreqs; i++) {
+		const struct trust_req *r = &v->reqs[i];
+		const struct trust_aux *aux = &in->aux[i];
+		struct trust_ev *x = &ev->v[ev->nr];
+		char which[512];
+
+		if (!(in->needs->reqs & (1ULL << i)))
+			continue;
+		which_of(r, which, sizeof(which));
+		x->method = r->method;
+		x->req = i;
+		ev->nr++;
+		if (r->method->check(r, &s, aux, which, x, e) < 0) {
+			verify_evidence_release(ev);
+			return -1;
+		}
+		x->url = aux->url ? xstrdup(aux->url) : NULL;
+		if ((r->method->flags & TRUST_SIGNATURE) && aux->text) {
+			x->text = xstrndup(aux->text, aux->len);
+			x->len = aux->len;
+		}
 	}
 	ev->methods = m;
-	if (m & VERIFY_CHECKSUM_SHA256)
-		ev->checksum_url = xstrdup(in->sha256_file_url);
-	else if (m & VERIFY_CHECKSUM_SHA512)
-		ev->checksum_url = xstrdup(in->sha512_file_url);
 	return 0;
-}
-
-void verify_sigreqs_release(struct verify_evidence *ev)
-{
-	for (size_t i = 0; i < ev->nsigreqs; i++) {
-		free(ev->sigreqs[i].trusted_comment);
-		free(ev->sigreqs[i].sig_url);
-		free(ev->sigreqs[i].sig_text);
-	}
-	free(ev->sigreqs);
-	ev->sigreqs = NULL;
-	ev->nsigreqs = 0;
 }
 
 void verify_evidence_release(struct verify_evidence *ev)
 {
-	verify_sigreqs_release(ev);
-	free(ev->trusted_comment);
-	free(ev->sig_url);
-	free(ev->sig_text);
-	free(ev->checksum_url);
+	for (size_t i = 0; i < ev->nr; i++)
+		trust_ev_release(&ev->v[i]);
+	free(ev->v);
 	memset(ev, 0, sizeof(*ev));
+}
+
+/* The first evidence entry of method M in EV, or NULL. */
+static const struct trust_ev *first_of(const struct verify_evidence *ev,
+				       const struct trust_method *m)
+{
+	for (size_t i = 0; i < ev->nr; i++)
+		if (ev->v[i].method == m)
+			return &ev->v[i];
+	return NULL;
+}
+
+/* The first evidence entry that only names a URL (a checksum file). */
+static const struct trust_ev *first_url_only(const struct verify_evidence *ev)
+{
+	for (size_t i = 0; i < ev->nr; i++)
+		if (!ev->v[i].method->url_key)
+			return &ev->v[i];
+	return NULL;
 }
 
 char *verify_evidence_describe(const struct verify_evidence *ev)
 {
 	struct buf b = BUF_INIT;
+	const struct trust_ev *c;
 	const char *sep = "";
 
-	if (ev->methods & VERIFY_MINISIGN) {
-		buf_addf(&b, "minisign key %s, trusted comment '%s'", ev->keyid_hex,
-			 ev->trusted_comment ? ev->trusted_comment : "");
+	for (size_t i = 0; i < ev->nr; i++) {
+		const struct trust_ev *x = &ev->v[i];
+
+		if (!(x->method->flags & TRUST_SIGNATURE))
+			continue;
+		buf_adds(&b, sep);
+		if (first_of(ev, x->method) != x)
+			buf_adds(&b, "and ");
+		x->method->describe_ev(x, &b);
 		sep = "; ";
-		for (size_t i = 0; i < ev->nsigreqs; i++)
-			buf_addf(&b, "; and minisign key %s, trusted comment '%s'",
-				 ev->sigreqs[i].keyid_hex,
-				 ev->sigreqs[i].trusted_comment ? ev->sigreqs[i].trusted_comment : "");
 	}
-	if (ev->checksum_url) {
-		buf_addf(&b, "%schecksum file %s", sep, ev->checksum_url);
+	if ((c = first_url_only(ev))) {
+		buf_adds(&b, sep);
+		c->method->describe_ev(c, &b);
 		sep = "; ";
 	}
 	if (ev->methods & (VERIFY_PINNED_SHA256 | VERIFY_PINNED_SHA512)) {
@@ -334,4 +264,169 @@ char *verify_evidence_describe(const struct verify_evidence *ev)
 	if (ev->methods & VERIFY_ACCEPTED_NEW)
 		buf_addf(&b, "%saccepted as new (trust on first use)", sep);
 	return buf_detach(&b, NULL);
+}
+
+char *verify_evidence_methods(const struct verify_evidence *ev)
+{
+	struct buf b = BUF_INIT;
+
+	for (size_t t = 0; trust_methods[t]; t++)
+		if (first_of(ev, trust_methods[t]))
+			buf_addf(&b, "%s%s", b.len ? ", " : "", trust_methods[t]->shown);
+	if (ev->methods & VERIFY_PINNED_SHA256)
+		buf_addf(&b, "%spinned sha256", b.len ? ", " : "");
+	if (ev->methods & VERIFY_PINNED_SHA512)
+		buf_addf(&b, "%spinned sha512", b.len ? ", " : "");
+	if (ev->methods & VERIFY_ACCEPTED_NEW)
+		buf_addf(&b, "%strusted on first use", b.len ? ", " : "");
+	return buf_detach(&b, NULL);
+}
+
+const struct trust_ev *verify_evidence_signer(const struct verify_evidence *ev)
+{
+	for (size_t i = 0; i < ev->nr; i++)
+		if (ev->v[i].method->flags & TRUST_SIGNATURE)
+			return &ev->v[i];
+	return NULL;
+}
+
+char *verify_evidence_also(const struct verify_evidence *ev)
+{
+	const struct trust_ev *first = verify_evidence_signer(ev);
+	struct buf b = BUF_INIT;
+
+	for (size_t i = 0; first && i < ev->nr; i++) {
+		const struct trust_ev *x = &ev->v[i];
+
+		if (x == first || !(x->method->flags & TRUST_SIGNATURE) || !x->method->signer)
+			continue;
+		if (b.len)
+			buf_adds(&b, "; ");
+		x->method->signer(x, &b);
+	}
+	return b.len ? buf_detach(&b, NULL) : (buf_release(&b), NULL);
+}
+
+static json_t *fields_json(const struct trust_ev *x)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < x->nfields; i++)
+		json_object_set_new(o, x->fields[i].key, json_string(x->fields[i].value));
+	return o;
+}
+
+json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
+{
+	json_t *o = json_object(), *pins = json_array();
+	const struct trust_ev *c = first_url_only(ev);
+
+	for (size_t t = 0; trust_methods[t]; t++) {
+		const struct trust_method *tm = trust_methods[t];
+		const struct trust_ev *first = first_of(ev, tm);
+		json_t *also = json_array();
+		char name[128];
+
+		if (!first || !tm->url_key) {
+			json_decref(also);
+			continue;
+		}
+		for (size_t i = 0; i < ev->nr; i++) {
+			const struct trust_ev *x = &ev->v[i];
+			json_t *f;
+
+			if (x->method != tm)
+				continue;
+			f = fields_json(x);
+			if (x->url)
+				json_object_set_new(f, tm->url_key, json_string(x->url));
+			if (x == first)
+				json_object_set_new(o, tm->name, f);
+			else
+				json_array_append_new(also, f);
+		}
+		snprintf(name, sizeof(name), "%s_also", tm->name);
+		if (json_array_size(also))
+			json_object_set_new(o, name, also);
+		else
+			json_decref(also);
+	}
+	if (c && c->url)
+		json_object_set_new(o, "checksum_url", json_string(c->url));
+	if (ev->methods & VERIFY_PINNED_SHA256)
+		json_array_append_new(pins, json_string("sha256"));
+	if (ev->methods & VERIFY_PINNED_SHA512)
+		json_array_append_new(pins, json_string("sha512"));
+	if (json_array_size(pins))
+		json_object_set_new(o, "pinned", pins);
+	else
+		json_decref(pins);
+	if (ev->methods & VERIFY_LOCK_PIN)
+		json_object_set_new(o, "lock_pin", json_true());
+	if (ev->methods & VERIFY_ACCEPTED_NEW)
+		json_object_set_new(o, "accepted_new", json_true());
+	return o;
+}
+
+json_t *verify_evidence_to_json(const struct verify_evidence *ev)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < ev->nr; i++) {
+		const struct trust_ev *x = &ev->v[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "method", json_string(x->method->name));
+		if (x->url)
+			json_object_set_new(o, "url", json_string(x->url));
+		if (x->text)
+			json_object_set_new(o, "text", json_stringn(x->text, x->len));
+		json_object_set_new(o, "fields", fields_json(x));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+int verify_evidence_from_json(const struct trust_spec *spec,
+			      const struct verify_needs *needs, json_t *arr,
+			      struct verify_evidence *ev)
+{
+	size_t k = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!json_is_array(arr))
+		return -1;
+	ev->v = xcalloc(spec->nreqs ? spec->nreqs : 1, sizeof(*ev->v));
+	for (size_t i = 0; i < spec->nreqs; i++) {
+		json_t *o, *f, *val;
+		struct trust_ev *x;
+		const char *key, *name;
+
+		if (!(needs->reqs & (1ULL << i)))
+			continue;
+		o = json_array_get(arr, k++);
+		name = json_string_value(json_object_get(o, "method"));
+		if (!name || strcmp(name, spec->reqs[i].method->name))
+			goto bad;
+		x = &ev->v[ev->nr++];
+		x->method = spec->reqs[i].method;
+		x->req = i;
+		if (json_string_value(json_object_get(o, "url")))
+			x->url = xstrdup(json_string_value(json_object_get(o, "url")));
+		if ((val = json_object_get(o, "text")) && json_is_string(val)) {
+			x->len = json_string_length(val);
+			x->text = xstrndup(json_string_value(val), x->len);
+		}
+		f = json_object_get(o, "fields");
+		json_object_foreach(f, key, val)
+			if (json_is_string(val))
+				trust_ev_set(x, key, json_string_value(val));
+	}
+	if (k != json_array_size(arr))
+		goto bad;
+	ev->methods = needs->methods;
+	return 0;
+bad:
+	verify_evidence_release(ev);
+	return -1;
 }

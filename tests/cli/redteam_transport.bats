@@ -82,7 +82,8 @@ swap_ref_signature() {
 		for f in sys.argv[3:]:
 		    d = json.load(open(f))
 		    d["sha256"] = sys.argv[1]
-		    d["signature"] = open(sys.argv[2]).read()
+		    sigs = [x for x in d["evidence"] if x["method"] == "minisign"]
+		    sigs[0]["text"] = open(sys.argv[2]).read()
 		    json.dump(d, open(f, "w"))
 	PY
 }
@@ -198,7 +199,8 @@ swap_ref_site_signature() {
 		import json, sys
 		for f in sys.argv[2:]:
 		    d = json.load(open(f))
-		    d["sigreqs"][0]["signature"] = open(sys.argv[1]).read()
+		    sigs = [x for x in d["evidence"] if x["method"] == "minisign"]
+		    sigs[1]["text"] = open(sys.argv[1]).read()
 		    json.dump(d, open(f, "w"))
 	PY
 }

@@ -196,6 +196,8 @@ static void test_refs_ls_gc(void **state)
 	struct cache_listing l;
 	struct cache_gc_stats st;
 	char a[65], b[65], key[65], key2[65], *json, *text = NULL, *tmp;
+	struct cache_ref ref, got;
+	char name_a[] = "a", name_gone[] = "gone";
 	int fd;
 
 	put(f, "artifact a", a);
@@ -203,16 +205,28 @@ static void test_refs_ls_gc(void **state)
 	cache_ref_key("spec of a", key);
 	cache_ref_key("spec of a2", key2);
 	assert_string_not_equal(key, key2);
-	json = xasprintf("{\"artifact\": \"a\", \"sha256\": \"%s\"}", a);
-	assert_int_equal(cache_ref_write(&f->c, key, json, &e), 0);
-	assert_int_equal(cache_ref_read(&f->c, key, &text, &e), 1);
-	assert_string_equal(text, json);
+	memset(&ref, 0, sizeof(ref));
+	ref.artifact = name_a;
+	memcpy(ref.sha256, a, 65);
+	ref.size = 10;
+	assert_int_equal(cache_ref_store(&f->c, key, &ref, &e), 0);
+	assert_int_equal(cache_ref_load(&f->c, key, &got, &e), 1);
+	assert_string_equal(got.artifact, "a");
+	assert_string_equal(got.sha256, a);
+	assert_int_equal(got.size, 10);
+	assert_string_equal(got.sha512, "");
+	cache_ref_release(&got);
+	assert_int_equal(cache_ref_load(&f->c, key2, &got, &e), 0);
+	/* a ref that is not a well-formed one is no ref */
+	json = xasprintf("%s/refs/%s", f->c.root, key2);
+	text = xasprintf("{\"artifact\": \"x\", \"sha256\": \"not a digest\"}");
+	assert_int_equal(fs_write_atomic(json, text, strlen(text), 0644, &e), 0);
+	assert_int_equal(cache_ref_load(&f->c, key2, &got, &e), 0);
 	free(text);
 	free(json);
-	assert_int_equal(cache_ref_read(&f->c, key2, &text, &e), 0);
-	json = xasprintf("{\"artifact\": \"gone\", \"sha256\": \"%064d\"}", 0);
-	assert_int_equal(cache_ref_write(&f->c, key2, json, &e), 0);
-	free(json);
+	ref.artifact = name_gone;
+	snprintf(ref.sha256, sizeof(ref.sha256), "%064d", 0);
+	assert_int_equal(cache_ref_store(&f->c, key2, &ref, &e), 0);
 	assert_int_equal(cache_tmp_create(&f->c, &tmp, &fd, &e), 0);
 	close(fd);
 

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 #include <openssl/evp.h>
+#include <jansson.h>
 
 #include "lib/buf.h"
 #include "trust/minisign.h"
@@ -17,8 +18,9 @@
 #define DATA "the artifact bytes\n"
 
 struct fx {
-	struct plan_artifact art;
-	struct plan_policy pol;
+	struct trust_spec spec;
+	struct trust_policy pol;
+	struct trust_aux aux[8];
 	struct digest_result dr;
 	char sha256[65], sha512[129];
 	struct verify_needs needs;
@@ -39,11 +41,11 @@ static int setup(void **state)
 	digest_final(&d, &f->dr);
 	digest_hex(f->dr.sha256, 32, f->sha256);
 	digest_hex(f->dr.sha512, 64, f->sha512);
-	f->art.name = xstrdup("demo");
-	f->art.filename = xstrdup("demo.tar.gz");
-	wb_strlist_push(&f->art.urls, "https://example.org/demo.tar.gz");
+	f->spec.name = "demo";
+	f->spec.filename = "demo.tar.gz";
 	f->pol.allow_http = 1;
-	f->in.art = &f->art;
+	f->in.spec = &f->spec;
+	f->in.aux = f->aux;
 	f->in.policy = &f->pol;
 	f->in.needs = &f->needs;
 	f->in.dr = &f->dr;
@@ -56,24 +58,42 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
-	free(f->art.name);
-	free(f->art.filename);
-	free(f->art.verify.sha256);
-	free(f->art.verify.sha512);
-	free(f->art.verify.needs_pin);
-	wb_strlist_release(&f->art.urls);
-	wb_strlist_release(&f->art.verify.sha256_urls);
-	wb_strlist_release(&f->art.verify.sha512_urls);
-	free(f->art.verify.keys);
+	trust_spec_release(&f->spec);
 	verify_evidence_release(&f->ev);
 	free(f);
 	return 0;
 }
 
+/* Add a requirement of M fetched from URL; its index. */
+static size_t add_req(struct fx *f, const struct trust_method *m, const char *url)
+{
+	struct trust_req *q = trust_spec_add(&f->spec, m, NULL);
+
+	wb_strlist_push(&q->urls, url);
+	return f->spec.nreqs - 1;
+}
+
+/* Drop every requirement (and the fetched files). */
+static void clear_reqs(struct fx *f)
+{
+	for (size_t i = 0; i < f->spec.nreqs; i++)
+		trust_req_release(&f->spec.reqs[i]);
+	f->spec.nreqs = 0;
+	memset(f->aux, 0, sizeof(f->aux));
+}
+
+static void set_aux(struct fx *f, size_t i, const char *text, const char *url)
+{
+	f->aux[i].text = text;
+	f->aux[i].len = text ? strlen(text) : 0;
+	if (url)
+		f->aux[i].url = url;
+}
+
 static int plan_and_verify(struct fx *f)
 {
 	wb_err_clear(&f->e);
-	if (verify_plan(&f->art, &f->pol, f->in.lock_sha256, 0, &f->needs, &f->e) < 0)
+	if (verify_plan(&f->spec, &f->pol, f->in.lock_sha256, 0, &f->needs, &f->e) < 0)
 		return -1;
 	verify_evidence_release(&f->ev);
 	return verify_artifact(&f->in, &f->ev, &f->e);
@@ -83,7 +103,7 @@ static void test_pinned_sha256(void **state)
 {
 	struct fx *f = *state;
 
-	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->spec.sha256 = xstrdup(f->sha256);
 	assert_int_equal(plan_and_verify(f), 0);
 	/* SHA-512 always rides the one pass (the SBOM records it); BLAKE2b
 	 * only when a signature needs it */
@@ -98,7 +118,7 @@ static void test_pinned_sha256_mismatch(void **state)
 
 	memcpy(bad, f->sha256, 65);
 	bad[0] = bad[0] == '0' ? '1' : '0';
-	f->art.verify.sha256 = xstrdup(bad);
+	f->spec.sha256 = xstrdup(bad);
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "'demo'"));
@@ -111,10 +131,10 @@ static void test_pinned_sha512(void **state)
 {
 	struct fx *f = *state;
 
-	f->art.verify.sha512 = xstrdup(f->sha512);
+	f->spec.sha512 = xstrdup(f->sha512);
 	assert_int_equal(plan_and_verify(f), 0);
 	assert_true(f->needs.digest_algs & DIGEST_SHA512);
-	f->art.verify.sha512[5] ^= 1;
+	f->spec.sha512[5] ^= 1;
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 }
@@ -124,15 +144,15 @@ static void test_all_methods_must_pass(void **state)
 	struct fx *f = *state;
 	char *good;
 
-	f->art.verify.sha256 = xstrdup(f->sha256);
-	f->art.verify.sha512 = xstrdup(f->sha512);
-	f->art.verify.sha512[0] = f->art.verify.sha512[0] == 'a' ? 'b' : 'a';
+	f->spec.sha256 = xstrdup(f->sha256);
+	f->spec.sha512 = xstrdup(f->sha512);
+	f->spec.sha512[0] = f->spec.sha512[0] == 'a' ? 'b' : 'a';
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "sha512"));
 	good = xstrdup(f->sha512);
-	free(f->art.verify.sha512);
-	f->art.verify.sha512 = good;
+	free(f->spec.sha512);
+	f->spec.sha512 = good;
 	assert_int_equal(plan_and_verify(f), 0);
 }
 
@@ -142,18 +162,16 @@ static void test_checksum_file(void **state)
 	char *text = xasprintf("%s  demo.tar.gz\n%s  other.zip\n", f->sha256,
 			       "0000000000000000000000000000000000000000000000000000000000000000");
 
-	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
-	f->in.sha256_file = text;
-	f->in.sha256_file_len = strlen(text);
-	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
+	add_req(f, &trust_m_sha256_url, "https://example.org/SHA256SUMS");
+	set_aux(f, 0, text, "https://example.org/SHA256SUMS");
 	assert_int_equal(plan_and_verify(f), 0);
-	assert_string_equal(f->ev.checksum_url, "https://example.org/SHA256SUMS");
+	assert_int_equal(f->ev.nr, 1);
+	assert_string_equal(f->ev.v[0].url, "https://example.org/SHA256SUMS");
 	free(text);
 
 	/* names only another file: could not check */
 	text = xasprintf("%s  other.zip\n", f->sha256);
-	f->in.sha256_file = text;
-	f->in.sha256_file_len = strlen(text);
+	set_aux(f, 0, text, NULL);
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EUSAGE);
 	assert_non_null(strstr(f->e.msg, "SHA256SUMS"));
@@ -161,8 +179,7 @@ static void test_checksum_file(void **state)
 
 	/* a digest for our file that does not match */
 	text = xstrdup("1111111111111111111111111111111111111111111111111111111111111111  demo.tar.gz\n");
-	f->in.sha256_file = text;
-	f->in.sha256_file_len = strlen(text);
+	set_aux(f, 0, text, NULL);
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	free(text);
@@ -174,22 +191,20 @@ static void test_checksum_file_not_fetched(void **state)
 {
 	struct fx *f = *state;
 
-	f->art.verify.sha256 = xstrdup(f->sha256);
-	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	f->spec.sha256 = xstrdup(f->sha256);
+	add_req(f, &trust_m_sha256_url, "https://example.org/SHA256SUMS");
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_not_equal(f->e.code, 0);
 	assert_non_null(strstr(f->e.msg, "checksum file was not fetched"));
-	wb_strlist_release(&f->art.verify.sha256_urls);
+	clear_reqs(f);
 
 	/* the sha512 file as well, with only the sha256 one given */
-	free(f->art.verify.sha256);
-	f->art.verify.sha256 = NULL;
-	wb_strlist_push(&f->art.verify.sha512_urls, "https://example.org/SHA512SUMS");
-	f->in.sha256_file = "";
-	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
+	free(f->spec.sha256);
+	f->spec.sha256 = NULL;
+	add_req(f, &trust_m_sha512_url, "https://example.org/SHA512SUMS");
+	set_aux(f, 1, "", "https://example.org/SHA256SUMS");
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_non_null(strstr(f->e.msg, "checksum file was not fetched"));
-	wb_strlist_release(&f->art.verify.sha512_urls);
 }
 
 /* A recipe's pins hold even when a checksum file (or signature) matched:
@@ -203,35 +218,31 @@ static void test_pin_holds_beside_checksum_file(void **state)
 
 	memcpy(bad, f->sha256, 65);
 	bad[10] = bad[10] == '0' ? '1' : '0';
-	f->art.verify.sha256 = xstrdup(bad);
-	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
-	wb_strlist_push(&f->art.verify.sha512_urls, "https://example.org/SHA512SUMS");
-	f->in.sha256_file = text;
-	f->in.sha256_file_len = strlen(text);
-	f->in.sha256_file_url = "https://example.org/SHA256SUMS";
-	f->in.sha512_file = text512;
-	f->in.sha512_file_len = strlen(text512);
-	f->in.sha512_file_url = "https://example.org/SHA512SUMS";
+	f->spec.sha256 = xstrdup(bad);
+	add_req(f, &trust_m_sha256_url, "https://example.org/SHA256SUMS");
+	add_req(f, &trust_m_sha512_url, "https://example.org/SHA512SUMS");
+	set_aux(f, 0, text, "https://example.org/SHA256SUMS");
+	set_aux(f, 1, text512, "https://example.org/SHA512SUMS");
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "sha256 (pinned in the recipe) mismatch"));
 	assert_non_null(strstr(f->e.msg, bad));
 
 	/* the sha512 pin likewise */
-	free(f->art.verify.sha256);
-	f->art.verify.sha256 = NULL;
-	f->art.verify.sha512 = xstrdup(f->sha512);
-	f->art.verify.sha512[100] = f->art.verify.sha512[100] == 'a' ? 'b' : 'a';
+	free(f->spec.sha256);
+	f->spec.sha256 = NULL;
+	f->spec.sha512 = xstrdup(f->sha512);
+	f->spec.sha512[100] = f->spec.sha512[100] == 'a' ? 'b' : 'a';
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_non_null(strstr(f->e.msg, "sha512 (pinned in the recipe) mismatch"));
 	/* and a lock pin */
-	f->art.verify.sha512[100] = f->sha512[100];
+	f->spec.sha512[100] = f->sha512[100];
 	f->in.lock_sha256 = bad;
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_non_null(strstr(f->e.msg, "sha256 (pinned in the lock file) mismatch"));
 	f->in.lock_sha256 = NULL;
 	assert_int_equal(plan_and_verify(f), 0);
-	wb_strlist_release(&f->art.verify.sha512_urls);
+	clear_reqs(f);
 	free(text);
 	free(text512);
 }
@@ -246,25 +257,25 @@ static void test_verify_pins(void **state)
 	memcpy(bad, f->sha256, 65);
 	bad[0] = bad[0] == '0' ? '1' : '0';
 	/* no pins: anything holds */
-	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, NULL, &f->e), 0);
-	assert_null(verify_pinned_sha256(&f->art, NULL));
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, &f->e), 0);
+	assert_null(verify_pinned_sha256(&f->spec, NULL));
 	/* the lock's pin, when the recipe has none */
-	assert_string_equal(verify_pinned_sha256(&f->art, f->sha256), f->sha256);
-	assert_int_equal(verify_pins(&f->art, f->sha256, "x", f->dr.sha256, NULL, &f->e), 0);
-	assert_int_equal(verify_pins(&f->art, bad, "entry", f->dr.sha256, NULL, &f->e), -1);
+	assert_string_equal(verify_pinned_sha256(&f->spec, f->sha256), f->sha256);
+	assert_int_equal(verify_pins(&f->spec, f->sha256, "x", f->dr.sha256, NULL, &f->e), 0);
+	assert_int_equal(verify_pins(&f->spec, bad, "entry", f->dr.sha256, NULL, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "'demo' from 'entry'"));
 	/* the recipe's pin wins the lookup, and both must hold */
-	f->art.verify.sha256 = xstrdup(f->sha256);
-	assert_string_equal(verify_pinned_sha256(&f->art, bad), f->sha256);
-	assert_int_equal(verify_pins(&f->art, bad, "x", f->dr.sha256, NULL, &f->e), -1);
+	f->spec.sha256 = xstrdup(f->sha256);
+	assert_string_equal(verify_pinned_sha256(&f->spec, bad), f->sha256);
+	assert_int_equal(verify_pins(&f->spec, bad, "x", f->dr.sha256, NULL, &f->e), -1);
 	/* a sha512 pin needs the sha512 */
-	f->art.verify.sha512 = xstrdup(f->sha512);
-	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, NULL, &f->e), -1);
+	f->spec.sha512 = xstrdup(f->sha512);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EIO);
-	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), 0);
-	f->art.verify.sha512[1] = f->art.verify.sha512[1] == 'a' ? 'b' : 'a';
-	assert_int_equal(verify_pins(&f->art, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), -1);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), 0);
+	f->spec.sha512[1] = f->spec.sha512[1] == 'a' ? 'b' : 'a';
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 }
 
@@ -277,8 +288,8 @@ static void test_lock_disagrees_with_recipe(void **state)
 
 	memcpy(bad, f->sha256, 65);
 	bad[0] = bad[0] == '0' ? '1' : '0';
-	f->art.verify.sha256 = xstrdup(f->sha256);
-	assert_int_equal(verify_plan(&f->art, &f->pol, bad, 0, &f->needs, &f->e), -1);
+	f->spec.sha256 = xstrdup(f->sha256);
+	assert_int_equal(verify_plan(&f->spec, &f->pol, bad, 0, &f->needs, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, bad));
 	assert_non_null(strstr(f->e.msg, f->sha256));
@@ -287,29 +298,30 @@ static void test_lock_disagrees_with_recipe(void **state)
 	memcpy(bad, f->sha256, 65);
 	for (char *p = bad; *p; p++)
 		*p = *p >= 'a' && *p <= 'f' ? (char)(*p - 32) : *p;
-	assert_int_equal(verify_plan(&f->art, &f->pol, bad, 0, &f->needs, &f->e), 0);
+	assert_int_equal(verify_plan(&f->spec, &f->pol, bad, 0, &f->needs, &f->e), 0);
 }
 
 static void test_forbid_checksum_urls(void **state)
 {
 	struct fx *f = *state;
 
-	wb_strlist_push(&f->art.verify.sha256_urls, "https://example.org/SHA256SUMS");
+	add_req(f, &trust_m_sha256_url, "https://example.org/SHA256SUMS");
 	f->pol.forbid_checksum_urls = 1;
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "forbid"));
 	/* with a pin as well, the checksum file is simply not used */
-	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->spec.sha256 = xstrdup(f->sha256);
 	assert_int_equal(plan_and_verify(f), 0);
-	assert_false(f->needs.methods & VERIFY_CHECKSUM_SHA256);
+	assert_false(f->needs.methods & VERIFY_REQS);
+	assert_int_equal(f->needs.reqs, 0);
 }
 
 static void test_require_signature(void **state)
 {
 	struct fx *f = *state;
 
-	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->spec.sha256 = xstrdup(f->sha256);
 	f->pol.require_signature = 1;
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
@@ -324,15 +336,17 @@ static void test_signature_required_but_missing_text(void **state)
 {
 	struct fx *f = *state;
 
-	f->art.verify.keys = xcalloc(1, sizeof(*f->art.verify.keys));
-	f->art.verify.nkeys = 1;
+	struct trust_req *q;
+
+	add_req(f, &trust_m_minisign, "https://example.org/demo.tar.gz.minisig");
+	q = &f->spec.reqs[0];
+	q->keys = xcalloc(1, sizeof(*q->keys));
+	q->nkeys = 1;
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EUSAGE);
 	assert_true(f->needs.digest_algs & DIGEST_BLAKE2B512);
 	/* garbage signature text: could not check */
-	f->in.sig_file = "not a signature";
-	f->in.sig_file_len = strlen(f->in.sig_file);
-	f->in.sig_file_url = "https://example.org/demo.tar.gz.minisig";
+	set_aux(f, 0, "not a signature", "https://example.org/demo.tar.gz.minisig");
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EUSAGE);
 	assert_non_null(strstr(f->e.msg, ".minisig"));
@@ -340,7 +354,7 @@ static void test_signature_required_but_missing_text(void **state)
 
 /* A minisign key pair with key id ID (all bytes ID): the public half in
  * PK, the secret in SK. */
-static void make_minisign_key(unsigned char id, struct plan_key *pk,
+static void make_minisign_key(unsigned char id, struct trust_key *pk,
 			      struct minisign_seckey *sk)
 {
 	EVP_PKEY *k = NULL;
@@ -367,14 +381,12 @@ static void make_minisign_key(unsigned char id, struct plan_key *pk,
 static void test_sigreqs_anded(void **state)
 {
 	struct fx *f = *state;
-	struct plan_key ka, kb;
+	struct trust_key ka, kb;
 	struct minisign_seckey sa, sb;
-	struct plan_sigreq q;
+	struct trust_req *q;
 	struct wb_err e = WB_ERR_INIT;
 	const char *tc = "timestamp:1\tfile:demo.tar.gz";
 	char *by_a, *by_b;
-	const char *files[1], *urls[1] = { "https://site/demo.tar.gz.site.minisig" };
-	size_t lens[1];
 
 	make_minisign_key(0xaa, &ka, &sa);
 	make_minisign_key(0xbb, &kb, &sb);
@@ -382,45 +394,41 @@ static void test_sigreqs_anded(void **state)
 	by_b = minisign_sign_prehashed(&sb, f->dr.blake2b512, tc, "b", &e);
 	assert_non_null(by_a);
 	assert_non_null(by_b);
-	f->art.verify.keys = xcalloc(1, sizeof(*f->art.verify.keys));
-	f->art.verify.keys[0] = ka;
-	f->art.verify.nkeys = 1;
-	memset(&q, 0, sizeof(q));
-	q.keys = &kb;
-	q.nkeys = 1;
-	f->art.verify.sigreqs = &q;
-	f->art.verify.nsigreqs = 1;
-	f->in.sig_file = by_a;
-	f->in.sig_file_len = strlen(by_a);
-	f->in.sig_file_url = "https://example.org/demo.tar.gz.minisig";
+	add_req(f, &trust_m_minisign, "https://example.org/demo.tar.gz.minisig");
+	q = &f->spec.reqs[0];
+	q->keys = xcalloc(1, sizeof(*q->keys));
+	q->keys[0] = ka;
+	q->nkeys = 1;
+	add_req(f, &trust_m_minisign, "https://site/demo.tar.gz.site.minisig");
+	q = &f->spec.reqs[1];
+	q->keys = xcalloc(1, sizeof(*q->keys));
+	q->keys[0] = kb;
+	q->nkeys = 1;
+	q->layered = 1;
+	set_aux(f, 0, by_a, "https://example.org/demo.tar.gz.minisig");
+	f->aux[1].url = "https://site/demo.tar.gz.site.minisig";
 	/* the further signature was never fetched: could not check */
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EUSAGE);
 	assert_non_null(strstr(f->e.msg, "not fetched"));
+	assert_non_null(strstr(f->e.msg, "signature required by"));
 	/* the further requirement signed by the artifact's own key: refused */
-	files[0] = by_a;
-	lens[0] = strlen(by_a);
-	f->in.sigreq_files = files;
-	f->in.sigreq_file_lens = lens;
-	f->in.sigreq_file_urls = urls;
+	set_aux(f, 1, by_a, NULL);
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "site.minisig"));
 	/* each by its own key: verified, both signers in the evidence */
-	files[0] = by_b;
-	lens[0] = strlen(by_b);
+	set_aux(f, 1, by_b, NULL);
 	assert_int_equal(plan_and_verify(f), 0);
-	assert_string_equal(f->ev.keyid_hex, ka.keyid_hex);
-	assert_int_equal(f->ev.nsigreqs, 1);
-	assert_string_equal(f->ev.sigreqs[0].keyid_hex, kb.keyid_hex);
+	assert_int_equal(f->ev.nr, 2);
+	assert_string_equal(trust_ev_get(&f->ev.v[0], "key_id"), ka.keyid_hex);
+	assert_string_equal(trust_ev_get(&f->ev.v[1], "key_id"), kb.keyid_hex);
+	assert_string_equal(f->ev.v[0].text, by_a);
 	/* the site's key does not satisfy the artifact's own requirement */
-	f->in.sig_file = by_b;
-	f->in.sig_file_len = strlen(by_b);
+	set_aux(f, 0, by_b, NULL);
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	verify_evidence_release(&f->ev);
-	f->art.verify.sigreqs = NULL;
-	f->art.verify.nsigreqs = 0;
 	free(by_a);
 	free(by_b);
 }
@@ -430,11 +438,11 @@ static void test_needs_pin(void **state)
 	struct fx *f = *state;
 	char bad[65];
 
-	f->art.verify.needs_pin = xstrdup("no digest upstream");
+	f->spec.needs_pin = xstrdup("no digest upstream");
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EUSAGE);
 	assert_non_null(strstr(f->e.msg, "--accept-new"));
-	assert_int_equal(verify_plan(&f->art, &f->pol, NULL, 1, &f->needs, &f->e), 0);
+	assert_int_equal(verify_plan(&f->spec, &f->pol, NULL, 1, &f->needs, &f->e), 0);
 	assert_int_equal(f->needs.methods, VERIFY_ACCEPTED_NEW);
 	f->in.lock_sha256 = f->sha256;
 	assert_int_equal(plan_and_verify(f), 0);
@@ -457,7 +465,7 @@ static void test_allow_http(void **state)
 	assert_false(verify_url_allowed(&f->pol, "HTTP://x/y"));
 	assert_true(verify_url_allowed(&f->pol, "https://x/y"));
 	assert_true(verify_url_allowed(&f->pol, "file:///x/y"));
-	f->art.verify.sha256 = xstrdup(f->sha256);
+	f->spec.sha256 = xstrdup(f->sha256);
 	f->in.url = "http://example.org/demo.tar.gz";
 	assert_int_equal(plan_and_verify(f), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
@@ -475,16 +483,55 @@ static void test_no_method(void **state)
 static void test_describe(void **state)
 {
 	struct fx *f = *state;
+	json_t *lock, *arr;
+	struct verify_evidence back;
 	char *s;
 
-	f->ev.methods = VERIFY_MINISIGN | VERIFY_PINNED_SHA256;
-	memcpy(f->ev.keyid_hex, "0123456789ABCDEF", 17);
-	f->ev.trusted_comment = xstrdup("file:demo.tar.gz");
+	add_req(f, &trust_m_minisign, "https://example.org/demo.tar.gz.minisig");
+	add_req(f, &trust_m_sha256_url, "https://example.org/SHA256SUMS");
+	f->needs.methods = VERIFY_REQS | VERIFY_SIGNATURE | VERIFY_PINNED_SHA256;
+	f->needs.reqs = 3;
+	f->ev.methods = f->needs.methods;
+	f->ev.v = xcalloc(2, sizeof(*f->ev.v));
+	f->ev.nr = 2;
+	f->ev.v[0].method = &trust_m_minisign;
+	f->ev.v[0].url = xstrdup("https://example.org/demo.tar.gz.minisig");
+	f->ev.v[0].text = xstrdup("sig");
+	f->ev.v[0].len = 3;
+	trust_ev_set(&f->ev.v[0], "key_id", "0123456789ABCDEF");
+	trust_ev_set(&f->ev.v[0], "trusted_comment", "file:demo.tar.gz");
+	f->ev.v[1].method = &trust_m_sha256_url;
+	f->ev.v[1].req = 1;
+	f->ev.v[1].url = xstrdup("https://example.org/SHA256SUMS");
 	s = verify_evidence_describe(&f->ev);
 	assert_non_null(strstr(s, "0123456789ABCDEF"));
 	assert_non_null(strstr(s, "file:demo.tar.gz"));
+	assert_non_null(strstr(s, "checksum file https://example.org/SHA256SUMS"));
 	assert_non_null(strstr(s, "pinned sha256"));
 	free(s);
+	s = verify_evidence_methods(&f->ev);
+	assert_string_equal(s, "minisign, sha256 checksum file, pinned sha256");
+	free(s);
+	/* the lock's shape */
+	lock = verify_evidence_lock_json(&f->ev);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(lock, "minisign"),
+							      "key_id")), "0123456789ABCDEF");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(lock, "minisign"),
+							      "signature_url")),
+			    "https://example.org/demo.tar.gz.minisig");
+	assert_string_equal(json_string_value(json_object_get(lock, "checksum_url")),
+			    "https://example.org/SHA256SUMS");
+	json_decref(lock);
+	/* the cache ref's round trip, and a ref for other requirements */
+	arr = verify_evidence_to_json(&f->ev);
+	assert_int_equal(verify_evidence_from_json(&f->spec, &f->needs, arr, &back), 0);
+	assert_int_equal(back.nr, 2);
+	assert_string_equal(back.v[0].text, "sig");
+	assert_string_equal(trust_ev_get(&back.v[0], "trusted_comment"), "file:demo.tar.gz");
+	verify_evidence_release(&back);
+	f->needs.reqs = 1;
+	assert_int_equal(verify_evidence_from_json(&f->spec, &f->needs, arr, &back), -1);
+	json_decref(arr);
 }
 
 int main(void)

@@ -1,10 +1,11 @@
 /*
- * Reading the staged manifest (OUT/<recipe>/manifest.json, docs/manifest.md)
- * for emit. Every string is owned by the struct; staged_manifest_release
- * frees them.
+ * Reading the staged manifest (OUT/<recipe>/manifest.json, docs/manifest.md):
+ * the one reader of the format stage/manifest.c writes (stage_write_manifest),
+ * for the stage's own reuse, emit, `verify` and the SBOM. Every string is
+ * owned by the struct; staged_manifest_release frees them.
  */
-#ifndef WB_EMIT_MANIFEST_H
-#define WB_EMIT_MANIFEST_H
+#ifndef WB_STAGE_MANIFEST_H
+#define WB_STAGE_MANIFEST_H
 
 #include <stddef.h>
 
@@ -25,6 +26,10 @@ struct staged_file {
 	char sha256[65];
 	unsigned long long size;
 	int generated;
+	/* "authenticode" of a checked file (docs/manifest.md) */
+	int has_authenticode, auth_signed;
+	char *auth_signer, *auth_issuer, *auth_thumbprint, *auth_digest,
+		*auth_timestamp;
 };
 
 struct staged_manifest {

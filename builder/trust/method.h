@@ -1,0 +1,138 @@
+/*
+ * The table of verification methods. Each method is one file in trust/
+ * (m_*.c) and one line in trust_methods[] (trust/method.c); everything
+ * else — the recipe schema's `verify.<name>` key aside — iterates over the
+ * table: fetch fetches each requirement's auxiliary file generically, the
+ * cache ref and the lock keep its evidence, plan, --explain, the SBOM and
+ * `winbuild mirror` show and export it (docs/architecture.md, "Adding a
+ * verification method").
+ *
+ * Digest pins (sha256, sha512, the lock's) are not in the table: they are
+ * fields of the spec, checked by verify_pins on every path to bytes.
+ */
+#ifndef WB_TRUST_METHOD_H
+#define WB_TRUST_METHOD_H
+
+#include <stddef.h>
+
+struct json_t;
+
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "trust/digest.h"
+#include "trust/spec.h"
+
+/* A method's flags. */
+enum {
+	TRUST_SIGNATURE = 1 << 0,  /* counts for policy.require: signature; its
+				      auxiliary file is kept in the cache ref
+				      (checked again on a hit without a pin)
+				      and exported by `winbuild mirror` */
+	TRUST_CHECKSUM = 1 << 1,   /* policy.checksum_urls: forbid drops it */
+	TRUST_ABSENT_FAILS = 1 << 2, /* every URL answering 404/410 is a
+				      verification failure, not a network error */
+};
+
+/* The bytes under check. */
+struct trust_subject {
+	const char *name;          /* artifact */
+	const char *filename;      /* its file name */
+	const char *url;           /* where the bytes came from (messages) */
+	const char *data_path;     /* the bytes as a file */
+	const struct digest_result *dr;
+};
+
+/* A fetched auxiliary file. */
+struct trust_aux {
+	const char *url;
+	const char *text;          /* NULL when it was not fetched */
+	size_t len;
+};
+
+/* A setting of a method in the recipe's `verify.<name>` map. */
+struct trust_param_def {
+	const char *name;
+	int file;                  /* a path, resolved against the recipe file
+				      that names it; its contents are part of
+				      the stage's inputs */
+};
+
+/* One evidence field: "key_id", "trusted_comment"; "identity", ... */
+struct trust_field {
+	char *key;
+	char *value;
+};
+
+/* What one requirement's check showed. */
+struct trust_ev {
+	const struct trust_method *method;
+	size_t req;                /* index of its requirement in spec->reqs */
+	char *url;                 /* the auxiliary file's URL, or NULL */
+	char *text;                /* the auxiliary file, when TRUST_SIGNATURE */
+	size_t len;
+	struct trust_field *fields;
+	size_t nfields, alloc_fields;
+};
+
+void trust_ev_set(struct trust_ev *ev, const char *key, const char *value);
+const char *trust_ev_get(const struct trust_ev *ev, const char *key);
+void trust_ev_release(struct trust_ev *ev);
+
+struct trust_method {
+	const char *name;          /* the recipe's verify.<name>; the JSON key
+				      of its evidence in the lock */
+	const char *what;          /* its auxiliary file in messages:
+				      "signature", "sha256 checksum file" */
+	const char *shown;         /* in verified_by lists: "minisign" */
+	unsigned flags;
+	size_t aux_max;            /* size cap of the auxiliary file */
+	unsigned digest_algs;      /* enum digest_alg bits check() needs */
+	const char *default_url;   /* URL template when the recipe gives none
+				      ("${url}.minisig"), or NULL */
+	/* The recipe's `verify.<name>` map, for methods resolve.c converts
+	 * generically (minisign and the checksum files have their own keys):
+	 * URL_PARAM names the auxiliary file's URL (default DEFAULT_URL),
+	 * PARAMS the method's settings (NULL-ended), and VALIDATE checks the
+	 * combination (a message without the origin, which resolve adds). */
+	const char *url_param;
+	const struct trust_param_def *params;
+	int (*validate)(const struct trust_req *r, struct wb_err *e);
+	const char *url_key;       /* the lock's key for the file's URL
+				      ("signature_url"); NULL: the evidence
+				      is the URL alone, under NAME */
+	/* SBOM properties: evidence field -> property name, NULL-ended */
+	const char *const *sbom_fields;
+	/*
+	 * Verify S against requirement R with its auxiliary file AUX. WHICH
+	 * is "" for the artifact's own requirement, "signature required by
+	 * FILE:L:C: " for a layered one (for messages). On success fill EV's
+	 * fields (the caller sets method, url and text). Errors: WB_EVERIFY
+	 * did not verify, WB_EUSAGE could not be checked.
+	 */
+	int (*check)(const struct trust_req *r, const struct trust_subject *s,
+		     const struct trust_aux *aux, const char *which,
+		     struct trust_ev *ev, struct wb_err *e);
+	const char *label;         /* plan: "minisign signature" URL */
+	/* plan and --explain: the requirement's own settings after its URLs,
+	 * one LINE each ("key ABCD (name)"), with its origin; may be NULL */
+	void (*describe_req)(const struct trust_req *r,
+			     void (*line)(void *ctx, const char *text,
+					  const struct wb_origin *o), void *ctx);
+	/* plan --json: the settings beside "urls" in the requirement's object
+	 * (methods with a url_key; the others show their URL list alone) */
+	void (*req_json)(const struct trust_req *r, struct json_t *object);
+	/* For logs and the SBOM: "minisign key ABCD, trusted comment '...'". */
+	void (*describe_ev)(const struct trust_ev *ev, struct buf *out);
+	/* Short signer for "also signed by" lists: "ABCD 'comment'". */
+	void (*signer)(const struct trust_ev *ev, struct buf *out);
+};
+
+/* The table, NULL-ended. */
+extern const struct trust_method *const trust_methods[];
+const struct trust_method *trust_method_find(const char *name);
+
+/* The methods other modules name (mirror --sign replaces minisign's). */
+extern const struct trust_method trust_m_sha256_url, trust_m_sha512_url,
+	trust_m_minisign;
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * The Sigstore trusted root (trusted_root.json, media type
+ * application/vnd.dev.sigstore.trustedroot+json;version=0.1), parsed into
+ * OpenSSL objects: the Fulcio certificate authorities, the CT logs, the
+ * transparency logs (Rekor v1 and v2) and the timestamp authorities, each
+ * with its validity window (inclusive at both ends; a window with no start
+ * is refused, one with no end, or a null end, is open).
+ *
+ * Ownership: struct sigstore_root owns everything it points to;
+ * sigstore_root_release frees it (safe on a zeroed or half-filled root).
+ * Errors are WB_EUSAGE naming the field ("tlogs[1]: publicKey.validFor:
+ * missing start"), or WB_EIO when the file cannot be read.
+ */
+#ifndef WB_SIGSTORE_ROOT_H
+#define WB_SIGSTORE_ROOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <openssl/x509.h>
+
+#include "lib/err.h"
+#include "trust/timestamp.h"
+#include "trust/tlog.h"
+
+#define SIGSTORE_ROOT_MAX (4u << 20)   /* trusted_root.json size cap */
+
+/* A Fulcio CA: certChain.certificates, issuing certificate first, root
+ * (or the last certificate the root pins) last. */
+struct sigstore_ca {
+	STACK_OF(X509) *chain;   /* owned; at least one certificate */
+	int64_t valid_from;
+	int64_t valid_to;        /* INT64_MAX when open */
+	char *uri;               /* owned or NULL */
+};
+
+struct sigstore_root {
+	struct sigstore_ca *cas;
+	size_t ncas;
+	struct tlog_key *ctlogs;     /* CT logs: log_id, key, validity */
+	size_t nctlogs;
+	struct tlog_key *tlogs;      /* Rekor logs */
+	size_t ntlogs;
+	struct timestamp_authority *tsas;
+	size_t ntsas;
+};
+
+/* Parse trusted_root.json text (LEN bytes). */
+int sigstore_root_parse(const char *text, size_t len, struct sigstore_root *r,
+			struct wb_err *e);
+/* Read and parse PATH; errors name PATH. */
+int sigstore_root_load(const char *path, struct sigstore_root *r,
+		       struct wb_err *e);
+void sigstore_root_release(struct sigstore_root *r);
+
+/*
+ * Helpers shared by the Sigstore files (trust/sigstore*.c).
+ * sigstore_json_b64: the protobuf-JSON bytes field FIELD of OBJ (standard
+ * base64, line breaks skipped), malloc'd, its length in *LEN; NULL with
+ * WB_EUSAGE "WHERE: ..." when missing or not base64.
+ * sigstore_time_parse: RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm)" to
+ * Unix seconds; fractions round towards the inside of a window as ROUND_UP
+ * says (1: up, for a start; 0: down, for an end). -1 when malformed.
+ */
+unsigned char *sigstore_json_b64(const json_t *obj, const char *field,
+				 const char *where, size_t *len, struct wb_err *e);
+int sigstore_time_parse(const char *s, int round_up, int64_t *out);
+
+#endif

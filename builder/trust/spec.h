@@ -1,0 +1,111 @@
+/*
+ * What must hold for one artifact's bytes to be trusted: the verify spec
+ * (the recipe's `verify:` and every layer's `signatures:`, resolved by
+ * recipe/resolve.c) and the policy. trust/ owns these types; the plan
+ * embeds them (recipe/plan.h), so nothing here knows about recipes.
+ *
+ * A spec is digest pins (checked on every path to bytes: verify_pins) and
+ * a list of requirements, each one entry of a method of the table
+ * (trust/method.h): a checksum file, a minisign signature, a Sigstore
+ * bundle. Every requirement must hold (ANDed, never ORed); one method can
+ * appear several times (a site's `signatures:` is one more minisign entry
+ * satisfied by its own keys only).
+ */
+#ifndef WB_TRUST_SPEC_H
+#define WB_TRUST_SPEC_H
+
+#include <stddef.h>
+
+#include "lib/origin.h"
+#include "lib/strlist.h"
+#include "trust/minisign.h"
+
+struct trust_method;
+
+/* A pinned public key (minisign). */
+struct trust_key {
+	char *name;          /* name in `keys:`, or NULL for an inline key */
+	char *text;          /* base64 public key */
+	char *key_file;      /* resolved path when given as key_file, else NULL */
+	char keyid_hex[17];
+	struct minisign_pubkey pk;   /* parsed; allow_legacy/file_check set */
+	struct wb_origin origin;
+};
+
+/* A method's own setting (sigstore: trusted_root, identity, issuer, key):
+ * a file setting is a path already resolved against its recipe file. */
+struct trust_param {
+	char *key;
+	char *value;
+	int file;            /* VALUE is a file whose contents matter */
+	struct wb_origin origin;
+};
+
+/* One requirement: METHOD must verify the bytes with an auxiliary file
+ * fetched from one of URLS (try order; none when the method needs no
+ * file), under its own KEYS and PARAMS. */
+struct trust_req {
+	const struct trust_method *method;
+	struct wb_strlist urls;
+	struct trust_key *keys;
+	size_t nkeys, alloc_keys;
+	struct trust_param *params;
+	size_t nparams, alloc_params;
+	int layered;             /* from a layer above the artifact (a
+				    top-level `signatures:`), not its own */
+	struct wb_origin origin; /* of the map (or key) that asked for it */
+};
+
+struct trust_spec {
+	const char *name;             /* the artifact (not owned; messages) */
+	const char *filename;         /* its file name (not owned; checksum
+					 lines, minisign file: check) */
+	char *sha256;                 /* pinned, lowercase hex, or NULL */
+	char *sha512;
+	char *source;                 /* citation for a pinned digest */
+	char *needs_pin;              /* reason, when only a lock pin can verify */
+	struct trust_req *reqs;       /* ANDed, in fetch order */
+	size_t nreqs, alloc_reqs;
+	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
+	struct wb_origin sha256_origin, sha512_origin;
+};
+
+struct trust_policy {
+	int require_signature;     /* policy.require: signature */
+	int allow_http;            /* policy.allow_http (default 1) */
+	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
+	/* policy.unverified_iso: allow in some layer and forbid in none */
+	int allow_unverified_iso;
+	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin,
+		unverified_iso_origin;
+};
+
+/*
+ * An Authenticode trust set (trust/authenticode.h; checked on the staged
+ * .exe, .dll and .msi files, not on a download): the signer must chain to
+ * ROOTS and be one of PUBLISHERS (none: any signer under ROOTS). A policy
+ * is a list of them, ANDed, like layered signature requirements: the first
+ * is the merged map's own, each further one a layer's or a component's.
+ */
+struct trust_authset {
+	char *roots;                   /* PEM file, already resolved */
+	struct wb_strlist publishers;  /* subjects or lowercase thumbprints */
+	struct wb_origin roots_origin;
+};
+
+void trust_authsets_release(struct trust_authset *v, size_t n);
+
+/* Append a zeroed requirement of METHOD to S; the new entry. */
+struct trust_req *trust_spec_add(struct trust_spec *s, const struct trust_method *method,
+				 const struct wb_origin *origin);
+/* The value of PARAM KEY in R, or NULL (and its origin in *ORIGIN). */
+const char *trust_req_param(const struct trust_req *r, const char *key,
+			    const struct wb_origin **origin);
+void trust_req_set_param(struct trust_req *r, const char *key, const char *value,
+			 int file, const struct wb_origin *origin);
+/* Whether A and B ask for the same thing (method, URLs, keys, params). */
+int trust_req_same(const struct trust_req *a, const struct trust_req *b);
+void trust_req_release(struct trust_req *r);
+void trust_spec_release(struct trust_spec *s);
+
+#endif

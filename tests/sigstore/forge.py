@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""Mint a private Sigstore world and forgeries of it, for tests/cli/sigstore.bats.
+
+    forge.py OUTDIR
+
+Writes, with fresh keys each run (python3-cryptography, not our C code):
+  root.json            a trusted root: our Fulcio-like CA (root + intermediate),
+                       our CT log, our Rekor v1 log
+  artifact, other      the signed file and another one
+  <case>.json          bundles (v0.3), and a few trusted-root variants
+  detached/...         a cosign sign-blob style signature, certificate and a
+                       Rekor v1 API entry, and managed-key signatures
+  cases.tsv            name, artifact, bundle, root, policy, expect, oracle
+Each bundle is built the way Fulcio, the CT log and Rekor build theirs: an
+RFC 6962 precertificate SCT over the TBS certificate, a SET over the canonical
+entry, an RFC 6962 inclusion proof, a signed-note checkpoint.
+"""
+import base64
+import datetime
+import hashlib
+import json
+import os
+import struct
+import sys
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+OUT = sys.argv[1]
+os.makedirs(os.path.join(OUT, "detached"), exist_ok=True)
+
+T = 1735689600                      # 2025-01-01T00:00:00Z: the signing time
+IDENTITY = "https://github.com/winbuild/forge/.github/workflows/release.yml@refs/heads/main"
+ISSUER = "https://token.actions.githubusercontent.com"
+OID_ISSUER_V1 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
+OID_ISSUER_V2 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
+OID_SCT = x509.ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
+
+
+def b64(b):
+    return base64.b64encode(b).decode()
+
+
+def dt(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+
+
+def rfc3339(t):
+    return dt(t).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def spki(key):
+    return key.public_key().public_bytes(serialization.Encoding.DER,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def ec_key():
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def write(name, data):
+    path = os.path.join(OUT, name)
+    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+    return path
+
+
+def der_len(n):
+    if n < 0x80:
+        return bytes([n])
+    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(b)]) + b
+
+
+def der_octets(b):
+    return b"\x04" + der_len(len(b)) + b
+
+
+def der_utf8(s):
+    b = s.encode()
+    return b"\x0c" + der_len(len(b)) + b
+
+
+# ---- a CA ----
+def ca_cert(key, name, issuer_key=None, issuer_name=None, path_len=None):
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "winbuild.test"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    b = (x509.CertificateBuilder()
+         .subject_name(subject)
+         .issuer_name(issuer_name or subject)
+         .public_key(key.public_key())
+         .serial_number(x509.random_serial_number())
+         .not_valid_before(dt(T - 365 * 86400))
+         .not_valid_after(dt(T + 10 * 365 * 86400))
+         .add_extension(x509.BasicConstraints(ca=True, path_length=path_len), critical=True)
+         .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+                        critical=True)
+         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False))
+    return b.sign(issuer_key or key, hashes.SHA256()), subject
+
+
+# ---- an SCT (RFC 6962 precertificate entry) ----
+def sct_list(ct_key, issuer_cert, tbs, ts_ms, extensions=b""):
+    log_id = hashlib.sha256(spki(ct_key)).digest()
+    ikh = hashlib.sha256(issuer_cert.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)).digest()
+    signed = (b"\x00\x00" + struct.pack(">Q", ts_ms) + b"\x00\x01" + ikh +
+              len(tbs).to_bytes(3, "big") + tbs + struct.pack(">H", len(extensions)) + extensions)
+    sig = ct_key.sign(signed, ec.ECDSA(hashes.SHA256()))
+    sct = (b"\x00" + log_id + struct.pack(">Q", ts_ms) + struct.pack(">H", len(extensions)) +
+           extensions + b"\x04\x03" + struct.pack(">H", len(sig)) + sig)
+    lst = struct.pack(">H", len(sct)) + sct
+    return der_octets(struct.pack(">H", len(lst)) + lst)
+
+
+def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=ExtendedKeyUsageOID.CODE_SIGNING,
+              not_before=T - 60, not_after=T + 540, sct=True, sct_over=None):
+    b = (x509.CertificateBuilder()
+         .subject_name(x509.Name([]))
+         .issuer_name(ca.subject)
+         .public_key(key.public_key())
+         .serial_number(x509.random_serial_number())
+         .not_valid_before(dt(not_before))
+         .not_valid_after(dt(not_after))
+         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False),
+                        critical=True))
+    if eku:
+        b = b.add_extension(x509.ExtendedKeyUsage([eku]), critical=False)
+    b = (b.add_extension(x509.SubjectAlternativeName([x509.UniformResourceIdentifier(identity)]),
+                         critical=True)
+         .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, issuer.encode()), critical=False)
+         .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V2, der_utf8(issuer)), critical=False))
+    if not sct:
+        return b.sign(ca_key, hashes.SHA256())
+    pre = b.sign(ca_key, hashes.SHA256())
+    ext = sct_list(ct_key, ca, sct_over or pre.tbs_certificate_bytes, (not_before + 1) * 1000)
+    return b.add_extension(x509.UnrecognizedExtension(OID_SCT, ext), critical=False).sign(
+        ca_key, hashes.SHA256())
+
+
+def pem(cert):
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+# ---- Rekor v1 ----
+def leaf_hash(data):
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def node_hash(l, r):
+    return hashlib.sha256(b"\x01" + l + r).digest()
+
+
+def mth(leaves):
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return node_hash(mth(leaves[:k]), mth(leaves[k:]))
+
+
+def path(m, leaves):
+    """RFC 6962 PATH(m, D[n])."""
+    if len(leaves) == 1:
+        return []
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    if m < k:
+        return path(m, leaves[:k]) + [mth(leaves[k:])]
+    return path(m - k, leaves[k:]) + [mth(leaves[:k])]
+
+
+class Rekor:
+    def __init__(self):
+        self.key = ec_key()
+        self.log_id = hashlib.sha256(spki(self.key)).digest()
+        self.origin = "rekor.winbuild.test - 4242"
+
+    def entry(self, body, integrated_time=T, index=5, size=7):
+        """A bundle tlogEntries[] element and the Rekor v1 API form."""
+        leaves = [hashlib.sha256(b"other %d" % i).digest() for i in range(size)]
+        leaves[index] = leaf_hash(body)
+        root = mth(leaves)
+        proof = path(index, leaves)
+        canon = json.dumps({"body": b64(body), "integratedTime": integrated_time,
+                            "logID": self.log_id.hex(), "logIndex": index},
+                           sort_keys=True, separators=(",", ":")).encode()
+        set_sig = self.key.sign(canon, ec.ECDSA(hashes.SHA256()))
+        note = "%s\n%d\n%s\n" % (self.origin, size, b64(root))
+        nsig = self.key.sign(note.encode(), ec.ECDSA(hashes.SHA256()))
+        checkpoint = note + "\n\u2014 %s %s\n" % (self.origin.split(" ")[0],
+                                                  b64(self.log_id[:4] + nsig))
+        bundle_entry = {
+            "logIndex": str(index),
+            "logId": {"keyId": b64(self.log_id)},
+            "kindVersion": {"kind": json.loads(body)["kind"],
+                            "version": json.loads(body)["apiVersion"]},
+            "integratedTime": str(integrated_time),
+            "inclusionPromise": {"signedEntryTimestamp": b64(set_sig)},
+            "inclusionProof": {"logIndex": str(index), "rootHash": b64(root),
+                               "treeSize": str(size), "hashes": [b64(h) for h in proof],
+                               "checkpoint": {"envelope": checkpoint}},
+            "canonicalizedBody": b64(body),
+        }
+        api = {hashlib.sha256(body).hexdigest(): {
+            "body": b64(body), "integratedTime": integrated_time,
+            "logID": self.log_id.hex(), "logIndex": index,
+            "verification": {"signedEntryTimestamp": b64(set_sig),
+                             "inclusionProof": {"logIndex": index, "rootHash": root.hex(),
+                                                "treeSize": size,
+                                                "hashes": [h.hex() for h in proof],
+                                                "checkpoint": checkpoint}}}}
+        return bundle_entry, api
+
+
+def hashedrekord(digest, sig, pub_pem):
+    return json.dumps({"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
+        "data": {"hash": {"algorithm": "sha256", "value": digest.hex()}},
+        "signature": {"content": b64(sig), "publicKey": {"content": b64(pub_pem)}}}},
+        sort_keys=True, separators=(",", ":")).encode()
+
+
+def dsse_body(payload_type, payload, sig, pub_pem):
+    env = {"payload": b64(payload), "payloadType": payload_type,
+           "signatures": [{"sig": b64(sig)}]}
+    return json.dumps({"apiVersion": "0.0.1", "kind": "dsse", "spec": {
+        "envelopeHash": {"algorithm": "sha256",
+                         "value": hashlib.sha256(json.dumps(env, separators=(",", ":")).encode()).hexdigest()},
+        "payloadHash": {"algorithm": "sha256", "value": hashlib.sha256(payload).hexdigest()},
+        "signatures": [{"signature": b64(sig), "verifier": b64(pub_pem)}]}},
+        sort_keys=True, separators=(",", ":")).encode()
+
+
+def pae(payload_type, payload):
+    return b"DSSEv1 %d %s %d %s" % (len(payload_type), payload_type.encode(),
+                                    len(payload), payload)
+
+
+def trusted_root(ca_chain, ct_key, rekor, ca_window=(T - 365 * 86400, None),
+                 tlog_window=(T - 365 * 86400, None)):
+    def window(w):
+        d = {"start": rfc3339(w[0])}
+        if w[1] is not None:
+            d["end"] = rfc3339(w[1])
+        return d
+    return json.dumps({
+        "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+        "tlogs": [{"baseUrl": "https://rekor.winbuild.test", "hashAlgorithm": "SHA2_256",
+                   "publicKey": {"rawBytes": b64(spki(rekor.key)),
+                                 "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                                 "validFor": window(tlog_window)},
+                   "logId": {"keyId": b64(rekor.log_id)}}],
+        "certificateAuthorities": [{
+            "subject": {"organization": "winbuild.test", "commonName": "forge"},
+            "uri": "https://fulcio.winbuild.test",
+            "certChain": {"certificates": [
+                {"rawBytes": b64(c.public_bytes(serialization.Encoding.DER))} for c in ca_chain]},
+            "validFor": window(ca_window)}],
+        "ctlogs": [{"baseUrl": "https://ctfe.winbuild.test", "hashAlgorithm": "SHA2_256",
+                    "publicKey": {"rawBytes": b64(spki(ct_key)),
+                                  "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                                  "validFor": {"start": rfc3339(T - 365 * 86400)}},
+                    "logId": {"keyId": b64(hashlib.sha256(spki(ct_key)).digest())}}],
+        "timestampAuthorities": [],
+    }, indent=1)
+
+
+def bundle(material, entries, content):
+    b = {"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+         "verificationMaterial": dict(material, tlogEntries=entries)}
+    b.update(content)
+    return json.dumps(b, indent=1)
+
+
+# ---- the world ----
+root_key, int_key, ct_key = ec_key(), ec_key(), ec_key()
+root_ca, root_name = ca_cert(root_key, "forge-root")
+int_ca, _ = ca_cert(int_key, "forge-intermediate", root_key, root_name, path_len=0)
+rekor = Rekor()
+write("root.json", trusted_root([int_ca, root_ca], ct_key, rekor))
+
+artifact = b"winbuild sigstore forge artifact\n"
+other = b"winbuild sigstore forge: another artifact\n"
+write("artifact", artifact)
+write("other", other)
+digest = hashlib.sha256(artifact).digest()
+
+cases = []
+
+
+def case(name, bundle_file, expect, oracle, artifact_file="artifact", root="root.json",
+         policy="identity"):
+    cases.append((name, artifact_file, bundle_file, root, policy, expect, oracle))
+
+
+def keyless(name, cert, signer, entry_body=None, integrated_time=T, mutate=None,
+            content=None, body=None):
+    sig = signer.sign(artifact, ec.ECDSA(hashes.SHA256()))
+    body = body or hashedrekord(digest, sig, pem(cert))
+    entry, api = rekor.entry(body, integrated_time)
+    if mutate:
+        mutate(entry)
+    content = content or {"messageSignature": {
+        "messageDigest": {"algorithm": "SHA2_256", "digest": b64(digest)},
+        "signature": b64(sig)}}
+    mat = {"certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))}}
+    write(name + ".json", bundle(mat, [entry], content))
+    return sig, api
+
+
+signer = ec_key()
+good = leaf_cert(signer, int_key, int_ca, ct_key)
+sig, api = keyless("good", good, signer)
+case("good", "good.json", "pass", "pass")
+case("identity-mismatch", "good.json", "fail", "fail",
+     policy="identity=https://github.com/winbuild/forge/.github/workflows/evil.yml@refs/heads/main")
+case("issuer-mismatch", "good.json", "fail", "fail",
+     policy="issuer=https://accounts.google.com")
+case("another-artifact", "good.json", "fail", "fail", artifact_file="other")
+case("wrong-trusted-root", "good.json", "fail", "fail", root="PRODUCTION")
+
+# detached: cosign sign-blob --bundle-less output, with and without the entry
+write("detached/artifact.sig", b64(sig) + "\n")
+write("detached/cert.pem", pem(good))
+write("detached/cert.b64", b64(pem(good)) + "\n")
+write("detached/entry.json", json.dumps(api, indent=1))
+
+# a tampered SET: one bit of the signature flipped
+def flip_set(entry):
+    s = bytearray(base64.b64decode(entry["inclusionPromise"]["signedEntryTimestamp"]))
+    s[len(s) // 2] ^= 0x01
+    entry["inclusionPromise"]["signedEntryTimestamp"] = b64(bytes(s))
+keyless("tampered-set", good, signer, mutate=flip_set)
+case("tampered-set", "tampered-set.json", "fail", "fail")
+
+# a truncated inclusion proof: the last hash dropped
+def truncate_proof(entry):
+    entry["inclusionProof"]["hashes"] = entry["inclusionProof"]["hashes"][:-1]
+keyless("truncated-proof", good, signer, mutate=truncate_proof)
+case("truncated-proof", "truncated-proof.json", "fail", "fail")
+
+# expired trusted-root windows: the CA's, then the log's, end before T
+write("root-ca-expired.json", trusted_root([int_ca, root_ca], ct_key, rekor,
+                                           ca_window=(T - 365 * 86400, T - 3600)))
+case("ca-window-expired", "good.json", "fail", "fail", root="root-ca-expired.json")
+write("root-tlog-expired.json", trusted_root([int_ca, root_ca], ct_key, rekor,
+                                             tlog_window=(T - 365 * 86400, T - 3600)))
+case("tlog-window-expired", "good.json", "fail", "fail", root="root-tlog-expired.json")
+# ...and inclusive at its end: a window ending exactly at T holds
+write("root-ca-ends-at-t.json", trusted_root([int_ca, root_ca], ct_key, rekor,
+                                             ca_window=(T - 365 * 86400, T)))
+case("ca-window-ends-at-signing", "good.json", "pass", "pass", root="root-ca-ends-at-t.json")
+
+# the chain comes from the trusted root only: a root that pins only the
+# root CA is not completed by the intermediate a bundle carries
+write("root-no-intermediate.json", trusted_root([root_ca], ct_key, rekor))
+cb = json.loads(open(os.path.join(OUT, "good.json")).read())
+cb["mediaType"] = "application/vnd.dev.sigstore.bundle+json;version=0.2"
+cb["verificationMaterial"]["x509CertificateChain"] = {"certificates": [
+    cb["verificationMaterial"].pop("certificate"),
+    {"rawBytes": b64(int_ca.public_bytes(serialization.Encoding.DER))}]}
+write("chain-v02.json", json.dumps(cb, indent=1))
+case("chain-v02", "chain-v02.json", "pass", "pass")
+case("intermediate-from-bundle", "chain-v02.json", "fail", "fail", root="root-no-intermediate.json")
+
+# an entry with an inclusion proof but no SET: its integrated time is not
+# signed, so a keyless signature has no verified time
+def drop_set(entry):
+    del entry["inclusionPromise"]
+keyless("no-set", good, signer, mutate=drop_set)
+case("no-set-no-time", "no-set.json", "fail", "fail")
+
+# a leaf without the code-signing EKU
+s2 = ec_key()
+keyless("no-codesign-eku", leaf_cert(s2, int_key, int_ca, ct_key, eku=None), s2)
+# the oracle does not check the EKU (Fulcio always sets it): it passes
+case("no-codesign-eku", "no-codesign-eku.json", "fail", "pass-no-eku-check")
+
+# a leaf whose EKU is another one (TLS server)
+s8 = ec_key()
+keyless("server-auth-eku", leaf_cert(s8, int_key, int_ca, ct_key,
+                                     eku=ExtendedKeyUsageOID.SERVER_AUTH), s8)
+case("server-auth-eku", "server-auth-eku.json", "fail", "pass-no-eku-check")
+
+# a chain to a CA the root does not hold (same names, other keys)
+evil_root_key, evil_int_key = ec_key(), ec_key()
+evil_root, evil_root_name = ca_cert(evil_root_key, "forge-root")
+evil_int, _ = ca_cert(evil_int_key, "forge-intermediate", evil_root_key, evil_root_name, 0)
+s3 = ec_key()
+keyless("untrusted-ca", leaf_cert(s3, evil_int_key, evil_int, ct_key), s3)
+case("untrusted-ca", "untrusted-ca.json", "fail", "fail")
+
+# an SCT from a CT log the root does not hold
+s4 = ec_key()
+keyless("unknown-ct-log", leaf_cert(s4, int_key, int_ca, ec_key()), s4)
+case("unknown-ct-log", "unknown-ct-log.json", "fail", "fail")
+
+# an SCT from our CT log, but signed over another certificate
+s7 = ec_key()
+keyless("sct-bad-signature", leaf_cert(s7, int_key, int_ca, ct_key,
+                                       sct_over=good.tbs_certificate_bytes), s7)
+case("sct-bad-signature", "sct-bad-signature.json", "fail", "fail")
+
+# no SCT at all
+s5 = ec_key()
+keyless("no-sct", leaf_cert(s5, int_key, int_ca, ct_key, sct=False), s5)
+case("no-sct", "no-sct.json", "fail", "fail")
+
+# the integrated time after the certificate expired
+s6 = ec_key()
+keyless("time-outside-cert", leaf_cert(s6, int_key, int_ca, ct_key), s6,
+        integrated_time=T + 3600)
+case("time-outside-cert", "time-outside-cert.json", "fail", "fail")
+
+# no transparency-log entry at all: no signing time
+nb = json.loads(open(os.path.join(OUT, "good.json")).read())
+nb["verificationMaterial"]["tlogEntries"] = []
+write("no-tlog.json", json.dumps(nb, indent=1))
+case("no-tlog-entry", "no-tlog.json", "fail", "fail")
+
+# DSSE: a good in-toto statement about the artifact, and one about another
+def dsse(name, subject_digest):
+    stmt = json.dumps({"_type": "https://in-toto.io/Statement/v1",
+                       "subject": [{"name": "artifact", "digest": {"sha256": subject_digest.hex()}}],
+                       "predicateType": "https://slsa.dev/provenance/v1",
+                       "predicate": {}}).encode()
+    pt = "application/vnd.in-toto+json"
+    s = ec_key()
+    cert = leaf_cert(s, int_key, int_ca, ct_key)
+    dsig = s.sign(pae(pt, stmt), ec.ECDSA(hashes.SHA256()))
+    body = dsse_body(pt, stmt, dsig, pem(cert))
+    content = {"dsseEnvelope": {"payload": b64(stmt), "payloadType": pt,
+                                "signatures": [{"sig": b64(dsig), "keyid": ""}]}}
+    keyless(name, cert, s, content=content, body=body)
+dsse("dsse-good", digest)
+case("dsse-good", "dsse-good.json", "pass", "pass")
+dsse("dsse-subject-mismatch", hashlib.sha256(other).digest())
+# the oracle's Verifier.verify does not match in-toto subjects: it passes
+case("dsse-subject-mismatch", "dsse-subject-mismatch.json", "fail", "pass-no-subject-check")
+
+# managed keys: a bundle whose material is a public key
+mk = ec_key()
+mk_pem = mk.public_key().public_bytes(serialization.Encoding.PEM,
+                                      serialization.PublicFormat.SubjectPublicKeyInfo)
+write("detached/ecdsa.pub", mk_pem)
+msig = mk.sign(artifact, ec.ECDSA(hashes.SHA256()))
+entry, _ = rekor.entry(hashedrekord(digest, msig, mk_pem))
+write("managed-key.json", bundle({"publicKey": {"hint": b64(hashlib.sha256(spki(mk)).digest())}},
+                                 [entry], {"messageSignature": {
+                                     "messageDigest": {"algorithm": "SHA2_256", "digest": b64(digest)},
+                                     "signature": b64(msig)}}))
+case("managed-key", "managed-key.json", "pass", "pass", policy="key=detached/ecdsa.pub")
+other_key = ec_key()
+write("detached/other.pub", other_key.public_key().public_bytes(
+    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+case("managed-key-wrong-key", "managed-key.json", "fail", "fail", policy="key=detached/other.pub")
+case("managed-key-no-key", "managed-key.json", "fail", "fail", policy="identity")
+
+# cosign sign-blob --key style detached signatures: ECDSA P-256 and Ed25519
+write("detached/ecdsa.sig", b64(msig) + "\n")
+ed = ed25519.Ed25519PrivateKey.generate()
+write("detached/ed25519.pub", ed.public_key().public_bytes(
+    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+write("detached/ed25519.sig", b64(ed.sign(artifact)) + "\n")
+
+with open(os.path.join(OUT, "cases.tsv"), "w") as f:
+    f.write("# name\tartifact\tbundle\troot\tpolicy\texpect\toracle\n")
+    for c in cases:
+        f.write("\t".join(c) + "\n")
+write("identity", IDENTITY + "\n")
+write("issuer", ISSUER + "\n")
