@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "lib/base64.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/json.h"
@@ -19,4 +20,20 @@ int json_write_file(const char *path, const json_t *root, size_t flags,
 	ret = fs_write_atomic(path, b.ptr, b.len, 0644, e);
 	buf_release(&b);
 	return ret;
+}
+
+unsigned char *json_get_b64(const json_t *obj, const char *name, const char *what,
+			    size_t *len, struct wb_err *e)
+{
+	const json_t *v = json_object_get(obj, name);
+	unsigned char *r;
+
+	if (!json_is_string(v)) {
+		wb_error(e, WB_EUSAGE, "%s: '%s' is missing or not a string", what, name);
+		return NULL;
+	}
+	r = b64_decode(json_string_value(v), json_string_length(v), len);
+	if (!r)
+		wb_error(e, WB_EUSAGE, "%s: '%s' is not base64", what, name);
+	return r;
 }

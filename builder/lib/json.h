@@ -14,4 +14,12 @@
 int json_write_file(const char *path, const json_t *root, size_t flags,
 		    struct wb_err *e);
 
+/*
+ * The base64 field NAME of OBJ (protobuf-JSON bytes: standard base64, line
+ * breaks skipped), malloc'd, its length in *LEN. NULL with WB_EUSAGE
+ * "WHAT: 'NAME' is missing or not a string" or "WHAT: 'NAME' is not base64".
+ */
+unsigned char *json_get_b64(const json_t *obj, const char *name, const char *what,
+			    size_t *len, struct wb_err *e);
+
 #endif

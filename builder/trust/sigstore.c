@@ -17,6 +17,7 @@
 #include "lib/base64.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/json.h"
 #include "trust/digest.h"
 #include "trust/sigstore.h"
 #include "trust/sigstore_cert.h"
@@ -70,7 +71,7 @@ static void sb_release(struct sb *b)
 static X509 *sb_der_cert(const json_t *obj, const char *where, struct wb_err *e)
 {
 	size_t len;
-	unsigned char *der = sigstore_json_b64(obj, "rawBytes", where, &len, e);
+	unsigned char *der = json_get_b64(obj, "rawBytes", where, &len, e);
 	const unsigned char *p = der;
 	X509 *x;
 
@@ -169,7 +170,7 @@ static int sb_content(const json_t *root, struct sb *b, struct wb_err *e)
 
 			if (!json_is_string(alg))
 				return wb_error(e, WB_EUSAGE, "messageSignature.messageDigest: missing algorithm");
-			d = sigstore_json_b64(md, "digest", "messageSignature.messageDigest", &len, e);
+			d = json_get_b64(md, "digest", "messageSignature.messageDigest", &len, e);
 			if (!d)
 				return -1;
 			if (!strcmp(json_string_value(alg), "SHA2_256") && len == 32) {
@@ -187,7 +188,7 @@ static int sb_content(const json_t *root, struct sb *b, struct wb_err *e)
 			}
 			free(d);
 		}
-		b->sig = sigstore_json_b64(ms, "signature", "messageSignature", &b->sig_len, e);
+		b->sig = json_get_b64(ms, "signature", "messageSignature", &b->sig_len, e);
 		return b->sig ? 0 : -1;
 	} else {
 		const json_t *pt = json_object_get(env, "payloadType");
@@ -197,13 +198,13 @@ static int sb_content(const json_t *root, struct sb *b, struct wb_err *e)
 		if (!json_is_string(pt))
 			return wb_error(e, WB_EUSAGE, "dsseEnvelope: missing payloadType");
 		b->payload_type = xstrdup(json_string_value(pt));
-		b->payload = sigstore_json_b64(env, "payload", "dsseEnvelope", &b->payload_len, e);
+		b->payload = json_get_b64(env, "payload", "dsseEnvelope", &b->payload_len, e);
 		if (!b->payload)
 			return -1;
 		if (!json_is_array(sigs) || json_array_size(sigs) != 1)
 			return wb_error(e, WB_EUSAGE,
 					"dsseEnvelope: expected exactly one signature");
-		b->sig = sigstore_json_b64(json_array_get(sigs, 0), "sig", "dsseEnvelope.signatures[0]",
+		b->sig = json_get_b64(json_array_get(sigs, 0), "sig", "dsseEnvelope.signatures[0]",
 				&b->sig_len, e);
 		return b->sig ? 0 : -1;
 	}
@@ -254,7 +255,7 @@ static int sb_parse(const char *text, size_t len, struct sb *b, struct wb_err *e
 	b->tss = xcalloc(b->ntss + 1, sizeof(*b->tss));
 	b->ts_lens = xcalloc(b->ntss + 1, sizeof(*b->ts_lens));
 	for (i = 0; i < b->ntss; i++) {
-		b->tss[i] = sigstore_json_b64(json_array_get(arr, i), "signedTimestamp",
+		b->tss[i] = json_get_b64(json_array_get(arr, i), "signedTimestamp",
 				   "bundle: rfc3161Timestamps", &b->ts_lens[i], e);
 		if (!b->tss[i])
 			goto fail;

@@ -17,6 +17,7 @@
 #include "lib/base64.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/json.h"
 #include "trust/sigstore_root.h"
 
 #define ROOT_MEDIA_TYPE "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
@@ -102,23 +103,6 @@ static int root_window(const json_t *vf, const char *where, int64_t *from,
 	return 0;
 }
 
-unsigned char *sigstore_json_b64(const json_t *obj, const char *field,
-				 const char *where, size_t *len, struct wb_err *e)
-{
-	const json_t *v = json_object_get(obj, field);
-	unsigned char *out;
-
-	if (!json_is_string(v)) {
-		wb_error(e, WB_EUSAGE, "%s: missing %s", where, field);
-		return NULL;
-	}
-	/* b64_decode skips line breaks (wrapped protobuf-JSON bytes) */
-	out = b64_decode(json_string_value(v), json_string_length(v), len);
-	if (!out)
-		wb_error(e, WB_EUSAGE, "%s: %s: not base64", where, field);
-	return out;
-}
-
 static STACK_OF(X509) *root_chain(const json_t *obj, const char *where,
 				  struct wb_err *e)
 {
@@ -134,7 +118,7 @@ static STACK_OF(X509) *root_chain(const json_t *obj, const char *where,
 	sk = sk_X509_new_null();
 	for (i = 0; i < json_array_size(certs); i++) {
 		size_t len;
-		unsigned char *der = sigstore_json_b64(json_array_get(certs, i), "rawBytes",
+		unsigned char *der = json_get_b64(json_array_get(certs, i), "rawBytes",
 						where, &len, e);
 		const unsigned char *p = der;
 		X509 *x = der ? d2i_X509(NULL, &p, (long)len) : NULL;
@@ -178,7 +162,7 @@ static int root_log(const json_t *obj, const char *where, struct tlog_key *k,
 	if (root_window(json_object_get(pk, "validFor"), where, &k->valid_from,
 			&k->valid_to, e) < 0)
 		return -1;
-	der = sigstore_json_b64(pk, "rawBytes", where, &len, e);
+	der = json_get_b64(pk, "rawBytes", where, &len, e);
 	if (!der)
 		return -1;
 	p = der;
@@ -194,7 +178,7 @@ static int root_log(const json_t *obj, const char *where, struct tlog_key *k,
 		return wb_error(e, WB_EUSAGE, "%s: publicKey: not a DER public key", where);
 	}
 	free(der);
-	id = sigstore_json_b64(json_object_get(obj, "logId"), "keyId", where, &idlen, e);
+	id = json_get_b64(json_object_get(obj, "logId"), "keyId", where, &idlen, e);
 	if (!id)
 		return -1;
 	if (idlen != TLOG_HASH_LEN) {

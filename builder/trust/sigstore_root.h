@@ -56,15 +56,11 @@ void sigstore_root_release(struct sigstore_root *r);
 
 /*
  * Helpers shared by the Sigstore files (trust/sigstore*.c).
- * sigstore_json_b64: the protobuf-JSON bytes field FIELD of OBJ (standard
- * base64, line breaks skipped), malloc'd, its length in *LEN; NULL with
- * WB_EUSAGE "WHERE: ..." when missing or not base64.
+ * (The protobuf-JSON bytes fields are read with json_get_b64, lib/json.h.)
  * sigstore_time_parse: RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm)" to
  * Unix seconds; fractions round towards the inside of a window as ROUND_UP
  * says (1: up, for a start; 0: down, for an end). -1 when malformed.
  */
-unsigned char *sigstore_json_b64(const json_t *obj, const char *field,
-				 const char *where, size_t *len, struct wb_err *e);
 int sigstore_time_parse(const char *s, int round_up, int64_t *out);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "lib/base64.h"
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/text.h"
 #include "trust/digest.h"
 
@@ -120,23 +121,6 @@ static int get_int64(const json_t *obj, const char *name, const char *what,
 	if (json_int64(v, out) < 0)
 		return wb_error(e, WB_EUSAGE, "%s: '%s' is not an integer", what, name);
 	return 1;
-}
-
-/* Decode base64 string field NAME (required). */
-static unsigned char *get_b64(const json_t *obj, const char *name, const char *what,
-			      size_t *len, struct wb_err *e)
-{
-	const json_t *v = json_object_get(obj, name);
-	unsigned char *r;
-
-	if (!json_is_string(v)) {
-		wb_error(e, WB_EUSAGE, "%s: '%s' is missing or not a string", what, name);
-		return NULL;
-	}
-	r = b64_decode(json_string_value(v), json_string_length(v), len);
-	if (!r)
-		wb_error(e, WB_EUSAGE, "%s: '%s' is not base64", what, name);
-	return r;
 }
 
 /* String V holding exactly LEN bytes, as hex (HEX) or base64. */
@@ -307,7 +291,7 @@ int tlog_entry_from_bundle(const json_t *obj, struct tlog_entry *ent,
 		goto out;
 	prom = json_object_get(obj, "inclusionPromise");
 	if (prom) {
-		if (!(ent->set = get_b64(prom, "signedEntryTimestamp", "inclusion promise",
+		if (!(ent->set = json_get_b64(prom, "signedEntryTimestamp", "inclusion promise",
 					 &ent->set_len, e))) {
 			r = -1;
 			goto out;
@@ -323,7 +307,7 @@ int tlog_entry_from_bundle(const json_t *obj, struct tlog_entry *ent,
 		if ((r = parse_proof(ip, 0, &ent->proof, e)) < 0)
 			goto out;
 	}
-	if (!(ent->body = get_b64(obj, "canonicalizedBody", what, &ent->body_len, e))) {
+	if (!(ent->body = json_get_b64(obj, "canonicalizedBody", what, &ent->body_len, e))) {
 		r = -1;
 		goto out;
 	}
@@ -365,7 +349,7 @@ int tlog_entry_from_rekor_api(const char *text, size_t len,
 	if (get_fixed(obj, "logID", 1, what, ent->log_id, TLOG_HASH_LEN, e) < 0 ||
 	    get_int64(obj, "integratedTime", what, &ent->integrated_time, e) < 0)
 		goto out;
-	if (!(ent->body = get_b64(obj, "body", what, &ent->body_len, e)))
+	if (!(ent->body = json_get_b64(obj, "body", what, &ent->body_len, e)))
 		goto out;
 	body = json_loadb((const char *)ent->body, ent->body_len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(body)) {
@@ -379,7 +363,7 @@ int tlog_entry_from_rekor_api(const char *text, size_t len,
 		const json_t *set = json_object_get(ver, "signedEntryTimestamp");
 		const json_t *ip = json_object_get(ver, "inclusionProof");
 
-		if (set && !(ent->set = get_b64(ver, "signedEntryTimestamp", "rekor entry verification",
+		if (set && !(ent->set = json_get_b64(ver, "signedEntryTimestamp", "rekor entry verification",
 						&ent->set_len, e)))
 			goto out;
 		if (ip) {
@@ -969,7 +953,7 @@ static int verifier_b64pem(const json_t *obj, const char *field, struct tlog_ver
 			   struct wb_err *e)
 {
 	size_t n;
-	unsigned char *pem = get_b64(obj, field, "log entry body", &n, e);
+	unsigned char *pem = json_get_b64(obj, field, "log entry body", &n, e);
 	int r;
 
 	if (!pem)
@@ -992,7 +976,7 @@ static int verifier_v2(const json_t *ver, struct tlog_verifier *v, struct wb_err
 	if (!json_is_object(ver) || (!c) == (!k))
 		return wb_error(e, WB_EUSAGE, "log entry body: the verifier needs exactly one "
 				"of a certificate or a public key");
-	der = get_b64(c ? c : k, "rawBytes", "log entry body verifier", &n, e);
+	der = json_get_b64(c ? c : k, "rawBytes", "log entry body verifier", &n, e);
 	if (!der)
 		return -1;
 	r = verifier_der(der, n, c != NULL, v, e);
@@ -1057,7 +1041,7 @@ static int body_hashedrekord_v1(const json_t *spec, struct tlog_body *b, struct 
 		    b->digest_alg, b->digest, &b->digest_len, e) < 0)
 		return -1;
 	s = add_sig(b);
-	if (!(s->sig = get_b64(sig, "content", "log entry body signature", &s->sig_len, e)))
+	if (!(s->sig = json_get_b64(sig, "content", "log entry body signature", &s->sig_len, e)))
 		return -1;
 	return verifier_b64pem(json_object_get(sig, "publicKey"), "content", &s->verifier, e);
 }
@@ -1074,7 +1058,7 @@ static int body_hashedrekord_v2(const json_t *spec, struct tlog_body *b, struct 
 		    &b->digest_len, e) < 0)
 		return -1;
 	s = add_sig(b);
-	if (!(s->sig = get_b64(sig, "content", "log entry body signature", &s->sig_len, e)))
+	if (!(s->sig = json_get_b64(sig, "content", "log entry body signature", &s->sig_len, e)))
 		return -1;
 	return verifier_v2(json_object_get(sig, "verifier"), &s->verifier, e);
 }
@@ -1104,7 +1088,7 @@ static int body_dsse_v1(const json_t *spec, struct tlog_body *b, struct wb_err *
 	json_array_foreach(sigs, i, one) {
 		struct tlog_body_sig *s = add_sig(b);
 
-		if (!(s->sig = get_b64(one, "signature", "log entry body signature", &s->sig_len, e)) ||
+		if (!(s->sig = json_get_b64(one, "signature", "log entry body signature", &s->sig_len, e)) ||
 		    verifier_b64pem(one, "verifier", &s->verifier, e) < 0)
 			return -1;
 	}
@@ -1131,7 +1115,7 @@ static int body_dsse_v2(const json_t *spec, struct tlog_body *b, struct wb_err *
 	json_array_foreach(sigs, i, one) {
 		struct tlog_body_sig *s = add_sig(b);
 
-		if (!(s->sig = get_b64(one, "content", "log entry body signature", &s->sig_len, e)) ||
+		if (!(s->sig = json_get_b64(one, "content", "log entry body signature", &s->sig_len, e)) ||
 		    verifier_v2(json_object_get(one, "verifier"), &s->verifier, e) < 0)
 			return -1;
 	}
@@ -1167,7 +1151,7 @@ static int body_intoto_v2(const json_t *spec, struct tlog_body *b, struct wb_err
 
 		/* intoto 0.0.2 stores the envelope's base64 signature text,
 		 * itself base64-encoded */
-		if (!(inner = get_b64(one, "sig", "log entry body signature", &ilen, e)))
+		if (!(inner = json_get_b64(one, "sig", "log entry body signature", &ilen, e)))
 			return -1;
 		s->sig = b64_decode((const char *)inner, ilen, &s->sig_len);
 		free(inner);

@@ -14,6 +14,7 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/json.h"
 #include "trust/digest.h"
 #include "trust/sigstore.h"
 #include "trust/sigstore_cert.h"
@@ -150,19 +151,19 @@ static void test_json_b64(void **state)
 	size_t n;
 
 	(void)state;
-	p = sigstore_json_b64(o, "a", "x", &n, &e);
+	p = json_get_b64(o, "a", "x", &n, &e);
 	assert_non_null(p);
 	assert_int_equal(n, 5);
 	assert_memory_equal(p, "hello", 5);
 	free(p);
-	p = sigstore_json_b64(o, "c", "x", &n, &e);   /* no padding */
+	p = json_get_b64(o, "c", "x", &n, &e);   /* no padding */
 	assert_non_null(p);
 	free(p);
-	assert_null(sigstore_json_b64(o, "b", "x", &n, &e));
-	assert_string_equal(e.msg, "x: b: not base64");
-	assert_null(sigstore_json_b64(o, "d", "x", &n, &e));
-	assert_null(sigstore_json_b64(o, "z", "x", &n, &e));
-	assert_string_equal(e.msg, "x: missing z");
+	assert_null(json_get_b64(o, "b", "x", &n, &e));
+	assert_string_equal(e.msg, "x: 'b' is not base64");
+	assert_null(json_get_b64(o, "d", "x", &n, &e));
+	assert_null(json_get_b64(o, "z", "x", &n, &e));
+	assert_string_equal(e.msg, "x: 'z' is missing or not a string");
 	json_decref(o);
 }
 
@@ -180,7 +181,7 @@ static X509 *bundle_leaf(const char *path)
 	if (!c)
 		c = json_array_get(json_object_get(json_object_get(vm, "x509CertificateChain"),
 						   "certificates"), 0);
-	der = sigstore_json_b64(c, "rawBytes", "leaf", &n, &e);
+	der = json_get_b64(c, "rawBytes", "leaf", &n, &e);
 	assert_non_null(der);
 	p = der;
 	x = d2i_X509(NULL, &p, (long)n);
