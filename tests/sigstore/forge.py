@@ -329,6 +329,23 @@ write("detached/cert.pem", pem(good))
 write("detached/cert.b64", b64(pem(good)) + "\n")
 write("detached/entry.json", json.dumps(api, indent=1))
 
+# online lookups (tests/cli/upstream_k8s.bats, a fake Rekor serves these):
+# another artifact's entry, the artifact's entry integrated an hour after
+# the certificate expired, its entry in a log that is not pinned, and one
+# signed with another key under the pinned log's ID
+osig = signer.sign(other, ec.ECDSA(hashes.SHA256()))
+write("detached/other.sig", b64(osig) + "\n")
+_, api_x = rekor.entry(hashedrekord(hashlib.sha256(other).digest(), osig, pem(good)), index=6)
+write("detached/entry-other.json", json.dumps(api_x, indent=1))
+_, api_x = rekor.entry(hashedrekord(digest, sig, pem(good)), integrated_time=T + 3600)
+write("detached/entry-late.json", json.dumps(api_x, indent=1))
+_, api_x = Rekor().entry(hashedrekord(digest, sig, pem(good)))
+write("detached/entry-unknown-log.json", json.dumps(api_x, indent=1))
+impostor = Rekor()                    # claims our log's ID, signs with its own key
+impostor.log_id, impostor.origin = rekor.log_id, rekor.origin
+_, api_x = impostor.entry(hashedrekord(digest, sig, pem(good)))
+write("detached/entry-wrong-key.json", json.dumps(api_x, indent=1))
+
 # a tampered SET: one bit of the signature flipped
 def flip_set(entry):
     s = bytearray(base64.b64decode(entry["inclusionPromise"]["signedEntryTimestamp"]))
