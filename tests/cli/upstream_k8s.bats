@@ -171,6 +171,19 @@ kubelet() {
 	assert_output_has "redirect refused"
 }
 
+@test "upstream k8s: a hostile Rekor's index answer is refused, never used as a path" {
+	start_rekor --index-answer '["../../../etc/passwd"]' "$W/detached/entry.json"
+	kubelet
+	assert_status 1
+	assert_output_has "entry 0 of the index answer is not an entry UUID"
+	! grep -q 'GET ' "$REKOR_LOG"
+	stop_servers
+	start_rekor --index-answer '{"uuids": []}' "$W/detached/entry.json"
+	kubelet
+	assert_status 1
+	assert_output_has "the index answer is not a list of entry UUIDs"
+}
+
 @test "upstream k8s: --rekor goes with --signature only" {
 	REKOR=http://127.0.0.1:1
 	run "$WINBUILD" sig sigstore "$K/kubelet.exe" --trusted-root "$W/root.json" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats.
 
-    fakerekor.py --port-file F [--redirect URL] [ENTRY.json[=SHA256HEX] ...]
+    fakerekor.py --port-file F [--redirect URL] [--index-answer JSON]
+                 [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
 "integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
@@ -11,7 +12,8 @@ sigstore/rekor says a client uses:
   POST /api/v1/index/retrieve        {"hash": "sha256:<hex>"} -> [uuid, ...]
   GET  /api/v1/log/entries/<uuid>    -> the entry
   POST /api/v1/log/entries/retrieve  {"entryUUIDs": [...]} -> [entry, ...]
-Every request is logged to stderr. --redirect answers everything with a 302.
+Every request is logged to stderr. --redirect answers everything with a 302;
+--index-answer makes the index answer JSON, whatever is asked (a hostile log).
 """
 import argparse
 import base64
@@ -21,6 +23,7 @@ import json
 ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--redirect")
+ap.add_argument("--index-answer")
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
 
@@ -72,6 +75,8 @@ class H(http.server.BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(n) or b"{}")
         if self.redirected():
             return
+        if self.path == "/api/v1/index/retrieve" and args.index_answer is not None:
+            return self.answer(200, json.loads(args.index_answer))
         if self.path == "/api/v1/index/retrieve":
             return self.answer(200, INDEX.get(req.get("hash", "").lower(), []))
         if self.path == "/api/v1/log/entries/retrieve":
