@@ -13,8 +13,11 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "fetch/rekor.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/strlist.h"
+#include "lib/text.h"
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 #include "trust/minisign.h"
@@ -25,7 +28,7 @@
 #define SIG_AUTHENTICODE_USAGE \
 	"sig authenticode FILE [--roots FILE] [--publisher X]..."
 #define SIG_SIGSTORE_USAGE \
-	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
+	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E | --rekor URL [--save-tlog-entry E]]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
 #define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
 	"\n       winbuild " SIG_SIGSTORE_USAGE
 
@@ -33,7 +36,8 @@
 static int sig_exit(const struct wb_err *e)
 {
 	cmd_fail(e);
-	return e->code == WB_EVERIFY ? WB_EVERIFY : WB_EUSAGE;
+	/* 1 did not verify, 3 a log could not be asked (--rekor), else 2 */
+	return e->code == WB_EVERIFY || e->code == WB_ENET ? e->code : WB_EUSAGE;
 }
 
 static int sig_load_key(const char *keyfile, const char *inline_key,
@@ -220,7 +224,7 @@ static void sig_sigstore_print(const char *file, const struct sigstore_evidence 
 /* The inputs of `sig sigstore`, bound to its options (one per process). */
 static struct {
 	const char *root_path, *bundle, *signature, *certificate, *tlog_entry,
-		*identity, *issuer, *key;
+		*rekor, *save_entry, *identity, *issuer, *key;
 } ss;
 
 static const struct cmd_opt sigstore_opts[] = {
@@ -234,6 +238,10 @@ static const struct cmd_opt sigstore_opts[] = {
 	  &ss.certificate, NULL, NULL },
 	{ 0, "--tlog-entry", NULL, "FILE", "its Rekor entry (Rekor v1 API JSON)",
 	  &ss.tlog_entry, NULL, NULL },
+	{ 0, "--rekor", NULL, "URL", "look the entry up online in this Rekor (v1 API)",
+	  &ss.rekor, NULL, NULL },
+	{ 0, "--save-tlog-entry", NULL, "FILE", "write the Rekor entry that verified",
+	  &ss.save_entry, NULL, NULL },
 	{ 0, "--identity", NULL, "ID", "the exact SAN (email or URI) required",
 	  &ss.identity, NULL, NULL },
 	{ 0, "--issuer", NULL, "URL", "the exact OIDC issuer required", &ss.issuer, NULL,
@@ -245,6 +253,56 @@ static const struct cmd_opt sigstore_opts[] = {
 static const struct cmd_optset sigstore_optset = {
 	OPT_JSON, sigstore_opts, 0, SIG_SIGSTORE_USAGE
 };
+
+/*
+ * --rekor: verify IN with each entry Rekor lists for the file's SHA-256
+ * until one verifies (the first failure is the one reported); none listed
+ * is a failure (a keyless signature proves no time without one).
+ */
+static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidence *ev,
+			      struct wb_err *e)
+{
+	struct wb_strlist entries = WB_STRLIST_INIT;
+	struct wb_err first = WB_ERR_INIT;
+	char hex[65];
+	int ret = -1;
+
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", in->artifact_sha256[i]);
+	if (rekor_lookup(ss.rekor, hex, &entries, e) < 0)
+		goto out;
+	if (!entries.nr) {
+		char *shown = text_printable(ss.rekor);
+
+		wb_error(e, WB_EVERIFY, "rekor '%s' has no entry for sha256:%s", shown, hex);
+		free(shown);
+		goto out;
+	}
+	for (size_t i = 0; i < entries.nr && ret < 0; i++) {
+		struct wb_err ei = WB_ERR_INIT;
+
+		in->tlog_entry = entries.v[i];
+		in->tlog_entry_len = strlen(entries.v[i]);
+		sigstore_evidence_release(ev);
+		memset(ev, 0, sizeof(*ev));
+		ret = sigstore_verify(in, ev, &ei);
+		if (ret < 0 && !first.code)
+			first = ei;
+	}
+	if (ret < 0) {
+		*e = first;
+		wb_error_prefix(e, "none of the %zu entries rekor lists verifies; the first",
+				entries.nr);
+	} else if (ss.save_entry &&
+		   fs_write_atomic(ss.save_entry, in->tlog_entry, in->tlog_entry_len, 0644,
+				   e) < 0) {
+		ret = -1;
+	}
+out:
+	in->tlog_entry = NULL;
+	wb_strlist_release(&entries);
+	return ret;
+}
 
 static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 {
@@ -283,6 +341,11 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 	if (!ss.key == !(ss.identity || ss.issuer) || (!ss.key && (!ss.identity || !ss.issuer))) {
 		fputs("winbuild: sig sigstore: give --identity and --issuer, or --key\n",
 		      stderr);
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
+	if ((ss.rekor && (!ss.signature || ss.tlog_entry)) || (ss.save_entry && !ss.rekor)) {
+		fputs("winbuild: sig sigstore: --rekor goes with --signature, instead of "
+		      "--tlog-entry; --save-tlog-entry with --rekor\n", stderr);
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if (ss.signature && !ss.certificate && !ss.key) {
@@ -326,7 +389,10 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 	in.identity = ss.identity;
 	in.issuer = ss.issuer;
 	in.root = &root;
-	ret = sigstore_verify(&in, &ev, &e);
+	if (ss.rekor)
+		ret = sig_sigstore_rekor(&in, &ev, &e);
+	else
+		ret = sigstore_verify(&in, &ev, &e);
 	if (ret < 0)
 		wb_error_prefix(&e, "'%s'", file);
 	else

@@ -34,6 +34,14 @@ static const struct schema_key schema_sigstore[] = {
 	END
 };
 
+static const struct schema_key schema_attestation[] = {
+	{ "url", S_STR, NULL, NULL, 0 },
+	{ "trusted_root", S_STR, NULL, NULL, 0 },
+	{ "identity", S_STR, NULL, NULL, 0 },
+	{ "issuer", S_STR, NULL, NULL, 0 },
+	END
+};
+
 static const struct schema_key schema_verify[] = {
 	{ "sha256", S_STR, NULL, NULL, 0 },
 	{ "sha512", S_STR, NULL, NULL, 0 },
@@ -42,6 +50,7 @@ static const struct schema_key schema_verify[] = {
 	{ "sha512_url", S_STR, NULL, NULL, 0 },
 	{ "minisign", S_MAP, schema_minisign, NULL, 0 },
 	{ "sigstore", S_MAP, schema_sigstore, NULL, 0 },
+	{ "attestation", S_MAP, schema_attestation, NULL, 0 },
 	{ "needs_pin", S_STR, NULL, NULL, 0 },
 	END
 };

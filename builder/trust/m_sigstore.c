@@ -100,30 +100,6 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 	return ret;
 }
 
-static void describe_req(const struct trust_req *r,
-			 void (*line)(void *ctx, const char *text, const struct wb_origin *o),
-			 void *ctx)
-{
-	for (size_t i = 0; i < r->nparams; i++) {
-		const struct trust_param *p = &r->params[i];
-		struct buf b = BUF_INIT;
-
-		buf_addf(&b, "%s %s", p->key, p->value);
-		line(ctx, b.ptr, &p->origin);
-		buf_release(&b);
-	}
-}
-
-static void req_json(const struct trust_req *r, json_t *obj)
-{
-	static const char *const keys[] = { "trusted_root", "identity", "issuer", "key" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *v = trust_req_param(r, keys[i], NULL);
-		json_object_set_new(obj, keys[i], v ? json_string(v) : json_null());
-	}
-}
-
 static void signer(const struct trust_ev *ev, struct buf *out)
 {
 	const char *id = trust_ev_get(ev, "identity"), *iss = trust_ev_get(ev, "issuer");
@@ -177,8 +153,8 @@ const struct trust_method trust_m_sigstore = {
 	.sbom_fields = sbom_fields,
 	.label = "sigstore bundle",
 	.check = check,
-	.describe_req = describe_req,
-	.req_json = req_json,
+	.describe_req = trust_params_describe,
+	.req_json = trust_params_json,
 	.describe_ev = describe_ev,
 	.signer = signer,
 };

@@ -2,10 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "trust/method.h"
 
 /* Methods nothing else names: declared here only. */
-extern const struct trust_method trust_m_sigstore;
+extern const struct trust_method trust_m_sigstore, trust_m_attestation;
 
 /* One line per method (docs/architecture.md, "Adding a verification
  * method"). The order is the order of the recipe's keys in `plan`. */
@@ -14,6 +16,7 @@ const struct trust_method *const trust_methods[] = {
 	&trust_m_sha256_url,
 	&trust_m_sha512_url,
 	&trust_m_sigstore,
+	&trust_m_attestation,
 	NULL,
 };
 
@@ -57,4 +60,27 @@ void trust_ev_release(struct trust_ev *ev)
 	free(ev->url);
 	free(ev->text);
 	memset(ev, 0, sizeof(*ev));
+}
+
+void trust_params_describe(const struct trust_req *r,
+			   void (*line)(void *ctx, const char *text,
+					const struct wb_origin *o), void *ctx)
+{
+	for (size_t i = 0; i < r->nparams; i++) {
+		const struct trust_param *p = &r->params[i];
+		struct buf b = BUF_INIT;
+
+		buf_addf(&b, "%s %s", p->key, p->value);
+		line(ctx, b.ptr, &p->origin);
+		buf_release(&b);
+	}
+}
+
+void trust_params_json(const struct trust_req *r, json_t *obj)
+{
+	for (size_t i = 0; r->method->params && r->method->params[i].name; i++) {
+		const char *k = r->method->params[i].name, *v = trust_req_param(r, k, NULL);
+
+		json_object_set_new(obj, k, v ? json_string(v) : json_null());
+	}
 }

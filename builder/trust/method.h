@@ -127,6 +127,14 @@ struct trust_method {
 	void (*signer)(const struct trust_ev *ev, struct buf *out);
 };
 
+/* For methods whose settings are their params (trust_method.params):
+ * describe_req shows each set one as "KEY VALUE" with its origin, req_json
+ * sets every declared one (null when unset). */
+void trust_params_describe(const struct trust_req *r,
+			   void (*line)(void *ctx, const char *text,
+					const struct wb_origin *o), void *ctx);
+void trust_params_json(const struct trust_req *r, struct json_t *object);
+
 /* The table, NULL-ended. */
 extern const struct trust_method *const trust_methods[];
 const struct trust_method *trust_method_find(const char *name);

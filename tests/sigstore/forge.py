@@ -329,6 +329,23 @@ write("detached/cert.pem", pem(good))
 write("detached/cert.b64", b64(pem(good)) + "\n")
 write("detached/entry.json", json.dumps(api, indent=1))
 
+# online lookups (tests/cli/upstream_k8s.bats, a fake Rekor serves these):
+# another artifact's entry, the artifact's entry integrated an hour after
+# the certificate expired, its entry in a log that is not pinned, and one
+# signed with another key under the pinned log's ID
+osig = signer.sign(other, ec.ECDSA(hashes.SHA256()))
+write("detached/other.sig", b64(osig) + "\n")
+_, api_x = rekor.entry(hashedrekord(hashlib.sha256(other).digest(), osig, pem(good)), index=6)
+write("detached/entry-other.json", json.dumps(api_x, indent=1))
+_, api_x = rekor.entry(hashedrekord(digest, sig, pem(good)), integrated_time=T + 3600)
+write("detached/entry-late.json", json.dumps(api_x, indent=1))
+_, api_x = Rekor().entry(hashedrekord(digest, sig, pem(good)))
+write("detached/entry-unknown-log.json", json.dumps(api_x, indent=1))
+impostor = Rekor()                    # claims our log's ID, signs with its own key
+impostor.log_id, impostor.origin = rekor.log_id, rekor.origin
+_, api_x = impostor.entry(hashedrekord(digest, sig, pem(good)))
+write("detached/entry-wrong-key.json", json.dumps(api_x, indent=1))
+
 # a tampered SET: one bit of the signature flipped
 def flip_set(entry):
     s = bytearray(base64.b64decode(entry["inclusionPromise"]["signedEntryTimestamp"]))
@@ -423,14 +440,15 @@ write("no-tlog.json", json.dumps(nb, indent=1))
 case("no-tlog-entry", "no-tlog.json", "fail", "fail")
 
 # DSSE: a good in-toto statement about the artifact, and one about another
-def dsse(name, subject_digest):
+def dsse(name, subject_digest, identity=IDENTITY, predicate=None, subjects=None):
     stmt = json.dumps({"_type": "https://in-toto.io/Statement/v1",
-                       "subject": [{"name": "artifact", "digest": {"sha256": subject_digest.hex()}}],
+                       "subject": subjects or [{"name": "artifact",
+                                                "digest": {"sha256": subject_digest.hex()}}],
                        "predicateType": "https://slsa.dev/provenance/v1",
-                       "predicate": {}}).encode()
+                       "predicate": predicate or {}}).encode()
     pt = "application/vnd.in-toto+json"
     s = ec_key()
-    cert = leaf_cert(s, int_key, int_ca, ct_key)
+    cert = leaf_cert(s, int_key, int_ca, ct_key, identity=identity)
     dsig = s.sign(pae(pt, stmt), ec.ECDSA(hashes.SHA256()))
     body = dsse_body(pt, stmt, dsig, pem(cert))
     content = {"dsseEnvelope": {"payload": b64(stmt), "payloadType": pt,
@@ -441,6 +459,49 @@ case("dsse-good", "dsse-good.json", "pass", "pass")
 dsse("dsse-subject-mismatch", hashlib.sha256(other).digest())
 # the oracle's Verifier.verify does not match in-toto subjects: it passes
 case("dsse-subject-mismatch", "dsse-subject-mismatch.json", "fail", "pass-no-subject-check")
+
+# containerd-style build provenance (tests/cli/upstream_containerd.bats): an
+# .intoto.jsonl whose lines are bundles of SLSA v1 statements, as
+# actions/attest-build-provenance writes them in containerd's release
+# workflow; the tarball is one subject among several
+os.makedirs(os.path.join(OUT, "attest"), exist_ok=True)
+CTRD_V = "2.0.0"
+CTRD_ID = ("https://github.com/containerd/containerd/.github/workflows/release.yml"
+           "@refs/tags/v" + CTRD_V)
+tarball = b"containerd " + CTRD_V.encode() + b" windows amd64 tarball\n"
+write("attest/containerd-%s-windows-amd64.tar.gz" % CTRD_V, tarball)
+write("attest/identity", CTRD_ID)
+slsa = {"buildDefinition": {
+            "buildType": "https://actions.github.io/buildtypes/workflow/v1",
+            "externalParameters": {"workflow": {
+                "ref": "refs/tags/v" + CTRD_V,
+                "repository": "https://github.com/containerd/containerd",
+                "path": ".github/workflows/release.yml"}}},
+        "runDetails": {"builder": {
+            "id": "https://github.com/containerd/containerd/.github/workflows/release.yml"
+                  "@refs/tags/v" + CTRD_V}}}
+
+
+def subj(name, data):
+    return {"name": name, "digest": {"sha256": hashlib.sha256(data).hexdigest()}}
+
+
+def jsonl_line(name):
+    return json.dumps(json.load(open(os.path.join(OUT, name + ".json"))),
+                      separators=(",", ":"))
+
+
+dsse("attest/line-good", None, CTRD_ID, slsa,
+     [subj("containerd-%s-linux-amd64.tar.gz" % CTRD_V, other),
+      subj("containerd-%s-windows-amd64.tar.gz" % CTRD_V, tarball)])
+dsse("attest/line-other", None, CTRD_ID, slsa,
+     [subj("containerd-%s-linux-amd64.tar.gz" % CTRD_V, other)])
+dsse("attest/line-wrong-workflow", None, CTRD_ID.replace("release.yml", "evil.yml"), slsa,
+     [subj("containerd-%s-windows-amd64.tar.gz" % CTRD_V, tarball)])
+write("attest/good.intoto.jsonl", jsonl_line("attest/line-other") + "\n" +
+      jsonl_line("attest/line-good") + "\n")
+write("attest/other.intoto.jsonl", jsonl_line("attest/line-other") + "\n")
+write("attest/wrong-workflow.intoto.jsonl", jsonl_line("attest/line-wrong-workflow") + "\n")
 
 # managed keys: a bundle whose material is a public key
 mk = ec_key()

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats.
+
+    fakerekor.py --port-file F [--redirect URL] [--index-answer JSON]
+                 [ENTRY.json[=SHA256HEX] ...]
+
+Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
+"integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
+the SHA-256 its hashedrekord body records, or under SHA256HEX when given
+(an entry listed for another artifact). Serves what the openapi.yaml of
+sigstore/rekor says a client uses:
+  POST /api/v1/index/retrieve        {"hash": "sha256:<hex>"} -> [uuid, ...]
+  GET  /api/v1/log/entries/<uuid>    -> the entry
+  POST /api/v1/log/entries/retrieve  {"entryUUIDs": [...]} -> [entry, ...]
+Every request is logged to stderr. --redirect answers everything with a 302;
+--index-answer makes the index answer JSON, whatever is asked (a hostile log).
+"""
+import argparse
+import base64
+import http.server
+import json
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--port-file", required=True)
+ap.add_argument("--redirect")
+ap.add_argument("--index-answer")
+ap.add_argument("entries", nargs="*")
+args = ap.parse_args()
+
+ENTRIES = {}   # uuid -> entry object ({uuid: {...}})
+INDEX = {}     # "sha256:<hex>" -> [uuid]
+for spec in args.entries:
+    path, _, forced = spec.partition("=")
+    with open(path) as f:
+        entry = json.load(f)
+    uuid, val = next(iter(entry.items()))
+    ENTRIES[uuid] = entry
+    if forced:
+        digest = forced
+    else:
+        body = json.loads(base64.b64decode(val["body"]))
+        digest = body["spec"]["data"]["hash"]["value"]
+    if uuid not in INDEX.setdefault("sha256:" + digest, []):
+        INDEX["sha256:" + digest].append(uuid)
+
+
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def redirected(self):
+        if not args.redirect:
+            return False
+        self.send_response(302)
+        self.send_header("Location", args.redirect + self.path)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return True
+
+    def do_GET(self):
+        if self.redirected():
+            return
+        prefix = "/api/v1/log/entries/"
+        if self.path.startswith(prefix) and self.path[len(prefix):] in ENTRIES:
+            return self.answer(200, ENTRIES[self.path[len(prefix):]])
+        self.answer(404, {"code": 404, "message": "not found"})
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        req = json.loads(self.rfile.read(n) or b"{}")
+        if self.redirected():
+            return
+        if self.path == "/api/v1/index/retrieve" and args.index_answer is not None:
+            return self.answer(200, json.loads(args.index_answer))
+        if self.path == "/api/v1/index/retrieve":
+            return self.answer(200, INDEX.get(req.get("hash", "").lower(), []))
+        if self.path == "/api/v1/log/entries/retrieve":
+            return self.answer(200, [ENTRIES[u] for u in req.get("entryUUIDs", [])
+                                     if u in ENTRIES])
+        self.answer(404, {"code": 404, "message": "not found"})
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+with open(args.port_file + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+import os  # noqa: E402
+os.rename(args.port_file + ".tmp", args.port_file)
+srv.serve_forever()
