@@ -108,28 +108,34 @@ validator() {
 }
 
 # trust_override: fixtures.yaml, but kubelet verified only by a minisign
-# signature (a key made here) and kubeadm pinned only by its SHA-512
+# signature (a key made here), kubeadm pinned only by its SHA-512, and
+# kubectl only by a sha512sum checksum file
 trust_override() {
 	minisign -G -W -p "$WORK/k.pub" -s "$WORK/k.key" </dev/null >/dev/null
 	minisign -S -s "$WORK/k.key" -m "$WWW/good/kubelet.exe" </dev/null >/dev/null
 	local pub s512
 	pub=$(tail -n1 "$WORK/k.pub")
 	s512=$(sha512sum "$WWW/good/kubeadm.exe" | cut -d' ' -f1)
+	(cd "$WWW/good" && sha512sum kubectl.exe >kubectl.exe.sha512)
 	fixture_override | sed \
 		-e "/^  kubelet:/,+2 s|verify: .*|verify: {minisign: {keys: [{key: $pub}]}}|" \
-		-e "/^  kubeadm:/,+2 s|verify: .*|verify: {sha512: $s512}|" >"$WORK/trust.yaml"
+		-e "/^  kubeadm:/,+2 s|verify: .*|verify: {sha512: $s512}|" \
+		-e "/^  kubectl:/,+2 s|verify: .*|verify: {sha512_url: $(H)/good/kubectl.exe.sha512}|" \
+		>"$WORK/trust.yaml"
 	grep -q "minisign" "$WORK/trust.yaml" && grep -q "sha512: $s512" "$WORK/trust.yaml"
 }
 
 # sbom_hashes SBOM WWW: checks each artifact's hashes against hashlib: the
 # minisign-only kubelet has SHA-256 + BLAKE2b-512, the sha512-pinned
-# kubeadm SHA-256 + SHA-512, every other one SHA-256 alone
+# kubeadm and the sha512_url-checked kubectl SHA-256 + SHA-512, every other
+# one SHA-256 alone
 sbom_hashes() {
 	python3 - "$1" "$2" <<-'PY'
 		import hashlib, json, sys
 		sbom = json.load(open(sys.argv[1])); www = sys.argv[2]
 		comps = {c["name"]: c for c in sbom["components"] if c["type"] == "application"}
-		want = {"kubelet": ["BLAKE2b-512", "SHA-256"], "kubeadm": ["SHA-256", "SHA-512"]}
+		want = {"kubelet": ["BLAKE2b-512", "SHA-256"], "kubeadm": ["SHA-256", "SHA-512"],
+		        "kubectl": ["SHA-256", "SHA-512"]}
 		fn = {"BLAKE2b-512": lambda d: hashlib.blake2b(d, digest_size=64).hexdigest(),
 		      "SHA-256": lambda d: hashlib.sha256(d).hexdigest(),
 		      "SHA-512": lambda d: hashlib.sha512(d).hexdigest()}
@@ -144,7 +150,7 @@ sbom_hashes() {
 	PY
 }
 
-@test "the SBOM lists the digests trust computed: minisign gives BLAKE2b-512, a sha512 pin SHA-512, no other SHA-512; it validates" {
+@test "the SBOM lists the digests trust computed: minisign gives BLAKE2b-512, a sha512 pin or checksum file SHA-512, no other SHA-512; it validates" {
 	need_dep test -d "$WB_SRC/tests/sbom/node_modules/ajv-formats" -- "run make deps (npm ci in tests/sbom)"
 	trust_override
 	wb stage "$RECIPE" -O trust.yaml --no-progress
@@ -162,6 +168,7 @@ sbom_hashes() {
 		by = {r["artifact"]: r for r in refs}
 		assert "blake2b512" in by["kubelet"] and "sha512" not in by["kubelet"], by["kubelet"]
 		assert "sha512" in by["kubeadm"] and "blake2b512" not in by["kubeadm"]
+		assert "sha512" in by["kubectl"] and "blake2b512" not in by["kubectl"]
 		assert "sha512" not in by["containerd"] and "blake2b512" not in by["containerd"]
 		print("refs ok")
 	PY
