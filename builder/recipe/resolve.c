@@ -1907,7 +1907,8 @@ static int order_services(struct resolver *r)
 				}
 		}
 	}
-	memcpy(p->services, sorted, p->nservices * sizeof(*sorted));
+	if (p->nservices)   /* services is NULL then: memcpy(NULL, ...) is UB */
+		memcpy(p->services, sorted, p->nservices * sizeof(*sorted));
 out:
 	free(sorted);
 	free(state);
