@@ -321,6 +321,7 @@ static int write_sbom(struct wb_run *run, const struct plan *plan,
 		sa[i].name = items[i].art->name;
 		sa[i].path = items[i].path;
 		sa[i].sha512 = items[i].sha512;
+		sa[i].blake2b512 = items[i].blake2b512;
 		sa[i].ev = ev;
 	}
 	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)

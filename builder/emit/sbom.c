@@ -115,25 +115,8 @@ static json_t *file_component(const struct staged_file *f)
 	return c;
 }
 
-/* The SHA-512 of the cache entry at PATH, which must hash to SHA256. */
-static int entry_sha512(const char *name, const char *path, const char *sha256,
-			char out[129], struct wb_err *e)
-{
-	struct digest_result r;
-	char hex[65];
-
-	if (digest_file(path, DIGEST_SHA512, &r, e))
-		return -1;
-	digest_hex(r.sha256, 32, hex);
-	if (strcmp(hex, sha256))
-		return wb_error(e, WB_EVERIFY, "SBOM: the cache entry of '%s' (%s) no longer "
-				"hashes to %s (got %s)", name, path, sha256, hex);
-	digest_hex(r.sha512, 64, out);
-	return 0;
-}
-
 static json_t *artifact_component(const struct plan *plan, const struct staged_artifact *ma,
-				  const struct sbom_artifact *info, const char *sha512,
+				  const struct sbom_artifact *info,
 				  const struct staged_manifest *m)
 {
 	const char *name = ma->name;
@@ -159,7 +142,11 @@ static json_t *artifact_component(const struct plan *plan, const struct staged_a
 	if (pc && pc->purl && *pc->purl)
 		json_object_set_new(c, "purl", json_string(pc->purl));
 	json_array_append_new(hashes, hash("SHA-256", ma->sha256));
-	json_array_append_new(hashes, hash("SHA-512", sha512));
+	/* only the digests trust computed for its own checks (issue 19) */
+	if (info->sha512 && strlen(info->sha512) == 128)
+		json_array_append_new(hashes, hash("SHA-512", info->sha512));
+	if (info->blake2b512 && strlen(info->blake2b512) == 128)
+		json_array_append_new(hashes, hash("BLAKE2b-512", info->blake2b512));
 	json_object_set_new(c, "hashes", hashes);
 	ext_ref(refs, "distribution", str(ma->url));
 	if (pa && strcmp(pa->upstream_url, str(ma->url)))
@@ -258,7 +245,6 @@ int sbom_write(const char *path, const struct plan *plan,
 	for (size_t i = 0; i < m.nartifacts; i++) {
 		const struct staged_artifact *ma = &m.artifacts[i];
 		const struct sbom_artifact *info = NULL;
-		char sha512[129];
 
 		for (size_t k = 0; k < n; k++)
 			if (arts[k].name && !strcmp(arts[k].name, ma->name))
@@ -270,15 +256,7 @@ int sbom_write(const char *path, const struct plan *plan,
 			json_decref(dlist);
 			goto out;
 		}
-		if (info->sha512 && strlen(info->sha512) == 128)
-			memcpy(sha512, info->sha512, 129);
-		else if (entry_sha512(ma->name, info->path, ma->sha256, sha512, e)) {
-			json_decref(comps);
-			json_decref(deps);
-			json_decref(dlist);
-			goto out;
-		}
-		json_array_append_new(comps, artifact_component(plan, ma, info, sha512, &m));
+		json_array_append_new(comps, artifact_component(plan, ma, info, &m));
 		json_array_append_new(dlist, json_sprintf("artifact:%s", ma->name));
 	}
 	for (size_t i = 0; i < m.nfiles; i++)

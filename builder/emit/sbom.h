@@ -2,8 +2,8 @@
  * OUT/<recipe>/sbom.cdx.json: a CycloneDX 1.5 JSON SBOM of a staged output
  * (docs/provenance.md). Built from the staged manifest (files, digests,
  * Authenticode results), the plan (purl, licence, homepage) and what fetch
- * verified (signer key id, trusted comment, the cache entry, re-read once
- * for SHA-512). Deterministic: the timestamp is the manifest's
+ * verified (signer key id, trusted comment, and the SHA-512 or BLAKE2b-512
+ * a pin or method computed; nothing is read again). Deterministic: the timestamp is the manifest's
  * source_date_epoch and the serial number a UUID made from the SHA-256 of
  * the document without it.
  */
@@ -20,8 +20,9 @@
 struct sbom_artifact {
 	const char *name;
 	const char *path;             /* the verified cache entry */
-	const char *sha512;           /* from fetch, or NULL/"": then the
-					 entry is read once more for it */
+	const char *sha512;           /* from fetch when a pin or method
+					 checked it, else NULL/"": not listed */
+	const char *blake2b512;       /* the same (minisign) */
 	const struct verify_evidence *ev;  /* how it verified, or NULL: the
 					      methods (without the lock pin,
 					      so a --locked build gives the

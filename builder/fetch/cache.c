@@ -310,6 +310,8 @@ int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *re
 	json_object_set_new(o, "sha256", json_string(ref->sha256));
 	if (ref->sha512[0])
 		json_object_set_new(o, "sha512", json_string(ref->sha512));
+	if (ref->blake2b512[0])
+		json_object_set_new(o, "blake2b512", json_string(ref->blake2b512));
 	json_object_set_new(o, "size", json_integer((json_int_t)ref->size));
 	if (ref->url)
 		json_object_set_new(o, "url", json_string(ref->url));
@@ -331,12 +333,13 @@ int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *re
 static int ref_parse(const char *text, size_t len, struct cache_ref *ref)
 {
 	json_t *o = json_loadb(text, len, 0, NULL), *size;
-	const char *art, *sha, *s512, *url;
+	const char *art, *sha, *s512, *b2, *url;
 
 	memset(ref, 0, sizeof(*ref));
 	art = json_string_value(json_object_get(o, "artifact"));
 	sha = json_string_value(json_object_get(o, "sha256"));
 	s512 = json_string_value(json_object_get(o, "sha512"));
+	b2 = json_string_value(json_object_get(o, "blake2b512"));
 	url = json_string_value(json_object_get(o, "url"));
 	size = json_object_get(o, "size");
 	if (!art || !sha || !cache_is_key(sha)) {
@@ -347,6 +350,8 @@ static int ref_parse(const char *text, size_t len, struct cache_ref *ref)
 	memcpy(ref->sha256, sha, 65);
 	if (s512 && strlen(s512) == 128)
 		memcpy(ref->sha512, s512, 129);
+	if (b2 && strlen(b2) == 128)
+		memcpy(ref->blake2b512, b2, 129);
 	ref->size = json_is_integer(size) && json_integer_value(size) >= 0 ?
 		(unsigned long long)json_integer_value(size) : 0;
 	ref->url = url ? xstrdup(url) : NULL;

@@ -114,7 +114,8 @@ int cache_insert(struct cache *c, const char *tmp_path, int fd,
 /*
  * Refs: one small JSON file per ref key (cache_ref_key of fetch_ref_spec),
  * read and written only here:
- *   { "artifact": NAME, "sha256": HEX, "sha512": HEX, "size": N,
+ *   { "artifact": NAME, "sha256": HEX, "sha512": HEX, "blake2b512": HEX,
+ *     "size": N,
  *     "url": URL, "methods": BITS, "evidence": [ ... ] }
  * "evidence" is what verified the bytes (trust/verify.h,
  * verify_evidence_to_json), kept whole so a hit can check it again.
@@ -123,6 +124,7 @@ struct cache_ref {
 	char *artifact;
 	char sha256[65];           /* a cache key (cache_is_key) */
 	char sha512[129];          /* "" when not recorded */
+	char blake2b512[129];      /* "" when not recorded */
 	unsigned long long size;
 	char *url;                 /* or NULL */
 	unsigned methods;          /* enum verify_method bits that held */

@@ -226,6 +226,7 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 	ref.artifact = it->art->name;
 	memcpy(ref.sha256, it->sha256, 65);
 	memcpy(ref.sha512, it->sha512, 129);
+	memcpy(ref.blake2b512, it->blake2b512, 129);
 	ref.size = it->size;
 	ref.url = it->url;
 	ref.methods = it->ev.methods;
@@ -285,6 +286,25 @@ static int ref_signature_holds(struct engine *en, struct job *j,
 	return ret;
 }
 
+/*
+ * IT's SHA-512 and BLAKE2b-512, for the ref and the SBOM: those of WANT (the
+ * ones a pin or method checks; never an extra pass for them), from DR when
+ * it computed them, else from REF (or NULL).
+ */
+static void record_digests(struct fetch_item *it, const struct digest_result *dr,
+			   const struct cache_ref *ref, unsigned want)
+{
+	it->sha512[0] = it->blake2b512[0] = '\0';
+	if ((want & DIGEST_SHA512) && (dr->algs & DIGEST_SHA512))
+		digest_hex(dr->sha512, 64, it->sha512);
+	else if ((want & DIGEST_SHA512) && ref)
+		memcpy(it->sha512, ref->sha512, 129);
+	if ((want & DIGEST_BLAKE2B512) && (dr->algs & DIGEST_BLAKE2B512))
+		digest_hex(dr->blake2b512, 64, it->blake2b512);
+	else if ((want & DIGEST_BLAKE2B512) && ref)
+		memcpy(it->blake2b512, ref->blake2b512, 129);
+}
+
 /* The digest algorithms the kept signatures of J need. */
 static unsigned signature_algs(const struct job *j)
 {
@@ -320,6 +340,8 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	struct cache_ref ref;
 	struct verify_evidence kept;
 	int r, have_ref = 0, need512 = it->art->verify.sha512 != NULL, resign;
+	unsigned want = j->needs.digest_algs & (DIGEST_SHA512 | DIGEST_BLAKE2B512);
+	unsigned missing = want;
 
 	memset(&kept, 0, sizeof(kept));
 	ref_key(en, it, key);
@@ -348,17 +370,21 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		sha = pin;
 	}
 	resign = have_ref && (j->needs.methods & VERIFY_SIGNATURE);
+	if (have_ref && ref.sha512[0])
+		missing &= ~(unsigned)DIGEST_SHA512;
+	if (have_ref && ref.blake2b512[0])
+		missing &= ~(unsigned)DIGEST_BLAKE2B512;
 	memset(&dr, 0, sizeof(dr));
-	if (have_ref && en->o->defer_rehash && !need512 && !resign) {
+	if (have_ref && en->o->defer_rehash && !need512 && !resign && !missing) {
 		/* the caller hashes what it reads against SHA (the pin, when
 		 * there is one) */
 		r = cache_stat(en->c, sha, &dr.size, e);
 		it->unverified_hit = r > 0;
 	} else {
-		/* SHA-512 for a sha512 pin, or for the SBOM when no ref has
-		 * it; the signatures' digests for a signature checked again */
-		r = cache_lookup_digests(en->c, sha, (need512 || !have_ref ? DIGEST_SHA512 : 0) |
-					 (resign ? signature_algs(j) : 0), &dr,
+		/* SHA-512 for a sha512 pin; the signatures' digests for a
+		 * signature checked again; a method's digest the ref lacks */
+		r = cache_lookup_digests(en->c, sha, (need512 ? DIGEST_SHA512 : 0) |
+					 (resign ? signature_algs(j) : 0) | missing, &dr,
 					 &it->quarantined, e);
 	}
 	if (r <= 0) {
@@ -394,12 +420,9 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	it->size = dr.size;
 	it->from_cache = 1;
 	it->path = entry;
-	if (dr.algs & DIGEST_SHA512)
-		digest_hex(dr.sha512, 64, it->sha512);
+	record_digests(it, &dr, have_ref ? &ref : NULL, want);
 	verify_evidence_release(&it->ev);
 	if (have_ref) {
-		if (!(dr.algs & DIGEST_SHA512) && ref.sha512[0])
-			memcpy(it->sha512, ref.sha512, 129);
 		it->url = ref.url ? xstrdup(ref.url) : NULL;
 		it->ev = kept;
 		memset(&kept, 0, sizeof(kept));
@@ -808,8 +831,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		return;
 	}
 	digest_hex(dr.sha256, 32, it->sha256);
-	if (dr.algs & DIGEST_SHA512)
-		digest_hex(dr.sha512, 64, it->sha512);
+	record_digests(it, &dr, NULL, j->needs.digest_algs);
 	it->size = dr.size;
 	free(it->url);
 	it->url = xstrdup(url);

@@ -66,8 +66,10 @@ struct fetch_item {
 				    * hash what it reads (and quarantine on a
 				    * mismatch) */
 	char sha256[65];
-	char sha512[129];          /* from the download's pass or the ref; ""
-				      for entries an older winbuild cached */
+	char sha512[129];          /* when a pin or method checked SHA-512:
+				      from the download's pass or the ref;
+				      else "" */
+	char blake2b512[129];      /* the same for BLAKE2b-512 (minisign) */
 	unsigned long long size;
 	char *url;                 /* the plan URL the bytes came from */
 	char *path;                /* the cache entry */

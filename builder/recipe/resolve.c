@@ -1907,7 +1907,7 @@ static int order_services(struct resolver *r)
 				}
 		}
 	}
-	if (p->nservices)
+	if (p->nservices)   /* services is NULL then: memcpy(NULL, ...) is UB */
 		memcpy(p->services, sorted, p->nservices * sizeof(*sorted));
 out:
 	free(sorted);

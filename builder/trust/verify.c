@@ -80,9 +80,9 @@ int verify_plan(const struct trust_spec *v, const struct trust_policy *policy,
 	}
 	needs->methods = m;
 	needs->reqs = reqs;
-	/* SHA-512 always: the SBOM records it, and the download's one pass is
-	 * the only read of the bytes that need not be repeated for it */
-	needs->digest_algs = DIGEST_SHA256 | DIGEST_SHA512 | algs;
+	/* SHA-256 (the cache key) and what a pin or a method checks, nothing
+	 * else: the SBOM records only these (issue 19) */
+	needs->digest_algs = DIGEST_SHA256 | (v->sha512 ? DIGEST_SHA512 : 0) | algs;
 	return 0;
 }
 

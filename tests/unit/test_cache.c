@@ -215,7 +215,19 @@ static void test_refs_ls_gc(void **state)
 	assert_string_equal(got.sha256, a);
 	assert_int_equal(got.size, 10);
 	assert_string_equal(got.sha512, "");
+	assert_string_equal(got.blake2b512, "");
 	cache_ref_release(&got);
+	/* a BLAKE2b-512 a minisign check computed round-trips, and so does
+	 * the SHA-512 a pin needs */
+	memset(ref.blake2b512, 'b', 128);
+	memset(ref.sha512, '5', 128);
+	assert_int_equal(cache_ref_store(&f->c, key, &ref, &e), 0);
+	assert_int_equal(cache_ref_load(&f->c, key, &got, &e), 1);
+	assert_int_equal(strspn(got.blake2b512, "b"), 128);
+	assert_int_equal(strspn(got.sha512, "5"), 128);
+	cache_ref_release(&got);
+	ref.blake2b512[0] = ref.sha512[0] = '\0';
+	assert_int_equal(cache_ref_store(&f->c, key, &ref, &e), 0);
 	assert_int_equal(cache_ref_load(&f->c, key2, &got, &e), 0);
 	/* a ref that is not a well-formed one is no ref */
 	json = xasprintf("%s/refs/%s", f->c.root, key2);
