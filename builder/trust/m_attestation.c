@@ -84,8 +84,8 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)
 {
-	const char *root_path = trust_req_param(r, "trusted_root", NULL);
 	struct sigstore_root root;
+	struct sigstore_input base;
 	struct wb_err first = WB_ERR_INIT;
 	const char *p, *end;
 	size_t line = 0, tried = 0;
@@ -94,11 +94,8 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 	if (!aux->text)
 		return wb_error(e, WB_EUSAGE, "artifact '%s': %sattestation was not fetched",
 				s->name, which);
-	memset(&root, 0, sizeof(root));
-	if (sigstore_root_load(root_path, &root, e) < 0) {
-		wb_error_prefix(e, "artifact '%s': trusted root", s->name);
+	if (trust_sigstore_prepare(r, s, &root, &base, e) < 0)
 		return -1;
-	}
 	for (p = aux->text, end = aux->text + aux->len; p < end && !ok; ) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = (nl ? (size_t)(nl - p) : (size_t)(end - p));
@@ -112,15 +109,10 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 			len--;
 		if (len && line <= ATTESTATION_MAX_LINES) {
 			tried++;
-			memset(&in, 0, sizeof(in));
+			in = base;
 			memset(&sev, 0, sizeof(sev));
-			in.artifact_sha256 = s->dr->sha256;
-			in.artifact_path = s->data_path;
 			in.bundle = p;
 			in.bundle_len = len;
-			in.root = &root;
-			in.identity = trust_req_param(r, "identity", NULL);
-			in.issuer = trust_req_param(r, "issuer", NULL);
 			if (sigstore_verify(&in, &sev, &le) == 0 &&
 			    sev.content != SIGSTORE_CONTENT_DSSE)
 				wb_error(&le, WB_EVERIFY, "a message signature, not an in-toto "

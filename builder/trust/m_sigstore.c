@@ -33,11 +33,28 @@ static int validate(const struct trust_req *r, struct wb_err *e)
 	return 0;
 }
 
+int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject *s,
+			   struct sigstore_root *root, struct sigstore_input *in,
+			   struct wb_err *e)
+{
+	memset(root, 0, sizeof(*root));
+	memset(in, 0, sizeof(*in));
+	if (sigstore_root_load(trust_req_param(r, "trusted_root", NULL), root, e) < 0) {
+		wb_error_prefix(e, "artifact '%s': trusted root", s->name);
+		return -1;
+	}
+	in->artifact_sha256 = s->dr->sha256;
+	in->artifact_path = s->data_path;
+	in->root = root;
+	in->identity = trust_req_param(r, "identity", NULL);
+	in->issuer = trust_req_param(r, "issuer", NULL);
+	return 0;
+}
+
 static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)
 {
-	const char *root_path = trust_req_param(r, "trusted_root", NULL);
 	const char *key_path = trust_req_param(r, "key", NULL);
 	struct sigstore_root root;
 	struct sigstore_input in;
@@ -49,25 +66,16 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 	if (!aux->text)
 		return wb_error(e, WB_EUSAGE, "artifact '%s': %ssigstore bundle was not fetched",
 				s->name, which);
-	memset(&root, 0, sizeof(root));
 	memset(&sev, 0, sizeof(sev));
-	if (sigstore_root_load(root_path, &root, e) < 0) {
-		wb_error_prefix(e, "artifact '%s': trusted root", s->name);
+	if (trust_sigstore_prepare(r, s, &root, &in, e) < 0)
 		return -1;
-	}
 	if (key_path && fs_read_file(key_path, SIGSTORE_INPUT_MAX, WB_EUSAGE, &key, e) < 0) {
 		sigstore_root_release(&root);
 		wb_error_prefix(e, "artifact '%s': sigstore key", s->name);
 		return -1;
 	}
-	memset(&in, 0, sizeof(in));
-	in.artifact_sha256 = s->dr->sha256;
-	in.artifact_path = s->data_path;
 	in.bundle = aux->text;
 	in.bundle_len = aux->len;
-	in.root = &root;
-	in.identity = trust_req_param(r, "identity", NULL);
-	in.issuer = trust_req_param(r, "issuer", NULL);
 	if (key_path) {
 		in.key_pem = key.ptr;
 		in.key_pem_len = key.len;

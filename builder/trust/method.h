@@ -135,6 +135,18 @@ void trust_params_describe(const struct trust_req *r,
 					const struct wb_origin *o), void *ctx);
 void trust_params_json(const struct trust_req *r, struct json_t *object);
 
+/*
+ * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c)
+ * share: load R's `trusted_root` into ROOT and fill IN with S's digest and
+ * file, ROOT and R's identity and issuer (nothing else of IN is set).
+ * -1 with "artifact 'NAME': trusted root: ..." in E.
+ */
+struct sigstore_root;
+struct sigstore_input;
+int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject *s,
+			   struct sigstore_root *root, struct sigstore_input *in,
+			   struct wb_err *e);
+
 /* The table, NULL-ended. */
 extern const struct trust_method *const trust_methods[];
 const struct trust_method *trust_method_find(const char *name);
