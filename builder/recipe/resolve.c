@@ -221,7 +221,14 @@ static int load_kind(struct resolver *r, const char *path, const char *kind,
 	}
 	if (load_includes(r, path, n, kind, &base))
 		goto out;
-	*out = rnode_merge(base, n);
+	{
+		/* the merged document is PATH's: an error about the whole of
+		 * it ("missing required key") points here, not at an include */
+		struct wb_origin own = n->origin;
+
+		*out = rnode_merge(base, n);
+		(*out)->origin = own;
+	}
 	n = NULL;
 	ret = 0;
 out:

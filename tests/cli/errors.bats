@@ -41,6 +41,27 @@ Y
 	! error_lines | grep -vE '^winbuild: three\.yaml:[0-9]+:[0-9]+: '
 }
 
+@test "a misspelt name beside an include: the missing key points at the recipe, not the fragment" {
+	cat > frag.yaml <<'Y'
+kind: image
+components:
+  containerd: {}
+Y
+	cat > top.yaml <<'Y'
+kind: image
+nmae: top
+include:
+  - frag.yaml
+windows:
+  {version: "2022", iso_sha256: eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12}
+Y
+	wb plan top.yaml
+	assert_status 2
+	assert_output_has "top.yaml:2:1: unknown key 'nmae' (did you mean 'name'?)"
+	assert_output_has "top.yaml:1:1: missing required key 'name'"
+	! grep -q "frag.yaml" <<<"$output"
+}
+
 @test "three mistakes in a component file are reported together" {
 	sed -i 's/^vars:/varz:/; s/strip: 1/strip: one/; s/^    url:/    ulr:/' components/containerd.yaml
 	wb plan img.yaml
