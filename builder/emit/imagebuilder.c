@@ -7,6 +7,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/text.h"
 
 char *imagebuilder_mirror_url(const char *mirror, const char *up)
 {
@@ -48,6 +49,12 @@ int imagebuilder_write(const char *path, const struct plan *p,
 	char *s = NULL, *dir = NULL, *url = NULL;
 	int ret = -1;
 
+	/* every value below is a JSON string: a --mirror-url that is not
+	 * UTF-8 would make json_string() fail and the key vanish */
+	if (!text_utf8_valid(mirror, strlen(mirror))) {
+		wb_error(e, WB_EUSAGE, "--mirror-url is not valid UTF-8");
+		goto out;
+	}
 	if (strncmp(mirror, "http://", 7) && strncmp(mirror, "https://", 8) &&
 	    strncmp(mirror, "file://", 7)) {
 		wb_error(e, WB_EUSAGE, "--mirror-url '%s' is not an http(s) or file URL", mirror);

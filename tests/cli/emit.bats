@@ -351,6 +351,14 @@ assert v["containerd_url"] == "http://m.example/w/up.example_8443/c/containerd.t
 PY
 }
 
+@test "emit --format image-builder: a --mirror-url that is not UTF-8 is refused, not dropped from the JSON" {
+	write_lock cloudbase-init cni-plugins containerd crictl kube-log-runner kube-proxy kubeadm kubectl kubelet windows-cni
+	wb emit "$(recipe 2022)" --format image-builder --mirror-url "$(printf 'http://m.example/\xff/')"
+	assert_status 2
+	assert_output_has "--mirror-url is not valid UTF-8"
+	[ ! -e out/windows-2022-containerd/image-builder/windows-2022-containerd.json ]
+}
+
 @test "emit --format image-builder: needs the lock, and every used artifact in it" {
 	wb emit "$(recipe 2022)" --format image-builder --mirror-url http://m/
 	assert_status 2
