@@ -55,6 +55,7 @@ void plan_release(struct plan *p)
 		plan_authenticode_release(&c->authenticode);
 		wb_strlist_release(&c->path);
 		wb_strlist_release(&c->directories);
+		free(c->directory_origins);
 		wb_strlist_release(&c->defender_exclusions);
 		for (size_t j = 0; j < c->nfirewall; j++) {
 			free(c->firewall[j].name);

@@ -128,6 +128,7 @@ struct plan_component {
 	char *description, *homepage, *license, *purl;
 	struct wb_strlist path;            /* Windows paths for PATH */
 	struct wb_strlist directories;     /* Windows paths to create */
+	struct wb_origin *directory_origins; /* one per directory */
 	struct wb_strlist defender_exclusions;
 	struct plan_firewall *firewall;
 	size_t nfirewall;

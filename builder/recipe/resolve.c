@@ -1622,6 +1622,22 @@ static int convert_winpaths(struct resolver *r, const struct rnode *n,
 	return 0;
 }
 
+/* A component's directories, with where each was written (a directory
+ * that is also a file's destination is refused once every artifact is
+ * known: dirs_clash). */
+static int convert_directories(struct resolver *r, const struct rnode *n,
+			       struct plan_component *c)
+{
+	if (convert_winpaths(r, n, "directories", &c->directories))
+		return -1;
+	if (!c->directories.nr)
+		return 0;
+	c->directory_origins = xcalloc(c->directories.nr, sizeof(*c->directory_origins));
+	for (size_t i = 0; i < c->directories.nr; i++)
+		c->directory_origins[i] = n->items[i]->origin;
+	return 0;
+}
+
 /* ---- services and generated files (docs/recipes.md, "services") ---- */
 
 /* A Windows path of a service or generated file: on C:, inside the tree
@@ -1967,7 +1983,7 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	}
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	if (convert_winpaths(r, rnode_get(cn, "path"), "path", &c->path) ||
-	    convert_winpaths(r, rnode_get(cn, "directories"), "directories", &c->directories) ||
+	    convert_directories(r, rnode_get(cn, "directories"), c) ||
 	    convert_winpaths(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions",
 			     &c->defender_exclusions))
 		return -1;
@@ -2040,6 +2056,51 @@ static int dest_clashes(struct resolver *r)
 			return err_at(r, &b->dest_origin, "bad Windows destination '%s' of "
 				      "artifact '%s': it and '%s' of artifact '%s' (%s) %s",
 				      b->dest_win, b->name, a->dest_win, a->name, where, why);
+		}
+	}
+	return 0;
+}
+
+/* A directory a component creates must not be, or lie beneath, a file an
+ * artifact installs (Windows' rules: case-insensitive, 8.3 aliases): the
+ * stage would refuse it; say so at plan time, where the recipe can be
+ * named. */
+static int dirs_clash(struct resolver *r)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		const struct plan_component *c = &p->components[i];
+
+		for (size_t k = 0; k < c->directories.nr; k++) {
+			const char *why = NULL;
+			char *dir = winpath_to_tree(c->directories.v[k], &why);
+
+			for (size_t j = 0; dir && j < p->nartifacts; j++) {
+				const struct plan_artifact *a = &p->artifacts[j];
+				size_t n = strlen(a->dest_tree);
+				char *head;
+				int clash;
+
+				if (a->action != PLAN_INSTALL || strlen(dir) < n ||
+				    (dir[n] && dir[n] != '/'))
+					continue;
+				head = xstrndup(dir, n);
+				why = NULL;
+				clash = !strcmp(head, a->dest_tree) ||
+					winpath_paths_clash(head, a->dest_tree, &why);
+				free(head);
+				if (!clash)
+					continue;
+				clash = dir[n] != '\0';
+				free(dir);
+				return err_at(r, &c->directory_origins[k], "directory '%s' of "
+					      "component '%s' is %s the file artifact '%s' "
+					      "installs ('%s')", c->directories.v[k], c->name,
+					      clash ? "beneath" : "the same place as", a->name,
+					      a->dest_win);
+			}
+			free(dir);
 		}
 	}
 	return 0;
@@ -2486,7 +2547,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
-	if (dest_clashes(r) || order_services(r) || versions_agree(r, image_vars))
+	if (dest_clashes(r) || dirs_clash(r) || order_services(r) ||
+	    versions_agree(r, image_vars))
 		return -1;
 	version_warnings(r);
 	if ((n = rnode_get(top, "replace"))) {

@@ -453,3 +453,19 @@ print([a["url"] for a in json.load(sys.stdin)["artifacts"] if a["name"] == sys.a
 	assert_output_has "unknown transform ':major'"
 	assert_output_has "components.crictl.version"
 }
+
+@test "a component directory that is, or lies beneath, a file an artifact installs: plan-time error at the directory" {
+	# same place spelled in another case, and a directory beneath the file
+	for d in 'C:\K\KUBELET.EXE' 'C:\k\kubelet.exe\logs'; do
+		printf 'directories:\n  - C:\\var\n  - %s\n' "$d" >> components/kubernetes.yaml
+		wb plan img.yaml
+		assert_status 2
+		assert_output_has "kubernetes.yaml:12:5: directory '$d' of component 'kubernetes'"
+		assert_output_has "the file artifact 'kubelet' installs ('C:\\k\\kubelet.exe')"
+		cp "$FIX/components/kubernetes.yaml" components/
+	done
+	# a directory beside the file, or its parent, is fine
+	printf 'directories:\n  - C:\\k\n  - C:\\k\\kubelet.exe.d\n' >> components/kubernetes.yaml
+	wb plan img.yaml
+	assert_status 0
+}
