@@ -26,6 +26,7 @@ setup_file() {
 	cp "$w/artifact" "$k/kubelet.exe"
 	cp "$w/detached/artifact.sig" "$k/kubelet.exe.sig"
 	cp "$w/detached/cert.b64" "$k/kubelet.exe.cert"
+	(cd "$k" && sha256sum kubelet.exe >kubelet.exe.sha256)
 	# a real production signature: the conformance a.txt
 	cp "$V/conformance/a.txt" "$k/a.txt"
 	cp "$r/artifact.sig" "$k/a.txt.sig"
@@ -278,6 +279,21 @@ untouched() {
 	art kubelet.exe "$(H)/k/kubelet.exe" "$(cosign 'tlog_entry: "${url}.rekor.json"')" | recipe
 	wb plan img.yaml -O airgap.yaml
 	assert_status 0
+}
+
+@test "cosign recipe: with sha256_url beside it (the shipped layout) it satisfies policy.require: signature" {
+	start_rekor "$W/detached/entry.json"
+	art kubelet.exe "$(H)/k/kubelet.exe" 'sha256_url: "${url}.sha256"' "$(cosign "rekor: \"$REKOR\"")" | recipe
+	printf 'policy: {require: signature}\n' >>img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "cosign $ID ($ISS), log index 5"
+	# the checksum file alone is no signature (a plan-time error)
+	art kubelet.exe "$(H)/k/kubelet.exe" 'sha256_url: "${url}.sha256"' | recipe
+	printf 'policy: {require: signature}\n' >>img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 2
+	assert_output_has "policy.require is 'signature'"
 }
 
 # edit_ref WHAT: rewrite the cosign evidence kept in every cache ref: the
