@@ -172,6 +172,25 @@ untouched() {
 	untouched kubelet.exe
 }
 
+@test "cosign recipe: an entry's GET follows a redirect only as the transport policy allows" {
+	# to another path of the same log: followed, and the entry verifies
+	start_rekor --redirect-entries self "$W/detached/entry.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	grep -q "GET /moved/api/v1/log/entries/" "$REKOR_LOG"
+	# to file://: refused by the transport policy (hop_refused), exit 1
+	rm -rf "$WINBUILD_CACHE"
+	kill "$REKOR_PID"
+	wait "$REKOR_PID" 2>/dev/null || true
+	start_rekor --redirect-entries "file:///etc" "$W/detached/entry.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "which is refused: a redirect may lead only to http or https"
+	untouched kubelet.exe
+}
+
 @test "cosign recipe: plan, --explain and plan --json show identity, issuer and rekor or tlog_entry" {
 	REKOR=http://127.0.0.1:1
 	kubelet | recipe
