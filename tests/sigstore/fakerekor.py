@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats.
 
-    fakerekor.py --port-file F [--redirect URL] [--index-answer JSON]
-                 [ENTRY.json[=SHA256HEX] ...]
+    fakerekor.py --port-file F [--redirect URL] [--redirect-entries URL]
+                 [--status N] [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
 "integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
@@ -13,6 +13,9 @@ sigstore/rekor says a client uses:
   GET  /api/v1/log/entries/<uuid>    -> the entry
   POST /api/v1/log/entries/retrieve  {"entryUUIDs": [...]} -> [entry, ...]
 Every request is logged to stderr. --redirect answers everything with a 302;
+--redirect-entries only the GET of an entry (to URL + the path; "self"
+means this server's /moved, under which it serves the same entries);
+--status N answers every request with HTTP status N (a failing log);
 --index-answer makes the index answer JSON, whatever is asked (a hostile log).
 """
 import argparse
@@ -23,6 +26,8 @@ import json
 ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--redirect")
+ap.add_argument("--redirect-entries")
+ap.add_argument("--status", type=int)
 ap.add_argument("--index-answer")
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
@@ -54,6 +59,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def redirected(self):
+        if args.status:
+            self.answer(args.status, {"code": args.status, "message": "failing"})
+            return True
         if not args.redirect:
             return False
         self.send_response(302)
@@ -66,6 +74,17 @@ class H(http.server.BaseHTTPRequestHandler):
         if self.redirected():
             return
         prefix = "/api/v1/log/entries/"
+        if args.redirect_entries and self.path.startswith(prefix):
+            self.send_response(302)
+            to = args.redirect_entries
+            if to == "self":
+                to = "http://127.0.0.1:%d/moved" % self.server.server_address[1]
+            self.send_header("Location", to + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/moved" + prefix):
+            prefix = "/moved" + prefix
         if self.path.startswith(prefix) and self.path[len(prefix):] in ENTRIES:
             return self.answer(200, ENTRIES[self.path[len(prefix):]])
         self.answer(404, {"code": 404, "message": "not found"})
