@@ -1195,10 +1195,19 @@ static int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 		}
 	}
 	if (pol->require_signature && !nsig) {
+		struct buf kinds = BUF_INIT;
+		int ret;
+
+		/* the methods that count, from the table: "minisign, sigstore, ..." */
+		for (const struct trust_method *const *m = trust_methods; *m; m++)
+			if ((*m)->flags & TRUST_SIGNATURE)
+				buf_addf(&kinds, "%s%s", kinds.len ? ", " : "", (*m)->name);
 		wb_origin_format(&pol->require_origin, where, sizeof(where));
-		return err_at(r, &vn->origin,
-			      "artifact '%s' has no minisign signature, but policy.require is 'signature' (%s)",
-			      a->name, where);
+		ret = err_at(r, &vn->origin,
+			     "artifact '%s' has no signature (%s), but policy.require is 'signature' (%s)",
+			     a->name, kinds.ptr, where);
+		buf_release(&kinds);
+		return ret;
 	}
 	if (v->needs_pin && (v->sha256 || v->sha512 || v->nreqs)) {
 		/* another method verifies it: no pin needed after all */

@@ -140,7 +140,7 @@ PY
 @test "require: signature from an override cannot be loosened by --set or WINBUILD_SET" {
 	wb plan img.yaml -O require-signature.yaml
 	assert_status 2
-	assert_output_has "has no minisign signature, but policy.require is 'signature' (require-signature.yaml:3:12)"
+	assert_output_has "has no signature (minisign, sigstore, attestation, cosign), but policy.require is 'signature' (require-signature.yaml:3:12)"
 	wb plan img.yaml -O require-signature.yaml --set policy.require=digest
 	assert_status 2
 	WINBUILD_SET="policy.require=digest" wb plan img.yaml -O require-signature.yaml

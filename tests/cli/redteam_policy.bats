@@ -214,7 +214,7 @@ intact() {
 	art c "$(H)/c.bin" "sha256: $(sha_of c.bin)" | recipe
 	wb fetch img.yaml "${sets[@]}" --set policy.require=signature --no-progress
 	assert_status 2
-	assert_output_has "artifact 'c' has no minisign signature, but policy.require is 'signature' (--set #66)"
+	assert_output_has "artifact 'c' has no signature (minisign, sigstore, attestation, cosign), but policy.require is 'signature' (--set #66)"
 	snap "$WINBUILD_CACHE" >cache.after
 	diff cache.before cache.after
 	cmp good.lock winbuild.lock
