@@ -145,6 +145,13 @@ static void print_reqs(const struct trust_spec *v, int ex)
 				explain(ex, &q->origin);
 			putchar('\n');
 		}
+		for (size_t k = 1; k < trust_method_naux(q->method); k++) {
+			const struct wb_strlist *l = trust_req_urls(q, k);
+
+			for (size_t u = 0; u < l->nr; u++)
+				printf("  %-8s   %s %s\n", "", trust_method_aux(q->method, k).what,
+				       l->v[u]);
+		}
 		if (q->method->describe_req)
 			q->method->describe_req(q, print_req_line, &ex);
 	}
@@ -299,6 +306,9 @@ static void json_reqs(const struct trust_spec *v, json_t *vj)
 			}
 			qj = json_object();
 			json_object_set_new(qj, "urls", json_strlist(&q->urls));
+			for (size_t k = 1; k < trust_method_naux(m); k++)
+				json_object_set_new(qj, trust_method_aux(m, k).param,
+						    json_strlist(trust_req_urls(q, k)));
 			if (m->req_json)
 				m->req_json(q, qj);
 			if (!first) {

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
-#include "fetch/rekor.h"
+#include "fetch/fetch.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/strlist.h"
@@ -21,6 +21,7 @@
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 #include "trust/minisign.h"
+#include "trust/rekor.h"
 #include "trust/sigstore.h"
 
 #define SIG_VERIFY_USAGE \
@@ -259,48 +260,46 @@ static const struct cmd_optset sigstore_optset = {
  * until one verifies (the first failure is the one reported); none listed
  * is a failure (a keyless signature proves no time without one).
  */
-static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidence *ev,
-			      struct wb_err *e)
+static int sig_request(void *ctx, const char *url, const char *post_json, size_t max,
+		       int no_redirect, struct buf *out, long *status, struct wb_err *e)
 {
-	struct wb_strlist entries = WB_STRLIST_INIT;
-	struct wb_err first = WB_ERR_INIT;
-	char hex[65];
+	return fetch_request(ctx, url, post_json, max, no_redirect, out, status, e);
+}
+
+static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidence *ev,
+			      struct wb_run *run, struct wb_err *e)
+{
+	struct trust_policy policy;
+	struct fetch_transport t;
+	struct trust_http http = { sig_request, &t };
+	struct buf found = BUF_INIT;
+	char hex[65], *chosen = NULL;
+	size_t n = 0;
 	int ret = -1;
 
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", in->artifact_sha256[i]);
-	if (rekor_lookup(ss.rekor, hex, &entries, e) < 0)
+	memset(&policy, 0, sizeof(policy));
+	policy.allow_http = 1;
+	t.policy = &policy;
+	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	digest_hex(in->artifact_sha256, 32, hex);
+	if (rekor_lookup_merged(&http, ss.rekor, hex, &found, e) < 0)
 		goto out;
-	if (!entries.nr) {
+	if (!found.len) {
 		char *shown = text_printable(ss.rekor);
 
 		wb_error(e, WB_EVERIFY, "rekor '%s' has no entry for sha256:%s", shown, hex);
 		free(shown);
 		goto out;
 	}
-	for (size_t i = 0; i < entries.nr && ret < 0; i++) {
-		struct wb_err ei = WB_ERR_INIT;
-
-		in->tlog_entry = entries.v[i];
-		in->tlog_entry_len = strlen(entries.v[i]);
-		sigstore_evidence_release(ev);
-		memset(ev, 0, sizeof(*ev));
-		ret = sigstore_verify(in, ev, &ei);
-		if (ret < 0 && !first.code)
-			first = ei;
-	}
-	if (ret < 0) {
-		*e = first;
-		wb_error_prefix(e, "none of the %zu entries rekor lists verifies; the first",
-				entries.nr);
-	} else if (ss.save_entry &&
-		   fs_write_atomic(ss.save_entry, in->tlog_entry, in->tlog_entry_len, 0644,
-				   e) < 0) {
+	ret = sigstore_verify_entries(in, found.ptr, found.len, ev, &chosen, &n, e);
+	if (ret < 0)
+		wb_error_prefix(e, "none of the %zu entries rekor lists verifies; the first", n);
+	else if (ss.save_entry &&
+		 fs_write_atomic(ss.save_entry, chosen, strlen(chosen), 0644, e) < 0)
 		ret = -1;
-	}
 out:
-	in->tlog_entry = NULL;
-	wb_strlist_release(&entries);
+	free(chosen);
+	buf_release(&found);
 	return ret;
 }
 
@@ -390,7 +389,7 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 	in.issuer = ss.issuer;
 	in.root = &root;
 	if (ss.rekor)
-		ret = sig_sigstore_rekor(&in, &ev, &e);
+		ret = sig_sigstore_rekor(&in, &ev, run, &e);
 	else
 		ret = sigstore_verify(&in, &ev, &e);
 	if (ret < 0)

@@ -39,11 +39,13 @@ struct job {
 	struct fetch_item *it;
 	struct verify_needs needs;
 	enum job_state state;
-	size_t target;                 /* index into the spec's reqs (its
-					* auxiliary file), or nreqs: the
-					* artifact itself (T_MAIN) */
-	size_t nreqs;
-	struct wb_strlist *urls;       /* allowed URLs per target (nreqs + 1) */
+	size_t target;                 /* a slot: one auxiliary file of one
+					* requirement (slot_req, slot_k), or
+					* nslots: the artifact itself (T_MAIN) */
+	size_t nslots;                 /* every file of every requirement, in
+					* the spec's order (trust_spec_slot) */
+	size_t *slot_req, *slot_k;
+	struct wb_strlist *urls;       /* allowed URLs per target (nslots + 1) */
 	size_t url_idx;
 	char *hop_url;                 /* where the current URL redirected us
 					* (checked by hop_refused), or NULL */
@@ -91,7 +93,18 @@ struct job {
 	long dl_holder;                /* the other winbuild's pid, 0 unknown */
 };
 
-#define T_MAIN(j) ((j)->nreqs)
+#define T_MAIN(j) ((j)->nslots)
+
+/* The requirement of slot T, and its file's definition. */
+static const struct trust_req *slot_req(const struct job *j, size_t t)
+{
+	return &j->it->art->verify.reqs[j->slot_req[t]];
+}
+
+static struct trust_aux_def slot_def(const struct job *j, size_t t)
+{
+	return trust_method_aux(slot_req(j, t)->method, j->slot_k[t]);
+}
 
 /* The file target T of J is, for messages. */
 static const char *target_what(const struct job *j, size_t t)
@@ -100,8 +113,9 @@ static const char *target_what(const struct job *j, size_t t)
 
 	if (t == T_MAIN(j))
 		return "artifact";
-	q = &j->it->art->verify.reqs[t];
-	return q->layered ? "signature of a further requirement" : q->method->what;
+	q = slot_req(j, t);
+	return q->layered ? "signature of a further requirement" :
+		trust_method_aux(q->method, j->slot_k[t]).what;
 }
 
 struct engine {
@@ -196,7 +210,9 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 		const struct trust_req *q = &v->reqs[i];
 
 		buf_addf(&b, "req %zu %s layered=%d\n", i + 1, q->method->name, q->layered);
-		spec_list(&b, "aux_url", &q->urls);
+		for (size_t k = 0; k < trust_method_naux(q->method); k++)
+			spec_list(&b, k ? "aux_url_more" : "aux_url", trust_req_urls(q, k));
+		spec_list(&b, "lookup", &q->lookup);
 		spec_keys(&b, q->keys, q->nkeys);
 		for (size_t k = 0; k < q->nparams; k++)
 			buf_addf(&b, "param %s %s\n", q->params[k].key, q->params[k].value);
@@ -248,7 +264,7 @@ static int ref_signature_holds(struct engine *en, struct job *j,
 			       const struct digest_result *dr, struct wb_err *e)
 {
 	const struct trust_spec *v = &j->it->art->verify;
-	struct trust_aux *aux = xcalloc(v->nreqs + 1, sizeof(*aux));
+	struct trust_aux *aux = xcalloc(j->nslots + 1, sizeof(*aux));
 	struct verify_needs needs;
 	struct verify_input in;
 	struct verify_evidence ev;
@@ -260,10 +276,18 @@ static int ref_signature_holds(struct engine *en, struct job *j,
 
 		if (!(x->method->flags & TRUST_SIGNATURE))
 			continue;
+		size_t s0 = trust_spec_slot(v, x->req), naux = trust_method_naux(x->method);
+
 		needs.reqs |= 1ULL << x->req;
-		aux[x->req].url = x->url ? x->url : "(kept in the cache ref)";
-		aux[x->req].text = x->text;
-		aux[x->req].len = x->len;
+		aux[s0].url = x->url ? x->url : "(kept in the cache ref)";
+		aux[s0].text = x->text;
+		aux[s0].len = x->len;
+		for (size_t k = 1; k < naux; k++) {
+			aux[s0 + k].url = x->more[k - 1].url ? x->more[k - 1].url :
+				"(kept in the cache ref)";
+			aux[s0 + k].text = x->more[k - 1].text;
+			aux[s0 + k].len = x->more[k - 1].len;
+		}
 		if (!x->text) {
 			free(aux);
 			return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps "
@@ -497,7 +521,7 @@ static unsigned long long target_cap(const struct job *j, size_t t)
 {
 	if (t == T_MAIN(j))
 		return j->max_size;
-	return j->it->art->verify.reqs[t].method->aux_max;
+	return slot_def(j, t).max;
 }
 
 static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
@@ -554,6 +578,38 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	j->have += n;
 	j->attempt_bytes += n;
 	return n;
+}
+
+static int retryable(CURLcode rc, long code)
+{
+	if (rc == CURLE_HTTP_RETURNED_ERROR)
+		return code >= 500 || code == 408 || code == 429;
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A server's URL for a message: at most 300 bytes, escaped (lib/text.h). */
+static char *shown_url(const char *url)
+{
+	struct buf b = BUF_INIT;
+	size_t n = strlen(url);
+
+	text_add_printable(&b, url, n > 300 ? 300 : n);
+	if (n > 300)
+		buf_adds(&b, "...");
+	return buf_detach(&b, NULL);
 }
 
 /* ---- transport policy on every hop ------------------------------------ */
@@ -614,14 +670,15 @@ static void hop_reset(struct job *j)
 }
 
 /* What every request for URL on H obeys: the transport policy (no
- * redirect followed by libcurl: transfer_done and probe_sizes follow them,
- * one checked hop at a time), TLS verification, the User-Agent. */
-static void transport_opts(struct engine *en, CURL *h, const char *url, void *priv)
+ * redirect followed by libcurl: transfer_done, probe_sizes and
+ * fetch_request follow them, one checked hop at a time), TLS verification,
+ * the User-Agent. */
+static void transport_setopts(CURL *h, const struct trust_policy *policy, const char *cacert,
+			      const char *user_agent, long connect_timeout, const char *url)
 {
-	const char *protos = hop_protocols(&en->plan->policy, url);
+	const char *protos = hop_protocols(policy, url);
 
 	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PRIVATE, priv);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -630,10 +687,150 @@ static void transport_opts(struct engine *en, CURL *h, const char *url, void *pr
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (en->o->cacert && *en->o->cacert)
-		curl_easy_setopt(h, CURLOPT_CAINFO, en->o->cacert);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, en->user_agent);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, en->connect_timeout);
+	if (cacert && *cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, cacert);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, user_agent);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
+}
+
+static void transport_opts(struct engine *en, CURL *h, const char *url, void *priv)
+{
+	transport_setopts(h, &en->plan->policy, en->o->cacert, en->user_agent,
+			  en->connect_timeout, url);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, priv);
+}
+
+/* ---- one request outside the engine (lookups) ------------------------- */
+
+struct answer {
+	struct buf *b;
+	size_t max;
+	int too_big;
+};
+
+static size_t on_answer(char *data, size_t sz, size_t nmemb, void *ud)
+{
+	struct answer *a = ud;
+	size_t n = sz * nmemb;
+
+	if (a->b->len + n > a->max) {
+		a->too_big = 1;
+		return 0;
+	}
+	buf_add(a->b, data, n);
+	return n;
+}
+
+static int request_error(struct wb_err *e, int code, const char *url, const char *what)
+{
+	char *shown = shown_url(url);
+
+	wb_error(e, code, "'%s': %s", shown, what);
+	free(shown);
+	return -1;
+}
+
+int fetch_request(const struct fetch_transport *t, const char *url, const char *post_json,
+		  size_t max, int no_redirect, struct buf *out, long *status,
+		  struct wb_err *e)
+{
+	int max_tries = (int)env_long("WINBUILD_RETRIES", 3, 1, 20);
+	long backoff_ms = env_long("WINBUILD_RETRY_BACKOFF_MS", 1000, 0, 60000);
+	long connect_timeout = env_long("WINBUILD_CONNECT_TIMEOUT", 30, 1, 3600);
+	long low_speed_time = env_long("WINBUILD_LOW_SPEED_TIME", 60, 1, 3600);
+	long low_speed_limit = env_long("WINBUILD_LOW_SPEED_LIMIT", 100, 1, 1L << 30);
+	char ua[64], errbuf[CURL_ERROR_SIZE];
+	char *cur = xstrdup(url);
+	int hops = 0, tries = 0, ret = -1;
+
+	snprintf(ua, sizeof(ua), "winbuild/%s", WB_VERSION);
+	*status = 0;
+	for (;;) {
+		struct curl_slist *hdr = NULL;
+		struct answer a = { out, max, 0 };
+		CURL *h = curl_easy_init();
+		CURLcode rc;
+		long code = 0;
+		char *to = NULL;
+		const char *why;
+
+		if (!h) {
+			wb_error(e, WB_EIO, "cannot create a curl handle");
+			break;
+		}
+		buf_reset(out);
+		errbuf[0] = '\0';
+		transport_setopts(h, t->policy, t->cacert, ua, connect_timeout, cur);
+		/* a 404 is the caller's to judge: read it, do not fail on it */
+		curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
+		hdr = curl_slist_append(hdr, "Accept: application/json");
+		if (post_json) {
+			hdr = curl_slist_append(hdr, "Content-Type: application/json");
+			curl_easy_setopt(h, CURLOPT_POSTFIELDS, post_json);
+		}
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_answer);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, low_speed_limit);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, low_speed_time);
+		rc = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
+		to = to ? xstrdup(to) : NULL;
+		curl_slist_free_all(hdr);
+		curl_easy_cleanup(h);
+		*status = code;
+		if (a.too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "answer larger than %zu bytes", max);
+			request_error(e, WB_ENET, cur, what);
+		} else if (rc != CURLE_OK && retryable(rc, code) && ++tries < max_tries) {
+			free(to);
+			usleep((useconds_t)(backoff_ms << (tries - 1)) * 1000);
+			continue;
+		} else if (rc != CURLE_OK) {
+			request_error(e, WB_ENET, cur, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		} else if (code >= 300 && code < 400) {
+			if (no_redirect)
+				request_error(e, WB_ENET, cur, "redirect refused (a Rekor API "
+					      "answer is never a redirect)");
+			else if (!to)
+				request_error(e, WB_ENET, cur, "a redirect without a Location");
+			else if ((why = hop_refused(t->policy, cur, to))) {
+				char *shown = shown_url(to), msg[600];
+
+				snprintf(msg, sizeof(msg), "redirects to '%s', which is refused: %s",
+					 shown, why);
+				free(shown);
+				request_error(e, WB_EVERIFY, cur, msg);
+			} else if (++hops > FETCH_MAX_REDIRS)
+				request_error(e, WB_ENET, cur, "too many redirects");
+			else {
+				free(cur);
+				cur = to;
+				tries = 0;
+				continue;
+			}
+		} else if (code >= 500 && ++tries < max_tries) {
+			free(to);
+			usleep((useconds_t)(backoff_ms << (tries - 1)) * 1000);
+			continue;
+		} else if (code != 200 && code != 404) {
+			char what[64];
+
+			snprintf(what, sizeof(what), "HTTP status %ld", code);
+			request_error(e, WB_ENET, cur, what);
+		} else {
+			ret = 0;
+		}
+		free(to);
+		break;
+	}
+	free(cur);
+	return ret;
 }
 
 static int start_transfer(struct engine *en, struct job *j, struct wb_err *e)
@@ -760,7 +957,7 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	 * could not be reached stays a network error. */
 	if (j->saw_verify_failure ||
 	    (j->target != T_MAIN(j) &&
-	     (j->it->art->verify.reqs[j->target].method->flags & TRUST_ABSENT_FAILS) &&
+	     (slot_req(j, j->target)->method->flags & TRUST_ABSENT_FAILS) &&
 	     j->absent == j->urls[j->target].nr))
 		code = WB_EVERIFY;
 	if (j->urls[j->target].nr > 1) {
@@ -777,6 +974,72 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	} else {
 		finish_job(en, j, code, why);
 	}
+}
+
+/* The engine's transport, for a method's lookup (fetch_request). */
+static int engine_request(void *ctx, const char *url, const char *post_json, size_t max,
+			  int no_redirect, struct buf *out, long *status, struct wb_err *e)
+{
+	struct engine *en = ctx;
+	struct fetch_transport t;
+
+	t.policy = &en->plan->policy;
+	t.cacert = en->o->cacert;
+	return fetch_request(&t, url, post_json, max, no_redirect, out, status, e);
+}
+
+/*
+ * The lookups after the download (trust_method.lookup: the Rekor search
+ * by the artifact's SHA-256) of every requirement J checks that has a
+ * lookup service and no URL for the file the lookup fills. The answer is
+ * that file's text (its URL the service's); nothing found leaves it
+ * unfetched, for the method to judge. Each base URL in turn, the next on a
+ * network error. A blocking request sequence on the engine's thread: the
+ * other transfers wait meanwhile (a lookup is a few small requests).
+ */
+static int lookups(struct engine *en, struct job *j, const struct digest_result *dr,
+		   struct wb_err *e)
+{
+	const struct trust_spec *v = &j->it->art->verify;
+	struct trust_http http = { engine_request, en };
+	char hex[65];
+
+	digest_hex(dr->sha256, 32, hex);
+	for (size_t i = 0; i < v->nreqs; i++) {
+		const struct trust_req *q = &v->reqs[i];
+		size_t slot = trust_spec_slot(v, i) + q->method->lookup_aux;
+		int r = -1;
+
+		if (!(j->needs.reqs & (1ULL << i)) || !q->method->lookup || !q->lookup.nr ||
+		    j->urls[slot].nr)
+			continue;
+		for (size_t u = 0; u < q->lookup.nr && r < 0; u++) {
+			/* --offline: no network, so no lookup */
+			if (en->o->offline) {
+				wb_error(e, WB_ENET, "artifact '%s': '%s' is not asked "
+					 "(--offline)", j->it->art->name, q->lookup.v[u]);
+				continue;
+			}
+			wb_err_clear(e);
+			buf_reset(&j->text[slot]);
+			r = q->method->lookup(q, q->lookup.v[u], hex, &http, &j->text[slot], e);
+			if (r < 0 && e->code == WB_ENET && u + 1 < q->lookup.nr)
+				elog(en, WB_LOG_WARN, "artifact '%s': %s; trying the next one",
+				     j->it->art->name, e->msg);
+			if (r == 0 && j->text[slot].len) {
+				free(j->text_url[slot]);
+				j->text_url[slot] = xstrdup(q->lookup.v[u]);
+			}
+			if (r < 0 && e->code != WB_ENET)
+				break;
+		}
+		if (r < 0) {
+			wb_error_prefix(e, "artifact '%s': %s", j->it->art->name,
+					trust_method_aux(q->method, q->method->lookup_aux).what);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void complete_main(struct engine *en, struct job *j, const char *url)
@@ -799,8 +1062,12 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	in.url = url;
 	in.data_path = j->tmp_path;
 	in.lock_sha256 = it->lock_sha256;
-	aux = xcalloc(j->nreqs + 1, sizeof(*aux));
-	for (size_t i = 0; i < j->nreqs; i++) {
+	if (lookups(en, j, &dr, &e) < 0) {
+		finish_job(en, j, e.code ? e.code : WB_EIO, &e);
+		return;
+	}
+	aux = xcalloc(j->nslots + 1, sizeof(*aux));
+	for (size_t i = 0; i < j->nslots; i++) {
 		aux[i].url = j->text_url[i];
 		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
 		aux[i].len = j->text[i].len;
@@ -844,38 +1111,6 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		ret = write_ref(en, it, &e);
 	}
 	finish_job(en, j, ret ? e.code : 0, ret ? &e : NULL);
-}
-
-static int retryable(CURLcode rc, long code)
-{
-	if (rc == CURLE_HTTP_RETURNED_ERROR)
-		return code >= 500 || code == 408 || code == 429;
-	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_RECV_ERROR:
-	case CURLE_SEND_ERROR:
-	case CURLE_GOT_NOTHING:
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* A server's URL for a message: at most 300 bytes, escaped (lib/text.h). */
-static char *shown_url(const char *url)
-{
-	struct buf b = BUF_INIT;
-	size_t n = strlen(url);
-
-	text_add_printable(&b, url, n > 300 ? 300 : n);
-	if (n > 300)
-		buf_adds(&b, "...");
-	return buf_detach(&b, NULL);
 }
 
 /* Whether H's transfer ended on the scheme of URL (the one requested):
@@ -1010,7 +1245,7 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	}
 	if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 404 || code == 410) &&
 	    j->target != T_MAIN(j) &&
-	    (j->it->art->verify.reqs[j->target].method->flags & TRUST_ABSENT_FAILS)) {
+	    (slot_req(j, j->target)->method->flags & TRUST_ABSENT_FAILS)) {
 		j->absent++;
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld: the server "
 			 "says there is no such signature", j->it->art->name,
@@ -1129,21 +1364,30 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 	const struct plan_artifact *a = j->it->art;
 	const struct trust_spec *v = &a->verify;
 
-	j->nreqs = v->nreqs;
-	j->urls = xcalloc(j->nreqs + 1, sizeof(*j->urls));
-	j->text = xcalloc(j->nreqs + 1, sizeof(*j->text));
-	j->text_url = xcalloc(j->nreqs + 1, sizeof(*j->text_url));
-	for (size_t t = 0; t < j->nreqs; t++)
+	j->nslots = trust_spec_slot(v, v->nreqs);
+	j->slot_req = xcalloc(j->nslots + 1, sizeof(*j->slot_req));
+	j->slot_k = xcalloc(j->nslots + 1, sizeof(*j->slot_k));
+	for (size_t i = 0, t = 0; i < v->nreqs; i++)
+		for (size_t k = 0; k < trust_method_naux(v->reqs[i].method); k++, t++) {
+			j->slot_req[t] = i;
+			j->slot_k[t] = k;
+		}
+	j->urls = xcalloc(j->nslots + 1, sizeof(*j->urls));
+	j->text = xcalloc(j->nslots + 1, sizeof(*j->text));
+	j->text_url = xcalloc(j->nslots + 1, sizeof(*j->text_url));
+	for (size_t t = 0; t < j->nslots; t++)
 		buf_init(&j->text[t]);
 	if (verify_plan(v, &en->plan->policy, j->it->lock_sha256, en->o->accept_new,
 			&j->needs, e) < 0)
 		return -1;
-	for (size_t t = 0; t < j->nreqs; t++)
-		if (j->needs.reqs & (1ULL << t))
-			allowed_urls(en, j, t, &v->reqs[t].urls);
+	for (size_t t = 0; t < j->nslots; t++)
+		if (j->needs.reqs & (1ULL << j->slot_req[t]))
+			allowed_urls(en, j, t, trust_req_urls(slot_req(j, t), j->slot_k[t]));
 	allowed_urls(en, j, T_MAIN(j), &a->urls);
 	for (size_t t = 0; t <= T_MAIN(j); t++) {
-		int wanted = t == T_MAIN(j) || (j->needs.reqs & (1ULL << t));
+		int wanted = t == T_MAIN(j) ||
+			((j->needs.reqs & (1ULL << j->slot_req[t])) &&
+			 !(slot_def(j, t).flags & TRUST_AUX_OPTIONAL));
 
 		if (wanted && !j->urls[t].nr && en->o->offline) {
 			j->offline_blocked = 1;
@@ -1162,13 +1406,15 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 
 static void job_release(struct cache *c, struct job *j)
 {
-	for (size_t t = 0; j->urls && t <= j->nreqs; t++)
+	for (size_t t = 0; j->urls && t <= j->nslots; t++)
 		wb_strlist_release(&j->urls[t]);
 	hop_reset(j);
-	for (size_t t = 0; j->text && t < j->nreqs; t++) {
+	for (size_t t = 0; j->text && t < j->nslots; t++) {
 		buf_release(&j->text[t]);
 		free(j->text_url[t]);
 	}
+	free(j->slot_req);
+	free(j->slot_k);
 	free(j->urls);
 	free(j->text);
 	free(j->text_url);

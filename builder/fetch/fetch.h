@@ -133,6 +133,29 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 
 void fetch_item_release(struct fetch_item *it);
 
+/* The transport of one request outside the engine: POLICY (allow_http on
+ * every hop) and the CA bundle (NULL: the system's). */
+struct fetch_transport {
+	const struct trust_policy *policy;
+	const char *cacert;
+};
+
+/*
+ * One request through the engine's transport (TLS verification and
+ * CACERT, proxies from the environment, WINBUILD_CONNECT_TIMEOUT and the
+ * low-speed abort, WINBUILD_RETRIES with backoff on connection errors and
+ * 5xx, the User-Agent): GET URL, or POST the JSON POST_JSON. Redirects
+ * are followed one hop at a time under the transport policy
+ * (hop_refused: a refused hop is WB_EVERIFY), or refused when NO_REDIRECT
+ * (WB_ENET). The answer, at most MAX bytes, in OUT; the status in
+ * *STATUS. 200 and 404 are answers (the caller judges a 404); anything
+ * else is WB_ENET "'URL': why". For trust_http (trust/method.h): the
+ * Rekor lookups of the engine and of `sig sigstore --rekor`.
+ */
+int fetch_request(const struct fetch_transport *t, const char *url, const char *post_json,
+		  size_t max, int no_redirect, struct buf *out, long *status,
+		  struct wb_err *e);
+
 /* The ref key spec of an item: everything that decides whether earlier
  * verified bytes still count (name, URLs, verify spec, policy, lock pin).
  * New string. */

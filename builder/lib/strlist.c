@@ -26,3 +26,13 @@ void wb_strlist_release(struct wb_strlist *l)
 	l->v = NULL;
 	l->nr = l->alloc = 0;
 }
+
+int wb_strlist_equal(const struct wb_strlist *a, const struct wb_strlist *b)
+{
+	if (a->nr != b->nr)
+		return 0;
+	for (size_t i = 0; i < a->nr; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return 0;
+	return 1;
+}

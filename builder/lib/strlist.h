@@ -15,5 +15,7 @@ void wb_strlist_push(struct wb_strlist *l, const char *s);
 /* Push only if not already present. */
 void wb_strlist_push_unique(struct wb_strlist *l, const char *s);
 void wb_strlist_release(struct wb_strlist *l);
+/* 1 when A and B hold the same strings in the same order. */
+int wb_strlist_equal(const struct wb_strlist *a, const struct wb_strlist *b);
 
 #endif

@@ -847,6 +847,7 @@ static int aux_urls(struct resolver *r, const struct rnode *n,
 		    struct plan_artifact *a, const char *what, struct wb_strlist *out)
 {
 	struct rnode *def = NULL;
+	const struct wb_origin *o = &n->origin;
 	char *u;
 	int ret;
 
@@ -858,10 +859,10 @@ static int aux_urls(struct resolver *r, const struct rnode *n,
 	rnode_free(def);
 	if (!u)
 		return -1;
-	ret = url_check(r, u, &n->origin, what) ||
-	      url_layout_check(r, u, &n->origin, what) ||
-	      apply_mirrors(r, u, &n->origin, "signature URL", !a->replaced,
-			    out) ? -1 : 0;
+	ret = url_check(r, u, o, what) ||
+	      url_layout_check(r, u, o, what) ||
+	      apply_mirrors(r, u, o, strstr(what, ".rekor") ? "rekor URL" : "signature URL",
+			    !a->replaced, out) ? -1 : 0;
 	free(u);
 	return ret;
 }
@@ -874,6 +875,9 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 	return aux_urls(r, n, un, trust_m_minisign.default_url, vs, a, what, out);
 }
 
+static void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* `verify.<name>` of a method of the table that declares its recipe
  * settings (trust/method.h): its file's URLs and its params. */
 static int convert_method(struct resolver *r, const struct trust_method *m,
@@ -884,10 +888,18 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	struct wb_err me = WB_ERR_INIT;
 	char what[256];
 
-	snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->url_param);
-	if (aux_urls(r, n, rnode_get(n, m->url_param), m->default_url, vs, a, what,
-		     &q->urls))
-		return -1;
+	const struct rnode *ln;
+
+	for (size_t k = 0; k < trust_method_naux(m); k++) {
+		struct trust_aux_def d = trust_method_aux(m, k);
+		const struct rnode *un = rnode_get(n, d.param);
+
+		if (!un && !d.default_url && (d.flags & TRUST_AUX_OPTIONAL))
+			continue;
+		snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, d.param);
+		if (aux_urls(r, n, un, d.default_url, vs, a, what, trust_req_urls_mut(q, k)))
+			return -1;
+	}
 	for (size_t i = 0; m->params[i].name; i++) {
 		const struct rnode *pn = rnode_get(n, m->params[i].name);
 		char *v;
@@ -912,7 +924,29 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	}
 	if (m->validate && m->validate(q, &me) < 0)
 		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
-	return 0;
+	if (m->warning && m->warning(q))
+		warn_at(r->plan, &n->origin, "%s.verify.%s: %s", ctx, m->name, m->warning(q));
+	if (!m->lookup_param)
+		return 0;
+	/* the lookup after the download (a Rekor search): its base URL obeys
+	 * the mirror rules like any URL, so mirror_only without a rule for it
+	 * is an error here, never a connection to the internet at fetch time */
+	ln = rnode_get(n, m->lookup_param);
+	if (ln && trust_req_urls(q, m->lookup_aux)->nr)
+		return err_at(r, &ln->origin, "%s.verify.%s: give either '%s' or '%s', not both",
+			      ctx, m->name, m->lookup_param,
+			      trust_method_aux(m, m->lookup_aux).param);
+	if (m->lookup_wanted && !m->lookup_wanted(q)) {
+		if (ln)
+			return err_at(r, &ln->origin, "%s.verify.%s: '%s' is never asked with "
+				      "this setting (no transparency log)", ctx, m->name,
+				      m->lookup_param);
+		return 0;
+	}
+	if (trust_req_urls(q, m->lookup_aux)->nr)
+		return 0;
+	snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->lookup_param);
+	return aux_urls(r, n, ln, m->lookup_default, vs, a, what, &q->lookup);
 }
 
 static int convert_verify(struct resolver *r, const struct rnode *vn,
@@ -1269,20 +1303,10 @@ static int auth_publishers(struct resolver *r, const struct rnode *k, const char
 	return 0;
 }
 
-static int same_urls(const struct wb_strlist *a, const struct wb_strlist *b)
-{
-	if (a->nr != b->nr)
-		return 0;
-	for (size_t i = 0; i < a->nr; i++)
-		if (strcmp(a->v[i], b->v[i]))
-			return 0;
-	return 1;
-}
-
 static int same_trust(const char *roots, const struct wb_strlist *pubs,
 		      const char *roots2, const struct wb_strlist *pubs2)
 {
-	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && same_urls(pubs, pubs2);
+	return !strcmp(roots ? roots : "", roots2 ? roots2 : "") && wb_strlist_equal(pubs, pubs2);
 }
 
 /* Add the trust set ROOTS (taken) and PUBS (moved) to A's sets (the first

@@ -42,6 +42,18 @@ static const struct schema_key schema_attestation[] = {
 	END
 };
 
+static const struct schema_key schema_cosign[] = {
+	{ "signature", S_STR, NULL, NULL, 0 },
+	{ "certificate", S_STR, NULL, NULL, 0 },
+	{ "trusted_root", S_STR, NULL, NULL, 0 },
+	{ "identity", S_STR, NULL, NULL, 0 },
+	{ "issuer", S_STR, NULL, NULL, 0 },
+	{ "rekor", S_STR, NULL, NULL, 0 },
+	{ "tlog_entry", S_STR, NULL, NULL, 0 },
+	{ "tlog", S_STR, NULL, NULL, 0 },
+	END
+};
+
 static const struct schema_key schema_verify[] = {
 	{ "sha256", S_STR, NULL, NULL, 0 },
 	{ "sha512", S_STR, NULL, NULL, 0 },
@@ -51,6 +63,7 @@ static const struct schema_key schema_verify[] = {
 	{ "minisign", S_MAP, schema_minisign, NULL, 0 },
 	{ "sigstore", S_MAP, schema_sigstore, NULL, 0 },
 	{ "attestation", S_MAP, schema_attestation, NULL, 0 },
+	{ "cosign", S_MAP, schema_cosign, NULL, 0 },
 	{ "needs_pin", S_STR, NULL, NULL, 0 },
 	END
 };

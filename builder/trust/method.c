@@ -7,7 +7,7 @@
 #include "trust/method.h"
 
 /* Methods nothing else names: declared here only. */
-extern const struct trust_method trust_m_sigstore, trust_m_attestation;
+extern const struct trust_method trust_m_sigstore, trust_m_attestation, trust_m_cosign;
 
 /* One line per method (docs/architecture.md, "Adding a verification
  * method"). The order is the order of the recipe's keys in `plan`. */
@@ -17,6 +17,7 @@ const struct trust_method *const trust_methods[] = {
 	&trust_m_sha512_url,
 	&trust_m_sigstore,
 	&trust_m_attestation,
+	&trust_m_cosign,
 	NULL,
 };
 
@@ -26,6 +27,39 @@ const struct trust_method *trust_method_find(const char *name)
 		if (!strcmp(trust_methods[i]->name, name))
 			return trust_methods[i];
 	return NULL;
+}
+
+size_t trust_method_naux(const struct trust_method *m)
+{
+	return m->naux ? m->naux : 1;
+}
+
+struct trust_aux_def trust_method_aux(const struct trust_method *m, size_t k)
+{
+	struct trust_aux_def d;
+
+	if (m->naux)
+		return m->aux[k];
+	memset(&d, 0, sizeof(d));
+	d.param = m->url_param;
+	d.default_url = m->default_url;
+	d.what = m->what;
+	d.max = m->aux_max;
+	d.lock_key = m->url_key;
+	/* a signature kept beside the file it signs ("${url}.minisig") */
+	if ((m->flags & TRUST_SIGNATURE) && m->default_url &&
+	    !strncmp(m->default_url, "${url}", 6))
+		d.suffix = m->default_url + 6;
+	return d;
+}
+
+size_t trust_spec_slot(const struct trust_spec *spec, size_t req)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < req; i++)
+		n += trust_method_naux(spec->reqs[i].method);
+	return n;
 }
 
 void trust_ev_set(struct trust_ev *ev, const char *key, const char *value)
@@ -59,6 +93,10 @@ void trust_ev_release(struct trust_ev *ev)
 	free(ev->fields);
 	free(ev->url);
 	free(ev->text);
+	for (size_t k = 0; k + 1 < TRUST_AUX_MAX; k++) {
+		free(ev->more[k].url);
+		free(ev->more[k].text);
+	}
 	memset(ev, 0, sizeof(*ev));
 }
 

@@ -33,6 +33,46 @@ enum {
 				      verification failure, not a network error */
 };
 
+/* An auxiliary file's flags. */
+enum {
+	TRUST_AUX_OPTIONAL = 1 << 0, /* no URL is fine: the method's lookup
+				       fills it, or a setting opts out */
+	TRUST_AUX_LOCK_JSON = 1 << 1, /* the lock holds the file itself (JSON)
+				        under its lock_key's name less "_url" */
+};
+
+/*
+ * One auxiliary file of a method (a method declares a list: trust_method.aux;
+ * the older methods one file, from their single fields): fetched
+ * generically by fetch/fetch.c before the artifact, through the URL list
+ * trust_req_urls(r, k).
+ */
+struct trust_aux_def {
+	const char *param;         /* the recipe key of its URL ("signature") */
+	const char *default_url;   /* URL template when the recipe gives none,
+				      or NULL (then it is required, unless
+				      TRUST_AUX_OPTIONAL) */
+	const char *what;          /* in messages: "cosign certificate" */
+	size_t max;                /* size cap */
+	const char *suffix;        /* `winbuild mirror` exports it as
+				      "<file><suffix>"; NULL: not exported */
+	const char *lock_key;      /* the lock's key for its URL, or NULL */
+	unsigned flags;            /* TRUST_AUX_* */
+};
+
+/*
+ * The transport a lookup asks through (fetch/fetch.c's: TLS and --cacert,
+ * proxy, timeouts, retries, the transport policy on every hop). GET URL, or
+ * POST the JSON POST_JSON to it; the answer (at most MAX bytes) in OUT and
+ * the HTTP status in *STATUS; anything but 200 and 404 is an error
+ * (WB_ENET naming the URL). NO_REDIRECT refuses a redirect (WB_ENET).
+ */
+struct trust_http {
+	int (*request)(void *ctx, const char *url, const char *post_json, size_t max,
+		       int no_redirect, struct buf *out, long *status, struct wb_err *e);
+	void *ctx;
+};
+
 /* The bytes under check. */
 struct trust_subject {
 	const char *name;          /* artifact */
@@ -42,7 +82,8 @@ struct trust_subject {
 	const struct digest_result *dr;
 };
 
-/* A fetched auxiliary file. */
+/* A fetched auxiliary file (check() gets one per file of the method's
+ * list: AUX[0] ... AUX[naux - 1]). */
 struct trust_aux {
 	const char *url;
 	const char *text;          /* NULL when it was not fetched */
@@ -63,6 +104,13 @@ struct trust_field {
 	char *value;
 };
 
+/* A further auxiliary file kept as evidence. */
+struct trust_evfile {
+	char *url;
+	char *text;
+	size_t len;
+};
+
 /* What one requirement's check showed. */
 struct trust_ev {
 	const struct trust_method *method;
@@ -70,6 +118,10 @@ struct trust_ev {
 	char *url;                 /* the auxiliary file's URL, or NULL */
 	char *text;                /* the auxiliary file, when TRUST_SIGNATURE */
 	size_t len;
+	struct trust_evfile more[TRUST_AUX_MAX - 1];   /* files 1.. of the
+				      method's list, the same way (a check
+				      may set them itself: the Rekor entry
+				      that verified, of those looked up) */
 	struct trust_field *fields;
 	size_t nfields, alloc_fields;
 };
@@ -97,11 +149,37 @@ struct trust_method {
 	const char *url_param;
 	const struct trust_param_def *params;
 	int (*validate)(const struct trust_req *r, struct wb_err *e);
+	/* A loud warning the requirement's settings call for (printed by every
+	 * command that resolves the plan, and in plan --json), or NULL; may be
+	 * NULL */
+	const char *(*warning)(const struct trust_req *r);
 	const char *url_key;       /* the lock's key for the file's URL
 				      ("signature_url"); NULL: the evidence
 				      is the URL alone, under NAME */
 	/* SBOM properties: evidence field -> property name, NULL-ended */
 	const char *const *sbom_fields;
+	/* A list of auxiliary files (NAUX of them) instead of the single one
+	 * above (default_url, url_param, aux_max, what, url_key): see
+	 * trust_method_aux(). */
+	const struct trust_aux_def *aux;
+	size_t naux;
+	/*
+	 * An optional lookup after the download, for what only the artifact's
+	 * SHA-256 finds (a Rekor search). LOOKUP_PARAM is the recipe key of
+	 * the service's base URL (default LOOKUP_DEFAULT; resolve.c mirrors
+	 * it into trust_req.lookup). When the requirement has base URLs and
+	 * its file LOOKUP_AUX has none, fetch calls LOOKUP with the first base
+	 * URL (the next on a network error) through HTTP; the answer (OUT;
+	 * empty: nothing found) is that file's text. Errors: WB_ENET (the
+	 * service could not be asked; names the URL), WB_EVERIFY (a hostile
+	 * answer).
+	 */
+	const char *lookup_param;
+	const char *lookup_default;
+	size_t lookup_aux;
+	int (*lookup_wanted)(const struct trust_req *r);   /* NULL: always */
+	int (*lookup)(const struct trust_req *r, const char *base, const char *sha256_hex,
+		      const struct trust_http *http, struct buf *out, struct wb_err *e);
 	/*
 	 * Verify S against requirement R with its auxiliary file AUX. WHICH
 	 * is "" for the artifact's own requirement, "signature required by
@@ -146,6 +224,14 @@ struct sigstore_input;
 int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject *s,
 			   struct sigstore_root *root, struct sigstore_input *in,
 			   struct wb_err *e);
+
+/* M's auxiliary files: how many, and file K (the single-file methods' one,
+ * from their own fields, is file 0). */
+size_t trust_method_naux(const struct trust_method *m);
+struct trust_aux_def trust_method_aux(const struct trust_method *m, size_t k);
+/* The index of requirement REQ's first file among all files of SPEC's
+ * requirements (the flat order fetch fetches and verify reads them in). */
+size_t trust_spec_slot(const struct trust_spec *spec, size_t req);
 
 /* The table, NULL-ended. */
 extern const struct trust_method *const trust_methods[];

@@ -696,6 +696,18 @@ int sigstore_verify(const struct sigstore_input *in,
 	}
 	for (i = 0; i < ntimes; i++)
 		ev_time(ev, times[i]);
+	/* the recipe's explicit opt-out (cosign `tlog: none`): no proof of
+	 * when it was signed, so the chain is checked at the certificate's
+	 * notBefore (not a signed time: the evidence records none) */
+	if (in->no_tlog && leaf && !in->bundle && !ntimes) {
+		struct tm tm;
+
+		if (!ASN1_TIME_to_tm(X509_get0_notBefore(leaf), &tm)) {
+			wb_error(e, WB_EUSAGE, "cannot read the certificate's notBefore");
+			goto out;
+		}
+		times[ntimes++] = (int64_t)timegm(&tm);
+	}
 
 	/* 4. the certificate at those times, and the policy */
 	if (leaf && cert_verify(leaf, in, times, ntimes, now, ev, e) < 0)
@@ -713,6 +725,53 @@ out:
 	sb_release(&b);
 	if (ret < 0)
 		sigstore_evidence_release(ev);
+	return ret;
+}
+
+int sigstore_verify_entries(struct sigstore_input *in, const char *entries, size_t len,
+			    struct sigstore_evidence *ev, char **chosen, size_t *nentries,
+			    struct wb_err *e)
+{
+	json_t *all = json_loadb(entries, len, JSON_REJECT_DUPLICATES, NULL);
+	struct wb_err first = WB_ERR_INIT;
+	const char *uuid;
+	json_t *val;
+	int ret = -1;
+
+	*chosen = NULL;
+	*nentries = json_object_size(all);
+	memset(ev, 0, sizeof(*ev));
+	if (!json_is_object(all) || !*nentries) {
+		json_decref(all);
+		return wb_error(e, json_is_object(all) ? WB_EVERIFY : WB_EUSAGE,
+				json_is_object(all) ? "no transparency-log entry" :
+				"the transparency-log entries are not a JSON object");
+	}
+	json_object_foreach(all, uuid, val) {
+		json_t *one = json_object();
+		struct wb_err ei = WB_ERR_INIT;
+		char *text;
+
+		json_object_set(one, uuid, val);
+		text = json_dumps(one, JSON_COMPACT);
+		json_decref(one);
+		in->tlog_entry = text;
+		in->tlog_entry_len = strlen(text);
+		sigstore_evidence_release(ev);
+		if (sigstore_verify(in, ev, &ei) == 0) {
+			*chosen = text;
+			ret = 0;
+			break;
+		}
+		if (!first.code)
+			first = ei;
+		free(text);
+	}
+	in->tlog_entry = NULL;
+	in->tlog_entry_len = 0;
+	json_decref(all);
+	if (ret < 0)
+		*e = first;
 	return ret;
 }
 

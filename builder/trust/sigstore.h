@@ -73,6 +73,11 @@ struct sigstore_input {
 	size_t key_pem_len;
 
 	time_t now;        /* the time for "in the future" checks; 0 = time() */
+
+	/* a detached certificate signature without a tlog entry is checked at
+	 * the certificate's notBefore: only for a recipe that opts out of the
+	 * transparency log explicitly (cosign `tlog: none`) */
+	int no_tlog;
 };
 
 enum sigstore_material {
@@ -107,6 +112,18 @@ struct sigstore_evidence {
 
 int sigstore_verify(const struct sigstore_input *in,
 		    struct sigstore_evidence *ev, struct wb_err *e);
+
+/*
+ * A detached signature (IN: signature, certificate) with each Rekor API
+ * entry of ENTRIES (one JSON object holding one or more: {"<uuid>": {...},
+ * ...}) in turn, until one verifies: 0 with EV filled and *CHOSEN that
+ * entry alone as JSON text (new string). Else -1 with the first failure
+ * (WB_EVERIFY "no transparency-log entry" for an empty object).
+ * *NENTRIES is how many there were. IN->tlog_entry is used and reset.
+ */
+int sigstore_verify_entries(struct sigstore_input *in, const char *entries, size_t len,
+			    struct sigstore_evidence *ev, char **chosen, size_t *nentries,
+			    struct wb_err *e);
 
 void sigstore_evidence_release(struct sigstore_evidence *ev);
 

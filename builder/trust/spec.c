@@ -60,13 +60,23 @@ static int same_keys(const struct trust_req *a, const struct trust_req *b)
 	return 1;
 }
 
+const struct wb_strlist *trust_req_urls(const struct trust_req *r, size_t k)
+{
+	return k ? &r->more[k - 1] : &r->urls;
+}
+
+struct wb_strlist *trust_req_urls_mut(struct trust_req *r, size_t k)
+{
+	return k ? &r->more[k - 1] : &r->urls;
+}
+
 int trust_req_same(const struct trust_req *a, const struct trust_req *b)
 {
-	if (a->method != b->method || a->urls.nr != b->urls.nr ||
-	    a->nparams != b->nparams || !same_keys(a, b))
+	if (a->method != b->method || a->nparams != b->nparams || !same_keys(a, b) ||
+	    !wb_strlist_equal(&a->lookup, &b->lookup))
 		return 0;
-	for (size_t i = 0; i < a->urls.nr; i++)
-		if (strcmp(a->urls.v[i], b->urls.v[i]))
+	for (size_t k = 0; k < TRUST_AUX_MAX; k++)
+		if (!wb_strlist_equal(trust_req_urls(a, k), trust_req_urls(b, k)))
 			return 0;
 	for (size_t i = 0; i < a->nparams; i++) {
 		const char *v = trust_req_param(b, a->params[i].key, NULL);
@@ -79,6 +89,9 @@ int trust_req_same(const struct trust_req *a, const struct trust_req *b)
 void trust_req_release(struct trust_req *r)
 {
 	wb_strlist_release(&r->urls);
+	for (size_t k = 0; k + 1 < TRUST_AUX_MAX; k++)
+		wb_strlist_release(&r->more[k]);
+	wb_strlist_release(&r->lookup);
 	for (size_t i = 0; i < r->nkeys; i++) {
 		free(r->keys[i].name);
 		free(r->keys[i].text);

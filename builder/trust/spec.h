@@ -22,6 +22,9 @@
 
 struct trust_method;
 
+/* At most this many auxiliary files per requirement (trust/method.h). */
+#define TRUST_AUX_MAX 3
+
 /* A pinned public key (minisign). */
 struct trust_key {
 	char *name;          /* name in `keys:`, or NULL for an inline key */
@@ -41,12 +44,17 @@ struct trust_param {
 	struct wb_origin origin;
 };
 
-/* One requirement: METHOD must verify the bytes with an auxiliary file
- * fetched from one of URLS (try order; none when the method needs no
- * file), under its own KEYS and PARAMS. */
+/* One requirement: METHOD must verify the bytes with its auxiliary files,
+ * each fetched from one of its URLs (try order; none when the method needs
+ * no file), under its own KEYS and PARAMS. URLS is the first file's list,
+ * MORE[k - 1] the list of the method's file k (trust_req_urls). LOOKUP is
+ * the base URLs (try order, mirrored) of the service the method asks after
+ * the download (Rekor), empty when it asks none. */
 struct trust_req {
 	const struct trust_method *method;
 	struct wb_strlist urls;
+	struct wb_strlist more[TRUST_AUX_MAX - 1];
+	struct wb_strlist lookup;
 	struct trust_key *keys;
 	size_t nkeys, alloc_keys;
 	struct trust_param *params;
@@ -101,6 +109,9 @@ struct trust_req *trust_spec_add(struct trust_spec *s, const struct trust_method
 /* The value of PARAM KEY in R, or NULL (and its origin in *ORIGIN). */
 const char *trust_req_param(const struct trust_req *r, const char *key,
 			    const struct wb_origin **origin);
+/* The URL list of R's auxiliary file K (0 is R->urls). */
+const struct wb_strlist *trust_req_urls(const struct trust_req *r, size_t k);
+struct wb_strlist *trust_req_urls_mut(struct trust_req *r, size_t k);
 void trust_req_set_param(struct trust_req *r, const char *key, const char *value,
 			 int file, const struct wb_origin *origin);
 /* Whether A and B ask for the same thing (method, URLs, keys, params). */

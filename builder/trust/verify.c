@@ -179,7 +179,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 	ev->v = xcalloc(v->nreqs ? v->nreqs : 1, sizeof(*ev->v));
 	for (size_t i = 0; i < v->nreqs; i++) {
 		const struct trust_req *r = &v->reqs[i];
-		const struct trust_aux *aux = &in->aux[i];
+		const struct trust_aux *aux = &in->aux[trust_spec_slot(v, i)];
 		struct trust_ev *x = &ev->v[ev->nr];
 		char which[512];
 
@@ -197,6 +197,17 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		if ((r->method->flags & TRUST_SIGNATURE) && aux->text) {
 			x->text = xstrndup(aux->text, aux->len);
 			x->len = aux->len;
+		}
+		/* the further files, unless the check kept its own choice */
+		for (size_t k = 1; k < trust_method_naux(r->method); k++) {
+			struct trust_evfile *f = &x->more[k - 1];
+
+			if (f->text || !(r->method->flags & TRUST_SIGNATURE) || !aux[k].text)
+				continue;
+			free(f->url);
+			f->url = aux[k].url ? xstrdup(aux[k].url) : NULL;
+			f->text = xstrndup(aux[k].text, aux[k].len);
+			f->len = aux[k].len;
 		}
 	}
 	ev->methods = m;
@@ -316,6 +327,32 @@ static json_t *fields_json(const struct trust_ev *x)
 	return o;
 }
 
+/* The lock's record of X's further files: each one's URL under its
+ * lock_key, and a TRUST_AUX_LOCK_JSON file itself ("tlog_entry_url" ->
+ * "tlog_entry": the Rekor API's JSON). */
+static void lock_more(const struct trust_ev *x, json_t *f)
+{
+	for (size_t k = 1; k < trust_method_naux(x->method); k++) {
+		struct trust_aux_def d = trust_method_aux(x->method, k);
+		const struct trust_evfile *m = &x->more[k - 1];
+		size_t n = d.lock_key ? strlen(d.lock_key) : 0;
+
+		if (!d.lock_key)
+			continue;
+		if (m->url)
+			json_object_set_new(f, d.lock_key, json_string(m->url));
+		if ((d.flags & TRUST_AUX_LOCK_JSON) && m->text && n > 4 &&
+		    !strcmp(d.lock_key + n - 4, "_url")) {
+			json_t *doc = json_loadb(m->text, m->len, 0, NULL);
+			char key[64];
+
+			snprintf(key, sizeof(key), "%.*s", (int)(n - 4), d.lock_key);
+			if (doc)
+				json_object_set_new(f, key, doc);
+		}
+	}
+}
+
 json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
 {
 	json_t *o = json_object(), *pins = json_array();
@@ -340,6 +377,7 @@ json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
 			f = fields_json(x);
 			if (x->url)
 				json_object_set_new(f, tm->url_key, json_string(x->url));
+			lock_more(x, f);
 			if (x == first)
 				json_object_set_new(o, tm->name, f);
 			else
@@ -381,6 +419,19 @@ json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 			json_object_set_new(o, "url", json_string(x->url));
 		if (x->text)
 			json_object_set_new(o, "text", json_stringn(x->text, x->len));
+		if (trust_method_naux(x->method) > 1) {
+			json_t *more = json_array();
+
+			for (size_t k = 1; k < trust_method_naux(x->method); k++) {
+				const struct trust_evfile *m = &x->more[k - 1];
+
+				json_array_append_new(more, json_pack("{s:o, s:o}",
+					"url", m->url ? json_string(m->url) : json_null(),
+					"text", m->text ? json_stringn(m->text, m->len) :
+							  json_null()));
+			}
+			json_object_set_new(o, "more", more);
+		}
 		json_object_set_new(o, "fields", fields_json(x));
 		json_array_append_new(arr, o);
 	}
@@ -416,6 +467,17 @@ int verify_evidence_from_json(const struct trust_spec *spec,
 		if ((val = json_object_get(o, "text")) && json_is_string(val)) {
 			x->len = json_string_length(val);
 			x->text = xstrndup(json_string_value(val), x->len);
+		}
+		for (size_t f_i = 1; f_i < trust_method_naux(x->method); f_i++) {
+			json_t *m = json_array_get(json_object_get(o, "more"), f_i - 1);
+			struct trust_evfile *mf = &x->more[f_i - 1];
+
+			if (json_string_value(json_object_get(m, "url")))
+				mf->url = xstrdup(json_string_value(json_object_get(m, "url")));
+			if ((val = json_object_get(m, "text")) && json_is_string(val)) {
+				mf->len = json_string_length(val);
+				mf->text = xstrndup(json_string_value(val), mf->len);
+			}
 		}
 		f = json_object_get(o, "fields");
 		json_object_foreach(f, key, val)

@@ -89,8 +89,9 @@ struct verify_input {
 	const char *url;                   /* where the bytes came from */
 	const char *data_path;             /* the downloaded file (legacy Ed) */
 	const char *lock_sha256;           /* lock pin (hex) or NULL */
-	const struct trust_aux *aux;       /* one per spec->reqs (those in
-					      needs->reqs are used) */
+	const struct trust_aux *aux;       /* one per file of each of
+					      spec->reqs, flat (trust_spec_slot;
+					      those of needs->reqs are used) */
 };
 
 struct verify_evidence {

@@ -43,23 +43,6 @@ teardown() {
 	stop_servers
 }
 
-# start_rekor ARGS...: the fake Rekor with these entries; sets REKOR, REKOR_PID
-start_rekor() {
-	local dir i
-	dir=$(_wb_tmpdir rekor)
-	python3 "$FORGE/fakerekor.py" --port-file "$dir/port" "$@" \
-		</dev/null >/dev/null 2>"$dir/log" 3>&- &
-	REKOR_PID=$!
-	_WB_SERVER_PIDS+=("$REKOR_PID")
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$dir/port" ] && break
-		sleep 0.05
-	done
-	[ -s "$dir/port" ] || { cat "$dir/log" >&2; return 1; }
-	REKOR="http://127.0.0.1:$(cat "$dir/port")"
-	REKOR_LOG="$dir/log"
-}
-
 # kubelet [ARGS...]: verify the Kubernetes layout online against $REKOR
 kubelet() {
 	run "$WINBUILD" sig sigstore "$K/kubelet.exe" --trusted-root "$W/root.json" \

@@ -335,6 +335,24 @@ stop_faultd() {
 	unset FAULTD_PID
 }
 
+# start_rekor ARGS...: the fake Rekor v1 API (tests/sigstore/fakerekor.py)
+# with these entries on loopback; sets REKOR (its URL), REKOR_PID, REKOR_LOG
+start_rekor() {
+	local dir i
+	dir=$(_wb_tmpdir rekor) || return 1
+	"$(_wb_python)" "$_WB_SERVERS_LIB/../sigstore/fakerekor.py" --port-file "$dir/port" "$@" \
+		</dev/null >/dev/null 2>"$dir/log" 3>&- &
+	REKOR_PID=$!
+	_WB_SERVER_PIDS+=("$REKOR_PID")
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$dir/port" ] && break
+		sleep 0.05
+	done
+	[ -s "$dir/port" ] || { cat "$dir/log" >&2; return 1; }
+	REKOR="http://127.0.0.1:$(cat "$dir/port")"
+	REKOR_LOG="$dir/log"
+}
+
 stop_servers() {
 	local p
 	# only what this shell started (a test's teardown leaves the servers of
