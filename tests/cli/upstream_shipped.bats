@@ -6,6 +6,7 @@
 # trusted root shipped in recipes/trust/sigstore/ (README.md there: its
 # provenance, its sha256 and tools/update-trusted-root, tested here).
 load helpers
+load ../lib/servers
 
 R="$WB_SRC/recipes"
 O="$WB_SRC/overrides"
@@ -14,11 +15,17 @@ ROOT="$R/trust/sigstore/trusted_root.json"
 VEC="$WB_SRC/tests/vectors/sigstore"
 GHA="https://token.actions.githubusercontent.com"
 CTRD_ID="https://github.com/containerd/containerd/.github/workflows/release.yml@refs/tags/v"
+KREL="krel-staging@k8s-releng-prod.iam.gserviceaccount.com"
+GOOGLE="https://accounts.google.com"
+KUBE="kubelet kubeadm kube-proxy kubectl kube-log-runner"
+K8S="https://dl.k8s.io/release/v1.36.4/bin/windows/amd64"
 
 setup() {
 	common_setup
 	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }
+
+teardown() { stop_servers; }
 
 @test "the shipped trusted root is the production root of the vectors, byte for byte, with the README's sha256" {
 	cmp "$ROOT" "$VEC/trusted_root/production-sigstore-python.json"
@@ -171,4 +178,155 @@ setup() {
 	assert_status 2
 	run "$WB_SRC/tools/update-trusted-root" no-such.json
 	assert_status 2
+}
+
+@test "Kubernetes: every binary verified by cosign (krel's identity, Google's issuer, Rekor) plus its .sha256, in every shipped image (text and --json)" {
+	for img in $IMAGES; do
+		wb plan "$R/$img.yaml"
+		assert_status 0
+		for b in $KUBE; do
+			# the block of this artifact in the text plan
+			blk=$(sed -n "/^$b  (component kubernetes/,/^\$/p" <<<"$output")
+			grep -qF "sha256 from checksum file $K8S/$b.exe.sha256" <<<"$blk"
+			grep -qF "cosign signature $K8S/$b.exe.sig" <<<"$blk"
+			grep -qF "cosign certificate $K8S/$b.exe.cert" <<<"$blk"
+			grep -qF "identity $KREL" <<<"$blk"
+			grep -qF "issuer $GOOGLE" <<<"$blk"
+			grep -qF "rekor https://rekor.sigstore.dev (searched by the artifact's sha256 at fetch time)" <<<"$blk"
+			grep -qF "trusted_root $R/trust/sigstore/trusted_root.json" <<<"$blk"
+		done
+		assert_output_lacks "tlog: none"
+		wb plan --json "$R/$img.yaml"
+		assert_status 0
+		printf '%s' "$output" >p.json
+		python3 - "$ROOT" "$KREL" "$GOOGLE" "$KUBE" <<-'PY'
+			import json, os, sys
+			root, ident, iss, kube = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+			p = json.load(open("p.json"))
+			assert p["warnings"] == [], p["warnings"]
+			k = {a["name"]: a for a in p["artifacts"] if a["component"] == "kubernetes"}
+			assert sorted(k) == sorted(kube), sorted(k)
+			for n, a in k.items():
+			    v = a["verify"]
+			    assert a["url"] == "https://dl.k8s.io/release/v1.36.4/bin/windows/amd64/%s.exe" % n, a["url"]
+			    assert v["sha256_urls"] == [a["url"] + ".sha256"], v
+			    c = v["cosign"]
+			    assert c["identity"] == ident and c["issuer"] == iss, c
+			    assert c["urls"] == [a["url"] + ".sig"], c
+			    assert c["certificate"] == [a["url"] + ".cert"], c
+			    assert c["rekor"] == ["https://rekor.sigstore.dev"] and c["tlog_entry"] == [], c
+			    assert c["tlog"] is None and c["tlog_warning"] is None, c
+			    assert os.path.samefile(c["trusted_root"], root), c
+			# nothing else is signed by krel
+			for a in p["artifacts"]:
+			    if a["component"] != "kubernetes":
+			        assert not a["verify"].get("cosign"), a["name"]
+		PY
+	done
+	# enterprise-mirror: signatures, certificates and the Rekor lookup on the mirror
+	wb plan --json "$R/windows-2022-containerd.yaml" -O "$O/enterprise-mirror.yaml"
+	assert_status 0
+	printf '%s' "$output" >p.json
+	python3 - <<-'PY'
+		import json
+		for a in json.load(open("p.json"))["artifacts"]:
+		    c = a["verify"]["cosign"]
+		    if c:
+		        for u in c["urls"] + c["certificate"] + c["rekor"]:
+		            assert u.startswith("https://artifacts.example.corp/"), u
+		        assert c["rekor"] == ["https://artifacts.example.corp/rekor.sigstore.dev"], c
+	PY
+}
+
+# kube_site: the shipped kubernetes and containerd components (a small image
+# of its own: fetch takes every artifact) with dl.k8s.io and Rekor mirrored
+# to loopback: nginx serving the five binaries with their .sha256 and a
+# .sig/.cert minted by forge.py --sign as IDENTITY (default krel's) from a
+# test Fulcio CA not in the production root, a fake Rekor serving the
+# entries; containerd from a fixture pinned by digest
+kube_site() {
+	local d="$WORK/www/dl.k8s.io/release/v1.36.4/bin/windows/amd64"
+	mkdir -p "$d"
+	for b in $KUBE; do
+		printf 'MZ winbuild stand-in for %s.exe\n' "$b" >"$d/$b.exe"
+		sha256sum "$d/$b.exe" | cut -d' ' -f1 >"$d/$b.exe.sha256"
+	done
+	printf 'containerd stand-in\n' >"$WORK/www/c.tgz"
+	python3 "$WB_SRC/tests/sigstore/forge.py" --sign "$WORK/w" "${1:-$KREL}" "$GOOGLE" "$d"/*.exe
+	start_nginx "$WORK/www"
+	start_rekor "$WORK/w"/entries/*.json
+	cat >img.yaml <<-EOF
+		kind: image
+		name: k
+		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
+		components:
+		  containerd: {file: $R/components/containerd.yaml}
+		  kubernetes: {file: $R/components/kubernetes.yaml}
+		mirrors:
+		  - {from: "https://dl.k8s.io/", to: "http://127.0.0.1:$NGINX_PORT/dl.k8s.io/"}
+		  - {from: "https://rekor.sigstore.dev", to: "$REKOR"}
+		mirror_only: true
+	EOF
+	cat >site.yaml <<-EOF
+		kind: override
+		replace:
+		  containerd: {url: "http://127.0.0.1:$NGINX_PORT/c.tgz", verify: {sha256: $(sha256sum "$WORK/www/c.tgz" | cut -d' ' -f1)}}
+	EOF
+}
+
+# kwb CMD [ARGS]: winbuild CMD on the kube_site image
+kwb() { local c=$1; shift; wb "$c" img.yaml -O site.yaml --no-progress "$@"; }
+
+# kube_cached: how many cache refs name a Kubernetes binary
+kube_cached() { cat "$WINBUILD_CACHE"/refs/* 2>/dev/null | grep -cE '"(kubelet|kubeadm|kube-proxy|kubectl|kube-log-runner)"' || true; }
+
+@test "Kubernetes: a server with matching .sha256 files and signatures from another CA (krel's identity) cannot pass the shipped recipe; the same signatures under their own root show the check runs" {
+	need_dep python3 -c 'import cryptography' -- "python3-cryptography (make deps)"
+	kube_site
+	kwb fetch
+	assert_status 1
+	# (its Rekor log is the first thing the production root does not know)
+	assert_output_has "(not in the trusted root)"
+	[ "$(kube_cached)" = 0 ]
+	# the checksum files were there and matched: they alone do not suffice
+	for b in $KUBE; do [ "$(grep -c "GET /dl.k8s.io/release/v1.36.4/bin/windows/amd64/$b.exe.sha256 " "$NGINX_LOG")" -ge 1 ]; done
+	# under the test root (a site's own Sigstore, one --set) the same files
+	# verify with krel's identity, each looked up in Rekor by its sha256
+	kwb fetch --set components.kubernetes.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 0
+	for b in $KUBE; do
+		assert_output_has "fetched $b ("
+	done
+	[ "$(grep -o "cosign $KREL ($GOOGLE), log index" <<<"$output" | wc -l)" = 5 ]
+	[ "$(grep -c "POST /api/v1/index/retrieve" "$REKOR_LOG")" -ge 5 ]
+	kwb lock --set components.kubernetes.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 0
+	python3 - winbuild.lock "$KREL" "$GOOGLE" "$KUBE" <<-'PY'
+		import json, sys
+		l = json.load(open(sys.argv[1]))["artifacts"]
+		for k in sys.argv[4].split():
+		    v = l[k]["verified_by"]
+		    assert sorted(v) == ["checksum_url", "cosign"], (k, v)
+		    assert v["checksum_url"].endswith("/%s.exe.sha256" % k), v
+		    assert v["cosign"]["identity"] == sys.argv[2] and v["cosign"]["issuer"] == sys.argv[3], v
+		    assert v["cosign"]["tlog_entry"], v
+	PY
+}
+
+@test "Kubernetes: the shipped recipe refuses another signer's identity and a binary without its signature (exit 1, nothing cached)" {
+	need_dep python3 -c 'import cryptography' -- "python3-cryptography (make deps)"
+	kube_site "krel-staging@k8s-releng-prod.iam.gserviceaccount.com.evil.example"
+	kwb fetch --set components.kubernetes.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 1
+	assert_output_has "$KREL"
+	[ "$(kube_cached)" = 0 ]
+	# krel's identity again, but kubelet.exe's signature removed
+	stop_servers
+	rm -rf "$WORK/w" "$WORK/www"
+	kube_site
+	rm "$WORK/www/dl.k8s.io/release/v1.36.4/bin/windows/amd64/kubelet.exe.sig"
+	kwb fetch --set components.kubernetes.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 1
+	assert_output_has "kubelet.exe.sig"
+	! grep -qs '"kubelet"' "$WINBUILD_CACHE"/refs/*
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats.
+"""A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
-    fakerekor.py --port-file F [--redirect URL] [--index-answer JSON]
+    fakerekor.py --port-file F [--port N] [--redirect URL] [--index-answer JSON]
                  [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
@@ -22,6 +22,7 @@ import json
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
+ap.add_argument("--port", type=int, default=0)
 ap.add_argument("--redirect")
 ap.add_argument("--index-answer")
 ap.add_argument("entries", nargs="*")
@@ -85,7 +86,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.answer(404, {"code": 404, "message": "not found"})
 
 
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), H)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 import os  # noqa: E402

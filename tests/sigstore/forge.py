@@ -2,6 +2,15 @@
 """Mint a private Sigstore world and forgeries of it, for tests/cli/sigstore.bats.
 
     forge.py OUTDIR
+    forge.py --sign OUTDIR IDENTITY ISSUER FILE...
+
+--sign (make demo, tests/demo/run; tests/cli/upstream_shipped.bats) mints
+only the world (OUTDIR/root.json) and signs each FILE the way krel signs the
+Kubernetes binaries: FILE.sig (base64 of the DER ECDSA signature) and
+FILE.cert (base64 of the PEM Fulcio-like certificate for IDENTITY, an email
+or a URI, from the OIDC issuer ISSUER) beside it, and the Rekor v1 API JSON
+of its hashedrekord entry as OUTDIR/entries/<FILE's name>.json, for
+fakerekor.py to serve. Otherwise:
 
 Writes, with fresh keys each run (python3-cryptography, not our C code):
   root.json            a trusted root: our Fulcio-like CA (root + intermediate),
@@ -28,8 +37,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-OUT = sys.argv[1]
-os.makedirs(os.path.join(OUT, "detached"), exist_ok=True)
+SIGN = sys.argv[1:2] == ["--sign"]
+if SIGN and len(sys.argv) < 6:
+    sys.exit("usage: forge.py --sign OUTDIR IDENTITY ISSUER FILE...")
+OUT = sys.argv[2] if SIGN else sys.argv[1]
+os.makedirs(os.path.join(OUT, "entries" if SIGN else "detached"), exist_ok=True)
 
 T = 1735689600                      # 2025-01-01T00:00:00Z: the signing time
 IDENTITY = "https://github.com/winbuild/forge/.github/workflows/release.yml@refs/heads/main"
@@ -128,7 +140,9 @@ def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=Ext
                         critical=True))
     if eku:
         b = b.add_extension(x509.ExtendedKeyUsage([eku]), critical=False)
-    b = (b.add_extension(x509.SubjectAlternativeName([x509.UniformResourceIdentifier(identity)]),
+    san = x509.RFC822Name(identity) if "@" in identity and "://" not in identity \
+        else x509.UniformResourceIdentifier(identity)
+    b = (b.add_extension(x509.SubjectAlternativeName([san]),
                          critical=True)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, issuer.encode()), critical=False)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V2, der_utf8(issuer)), critical=False))
@@ -282,6 +296,23 @@ root_ca, root_name = ca_cert(root_key, "forge-root")
 int_ca, _ = ca_cert(int_key, "forge-intermediate", root_key, root_name, path_len=0)
 rekor = Rekor()
 write("root.json", trusted_root([int_ca, root_ca], ct_key, rekor))
+
+if SIGN:
+    files = sys.argv[5:]
+    for i, f in enumerate(files):
+        with open(f, "rb") as fh:
+            data = fh.read()
+        key = ec_key()
+        cert = leaf_cert(key, int_key, int_ca, ct_key, identity=sys.argv[3], issuer=sys.argv[4])
+        sig = key.sign(data, ec.ECDSA(hashes.SHA256()))
+        _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pem(cert)),
+                             index=i, size=len(files) + 1)
+        with open(f + ".sig", "w") as fh:
+            fh.write(b64(sig) + "\n")
+        with open(f + ".cert", "w") as fh:
+            fh.write(b64(pem(cert)) + "\n")
+        write(os.path.join("entries", os.path.basename(f) + ".json"), json.dumps(api, indent=1))
+    sys.exit(0)
 
 artifact = b"winbuild sigstore forge artifact\n"
 other = b"winbuild sigstore forge: another artifact\n"
