@@ -248,32 +248,39 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		unsigned_ = 1;
 	}
 	/* every other signature (a further requirement's, another method's),
-	 * as it verified: beside the artifact as its method names it, and at
-	 * its upstream URLs */
+	 * each of its method's files as it verified (cosign: .sig, .cert and
+	 * the Rekor entry): beside the artifact as its method names it
+	 * (trust_aux_def.suffix), and at its upstream URLs */
 	for (size_t i = 0; m->ev && i < m->ev->nr; i++) {
 		const struct trust_ev *x = &m->ev->v[i];
 		const struct trust_req *q = &a->verify.reqs[x->req];
-		struct wb_strlist ureq = WB_STRLIST_INIT;
-		char *qrel = NULL;
 		int bad = 0;
 
 		if (x == own || !(x->method->flags & TRUST_SIGNATURE) || !x->text)
 			continue;
-		upstream_urls(plan, &q->urls, &ureq);
-		if (x->method != &trust_m_minisign && x->method->default_url &&
-		    !strncmp(x->method->default_url, "${url}", 6))
-			qrel = xasprintf("%s%s", rel, x->method->default_url + 6);
-		else if (ureq.nr)
-			qrel = mirror_rel_path(ureq.v[0], e);
-		if (qrel || ureq.nr)
-			bad = !qrel || put_small(o->dir, qrel, x->text, &ureq, sigs, e);
-		if (!bad && qrel && x->method != &trust_m_minisign && unsigned_) {
-			/* signed after all, by another method */
-			unsigned_ = 0;
-			st->signatures++;
+		for (size_t k = 0; k < trust_method_naux(x->method) && !bad; k++) {
+			struct trust_aux_def d = trust_method_aux(x->method, k);
+			const char *t = k ? x->more[k - 1].text : x->text;
+			struct wb_strlist ureq = WB_STRLIST_INIT;
+			char *qrel = NULL;
+
+			if (!t)
+				continue;
+			upstream_urls(plan, trust_req_urls(q, k), &ureq);
+			if (x->method != &trust_m_minisign && d.suffix)
+				qrel = xasprintf("%s%s", rel, d.suffix);
+			else if (ureq.nr)
+				qrel = mirror_rel_path(ureq.v[0], e);
+			if (qrel || ureq.nr)
+				bad = !qrel || put_small(o->dir, qrel, t, &ureq, sigs, e);
+			if (!bad && !k && qrel && x->method != &trust_m_minisign && unsigned_) {
+				/* signed after all, by another method */
+				unsigned_ = 0;
+				st->signatures++;
+			}
+			free(qrel);
+			wb_strlist_release(&ureq);
 		}
-		free(qrel);
-		wb_strlist_release(&ureq);
 		if (bad)
 			goto out;
 	}

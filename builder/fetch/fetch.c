@@ -730,6 +730,22 @@ static int request_error(struct wb_err *e, int code, const char *url, const char
 	return -1;
 }
 
+/* The wait before try TRIES + 1: BASE_MS doubled per failed try, at most
+ * a minute (the engine's backoff, for a request outside it). */
+static void backoff_sleep(long base_ms, int tries)
+{
+	long ms = base_ms;
+	struct timespec ts;
+
+	for (int i = 1; i < tries && ms < 60000; i++)
+		ms *= 2;
+	if (ms > 60000)
+		ms = 60000;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);   /* a signal ends it early: fine */
+}
+
 int fetch_request(const struct fetch_transport *t, const char *url, const char *post_json,
 		  size_t max, int no_redirect, struct buf *out, long *status,
 		  struct wb_err *e)
@@ -789,7 +805,7 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 			request_error(e, WB_ENET, cur, what);
 		} else if (rc != CURLE_OK && retryable(rc, code) && ++tries < max_tries) {
 			free(to);
-			usleep((useconds_t)(backoff_ms << (tries - 1)) * 1000);
+			backoff_sleep(backoff_ms, tries);
 			continue;
 		} else if (rc != CURLE_OK) {
 			request_error(e, WB_ENET, cur, errbuf[0] ? errbuf : curl_easy_strerror(rc));
@@ -816,7 +832,7 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 			}
 		} else if (code >= 500 && ++tries < max_tries) {
 			free(to);
-			usleep((useconds_t)(backoff_ms << (tries - 1)) * 1000);
+			backoff_sleep(backoff_ms, tries);
 			continue;
 		} else if (code != 200 && code != 404) {
 			char what[64];

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
-    fakerekor.py --port-file F [--port N] [--redirect URL] [--index-answer JSON]
-                 [ENTRY.json[=SHA256HEX] ...]
+    fakerekor.py --port-file F [--port N] [--redirect URL] [--redirect-entries URL]
+                 [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
 "integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
@@ -13,6 +13,8 @@ sigstore/rekor says a client uses:
   GET  /api/v1/log/entries/<uuid>    -> the entry
   POST /api/v1/log/entries/retrieve  {"entryUUIDs": [...]} -> [entry, ...]
 Every request is logged to stderr. --redirect answers everything with a 302;
+--redirect-entries only the GET of an entry (to URL + the path; "self"
+means this server's /moved, under which it serves the same entries);
 --index-answer makes the index answer JSON, whatever is asked (a hostile log).
 """
 import argparse
@@ -24,6 +26,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--port", type=int, default=0)
 ap.add_argument("--redirect")
+ap.add_argument("--redirect-entries")
 ap.add_argument("--index-answer")
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
@@ -67,6 +70,17 @@ class H(http.server.BaseHTTPRequestHandler):
         if self.redirected():
             return
         prefix = "/api/v1/log/entries/"
+        if args.redirect_entries and self.path.startswith(prefix):
+            self.send_response(302)
+            to = args.redirect_entries
+            if to == "self":
+                to = "http://127.0.0.1:%d/moved" % self.server.server_address[1]
+            self.send_header("Location", to + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/moved" + prefix):
+            prefix = "/moved" + prefix
         if self.path.startswith(prefix) and self.path[len(prefix):] in ENTRIES:
             return self.answer(200, ENTRIES[self.path[len(prefix):]])
         self.answer(404, {"code": 404, "message": "not found"})

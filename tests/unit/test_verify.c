@@ -536,6 +536,64 @@ static void test_describe(void **state)
 	json_decref(arr);
 }
 
+/* A method's files as a list: the single-file methods are a list of one,
+ * cosign's three; slots count every file of every requirement in order; the
+ * cache ref's JSON keeps the further files. */
+static void test_aux_lists(void **state)
+{
+	struct fx *f = *state;
+	const struct trust_method *cosign = trust_method_find("cosign");
+	struct trust_aux_def d;
+	struct verify_evidence ev, back;
+	struct verify_needs needs;
+	json_t *arr;
+
+	assert_non_null(cosign);
+	assert_int_equal(trust_method_naux(&trust_m_minisign), 1);
+	d = trust_method_aux(&trust_m_minisign, 0);
+	assert_string_equal(d.suffix, ".minisig");
+	assert_string_equal(d.lock_key, "signature_url");
+	assert_int_equal(trust_method_aux(&trust_m_sha256_url, 0).suffix == NULL, 1);
+	assert_int_equal(trust_method_naux(cosign), 3);
+	assert_string_equal(trust_method_aux(cosign, 1).suffix, ".cert");
+	assert_true(trust_method_aux(cosign, 2).flags & TRUST_AUX_OPTIONAL);
+
+	clear_reqs(f);
+	add_req(f, &trust_m_sha256_url, "https://h/a.sha256");
+	add_req(f, cosign, "https://h/a.sig");
+	add_req(f, &trust_m_minisign, "https://h/a.minisig");
+	assert_int_equal(trust_spec_slot(&f->spec, 0), 0);
+	assert_int_equal(trust_spec_slot(&f->spec, 1), 1);
+	assert_int_equal(trust_spec_slot(&f->spec, 2), 4);
+	assert_int_equal(trust_spec_slot(&f->spec, 3), 5);
+
+	memset(&ev, 0, sizeof(ev));
+	ev.v = calloc(1, sizeof(*ev.v));
+	ev.nr = 1;
+	ev.v[0].method = cosign;
+	ev.v[0].req = 1;
+	ev.v[0].text = strdup("SIG");
+	ev.v[0].len = 3;
+	ev.v[0].more[0].text = strdup("CERT");
+	ev.v[0].more[0].len = 4;
+	ev.v[0].more[1].url = strdup("https://rekor/api/v1/log/entries/x");
+	ev.v[0].more[1].text = strdup("{\"x\": {}}");
+	ev.v[0].more[1].len = strlen(ev.v[0].more[1].text);
+	arr = verify_evidence_to_json(&ev);
+	memset(&needs, 0, sizeof(needs));
+	needs.reqs = 1ULL << 1;
+	assert_int_equal(verify_evidence_from_json(&f->spec, &needs, arr, &back), 0);
+	assert_int_equal(back.nr, 1);
+	assert_string_equal(back.v[0].text, "SIG");
+	assert_string_equal(back.v[0].more[0].text, "CERT");
+	assert_null(back.v[0].more[0].url);
+	assert_string_equal(back.v[0].more[1].url, "https://rekor/api/v1/log/entries/x");
+	assert_string_equal(back.v[0].more[1].text, "{\"x\": {}}");
+	json_decref(arr);
+	verify_evidence_release(&back);
+	verify_evidence_release(&ev);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -557,6 +615,7 @@ int main(void)
 		T(test_allow_http),
 		T(test_no_method),
 		T(test_describe),
+		T(test_aux_lists),
 	};
 
 	return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
