@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # make demo (tests/demo/run): the whole product against a demo mirror,
-# twice, with byte-identical outputs. The Kubernetes binaries are verified as
-# the shipped recipe verifies them upstream: cosign (.sig, .cert, a Rekor
-# entry looked up in a fake Rekor), under a Sigstore world made at demo time.
+# twice, with byte-identical outputs. The Kubernetes binaries and containerd
+# are verified as the shipped recipe verifies them upstream: cosign (.sig,
+# .cert, a Rekor entry looked up in a fake Rekor) and build provenance,
+# under a Sigstore world made at demo time.
 load helpers
 load ../lib/servers
 
@@ -37,6 +38,7 @@ load ../lib/servers
 		demo = open(sys.argv[5]).read()
 		ident = re.search(r"demo_identity: (\S+)", demo).group(1)
 		iss = re.search(r"demo_issuer: (\S+)", demo).group(1)
+		ctrd = "https://github.com/containerd/containerd/.github/workflows/release.yml@refs/tags/v2.3.5"
 		apps = [c for c in sbom["components"] if c["type"] == "application"]
 		assert len(apps) == 10, len(apps)
 		seen = set()
@@ -49,6 +51,12 @@ load ../lib/servers
 		        assert p["winbuild:cosign_issuer"] == iss, p
 		        assert p["winbuild:cosign_integrated_time"] == "1735689600", p
 		        assert "winbuild:signer_key_id" not in p, p
+		        continue
+		    if p["winbuild:file_name"] == "containerd-2.3.5-windows-amd64.tar.gz":
+		        assert p["winbuild:verified_by"] == "attestation", p
+		        assert p["winbuild:attestation_identity"] == ctrd, p
+		        assert p["winbuild:attestation_source"] == "https://github.com/containerd/containerd", p
+		        assert p["winbuild:attestation_ref"] == "refs/tags/v2.3.5", p
 		        continue
 		    assert p["winbuild:signer_key_id"] == keyid, (p, keyid)
 		    assert "file:" + p["winbuild:file_name"] in p["winbuild:trusted_comment"]
@@ -64,6 +72,12 @@ load ../lib/servers
 		    uuid, e = next(iter(c["tlog_entry"].items()))
 		    assert c["tlog_entry_url"].endswith("/api/v1/log/entries/" + uuid), c
 		    assert str(e["logIndex"]) == c["log_index"], (e, c)
+		# containerd: its build provenance (the demo's release workflow)
+		v = lock["containerd"]["verified_by"]
+		assert list(v) == ["attestation"], v
+		assert v["attestation"]["identity"] == ctrd, v
+		assert v["attestation"]["attestation_url"].endswith(
+		    "/github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-attestation.intoto.jsonl"), v
 	PY
 	# the demo's world is not the production one: the shipped root refuses it
 	f="$(find "$DEMO_DIR/mirror" -name kubelet.exe)"
