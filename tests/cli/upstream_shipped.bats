@@ -330,3 +330,52 @@ kube_cached() { cat "$WINBUILD_CACHE"/refs/* 2>/dev/null | grep -cE '"(kubelet|k
 	assert_output_has "kubelet.exe.sig"
 	! grep -qs '"kubelet"' "$WINBUILD_CACHE"/refs/*
 }
+
+# ctrd_site [IDENTITY]: the shipped containerd component alone, github.com
+# mirrored to loopback nginx serving a stand-in 2.3.5 tarball, its
+# .sha256sum and the build provenance forge.py --sign --attest mints for it
+# as IDENTITY (default: the release workflow at v2.3.5) from a test Fulcio
+# CA not in the production root
+ctrd_site() {
+	local d="$WORK/www/github.com/containerd/containerd/releases/download/v2.3.5"
+	local t="containerd-2.3.5-windows-amd64.tar.gz"
+	mkdir -p "$d"
+	printf 'containerd 2.3.5 stand-in\n' >"$d/$t"
+	(cd "$d" && sha256sum "$t" >"$t.sha256sum")
+	printf 'x\n' >"$WORK/unused"
+	python3 "$WB_SRC/tests/sigstore/forge.py" --sign "$WORK/w" "$KREL" "$GOOGLE" "$WORK/unused" \
+		--attest "${1:-${CTRD_ID}2.3.5}" "$GHA" "$d/containerd-2.3.5-attestation.intoto.jsonl" "$d/$t"
+	start_nginx "$WORK/www"
+	cat >img.yaml <<-EOF
+		kind: image
+		name: c
+		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
+		components:
+		  containerd: {file: $R/components/containerd.yaml}
+		mirrors:
+		  - {from: "https://github.com/", to: "http://127.0.0.1:$NGINX_PORT/github.com/"}
+		mirror_only: true
+	EOF
+}
+
+@test "containerd: a server with a matching .sha256sum and provenance from another CA cannot pass the shipped recipe; under that CA's root the release workflow's attestation verifies, another workflow's does not" {
+	need_dep python3 -c 'import cryptography' -- "python3-cryptography (make deps)"
+	ctrd_site
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "no line of the attestation"
+	[ "$(find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l)" = 0 ]
+	grep -q "GET /github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz.sha256sum " "$NGINX_LOG"
+	# under the test root (one --set) the shipped identity and issuer hold
+	wb fetch img.yaml --no-progress --set components.containerd.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 0
+	assert_output_has "attestation by ${CTRD_ID}2.3.5 ($GHA), builder ${CTRD_ID}2.3.5, source https://github.com/containerd/containerd@refs/tags/v2.3.5"
+	# the same, attested by another workflow of the repository
+	stop_servers
+	rm -rf "$WORK/w" "$WORK/www" "$WINBUILD_CACHE"
+	ctrd_site "https://github.com/containerd/containerd/.github/workflows/evil.yml@refs/tags/v2.3.5"
+	wb fetch img.yaml --no-progress --set components.containerd.vars.sigstore_trusted_root="$WORK/w/root.json"
+	assert_status 1
+	assert_output_has "no line of the attestation"
+	[ "$(find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l)" = 0 ]
+}
