@@ -163,6 +163,17 @@ untouched() {
 	untouched kubelet.exe
 }
 
+@test "cosign recipe: a failing Rekor (HTTP 503) is asked again as the transport retries, then exit 3" {
+	start_rekor --status 503 "$W/detached/entry.json"
+	kubelet | recipe
+	export WINBUILD_RETRIES=3
+	wb fetch img.yaml --no-progress
+	assert_status 3
+	assert_output_has "rekor '$REKOR/api/v1/index/retrieve': HTTP status 503"
+	[ "$(grep -c "POST /api/v1/index/retrieve" "$REKOR_LOG")" = 3 ]
+	untouched kubelet.exe
+}
+
 @test "cosign recipe: a redirecting Rekor is refused: exit 3, nothing cached" {
 	start_rekor --redirect "http://127.0.0.1:1" "$W/detached/entry.json"
 	kubelet | recipe

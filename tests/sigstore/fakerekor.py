@@ -2,7 +2,7 @@
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
     fakerekor.py --port-file F [--port N] [--redirect URL] [--redirect-entries URL]
-                 [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
+                 [--status N] [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
 "integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
@@ -15,6 +15,7 @@ sigstore/rekor says a client uses:
 Every request is logged to stderr. --redirect answers everything with a 302;
 --redirect-entries only the GET of an entry (to URL + the path; "self"
 means this server's /moved, under which it serves the same entries);
+--status N answers every request with HTTP status N (a failing log);
 --index-answer makes the index answer JSON, whatever is asked (a hostile log).
 """
 import argparse
@@ -27,6 +28,7 @@ ap.add_argument("--port-file", required=True)
 ap.add_argument("--port", type=int, default=0)
 ap.add_argument("--redirect")
 ap.add_argument("--redirect-entries")
+ap.add_argument("--status", type=int)
 ap.add_argument("--index-answer")
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
@@ -58,6 +60,9 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def redirected(self):
+        if args.status:
+            self.answer(args.status, {"code": args.status, "message": "failing"})
+            return True
         if not args.redirect:
             return False
         self.send_response(302)
