@@ -2268,6 +2268,42 @@ static void version_warnings(struct resolver *r)
 			"use containerd 2.0 or later", ctd->version, k8s->version, where);
 }
 
+/*
+ * containerd publishes its build provenance (containerd-<v>-attestation.
+ * intoto.jsonl) from 2.0 on. A 1.x release whose artifact still requires
+ * verify.attestation could only fail at fetch (the file is absent upstream):
+ * say so now, with the fix, rather than let a site drop the requirement by
+ * hand (overrides/containerd-1.7.yaml is the documented way).
+ */
+static int provenance_exists(struct resolver *r)
+{
+	const struct plan_component *ctd = plan_find_component(r->plan, "containerd");
+	char where[512];
+	long maj, min;
+
+	if (!ctd || major_minor(ctd->version, &maj, &min) || maj >= 2)
+		return 0;
+	for (size_t i = 0; i < r->plan->nartifacts; i++) {
+		const struct plan_artifact *a = &r->plan->artifacts[i];
+
+		if (strcmp(a->component, ctd->name))
+			continue;
+		for (size_t j = 0; j < a->verify.nreqs; j++) {
+			if (strcmp(a->verify.reqs[j].method->name, "attestation"))
+				continue;
+			wb_origin_format(&a->verify.reqs[j].origin, where, sizeof(where));
+			return err_at(r, &ctd->version_origin, "containerd %s publishes no "
+				      "build provenance (containerd-<version>-attestation."
+				      "intoto.jsonl exists from 2.0 on), but artifact '%s' "
+				      "requires it (verify.attestation, %s): use containerd "
+				      "2.0 or later, or -O overrides/containerd-1.7.yaml, "
+				      "which verifies 1.7 by its checksum file alone",
+				      ctd->version, a->name, where);
+		}
+	}
+	return 0;
+}
+
 /* ---- top-level values ---- */
 
 static void add_value(struct plan *p, const char *key, const char *value,
@@ -2584,6 +2620,8 @@ static int convert_top(struct resolver *r)
 	    versions_agree(r, image_vars))
 		return -1;
 	version_warnings(r);
+	if (provenance_exists(r))
+		return -1;
 	if ((n = rnode_get(top, "replace"))) {
 		for (size_t i = 0; i < n->nr; i++)
 			if (!plan_find_artifact(p, n->items[i]->key))

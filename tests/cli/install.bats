@@ -67,6 +67,13 @@ scratch_src() {
 	run "$P/bin/winbuild" plan windows-2022-containerd --set windows.iso_sha256=$TEST_ISO_SHA256 --json
 	assert_status 0
 	python3 -c 'import json,sys; p=json.load(sys.stdin); assert p["artifacts"], p' <<<"$output"
+	# the Sigstore trusted root the shipped components name travels with them
+	cmp "$P/share/winbuild/recipes/trust/sigstore/trusted_root.json" "$WB_SRC/recipes/trust/sigstore/trusted_root.json"
+	python3 -c 'import json,sys,os
+a = [a for a in json.load(sys.stdin)["artifacts"] if a["name"] == "containerd"][0]
+r = a["verify"]["attestation"]["trusted_root"]
+assert r == sys.argv[1] + "/share/winbuild/recipes/trust/sigstore/trusted_root.json", r
+assert os.path.isfile(r), r' "$P" <<<"$output"
 	run "$P/bin/winbuild" plan windows-2022-containerd.yaml --set windows.iso_sha256=$TEST_ISO_SHA256
 	assert_status 0
 	# a file in the current directory wins over a shipped recipe of that name

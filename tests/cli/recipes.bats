@@ -18,9 +18,10 @@ setup() {
 ARTIFACTS="cloudbase-init containerd kubelet kubeadm kube-proxy kubectl kube-log-runner crictl cni-plugins windows-cni"
 
 # assert_urls_lack PREFIX: no artifact, checksum or signature line of the
-# plan in $output names PREFIX (the "mirror: from -> to" header may).
+# plan in $output names PREFIX (the "mirror: from -> to" header may, and so
+# may a Sigstore identity: a certificate's SAN, not a URL anybody fetches).
 assert_urls_lack() {
-	if grep -v '^mirror: ' <<<"$output" | grep -qF -- "$1"; then
+	if grep -v -e '^mirror: ' -e '^ *identity ' <<<"$output" | grep -qF -- "$1"; then
 		echo "plan still lists a URL under $1:" >&2
 		echo "$output" >&2
 		return 1
@@ -51,8 +52,10 @@ for a in p["artifacts"]:
         assert v.get("source"), (n, "pinned digest without a source")
     assert a["destination"].startswith("C:\\"), (n, a["destination"])
     assert a["action"] in ("unpack", "install", "payload"), n
+    # every method's files (attestation, cosign, ...): {"urls": [...]}
+    aux = [u for m in v.values() if isinstance(m, dict) for u in m.get("urls", [])]
     if mode == "mirror":
-        for u in a["urls"] + v["sha256_urls"] + v["sha512_urls"]:
+        for u in a["urls"] + v["sha256_urls"] + v["sha512_urls"] + aux:
             assert u.startswith(mirror), (n, u)
         assert len(a["urls"]) == 1, (n, a["urls"])
     else:

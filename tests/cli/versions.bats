@@ -86,14 +86,16 @@ assert v["kubernetes"] == "1.35.2" and v["crictl"] == "1.35.0", v' "$WORK/p.json
 }
 
 @test "plan warns about a containerd the node config or Kubernetes does not fit" {
-	plan_json --set components.containerd.version=1.7.28
+	# (1.7 publishes no build provenance: overrides/containerd-1.7.yaml drops that requirement)
+	plan_json -O "$WB_SRC/overrides/containerd-1.7.yaml" --set components.containerd.version=1.7.28
 	assert_status 0
 	run warnings
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == "--set #2|containerd 1.7.28 with Kubernetes 1.36.4 ("*"Kubernetes 1.35 was the last release to support containerd 1.x"* ]]
 	grep -qF "winbuild: warning: --set #2: containerd 1.7.28 with Kubernetes 1.36.4" "$WORK/err"
 	# with Kubernetes 1.35 containerd 1.7 is fine
-	plan_json --set components.containerd.version=1.7.28 --set vars.kubernetes_version=1.35.2
+	plan_json -O "$WB_SRC/overrides/containerd-1.7.yaml" --set components.containerd.version=1.7.28 \
+		--set vars.kubernetes_version=1.35.2
 	assert_status 0
 	no_warnings
 	# a major the node config has no template for

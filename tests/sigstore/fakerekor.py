@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats.
+"""A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
-    fakerekor.py --port-file F [--redirect URL] [--redirect-entries URL]
+    fakerekor.py --port-file F [--port N] [--redirect URL] [--redirect-entries URL]
                  [--status N] [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
@@ -25,6 +25,7 @@ import json
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
+ap.add_argument("--port", type=int, default=0)
 ap.add_argument("--redirect")
 ap.add_argument("--redirect-entries")
 ap.add_argument("--status", type=int)
@@ -104,7 +105,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.answer(404, {"code": 404, "message": "not found"})
 
 
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), H)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 import os  # noqa: E402

@@ -2,6 +2,18 @@
 """Mint a private Sigstore world and forgeries of it, for tests/cli/sigstore.bats.
 
     forge.py OUTDIR
+    forge.py --sign OUTDIR IDENTITY ISSUER FILE... [--attest IDENTITY ISSUER JSONL FILE...]
+
+--sign (make demo, tests/demo/run; tests/cli/upstream_shipped.bats) mints
+only the world (OUTDIR/root.json) and signs each FILE the way krel signs the
+Kubernetes binaries: FILE.sig (base64 of the DER ECDSA signature) and
+FILE.cert (base64 of the PEM Fulcio-like certificate for IDENTITY, an email
+or a URI, from the OIDC issuer ISSUER) beside it, and the Rekor v1 API JSON
+of its hashedrekord entry as OUTDIR/entries/<FILE's name>.json, for
+fakerekor.py to serve. With --attest, it also writes JSONL: the build
+provenance of the FILEs after it (one DSSE in-toto SLSA v1 bundle, signed as
+the workflow IDENTITY), as containerd's release workflow attests its files.
+Otherwise:
 
 Writes, with fresh keys each run (python3-cryptography, not our C code):
   root.json            a trusted root: our Fulcio-like CA (root + intermediate),
@@ -28,8 +40,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-OUT = sys.argv[1]
-os.makedirs(os.path.join(OUT, "detached"), exist_ok=True)
+SIGN = sys.argv[1:2] == ["--sign"]
+if SIGN and len(sys.argv) < 6:
+    sys.exit("usage: forge.py --sign OUTDIR IDENTITY ISSUER FILE...")
+OUT = sys.argv[2] if SIGN else sys.argv[1]
+os.makedirs(os.path.join(OUT, "entries" if SIGN else "detached"), exist_ok=True)
 
 T = 1735689600                      # 2025-01-01T00:00:00Z: the signing time
 IDENTITY = "https://github.com/winbuild/forge/.github/workflows/release.yml@refs/heads/main"
@@ -128,7 +143,9 @@ def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=Ext
                         critical=True))
     if eku:
         b = b.add_extension(x509.ExtendedKeyUsage([eku]), critical=False)
-    b = (b.add_extension(x509.SubjectAlternativeName([x509.UniformResourceIdentifier(identity)]),
+    san = x509.RFC822Name(identity) if "@" in identity and "://" not in identity \
+        else x509.UniformResourceIdentifier(identity)
+    b = (b.add_extension(x509.SubjectAlternativeName([san]),
                          critical=True)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, issuer.encode()), critical=False)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V2, der_utf8(issuer)), critical=False))
@@ -282,6 +299,57 @@ root_ca, root_name = ca_cert(root_key, "forge-root")
 int_ca, _ = ca_cert(int_key, "forge-intermediate", root_key, root_name, path_len=0)
 rekor = Rekor()
 write("root.json", trusted_root([int_ca, root_ca], ct_key, rekor))
+
+if SIGN:
+    # --sign OUTDIR IDENTITY ISSUER FILE... [--attest IDENTITY ISSUER JSONL FILE...]
+    rest = sys.argv[5:]
+    attest = rest[rest.index("--attest") + 1:] if "--attest" in rest else []
+    files = rest[:rest.index("--attest")] if attest else rest
+    n = len(files) + (1 if attest else 0) + 1
+    for i, f in enumerate(files):
+        with open(f, "rb") as fh:
+            data = fh.read()
+        key = ec_key()
+        cert = leaf_cert(key, int_key, int_ca, ct_key, identity=sys.argv[3], issuer=sys.argv[4])
+        sig = key.sign(data, ec.ECDSA(hashes.SHA256()))
+        _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pem(cert)),
+                             index=i, size=n)
+        with open(f + ".sig", "w") as fh:
+            fh.write(b64(sig) + "\n")
+        with open(f + ".cert", "w") as fh:
+            fh.write(b64(pem(cert)) + "\n")
+        write(os.path.join("entries", os.path.basename(f) + ".json"), json.dumps(api, indent=1))
+    if attest:
+        # build provenance as actions/attest-build-provenance writes it: one
+        # bundle (a DSSE in-toto SLSA v1 statement naming each FILE by its
+        # sha256) as the one line of JSONL, signed by the workflow IDENTITY
+        # (https://github.com/OWNER/REPO/.github/workflows/W.yml@REF)
+        ident, iss, jsonl, subjects = attest[0], attest[1], attest[2], attest[3:]
+        wf, _, ref = ident.partition("@")
+        repo, _, wf_path = wf.partition("/.github/")
+        subj = []
+        for f in subjects:
+            with open(f, "rb") as fh:
+                subj.append({"name": os.path.basename(f),
+                             "digest": {"sha256": hashlib.sha256(fh.read()).hexdigest()}})
+        stmt = json.dumps({"_type": "https://in-toto.io/Statement/v1", "subject": subj,
+                           "predicateType": "https://slsa.dev/provenance/v1",
+                           "predicate": {"buildDefinition": {
+                               "buildType": "https://actions.github.io/buildtypes/workflow/v1",
+                               "externalParameters": {"workflow": {
+                                   "ref": ref, "repository": repo, "path": ".github/" + wf_path}}},
+                               "runDetails": {"builder": {"id": ident}}}}).encode()
+        pt = "application/vnd.in-toto+json"
+        key = ec_key()
+        cert = leaf_cert(key, int_key, int_ca, ct_key, identity=ident, issuer=iss)
+        dsig = key.sign(pae(pt, stmt), ec.ECDSA(hashes.SHA256()))
+        entry, _ = rekor.entry(dsse_body(pt, stmt, dsig, pem(cert)), index=n - 2, size=n)
+        line = bundle({"certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))}},
+                      [entry], {"dsseEnvelope": {"payload": b64(stmt), "payloadType": pt,
+                                                 "signatures": [{"sig": b64(dsig), "keyid": ""}]}})
+        with open(jsonl, "w") as fh:
+            fh.write(json.dumps(json.loads(line), separators=(",", ":")) + "\n")
+    sys.exit(0)
 
 artifact = b"winbuild sigstore forge artifact\n"
 other = b"winbuild sigstore forge: another artifact\n"
