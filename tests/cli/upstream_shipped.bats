@@ -4,7 +4,7 @@
 # issuer) plus the .sha256 file, containerd by its release workflow's build
 # provenance plus the .sha256sum file, both under the Sigstore production
 # trusted root shipped in recipes/trust/sigstore/ (README.md there: its
-# provenance, its sha256 and tools/update-trusted-root, tested here).
+# provenance, its sha256 and tests/sigstore/update-trusted-root, tested here).
 load helpers
 load ../lib/servers
 
@@ -116,13 +116,13 @@ teardown() { stop_servers; }
 	assert_status 0
 }
 
-@test "tools/update-trusted-root: accepts a production root (and records its sha256), refuses broken ones writing nothing" {
+@test "tests/sigstore/update-trusted-root: accepts a production root (and records its sha256), refuses broken ones writing nothing" {
 	need_dep python3 -c 'import json' -- python3
 	mkdir -p t
 	cp "$ROOT" "$R/trust/sigstore/README.md" t/
 	export TRUST_DIR="$WORK/t"
 	# the shipped one passes --check and changes nothing
-	run "$WB_SRC/tools/update-trusted-root" --check "$ROOT"
+	run "$WB_SRC/tests/sigstore/update-trusted-root" --check "$ROOT"
 	assert_status 0
 	assert_output_has "sha256: $(sha256sum "$ROOT" | cut -d' ' -f1)"
 	cmp t/trusted_root.json "$ROOT"
@@ -155,18 +155,18 @@ teardown() { stop_servers; }
 	# the independent verifier's check refuses this one
 	[ -d "$WB_SRC/tests/sigstore/node_modules/@sigstore/verify" ] && bad="$bad ctkeys"
 	for f in $bad; do
-		run "$WB_SRC/tools/update-trusted-root" "$f.json"
+		run "$WB_SRC/tests/sigstore/update-trusted-root" "$f.json"
 		echo "$f: $output"
 		assert_status 1
 		assert_output_has "rejected"
 		cmp t/trusted_root.json "$ROOT"
 		cmp t/README.md "$R/trust/sigstore/README.md"
 	done
-	run "$WB_SRC/tools/update-trusted-root" "$WORK/rekorkey.json"
+	run "$WB_SRC/tests/sigstore/update-trusted-root" "$WORK/rekorkey.json"
 	assert_output_has "winbuild does not verify the conformance case 'happy-path-v0.1'"
 	# a valid root (sigstore-go's copy) is installed and its sha256 recorded
 	new="$VEC/trusted_root/public-good.json"
-	run "$WB_SRC/tools/update-trusted-root" "$new"
+	run "$WB_SRC/tests/sigstore/update-trusted-root" "$new"
 	assert_status 0
 	sum=$(sha256sum "$new" | cut -d' ' -f1)
 	assert_output_has "sha256: $sum"
@@ -174,9 +174,9 @@ teardown() { stop_servers; }
 	grep -qx "sha256: $sum" t/README.md
 	[ "$(diff t/README.md "$R/trust/sigstore/README.md" | grep -c '^[<>]')" = 2 ]
 	# usage
-	run "$WB_SRC/tools/update-trusted-root"
+	run "$WB_SRC/tests/sigstore/update-trusted-root"
 	assert_status 2
-	run "$WB_SRC/tools/update-trusted-root" no-such.json
+	run "$WB_SRC/tests/sigstore/update-trusted-root" no-such.json
 	assert_status 2
 }
 
