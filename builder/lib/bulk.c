@@ -22,8 +22,9 @@ void *bulk_alloc(size_t n)
 	return p;
 }
 
-/* A second descriptor of the regular file FD with O_DIRECT, or -1. */
-static int reopen_direct(int fd, int flags)
+/* A second descriptor of the regular file FD with FLAGS|O_DIRECT, or -1
+ * (not a regular file, or the filesystem refuses). */
+static int bulk_open_direct(int fd, int flags)
 {
 	char path[64];
 	struct stat st;
@@ -41,13 +42,37 @@ void bulk_begin(struct bulk *b, int fd)
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
 	b->off = off;   /* -1: not seekable (a pipe), plain write(2) */
-	b->dfd = off < 0 ? -1 : reopen_direct(fd, O_WRONLY);
+	b->dfd = off < 0 ? -1 : bulk_open_direct(fd, O_WRONLY);
 	b->stage = bulk_alloc(BULK_BLOCK);
 }
 
 static int is_aligned(const void *p, off_t off)
 {
 	return (uintptr_t)p % BULK_ALIGN == 0 && off % BULK_ALIGN == 0;
+}
+
+/* pread(2) of up to N bytes at OFF: through *DFD when BUF, N and OFF are
+ * aligned, else through FD; a direct read refused with EINVAL closes *DFD
+ * (-1 from then on) and reads through FD. */
+static ssize_t bulk_pread(int fd, int *dfd, void *buf, size_t n, off_t off)
+{
+	ssize_t k;
+
+	for (;;) {
+		if (*dfd >= 0 && n % BULK_ALIGN == 0 && is_aligned(buf, off)) {
+			k = pread(*dfd, buf, n, off);
+			if (k < 0 && errno == EINVAL) {
+				close(*dfd);   /* no direct read here after all */
+				*dfd = -1;
+				continue;
+			}
+		} else {
+			k = pread(fd, buf, n, off);
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		return k;
+	}
 }
 
 /* Write N bytes of P at b->off through descriptor FD. */
@@ -166,7 +191,7 @@ int bulk_copy(int in, int out, void (*each)(void *ctx, const void *p, size_t n),
 	      void *ctx, int *writing)
 {
 	off_t at = lseek(in, 0, SEEK_CUR);   /* -1: not seekable, plain reads */
-	int din = at >= 0 ? reopen_direct(in, O_RDONLY) : -1;
+	int din = at >= 0 ? bulk_open_direct(in, O_RDONLY) : -1;
 	unsigned char *block = bulk_alloc(BULK_BLOCK);
 	struct bulk b;
 	int ret = 0, err = 0;
@@ -176,20 +201,10 @@ int bulk_copy(int in, int out, void (*each)(void *ctx, const void *p, size_t n),
 	for (;;) {
 		ssize_t n;
 
-		if (din >= 0 && at % BULK_ALIGN) {
-			close(din);   /* a short direct read left an unaligned offset */
-			din = -1;
-		}
-		if (din >= 0) {
-			n = pread(din, block, BULK_BLOCK, at);
-			if (n < 0 && errno == EINVAL) {
-				close(din);   /* no direct read here after all */
-				din = -1;
-				continue;
-			}
-		} else {
-			n = at >= 0 ? pread(in, block, BULK_BLOCK, at) : read(in, block, BULK_BLOCK);
-		}
+		if (at >= 0)
+			n = bulk_pread(in, &din, block, BULK_BLOCK, at);
+		else
+			n = read(in, block, BULK_BLOCK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
