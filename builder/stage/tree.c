@@ -396,11 +396,6 @@ static void piece_add(struct tree_piece *p, const char *name,
 	f->mode = tree_file_mode(name);
 }
 
-static void feed_digest(void *dc, const void *p, size_t n)
-{
-	digest_update(dc, p, n);
-}
-
 /* Read IN to OUT, hashing: the copy of a cache entry nobody hashed in this
  * run. 0, or -1 with E (WB_EVERIFY when it is not EXPECT). */
 static int copy_hashing(int in, int out, const char *src, const char *full,
@@ -413,7 +408,7 @@ static int copy_hashing(int in, int out, const char *src, const char *full,
 
 	if (digest_init(&dc, DIGEST_SHA256, e) < 0)
 		return -1;
-	if (bulk_copy(in, out, feed_digest, &dc, &writing) < 0) {
+	if (bulk_copy(in, out, digest_update_cb, &dc, &writing) < 0) {
 		wb_error(e, WB_EIO, "cannot %s '%s': %s", writing ? "write" : "read",
 			 writing ? full : src, strerror(errno));
 		goto out;
