@@ -176,6 +176,8 @@ int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
  *              and cmd_fetch_plan_for_stage returns 1 (items have no paths)
  *   start      after the gate said 0, before the first transfer; -1 (with
  *              E) stops: returns -1, the plan released, no items
+ *   tee_open   as an item's download begins: a file for a second copy of
+ *              its bytes, or -1 (fetch_opts.tee_open)
  *   item_done  each item as it is done, ok or not, on the fetching thread
  *              (cache hits before the first transfer starts) */
 struct cache;
@@ -183,6 +185,7 @@ struct cmd_stage_hooks {
 	int (*gate)(void *ctx, const struct plan *plan,
 		    const struct fetch_item *items, struct cache *c);
 	int (*start)(void *ctx, const struct plan *plan, struct wb_err *e);
+	int (*tee_open)(void *ctx, const struct fetch_item *it);
 	void (*item_done)(void *ctx, const struct fetch_item *it);
 	void *ctx;
 };

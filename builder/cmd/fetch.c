@@ -118,6 +118,13 @@ static void on_progress(void *ctx, const struct fetch_progress *p)
 	d->drawn++;
 }
 
+static int on_tee_open(void *ctx, const struct fetch_item *it)
+{
+	struct display *d = ctx;
+
+	return d->hooks->tee_open(d->hooks->ctx, it);
+}
+
 static void on_done(void *ctx, const struct fetch_item *it)
 {
 	struct display *d = ctx;
@@ -280,6 +287,8 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	o.on_progress = on_progress;
 	o.probe_sizes = d.tty;   /* HEAD requests only for a progress shown */
 	o.on_done = on_done;
+	if (hooks && hooks->tee_open)
+		o.tee_open = on_tee_open;
 	o.ctx = &d;
 	o.interrupted = &fetch_interrupted;
 	memset(&sa, 0, sizeof(sa));

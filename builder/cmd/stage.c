@@ -290,6 +290,18 @@ static void stage_input_of(const struct fetch_item *it, struct stage_input *in)
 	in->size = it->size;
 	in->url = it->url;
 	in->fresh = !it->unverified_hit;   /* fetch hashed it in this run */
+	in->teed = it->teed;
+}
+
+/* Fetch hook: a download begins; its single file, if it has one, is
+ * written into the stage's scratch dir as the bytes arrive. */
+static int stage_tee(void *ctx, const struct fetch_item *it)
+{
+	struct up_to_date *u = ctx;
+
+	if (!u->begun || !u->items)
+		return -1;
+	return stage_tee_open(&u->st, (size_t)(it - u->items));
 }
 
 /* Fetch hook: an artifact is verified (or cached): prepare it now. */
@@ -367,6 +379,7 @@ int cmd_stage_recipe(struct wb_run *run)
 	memset(&hooks, 0, sizeof(hooks));
 	hooks.gate = stage_gate;
 	hooks.start = stage_start;
+	hooks.tee_open = stage_tee;
 	hooks.item_done = stage_item_done;
 	hooks.ctx = &u;
 	ret = cmd_fetch_plan_for_stage(run, &plan, &items, &hooks, &e);

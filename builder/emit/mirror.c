@@ -10,6 +10,7 @@
 #include "emit/mirror.h"
 #include "lib/json.h"
 #include "lib/buf.h"
+#include "lib/bulk.h"
 #include "lib/fs.h"
 #include "lib/names.h"
 #include "lib/text.h"
@@ -35,10 +36,8 @@ static int copy_verified(const char *name, const char *src, const char *dst,
 			 const char *want, struct digest_result *r, struct wb_err *e)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", dst, (long)getpid()), hex[65];
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = -1, writing;
 	struct digest_ctx d;
-	char buf[1 << 16];
-	ssize_t k;
 
 	memset(&d, 0, sizeof(d));
 	if (in < 0) {
@@ -52,15 +51,10 @@ static int copy_verified(const char *name, const char *src, const char *dst,
 	}
 	if (digest_init(&d, DIGEST_SHA512 | DIGEST_BLAKE2B512, e))
 		goto out;
-	while ((k = read(in, buf, sizeof(buf))) > 0) {
-		digest_update(&d, buf, (size_t)k);
-		if (write(out, buf, (size_t)k) != k) {
-			wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-			goto out;
-		}
-	}
-	if (k < 0) {
-		wb_error(e, WB_EIO, "cannot read '%s': %s", src, strerror(errno));
+	/* the one copy loop (lib/bulk.h), hashing what it reads */
+	if (bulk_copy(in, out, digest_update_cb, &d, &writing) < 0) {
+		wb_error(e, WB_EIO, "cannot %s '%s': %s", writing ? "write" : "read",
+			 writing ? tmp : src, strerror(errno));
 		goto out;
 	}
 	digest_final(&d, r);

@@ -321,8 +321,10 @@ int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *re
 	text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1));
 	json_decref(o);
 	ret = lock_ex(c, e);
+	/* no fsync (as for the entries): a ref lost or torn by a crash does
+	 * not parse (ref_parse), which is a miss */
 	if (!ret)
-		ret = fs_write_atomic(p, text, strlen(text), 0644, e);
+		ret = fs_write_hint(p, text, strlen(text), 0644, e);
 	unlock(c);
 	free(text);
 	free(p);

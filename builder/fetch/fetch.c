@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +79,8 @@ struct job {
 	struct digest_ctx dc;
 	int dc_live;
 	struct sink sink;              /* writes and hashes on worker threads */
+	int tee_fd;                    /* the opts' tee_open file, or -1 */
+	int tee_asked, tee_bad;        /* tee_open called; the tee failed */
 	int paused;                    /* the sink refused bytes: paused until
 					* it has room (run_engine resumes it) */
 	int can_pause;                 /* not file://: libcurl fails a paused
@@ -472,9 +475,31 @@ static void wake_engine(void *multi)
 	curl_multi_wakeup(multi);
 }
 
+static void tee_close(struct job *j, int bad)
+{
+	if (j->tee_fd >= 0)
+		close(j->tee_fd);
+	j->tee_fd = -1;
+	j->tee_bad |= bad;
+}
+
+/* Start J's sink, with the tee when there is one. */
+static int sink_begin(CURLM *multi, struct job *j)
+{
+	if (sink_start(&j->sink, j->fd, &j->dc, wake_engine, multi) < 0)
+		return -1;
+	if (j->tee_fd >= 0)
+		sink_tee(&j->sink, j->tee_fd);
+	return 0;
+}
+
 static void main_reset(struct job *j)
 {
+	int tee_ok = !j->sink.started || j->tee_fd < 0 || sink_tee_ok(&j->sink);
 	int err = sink_stop(&j->sink);
+
+	if (!tee_ok)
+		tee_close(j, 1);
 
 	if (err && !j->io_error)
 		j->io_error = err;
@@ -482,6 +507,9 @@ static void main_reset(struct job *j)
 		if (ftruncate(j->fd, 0) < 0 || lseek(j->fd, 0, SEEK_SET) < 0)
 			j->io_error = errno;
 	}
+	if (j->tee_fd >= 0 && (err || ftruncate(j->tee_fd, 0) < 0 ||
+			       lseek(j->tee_fd, 0, SEEK_SET) < 0))
+		tee_close(j, 1);
 	if (j->dc_live)
 		digest_release(&j->dc);
 	j->dc_live = 0;
@@ -492,14 +520,18 @@ static int main_begin(struct engine *en, struct job *j, struct wb_err *e)
 {
 	if (!j->tmp_path && cache_tmp_create(en->c, &j->tmp_path, &j->fd, e) < 0)
 		return -1;
+	if (!j->tee_asked && en->o->tee_open) {
+		/* asked once: after a failed tee, the caller copies the entry */
+		j->tee_asked = 1;
+		j->tee_fd = en->o->tee_open(en->o->ctx, j->it);
+	}
 	if (!j->dc_live) {
 		memset(&j->dc, 0, sizeof(j->dc));
 		if (digest_init(&j->dc, j->needs.digest_algs, e) < 0)
 			return -1;
 		j->dc_live = 1;
 	}
-	if (!j->sink.started &&
-	    sink_start(&j->sink, j->fd, &j->dc, wake_engine, en->multi) < 0)
+	if (!j->sink.started && sink_begin(en->multi, j) < 0)
 		return wb_error(e, WB_EIO, "cannot start a writer thread: %s",
 				strerror(errno));
 	return 0;
@@ -508,6 +540,7 @@ static int main_begin(struct engine *en, struct job *j, struct wb_err *e)
 static void main_discard(struct job *j)
 {
 	main_reset(j);
+	tee_close(j, 0);
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;
@@ -554,7 +587,7 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 			return 0;
 		}
 		j->dc_live = 1;
-		if (sink_start(&j->sink, j->fd, &j->dc, wake_engine, j->multi) < 0) {
+		if (sink_begin(j->multi, j) < 0) {
 			j->io_error = errno;
 			return 0;
 		}
@@ -1065,9 +1098,12 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	struct verify_input in;
 	struct trust_aux *aux;
 	struct wb_err e = WB_ERR_INIT;
-	int ret;
+	struct stat st;
+	int ret, teed;
 
-	sink_stop(&j->sink);   /* drained by transfer_done */
+	/* drained by transfer_done: the tee, if any, holds every byte */
+	teed = j->tee_fd >= 0 && sink_tee_ok(&j->sink);
+	sink_stop(&j->sink);
 	digest_final(&j->dc, &dr);
 	j->dc_live = 0;
 	memset(&in, 0, sizeof(in));
@@ -1116,6 +1152,9 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	digest_hex(dr.sha256, 32, it->sha256);
 	record_digests(it, &dr, NULL, j->needs.digest_algs);
 	it->size = dr.size;
+	it->teed = teed && fstat(j->tee_fd, &st) == 0 &&
+		   (unsigned long long)st.st_size == dr.size;
+	tee_close(j, 0);
 	free(it->url);
 	it->url = xstrdup(url);
 	ret = cache_insert(en->c, j->tmp_path, j->fd, it->sha256, &e);
@@ -1809,6 +1848,7 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 
 		j->it = it;
 		j->fd = -1;
+		j->tee_fd = -1;
 		j->dl = (struct cache_dl_lock)CACHE_DL_LOCK_INIT;
 		j->total = it->expect_size;
 		j->max_size = en.max_size;

@@ -71,6 +71,9 @@ struct fetch_item {
 				      else "" */
 	char blake2b512[129];      /* the same for BLAKE2b-512 (minisign) */
 	unsigned long long size;
+	int teed;                  /* downloaded in this run, and every byte of
+				    * it also went to the file opts->tee_open
+				    * gave, in order (its size checked) */
 	char *url;                 /* the plan URL the bytes came from */
 	char *path;                /* the cache entry */
 	struct verify_evidence ev;
@@ -112,6 +115,13 @@ struct fetch_opts {
 	int probe_sizes;
 	/* Called about five times a second while transfers run. */
 	void (*on_progress)(void *ctx, const struct fetch_progress *p);
+	/* When not NULL, called once per item as its download begins: a file
+	 * descriptor, open for writing at offset 0, that gets a second copy
+	 * of the bytes as they are written to the cache (item->teed tells
+	 * whether it holds them all), or -1 for none. The caller owns the
+	 * file; fetch closes the descriptor before on_done. A failed write
+	 * to it only ends the copy, never the download. */
+	int (*tee_open)(void *ctx, const struct fetch_item *it);
 	/* Called once per item when it is done (ok or not). */
 	void (*on_done)(void *ctx, const struct fetch_item *it);
 	void *ctx;

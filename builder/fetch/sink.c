@@ -6,7 +6,7 @@
 
 #include "fetch/sink.h"
 #include "lib/buf.h"
-#include "lib/fs.h"
+#include "lib/bulk.h"
 
 struct consumer_arg {
 	struct sink *s;
@@ -24,8 +24,21 @@ static unsigned long long in_use(const struct sink *s)
 	return s->produced - low;
 }
 
-/* Consumer I: the first writes each buffer and feeds SHA-256, the others
- * one digest each. */
+/* Write one buffer to the file and, while it works, to the tee. Outside
+ * mu, on consumer 0 only. Returns an errno of the file's write, or 0. */
+static int write_out(struct sink *s, const char *p, size_t n)
+{
+	if (s->tee_fd >= 0 && !s->tee_err && bulk_write(&s->tee, p, n) < 0)
+		s->tee_err = errno ? errno : EIO;
+	if (bulk_write(&s->bulk, p, n) < 0)
+		return errno ? errno : EIO;
+	s->dc->size += n;   /* read by the caller after a drain */
+	return 0;
+}
+
+/* Consumer I: the first writes each buffer (to the file and the tee), the
+ * others feed one digest each, so the writes' waits on the disk overlap
+ * the hashing. */
 static void consume(struct sink *s, int i)
 {
 	pthread_mutex_lock(&s->mu);
@@ -43,11 +56,9 @@ static void consume(struct sink *s, int i)
 		n = s->len[s->consumed[i] % SINK_NBUF];
 		skip = s->err != 0;   /* after a failed write, only drain */
 		pthread_mutex_unlock(&s->mu);
-		if (i == 0 && !skip) {
-			err = fs_write_all(s->fd, p, n) < 0 ? (errno ? errno : EIO) : 0;
-			s->dc->size += n;   /* read by the caller after a drain */
-		}
-		if (!skip && !err)
+		if (!skip && i == 0)
+			err = write_out(s, p, n);
+		else if (!skip)
 			digest_update_slot(s->dc, s->slot[i], p, n);
 		pthread_mutex_lock(&s->mu);
 		if (err && !s->err)
@@ -95,6 +106,9 @@ static void free_all(struct sink *s)
 	pthread_cond_destroy(&s->cv);
 	for (int i = 0; i < SINK_NBUF; i++)
 		free(s->buf[i]);
+	bulk_end(&s->bulk);
+	if (s->tee_fd >= 0)
+		bulk_end(&s->tee);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -106,11 +120,14 @@ int sink_start(struct sink *s, int fd, struct digest_ctx *dc,
 	s->dc = dc;
 	s->wake = wake;
 	s->wake_ctx = ctx;
+	s->tee_fd = -1;
+	s->slot[s->ncons++] = -1;   /* consumer 0 writes */
 	for (int i = 0; i < DIGEST_NSLOTS; i++)
-		if (dc->md[i] || i == 0)   /* slot 0 (SHA-256) also writes */
+		if (dc->md[i])
 			s->slot[s->ncons++] = i;
 	for (int i = 0; i < SINK_NBUF; i++)
-		s->buf[i] = xmalloc(SINK_BUFFER);
+		s->buf[i] = bulk_alloc(SINK_BUFFER);   /* aligned: written directly */
+	bulk_begin(&s->bulk, fd);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	for (int i = 0; i < s->ncons; i++) {
@@ -211,9 +228,34 @@ int sink_drain(struct sink *s)
 	pthread_mutex_lock(&s->mu);
 	while (in_use(s))
 		pthread_cond_wait(&s->cv, &s->mu);
+	/* the consumers are idle: write what the first one left staged */
+	if (!s->err && bulk_flush(&s->bulk) < 0)
+		s->err = errno ? errno : EIO;
+	if (s->tee_fd >= 0 && !s->tee_err && bulk_flush(&s->tee) < 0)
+		s->tee_err = errno ? errno : EIO;
 	err = s->err;
 	pthread_mutex_unlock(&s->mu);
 	return err;
+}
+
+void sink_tee(struct sink *s, int fd)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->started && s->tee_fd < 0 && !s->produced && !s->fill) {
+		bulk_begin(&s->tee, fd);
+		s->tee_fd = fd;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+int sink_tee_ok(struct sink *s)
+{
+	int ok;
+
+	pthread_mutex_lock(&s->mu);
+	ok = s->started && s->tee_fd >= 0 && !s->tee_err && !s->err;
+	pthread_mutex_unlock(&s->mu);
+	return ok;
 }
 
 int sink_stop(struct sink *s)

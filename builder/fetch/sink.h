@@ -3,12 +3,15 @@
  * and hashed on worker threads, so the curl thread only copies them into a
  * buffer and both cores work.
  *
- * A ring of SINK_NBUF buffers with one consumer thread per digest the
- * download needs: the first writes each buffer to the file and feeds
- * SHA-256, the others feed SHA-512 and BLAKE2b-512 (digest_update_slot). A
+ * A ring of SINK_NBUF buffers with one writer thread and one consumer
+ * thread per digest the download needs: the writer writes each buffer to
+ * the file (and to the tee, when the caller gave one: a second copy of the
+ * bytes, such as the staged file, written as they arrive), the others
+ * feed SHA-256, SHA-512 and BLAKE2b-512 (digest_update_slot). Writes go
+ * through lib/bulk.h (past the page cache where the filesystem allows). A
  * buffer is reused once every consumer is done with it, so one large
- * download keeps both cores busy and the slowest digest sets the pace,
- * not the sum of all three.
+ * download keeps both cores busy and the slowest consumer sets the pace,
+ * not the sum of all.
  *
  * The curl thread never waits on a full ring: sink_offer() takes all of
  * the bytes or none, and when it takes none the caller pauses the transfer
@@ -22,6 +25,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "lib/bulk.h"
 #include "trust/digest.h"
 
 #define SINK_BUFFER (512 * 1024)
@@ -29,6 +33,10 @@
 
 struct sink {
 	int fd;
+	struct bulk bulk;         /* FD's writes (consumer 0; lib/bulk.h) */
+	int tee_fd;               /* a second copy of the bytes, or -1 */
+	struct bulk tee;
+	int tee_err;              /* errno of a failed tee write: no more tee */
 	struct digest_ctx *dc;    /* borrowed; slot i fed by consumer i only */
 	char *buf[SINK_NBUF];
 	size_t len[SINK_NBUF];
@@ -38,11 +46,12 @@ struct sink {
 	/* shared with the consumers, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	pthread_t th[DIGEST_NSLOTS];
-	int slot[DIGEST_NSLOTS];  /* consumer i feeds digest slot slot[i] */
+	pthread_t th[DIGEST_NSLOTS + 1];
+	int slot[DIGEST_NSLOTS + 1];  /* consumer i > 0 feeds digest slot[i];
+				       * consumer 0 writes */
 	int ncons;
-	unsigned long long produced;                 /* buffers handed over */
-	unsigned long long consumed[DIGEST_NSLOTS];  /* per consumer */
+	unsigned long long produced;                     /* buffers handed over */
+	unsigned long long consumed[DIGEST_NSLOTS + 1];  /* per consumer */
 	int want_wake;            /* an offer was refused: wake when room */
 	int quit;
 	int err;                  /* errno of a failed write, sticky */
@@ -73,6 +82,14 @@ int sink_has_room(struct sink *s);
  * s->err (0 when all is well). FD and DC may then be used by the caller
  * until the next sink_offer. */
 int sink_drain(struct sink *s);
+
+/* Also write every byte, from here on, to FD (at its offset): after
+ * sink_start, before the first byte. A failed write to FD only ends the
+ * tee (sink_tee_ok), never the download. FD stays the caller's. */
+void sink_tee(struct sink *s, int fd);
+
+/* 1 when a tee was given and holds every byte taken (after a drain). */
+int sink_tee_ok(struct sink *s);
 
 /* Drain, stop the consumers and free the buffers (no-op when not
  * started). Returns s->err. */

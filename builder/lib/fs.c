@@ -88,8 +88,8 @@ int fs_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
-		    struct wb_err *e)
+static int write_renamed(const char *path, const void *data, size_t len, mode_t mode,
+			 int sync, struct wb_err *e)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	const char *p = data;
@@ -103,7 +103,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 	}
 	if (fs_write_all(fd, p, len) < 0)
 		ret = wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
-	if (!ret && fsync(fd) < 0)
+	if (!ret && sync && fsync(fd) < 0)
 		ret = wb_error(e, WB_EIO, "cannot sync '%s': %s", tmp,
 			       strerror(errno));
 	if (close(fd) < 0 && !ret)
@@ -120,6 +120,18 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 out:
 	free(tmp);
 	return ret;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+		    struct wb_err *e)
+{
+	return write_renamed(path, data, len, mode, 1, e);
+}
+
+int fs_write_hint(const char *path, const void *data, size_t len, mode_t mode,
+		  struct wb_err *e)
+{
+	return write_renamed(path, data, len, mode, 0, e);
 }
 
 /* Remove the entry NAME of the directory DFD and everything below it,

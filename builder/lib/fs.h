@@ -29,6 +29,13 @@ int fs_write_all(int fd, const void *data, size_t len);
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct wb_err *e);
 
+/* fs_write_atomic without the fsync: for a file that only saves work
+ * (the cache refs), whose loss or tearing by a crash is read as "absent".
+ * Other processes never see a partial file (the rename); a crash may
+ * leave the old one, none, or an empty or torn one. */
+int fs_write_hint(const char *path, const void *data, size_t len, mode_t mode,
+		  struct wb_err *e);
+
 /*
  * rm -rf ROOT/REL, and nothing that is not strictly beneath the directory
  * ROOT: REL is relative and every component of it passes names_segment_ok

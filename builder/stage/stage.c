@@ -101,6 +101,7 @@ struct prep_slot {
 	struct extract_result old;
 	char key[65];              /* "" when it could not be computed */
 	int reuse;
+	int tee;                   /* stage_tee_open made its file */
 };
 
 struct stage_worker {
@@ -123,18 +124,22 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 	const struct plan_artifact *a = &w->plan->artifacts[i];
 	const struct stage_input *in = &w->in[i];
 	struct prep_slot *sl = &w->slots[i];
+	const char *slash = strrchr(a->dest_tree, '/');
+	const char *name = slash ? slash + 1 : a->dest_tree;
 	struct extract_spec spec;
 
+	if (sl->tee && in->teed && in->fresh && !sl->reuse)
+		return tree_prepare_teed(sl->scratch, in->sha256, in->size, name,
+					 &sl->piece, e);
+	if (sl->tee)
+		tree_tee_discard(sl->scratch, name);
 	if (sl->reuse)
 		return tree_prepare_reuse(sl->scratch, w->old_root, a->dest_tree,
 					  &sl->old, a->action != PLAN_UNPACK,
 					  &sl->piece, e);
-	if (a->action != PLAN_UNPACK) {
-		const char *slash = strrchr(a->dest_tree, '/');
-
+	if (a->action != PLAN_UNPACK)
 		return tree_prepare_copy(sl->scratch, in->path, in->sha256, in->fresh,
-					 slash ? slash + 1 : a->dest_tree, &sl->piece, e);
-	}
+					 name, &sl->piece, e);
 	memset(&spec, 0, sizeof(spec));
 	spec.strip = a->strip;
 	spec.include = (const char *const *)a->include.v;
@@ -196,12 +201,39 @@ void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 			sl->key[0] = '\0';
 		sl->reuse = sl->old_key && sl->key[0] && !strcmp(sl->key, sl->old_key);
 		w->in[i] = *in;
-		w->slots[i].scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
+		if (!sl->scratch)
+			sl->scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
 		w->slots[i].state = PREP_QUEUED;
 		w->queue[w->qtail++] = i;
 		pthread_cond_broadcast(&w->cv);
 	}
 	pthread_mutex_unlock(&w->mu);
+}
+
+int stage_tee_open(struct stage *s, size_t i)
+{
+	struct stage_worker *w = s->w;
+	const struct plan_artifact *a;
+	struct prep_slot *sl;
+	int fd = -1;
+
+	if (!w || i >= s->plan->nartifacts)
+		return -1;
+	a = &s->plan->artifacts[i];
+	if (a->action == PLAN_UNPACK)
+		return -1;
+	pthread_mutex_lock(&w->mu);
+	sl = &w->slots[i];
+	if (sl->state == PREP_NONE && !sl->tee) {
+		const char *slash = strrchr(a->dest_tree, '/');
+
+		if (!sl->scratch)
+			sl->scratch = tree_scratch(&s->t, a->name);
+		fd = tree_tee_open(sl->scratch, slash ? slash + 1 : a->dest_tree);
+		sl->tee = fd >= 0;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return fd;
 }
 
 /* Wait for artifact I, preparing queued ones on this thread meanwhile. */

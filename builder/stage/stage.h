@@ -28,6 +28,8 @@ struct stage_input {
 				    * (hashed as it arrived, or as fetch
 				    * re-hashed the cache entry): not hashed
 				    * again, copied or unpacked */
+	int teed;                  /* fresh, and every byte also went to the
+				    * file stage_tee_open gave for it */
 };
 
 struct stage_opts {
@@ -79,6 +81,12 @@ int stage_begin(struct stage *s, const struct plan *plan,
 /* IN (copied; its strings must outlive the stage) is plan artifact I's
  * verified bytes. Call from the thread that calls stage_finish. */
 void stage_feed(struct stage *s, size_t i, const struct stage_input *in);
+/* As plan artifact I's download begins (before stage_feed): a file for a
+ * second copy of its bytes as they arrive, its single file in the scratch
+ * dir, so a fresh copy needs no copy once verified (stage_input.teed);
+ * -1 when the artifact is unpacked or nothing can be opened. The caller
+ * closes the descriptor. Any thread. */
+int stage_tee_open(struct stage *s, size_t i);
 int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e);
 void stage_end(struct stage *s);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/bulk.h"
 #include "lib/fs.h"
 #include "lib/names.h"
 #include "lib/text.h"
@@ -27,7 +28,6 @@
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 
-#define IO_BLOCK (1024 * 1024)
 #define TMP_PREFIX ".tree.tmp."
 
 /* ---- claims ----------------------------------------------------------- */
@@ -396,38 +396,6 @@ static void piece_add(struct tree_piece *p, const char *name,
 	f->mode = tree_file_mode(name);
 }
 
-/* Copy IN to OUT from where both stand, a block at a time, feeding DC when
- * not NULL. 0, or -1 with errno and *WRITING set when the write failed. */
-static int copy_blocks(int in, int out, struct digest_ctx *dc, int *writing)
-{
-	unsigned char *block = xmalloc(IO_BLOCK);
-	int ret = 0, err = 0;
-
-	*writing = 0;
-	for (;;) {
-		ssize_t n = read(in, block, IO_BLOCK);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = (int)n;
-			err = errno;
-			break;
-		}
-		if (dc)
-			digest_update(dc, block, (size_t)n);
-		if (fs_write_all(out, block, (size_t)n) < 0) {
-			ret = -1;
-			err = errno;
-			*writing = 1;
-			break;
-		}
-	}
-	free(block);
-	errno = err;
-	return ret;
-}
-
 /* Read IN to OUT, hashing: the copy of a cache entry nobody hashed in this
  * run. 0, or -1 with E (WB_EVERIFY when it is not EXPECT). */
 static int copy_hashing(int in, int out, const char *src, const char *full,
@@ -440,7 +408,7 @@ static int copy_hashing(int in, int out, const char *src, const char *full,
 
 	if (digest_init(&dc, DIGEST_SHA256, e) < 0)
 		return -1;
-	if (copy_blocks(in, out, &dc, &writing) < 0) {
+	if (bulk_copy(in, out, digest_update_cb, &dc, &writing) < 0) {
 		wb_error(e, WB_EIO, "cannot %s '%s': %s", writing ? "write" : "read",
 			 writing ? full : src, strerror(errno));
 		goto out;
@@ -458,44 +426,22 @@ out:
 	return ret;
 }
 
-/* In-kernel copy of IN to OUT: 0, or -1 with errno. */
-static int copy_kernel(int in, int out)
-{
-	struct stat st;
-	off_t left;
-
-	if (ioctl(out, FICLONE, in) == 0)
-		return 0;
-	if (fstat(in, &st) < 0)
-		return -1;
-	left = st.st_size;
-	while (left > 0) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;   /* shrank under us: the size check below fails */
-		left -= n;
-	}
-	return 0;
-}
-
-/* Plain read/write copy of IN to OUT (no copy_file_range across
- * filesystems on older kernels). */
-static int copy_rw(int in, int out)
+/* Copy IN to OUT: a reflink where the filesystem makes one (no bytes
+ * written), else a bulk copy (lib/bulk.h: past the page cache where it
+ * can; copy_file_range would fill it twice). 0, or -1 with errno. */
+static int copy_plain(int in, int out)
 {
 	int writing;
 
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
 	if (lseek(in, 0, SEEK_SET) < 0 || lseek(out, 0, SEEK_SET) < 0 ||
 	    ftruncate(out, 0) < 0)
 		return -1;
-	return copy_blocks(in, out, NULL, &writing);
+	return bulk_copy(in, out, NULL, NULL, &writing);
 }
 
-/* Copy without reading in user space: SRC was verified as WANT moments
+/* Copy without hashing: SRC was verified as WANT moments
  * ago. */
 static int copy_fresh(int in, int out, const char *src, const char *full,
 		      const unsigned char want[32], struct digest_result *r,
@@ -505,7 +451,7 @@ static int copy_fresh(int in, int out, const char *src, const char *full,
 
 	if (fstat(in, &si) < 0)
 		return wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
-	if (copy_kernel(in, out) < 0 && copy_rw(in, out) < 0)
+	if (copy_plain(in, out) < 0)
 		return wb_error(e, WB_EIO, "cannot copy '%s' to '%s': %s", src, full,
 				strerror(errno));
 	if (fstat(out, &so) < 0 || so.st_size != si.st_size)
@@ -560,6 +506,52 @@ out:
 		close(out);
 	free(full);
 	return ret;
+}
+
+int tree_tee_open(const char *scratch, const char *name)
+{
+	struct wb_err ignore = WB_ERR_INIT;
+	char *full;
+	int fd;
+
+	if (fs_mkdir_p(scratch, 0755, &ignore) < 0)
+		return -1;
+	full = fs_join(scratch, name);
+	fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	free(full);
+	return fd;
+}
+
+int tree_prepare_teed(const char *scratch, const char *sha256,
+		      unsigned long long size, const char *name,
+		      struct tree_piece *p, struct wb_err *e)
+{
+	char *full = fs_join(scratch, name);
+	unsigned char sha[32];
+	struct stat st;
+	int ret = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->scratch = xstrdup(scratch);
+	p->single = 1;
+	if (digest_unhex(sha256, sha, 32) < 0)
+		ret = wb_error(e, WB_EIO, "invalid expected digest '%s'", sha256);
+	else if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		 (unsigned long long)st.st_size != size)
+		ret = wb_error(e, WB_EIO, "'%s' is not the %llu bytes written to it "
+			       "while they were downloaded", full, size);
+	else
+		piece_add(p, name, size, sha);
+	free(full);
+	return ret;
+}
+
+void tree_tee_discard(const char *scratch, const char *name)
+{
+	char *full = fs_join(scratch, name);
+
+	unlink(full);
+	free(full);
 }
 
 int tree_prepare_unpack(const char *scratch, const char *archive,

@@ -79,14 +79,30 @@ char *tree_scratch(const struct tree *t, const char *artifact);
 
 /* Copy the cache file SRC to SCRATCH/NAME as a single-file piece. FRESH:
  * this process verified SRC as EXPECT_SHA256 (64 hex) moments ago, so the
- * copy is not read in user space (a reflink (FICLONE) where the filesystem
- * shares blocks, else copy_file_range(2), else read/write); never a hard
- * link: the tree's modes and mtimes would change the cache entry.
+ * copy is not hashed (a reflink (FICLONE) where the filesystem shares
+ * blocks, else a bulk copy, lib/bulk.h); never a hard link: the tree's
+ * modes and mtimes would change the cache entry.
  * Otherwise the bytes are hashed while copied, and WB_EVERIFY when they
  * are not EXPECT_SHA256. Release P either way. */
 int tree_prepare_copy(const char *scratch, const char *src,
 		      const char *expect_sha256, int fresh, const char *name,
 		      struct tree_piece *p, struct wb_err *e);
+
+/* SCRATCH/NAME, created for the second copy of a download's bytes as they
+ * arrive (fetch_opts.tee_open): an fd open for writing, or -1. */
+int tree_tee_open(const char *scratch, const char *name);
+
+/* The tee file SCRATCH/NAME as a single-file piece: it holds the SIZE
+ * bytes this process verified as SHA256 (64 hex) while they arrived, so
+ * nothing is copied; WB_EIO when it is not a regular file of SIZE bytes.
+ * Release P either way. */
+int tree_prepare_teed(const char *scratch, const char *sha256,
+		      unsigned long long size, const char *name,
+		      struct tree_piece *p, struct wb_err *e);
+
+/* Remove the tee file SCRATCH/NAME that will not be used (no error when
+ * there is none). */
+void tree_tee_discard(const char *scratch, const char *name);
 
 /* Extract ARCHIVE with SPEC into SCRATCH, verifying it against
  * EXPECT_SHA256 in the same pass; NULL when this process verified the

@@ -50,6 +50,11 @@ void digest_update(struct digest_ctx *c, const void *data, size_t len)
 	c->size += len;
 }
 
+void digest_update_cb(void *c, const void *data, size_t len)
+{
+	digest_update(c, data, len);
+}
+
 void digest_update_slot(struct digest_ctx *c, int i, const void *data, size_t len)
 {
 	if (c->md[i])

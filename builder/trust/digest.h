@@ -34,6 +34,9 @@ struct digest_ctx {
 /* SHA-256 is always computed, whatever ALGS says. */
 int digest_init(struct digest_ctx *c, unsigned algs, struct wb_err *e);
 void digest_update(struct digest_ctx *c, const void *data, size_t len);
+/* digest_update with the context as a void pointer: the EACH callback of
+ * bulk_copy (lib/bulk.h). */
+void digest_update_cb(void *c, const void *data, size_t len);
 /* For a pass spread over threads (fetch/sink.c): feed only slot I (a
  * no-op when that algorithm is off) and leave C->size to the caller. One
  * thread per slot; slots are independent. */

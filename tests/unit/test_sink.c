@@ -129,7 +129,7 @@ static void run_pieces(size_t n, size_t piece)
 
 	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
 	assert_int_equal(sink_start(&s, fd, &dc, wake, &w), 0);
-	assert_int_equal(s.ncons, 3);
+	assert_int_equal(s.ncons, 4);   /* the writer and three hashers */
 	offer_all(&s, &w, data, n, piece);
 	assert_int_equal(sink_stop(&s), 0);
 	check_same(fd, data, n, &dc);
@@ -329,7 +329,7 @@ static void test_write_error_is_sticky(void **state)
 	free(data);
 }
 
-/* Only SHA-256: one consumer. */
+/* Only SHA-256: the writer and one hasher. */
 static void test_sha256_only_one_consumer(void **state)
 {
 	struct wb_err e = WB_ERR_INIT;
@@ -342,7 +342,7 @@ static void test_sha256_only_one_consumer(void **state)
 	(void)state;
 	assert_int_equal(digest_init(&dc, 0, &e), 0);
 	assert_int_equal(sink_start(&s, fd, &dc, NULL, NULL), 0);
-	assert_int_equal(s.ncons, 1);
+	assert_int_equal(s.ncons, 2);   /* the writer and one hasher */
 	assert_int_equal(sink_offer(&s, data, 2u << 20), 0);
 	assert_int_equal(sink_stop(&s), 0);
 	digest_final(&dc, &a);
@@ -356,6 +356,48 @@ static void test_sha256_only_one_consumer(void **state)
 	free(data);
 }
 
+/* A tee gets every byte, in order; a tee that cannot be written ends the
+ * tee only: the file and the digests are complete all the same. */
+static void test_tee(void **state)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct digest_ctx dc;
+	struct sink s;
+	size_t n = 3 * SINK_BUFFER + 999;
+	unsigned char *data = pattern(n);
+	int fd = tmp_fd(), tee = tmp_fd(), bad = open("/dev/null", O_RDONLY);
+
+	(void)state;
+	assert_true(bad >= 0);
+	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
+	assert_int_equal(sink_start(&s, fd, &dc, NULL, NULL), 0);
+	sink_tee(&s, tee);
+	for (size_t off = 0; off < n; off += 1000)
+		assert_int_equal(sink_add(&s, data + off, n - off < 1000 ? n - off : 1000), 0);
+	assert_int_equal(sink_drain(&s), 0);
+	assert_int_equal(sink_tee_ok(&s), 1);
+	assert_int_equal(sink_stop(&s), 0);
+	check_same(fd, data, n, &dc);
+	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
+	digest_update(&dc, data, n);
+	check_same(tee, data, n, &dc);
+
+	close(fd);
+	fd = tmp_fd();
+	assert_int_equal(digest_init(&dc, ALL_ALGS, &e), 0);
+	assert_int_equal(sink_start(&s, fd, &dc, NULL, NULL), 0);
+	sink_tee(&s, bad);
+	assert_int_equal(sink_add(&s, data, n), 0);
+	assert_int_equal(sink_drain(&s), 0);
+	assert_int_equal(sink_tee_ok(&s), 0);
+	assert_int_equal(sink_stop(&s), 0);
+	check_same(fd, data, n, &dc);
+	close(fd);
+	close(tee);
+	close(bad);
+	free(data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_add_waits_instead_of_refusing),
 		cmocka_unit_test(test_write_error_is_sticky),
 		cmocka_unit_test(test_sha256_only_one_consumer),
+		cmocka_unit_test(test_tee),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
