@@ -146,6 +146,20 @@ static char *root_strdup(const json_t *obj, const char *field)
 	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
 }
 
+/* Whether K's log id is the SHA-256 of its key's DER SubjectPublicKeyInfo
+ * (RFC 6962's log ID; Rekor v1's too). */
+static int log_id_is_key(const struct tlog_key *k)
+{
+	unsigned char *spki = NULL, md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	int len = i2d_PUBKEY(k->pkey, &spki), ok;
+
+	ok = len > 0 && EVP_Digest(spki, (size_t)len, md, &mdlen, EVP_sha256(), NULL) &&
+	     mdlen == TLOG_HASH_LEN && !memcmp(md, k->log_id, TLOG_HASH_LEN);
+	OPENSSL_free(spki);
+	return ok;
+}
+
 /* tlogs[] and ctlogs[]: {baseUrl, hashAlgorithm, publicKey{rawBytes,
  * keyDetails, validFor}, logId{keyId}} */
 static int root_log(const json_t *obj, const char *where, struct tlog_key *k,
@@ -187,6 +201,12 @@ static int root_log(const json_t *obj, const char *where, struct tlog_key *k,
 	}
 	memcpy(k->log_id, id, TLOG_HASH_LEN);
 	free(id);
+	if (EVP_PKEY_get_id(k->pkey) != EVP_PKEY_ED25519 && !log_id_is_key(k))
+		/* a CT log is found by OpenSSL by its key's hash, its window by
+		 * this id: the two must name the same log (Rekor v2's Ed25519
+		 * logs use another id, matched through the checkpoint instead) */
+		return wb_error(e, WB_EUSAGE, "%s: logId.keyId is not the SHA-256 of "
+				"its publicKey", where);
 	k->base_url = root_strdup(obj, "baseUrl");
 	return 0;
 }

@@ -401,3 +401,30 @@ PY
 	CASE_ARGS=("$c/../a.txt" "$WORK/no-entry.json" "$c/trusted_root.json" --identity "$id" --issuer "$iss")
 	oracle_says fail
 }
+
+@test "sigstore: a trusted root whose CT logs or Rekor v1 log carry another log's key under their logId is refused (exit 2)" {
+	local V="$WB_SRC/tests/vectors/sigstore" c=conformance/happy-path-v0.1
+	local id='https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main'
+	local iss=https://token.actions.githubusercontent.com
+	# the unedited root verifies the case
+	run "$WINBUILD" sig sigstore "$V/conformance/a.txt" --trusted-root "$V/trusted_root/public-good.json" \
+		--bundle "$V/$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
+	assert_status 0
+	python3 - "$V/trusted_root/public-good.json" "$WORK" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+x = json.loads(json.dumps(r))
+a, b = x["ctlogs"][0]["publicKey"], x["ctlogs"][-1]["publicKey"]
+x["ctlogs"][0]["publicKey"], x["ctlogs"][-1]["publicKey"] = b, a
+json.dump(x, open(sys.argv[2] + "/ctswap.json", "w"))
+x = json.loads(json.dumps(r))
+x["tlogs"][0]["publicKey"]["rawBytes"] = x["ctlogs"][-1]["publicKey"]["rawBytes"]
+json.dump(x, open(sys.argv[2] + "/tlogkey.json", "w"))
+PY
+	for f in ctswap:ctlogs tlogkey:tlogs; do
+		run "$WINBUILD" sig sigstore "$V/conformance/a.txt" --trusted-root "$WORK/${f%%:*}.json" \
+			--bundle "$V/$c/bundle.sigstore.json" --identity "$id" --issuer "$iss"
+		assert_status 2
+		assert_output_has "${f#*:}[0]: logId.keyId is not the SHA-256 of its publicKey"
+	done
+}
