@@ -851,7 +851,8 @@ static char *lower(char *s)
  * expanded and mirrored. */
 static int aux_urls(struct resolver *r, const struct rnode *n,
 		    const struct rnode *un, const char *deftmpl, const struct vars *vs,
-		    struct plan_artifact *a, const char *what, struct wb_strlist *out)
+		    struct plan_artifact *a, const char *what, const char *noun,
+		    struct wb_strlist *out)
 {
 	struct rnode *def = NULL;
 	const struct wb_origin *o = &n->origin;
@@ -868,8 +869,7 @@ static int aux_urls(struct resolver *r, const struct rnode *n,
 		return -1;
 	ret = url_check(r, u, o, what) ||
 	      url_layout_check(r, u, o, what) ||
-	      apply_mirrors(r, u, o, strstr(what, ".rekor") ? "rekor URL" : "signature URL",
-			    !a->replaced, out) ? -1 : 0;
+	      apply_mirrors(r, u, o, noun, !a->replaced, out) ? -1 : 0;
 	free(u);
 	return ret;
 }
@@ -879,7 +879,8 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 			  struct plan_artifact *a, const char *what,
 			  struct wb_strlist *out)
 {
-	return aux_urls(r, n, un, trust_m_minisign.default_url, vs, a, what, out);
+	return aux_urls(r, n, un, trust_m_minisign.default_url, vs, a, what,
+			"signature URL", out);
 }
 
 static void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
@@ -893,8 +894,7 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 {
 	struct trust_req *q = trust_spec_add(&a->verify, m, &n->origin);
 	struct wb_err me = WB_ERR_INIT;
-	char what[256];
-
+	char what[256], noun[64];
 	const struct rnode *ln;
 
 	for (size_t k = 0; k < trust_method_naux(m); k++) {
@@ -904,7 +904,8 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 		if (!un && !d.default_url && (d.flags & TRUST_AUX_OPTIONAL))
 			continue;
 		snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, d.param);
-		if (aux_urls(r, n, un, d.default_url, vs, a, what, trust_req_urls_mut(q, k)))
+		if (aux_urls(r, n, un, d.default_url, vs, a, what, "signature URL",
+			     trust_req_urls_mut(q, k)))
 			return -1;
 	}
 	for (size_t i = 0; m->params[i].name; i++) {
@@ -953,7 +954,8 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	if (trust_req_urls(q, m->lookup_aux)->nr)
 		return 0;
 	snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->lookup_param);
-	return aux_urls(r, n, ln, m->lookup_default, vs, a, what, &q->lookup);
+	snprintf(noun, sizeof(noun), "%s URL", m->lookup_param);   /* "rekor URL" */
+	return aux_urls(r, n, ln, m->lookup_default, vs, a, what, noun, &q->lookup);
 }
 
 static int convert_verify(struct resolver *r, const struct rnode *vn,
