@@ -35,6 +35,12 @@ void plan_release(struct plan *p)
 		free(a->filename);
 		wb_strlist_release(&a->urls);
 		trust_spec_release(&a->verify);
+		for (size_t k = 0; k < a->nsince; k++) {
+			free(a->since[k].version);
+			free(a->since[k].missing);
+			free(a->since[k].instead);
+		}
+		free(a->since);
 		free(a->dest_win);
 		free(a->dest_tree);
 		wb_strlist_release(&a->include);

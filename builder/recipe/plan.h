@@ -38,6 +38,15 @@ struct plan_artifact {
 	struct wb_origin url_origin;
 
 	struct trust_spec verify;   /* name and filename point at the above */
+	/* `verify.<method>.since` (docs/recipes.md): a requirement only
+	 * versions from VERSION on can meet; checked once the plan's versions
+	 * are final */
+	struct plan_since {
+		const char *method;    /* the requirement's method name */
+		char *version, *missing, *instead;
+		struct wb_origin req_origin;
+	} *since;
+	size_t nsince, alloc_since;
 
 	enum plan_action action;
 	char *dest_win;            /* Windows path as written (normalised to '\') */

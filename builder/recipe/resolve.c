@@ -886,6 +886,45 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 static void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+static int major_minor(const char *v, long *maj, long *min);
+
+/* `verify.<method>.since` of a requirement at ORIGIN: kept on A until the
+ * versions are final (since_met). */
+static int convert_since(struct resolver *r, const struct rnode *n, const struct vars *vs,
+			 struct plan_artifact *a, const struct trust_method *m,
+			 const struct wb_origin *origin, const char *ctx)
+{
+	static const char *const keys[] = { "version", "missing", "instead" };
+	char *v[3] = { NULL, NULL, NULL }, what[256];
+	struct plan_since *ps;
+	long maj, min;
+
+	for (size_t i = 0; i < 3; i++) {
+		const struct rnode *kn = rnode_get(n, keys[i]);
+
+		snprintf(what, sizeof(what), "%s.verify.%s.since.%s", ctx, m->name, keys[i]);
+		if (kn && !(v[i] = expand(r, vs, kn, what)))
+			goto fail;
+		if (!i && major_minor(v[0], &maj, &min)) {
+			err_at(r, &kn->origin, "%s: '%s' is not a version (MAJOR.MINOR...)",
+			       what, v[0]);
+			goto fail;
+		}
+	}
+	ALLOC_GROW(a->since, a->nsince + 1, a->alloc_since);
+	ps = &a->since[a->nsince++];
+	ps->method = m->name;
+	ps->version = v[0];
+	ps->missing = v[1];
+	ps->instead = v[2];
+	ps->req_origin = *origin;
+	return 0;
+fail:
+	for (size_t i = 0; i < 3; i++)
+		free(v[i]);
+	return -1;
+}
+
 /* `verify.<name>` of a method of the table that declares its recipe
  * settings (trust/method.h): its file's URLs and its params. */
 static int convert_method(struct resolver *r, const struct trust_method *m,
@@ -930,6 +969,8 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 		trust_req_set_param(q, m->params[i].name, v, m->params[i].file, &pn->origin);
 		free(v);
 	}
+	if ((ln = rnode_get(n, "since")) && convert_since(r, ln, vs, a, m, &n->origin, ctx))
+		return -1;
 	if (m->validate && m->validate(q, &me) < 0)
 		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
 	if (m->warning && m->warning(q))
@@ -2271,36 +2312,34 @@ static void version_warnings(struct resolver *r)
 }
 
 /*
- * containerd publishes its build provenance (containerd-<v>-attestation.
- * intoto.jsonl) from 2.0 on. A 1.x release whose artifact still requires
- * verify.attestation could only fail at fetch (the file is absent upstream):
- * say so now, with the fix, rather than let a site drop the requirement by
- * hand (overrides/containerd-1.7.yaml is the documented way).
+ * Every `verify.<method>.since` against its component's final version (the
+ * recipe's, an override's, --set's): an older version cannot meet that
+ * requirement (containerd publishes build provenance from 2.0 on), so the
+ * plan stops here, at the version, naming the requirement and the way out,
+ * instead of a 404 at fetch time. Replacing the artifact's verify (an
+ * override) drops the requirement with its `since`.
  */
-static int provenance_exists(struct resolver *r)
+static int since_met(struct resolver *r)
 {
-	const struct plan_component *ctd = plan_find_component(r->plan, "containerd");
-	char where[512];
-	long maj, min;
-
-	if (!ctd || major_minor(ctd->version, &maj, &min) || maj >= 2)
-		return 0;
 	for (size_t i = 0; i < r->plan->nartifacts; i++) {
 		const struct plan_artifact *a = &r->plan->artifacts[i];
+		const struct plan_component *c = plan_find_component(r->plan, a->component);
+		long maj, min, smaj, smin;
+		char where[512];
 
-		if (strcmp(a->component, ctd->name))
-			continue;
-		for (size_t j = 0; j < a->verify.nreqs; j++) {
-			if (strcmp(a->verify.reqs[j].method->name, "attestation"))
+		for (size_t k = 0; c && k < a->nsince; k++) {
+			const struct plan_since *ps = &a->since[k];
+
+			if (major_minor(c->version, &maj, &min) ||
+			    major_minor(ps->version, &smaj, &smin) ||
+			    maj > smaj || (maj == smaj && min >= smin))
 				continue;
-			wb_origin_format(&a->verify.reqs[j].origin, where, sizeof(where));
-			return err_at(r, &ctd->version_origin, "containerd %s publishes no "
-				      "build provenance (containerd-<version>-attestation."
-				      "intoto.jsonl exists from 2.0 on), but artifact '%s' "
-				      "requires it (verify.attestation, %s): use containerd "
-				      "2.0 or later, or -O overrides/containerd-1.7.yaml, "
-				      "which verifies 1.7 by its checksum file alone",
-				      ctd->version, a->name, where);
+			wb_origin_format(&ps->req_origin, where, sizeof(where));
+			return err_at(r, &c->version_origin, "%s %s publishes no %s, but "
+				      "artifact '%s' requires it (verify.%s, %s): use %s %s "
+				      "or later%s%s", c->name, c->version, ps->missing, a->name,
+				      ps->method, where, c->name, ps->version,
+				      ps->instead ? ", or " : "", ps->instead ? ps->instead : "");
 		}
 	}
 	return 0;
@@ -2622,7 +2661,7 @@ static int convert_top(struct resolver *r)
 	    versions_agree(r, image_vars))
 		return -1;
 	version_warnings(r);
-	if (provenance_exists(r))
+	if (since_met(r))
 		return -1;
 	if ((n = rnode_get(top, "replace"))) {
 		for (size_t i = 0; i < n->nr; i++)

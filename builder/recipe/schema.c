@@ -25,12 +25,22 @@ static const struct schema_key schema_minisign[] = {
 	END
 };
 
+/* verify.<method>.since: the first component version the requirement can
+ * be met by (resolve.c, since_met) */
+static const struct schema_key schema_since[] = {
+	{ "version", S_STR, NULL, NULL, S_REQUIRED },
+	{ "missing", S_STR, NULL, NULL, S_REQUIRED },
+	{ "instead", S_STR, NULL, NULL, 0 },
+	END
+};
+
 static const struct schema_key schema_sigstore[] = {
 	{ "bundle", S_STR, NULL, NULL, 0 },
 	{ "trusted_root", S_STR, NULL, NULL, 0 },
 	{ "identity", S_STR, NULL, NULL, 0 },
 	{ "issuer", S_STR, NULL, NULL, 0 },
 	{ "key", S_STR, NULL, NULL, 0 },
+	{ "since", S_MAP, schema_since, NULL, 0 },
 	END
 };
 
@@ -39,6 +49,7 @@ static const struct schema_key schema_attestation[] = {
 	{ "trusted_root", S_STR, NULL, NULL, 0 },
 	{ "identity", S_STR, NULL, NULL, 0 },
 	{ "issuer", S_STR, NULL, NULL, 0 },
+	{ "since", S_MAP, schema_since, NULL, 0 },
 	END
 };
 
@@ -51,6 +62,7 @@ static const struct schema_key schema_cosign[] = {
 	{ "rekor", S_STR, NULL, NULL, 0 },
 	{ "tlog_entry", S_STR, NULL, NULL, 0 },
 	{ "tlog", S_STR, NULL, NULL, 0 },
+	{ "since", S_MAP, schema_since, NULL, 0 },
 	END
 };
 

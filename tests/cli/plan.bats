@@ -469,3 +469,38 @@ print([a["url"] for a in json.load(sys.stdin)["artifacts"] if a["name"] == sys.a
 	wb plan img.yaml
 	assert_status 0
 }
+
+@test "verify.<method>.since: an older component version stops the plan at the version, naming the requirement and the way out; a newer one plans" {
+	cat > components/kubernetes.yaml <<Y
+kind: component
+name: kubernetes
+version: "1.33.5"
+artifacts:
+  kubelet:
+    url: https://dl.k8s.io/release/v\${version}/bin/windows/amd64/kubelet.exe
+    verify:
+      sha256_url: "\${url}.sha256"
+      cosign:
+        trusted_root: $WB_SRC/recipes/trust/sigstore/trusted_root.json
+        identity: someone@example.test
+        issuer: https://issuer.example.test
+        since: {version: "1.34", missing: signatures before 1.34, instead: an override}
+    install: { to: 'C:\k\kubelet.exe' }
+Y
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:11:14: kubernetes 1.33.5 publishes no signatures before 1.34, but artifact 'kubelet' requires it (verify.cosign, components/kubernetes.yaml:10:9): use kubernetes 1.34 or later, or an override"
+	wb plan img.yaml --set vars.k8s=1.34.0
+	assert_status 0
+	wb plan img.yaml --set vars.k8s=2.0.0
+	assert_status 0
+	# not a version, and a missing key: recipe errors at their place
+	sed -i 's/version: "1.34"/version: "soon"/' components/kubernetes.yaml
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "components/kubernetes.yaml:13:26: components.kubernetes.artifacts.kubelet.verify.cosign.since.version: 'soon' is not a version"
+	sed -i 's/missing: signatures before 1.34, //' components/kubernetes.yaml
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "missing required key 'missing'"
+}
