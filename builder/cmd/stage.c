@@ -166,17 +166,28 @@ struct up_to_date {
 	int begun;
 };
 
-/* The stamp key of PLAN with SHA256S (per artifact) and ITEMS' lock pins. */
+/* The stamp key of PLAN with SHA256S and URLS (per artifact: the bytes and
+ * the URL the manifest names for them) and ITEMS' lock pins. Everything the
+ * manifest and the SBOM record is in the key, so "up to date" never keeps a
+ * record of other inputs. */
 static int stage_key(struct up_to_date *u, const struct plan *plan,
 		     const struct fetch_item *items, const char *const *sha256s,
-		     char key[65], struct wb_err *e)
+		     const char *const *urls, char key[65], struct wb_err *e)
 {
 	struct stamp_inputs in;
 	char **specs = xcalloc(plan->nartifacts + 1, sizeof(*specs));
 	int ret;
 
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		specs[i] = fetch_ref_spec(plan, &items[i]);
+	for (size_t i = 0; i < plan->nartifacts; i++) {
+		/* the ref spec leaves the lock's pin out (fetch_ref_spec); the
+		 * stage must not: a lock edited to pin other bytes is a change */
+		char *spec = fetch_ref_spec(plan, &items[i]);
+
+		specs[i] = xasprintf("%slock %s\nserved_by %s\n", spec,
+				     items[i].lock_sha256 ? items[i].lock_sha256 : "-",
+				     urls[i] ? urls[i] : "-");
+		free(spec);
+	}
 	memset(&in, 0, sizeof(in));
 	in.plan = plan;
 	in.sets = &u->run->sets;
@@ -192,9 +203,11 @@ static int stage_key(struct up_to_date *u, const struct plan *plan,
 	return ret;
 }
 
-/* The digest a ref in the cache names for IT, as fetch would use it. */
+/* The digest a ref in the cache names for IT, as fetch would use it, and
+ * the URL fetch would report for it (*URL, a new string): the ref's when it
+ * is one of the plan's URLs, else the first (try_cache). */
 static int ref_sha256(struct cache *c, const struct plan *plan,
-		      const struct fetch_item *it, char out[65])
+		      const struct fetch_item *it, char out[65], char **url)
 {
 	struct wb_err e = WB_ERR_INIT;
 	char *spec = fetch_ref_spec(plan, it), key[65];
@@ -205,6 +218,12 @@ static int ref_sha256(struct cache *c, const struct plan *plan,
 	cache_ref_key(spec, key);
 	free(spec);
 	r = cache_ref_load(c, key, &ref, &e);
+	*url = NULL;
+	for (size_t i = 0; r > 0 && ref.url && i < it->art->urls.nr; i++)
+		if (!strcmp(it->art->urls.v[i], ref.url))
+			*url = xstrdup(ref.url);
+	if (!*url)
+		*url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
 	if (r > 0)
 		sha = ref.sha256;
 	else if (!r)
@@ -227,6 +246,7 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	struct up_to_date *u = ctx;
 	struct wb_err e = WB_ERR_INIT;
 	char (*shas)[65] = xcalloc(plan->nartifacts + 1, sizeof(*shas));
+	char **urls = xcalloc(plan->nartifacts + 1, sizeof(*urls));
 
 	u->items = items;
 	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
@@ -236,10 +256,10 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	u->dir = fs_join(u->run->out_dir, plan->name);
 	ok = !u->never;
 	for (size_t i = 0; ok && i < plan->nartifacts; i++) {
-		ok = ref_sha256(c, plan, &items[i], shas[i]);
+		ok = ref_sha256(c, plan, &items[i], shas[i], &urls[i]);
 		sp[i] = shas[i];
 	}
-	if (ok && stage_key(u, plan, items, sp, key, &e) < 0) {
+	if (ok && stage_key(u, plan, items, sp, (const char *const *)urls, key, &e) < 0) {
 		/* an input that cannot be hashed costs the shortcut, loudly */
 		if (!u->run->quiet)
 			fprintf(stderr, "winbuild: warning: cannot tell whether the stage "
@@ -248,6 +268,9 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	}
 	if (ok)
 		ok = stamp_check(u->dir, key, &e) == 1;
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		free(urls[i]);
+	free(urls);
 	free(shas);
 	free(sp);
 	return ok;
@@ -260,12 +283,16 @@ static void stage_stamp(struct up_to_date *u, const struct plan *plan,
 {
 	struct wb_err e = WB_ERR_INIT;
 	const char **sp = xcalloc(plan->nartifacts + 1, sizeof(*sp));
+	const char **urls = xcalloc(plan->nartifacts + 1, sizeof(*urls));
 	char key[65];
 
-	for (size_t i = 0; i < plan->nartifacts; i++)
+	for (size_t i = 0; i < plan->nartifacts; i++) {
 		sp[i] = items[i].sha256;
-	if (u->dir && stage_key(u, plan, items, sp, key, &e) == 0)
+		urls[i] = items[i].url;
+	}
+	if (u->dir && stage_key(u, plan, items, sp, urls, key, &e) == 0)
 		stamp_write(u->dir, key, &res->preps, &e);
+	free(urls);
 	free(sp);
 }
 
@@ -286,10 +313,12 @@ static void stage_input_of(const struct fetch_item *it, struct stage_input *in)
 {
 	memset(in, 0, sizeof(*in));
 	in->path = it->path;
+	in->fd = it->has_fd ? it->fd : -1;
 	in->sha256 = it->sha256;
 	in->size = it->size;
 	in->url = it->url;
-	in->fresh = !it->unverified_hit;   /* fetch hashed it in this run */
+	/* downloaded, written and hashed by this process: its own inode */
+	in->fresh = it->has_fd && !it->from_cache;
 	in->teed = it->teed;
 }
 

@@ -20,9 +20,18 @@
  *                         by the holder when it lets go (by `cache gc` when
  *                         it died); never entries, never listed
  *
- * An entry becomes visible only by rename(2) of a verified, fsynced temp
- * file; a process that finds the entry already present discards its own
- * temp file. Nothing in sha256/ is ever written in place.
+ * An entry becomes visible only by linking the very inode that was
+ * written and hashed (never a name that may have been swapped since); a
+ * process that finds the entry already present discards its own temp file.
+ * Nothing in sha256/ is ever written in place.
+ *
+ * The cache is untrusted storage (docs/hardening.md, "cache writer"):
+ * everything below the root is opened relative to a directory descriptor,
+ * component by component, without following symlinks and without blocking
+ * on FIFOs; what winbuild writes has private (O_EXCL) names; something that
+ * is not a regular file where a file belongs is quarantined or removed.
+ * Whoever can write the directory can make winbuild download again,
+ * nothing else.
  */
 #ifndef WB_CACHE_H
 #define WB_CACHE_H
@@ -33,13 +42,19 @@
 
 struct json_t;
 
+enum { CACHE_SHA256, CACHE_TMP, CACHE_QUARANTINE, CACHE_REFS, CACHE_LOCKS,
+       CACHE_NDIRS };
+
 struct cache {
-	char *root;       /* owned */
+	char *root;       /* owned; for messages (files are opened by dir_fd) */
 	int lock_fd;      /* <root>/lock */
 	int gc_fd;        /* <root>/gc.lock, held shared (or exclusive for gc) */
+	int root_fd;      /* <root> */
+	int dir_fd[CACHE_NDIRS];  /* its subdirectories, opened without
+				   * following a symlink */
 };
 
-#define CACHE_INIT { NULL, -1, -1 }
+#define CACHE_INIT { NULL, -1, -1, -1, { -1, -1, -1, -1, -1 } }
 
 /*
  * The cache directory: OPT (--cache) if set, else $WINBUILD_CACHE, else
@@ -62,13 +77,16 @@ int cache_is_key(const char *s);
 char *cache_entry_path(const struct cache *c, const char *sha256_hex);
 
 /*
- * Whether the entry SHA256_HEX is present as a regular file, without
- * reading it: 1 (*SIZE set) or 0. For a caller that hashes every byte it
- * reads from the entry and quarantines it on a mismatch (stage). -1 with
- * WB_EIO on an invalid key.
+ * Open the entry SHA256_HEX for reading without reading it: 1 (*SIZE, *FD
+ * set; the caller closes it) or 0 when absent. For a caller that hashes
+ * every byte it reads from FD and quarantines the entry on a mismatch
+ * (stage). Anything at its name that is not a regular file is quarantined
+ * (*QUARANTINED, as cache_lookup) and counts as absent. -1 with WB_EIO on an
+ * invalid key or an I/O error.
  */
-int cache_stat(struct cache *c, const char *sha256_hex,
-	       unsigned long long *size, struct wb_err *e);
+int cache_entry_open(struct cache *c, const char *sha256_hex,
+		     unsigned long long *size, int *fd, char **quarantined,
+		     struct wb_err *e);
 
 /*
  * Look up the entry SHA256_HEX and re-hash it. Returns 1 when present and
@@ -83,10 +101,13 @@ int cache_lookup(struct cache *c, const char *sha256_hex,
 		 struct wb_err *e);
 
 /* As cache_lookup, computing the enum digest_alg bits ALGS (SHA-256
- * always) of the entry in the same pass into *DR (size included). */
+ * always) of the entry in the same pass into *DR (size included). With FD
+ * not NULL, a hit leaves *FD open on the file that was hashed (the
+ * caller's; -1 otherwise). */
 struct digest_result;
 int cache_lookup_digests(struct cache *c, const char *sha256_hex, unsigned algs,
-			 struct digest_result *dr, char **quarantined, struct wb_err *e);
+			 struct digest_result *dr, char **quarantined, int *fd,
+			 struct wb_err *e);
 
 /*
  * Move the entry SHA256_HEX to quarantine/ under the lock, because a reader
@@ -97,16 +118,18 @@ int cache_lookup_digests(struct cache *c, const char *sha256_hex, unsigned algs,
 int cache_quarantine(struct cache *c, const char *sha256_hex, char **where,
 		     struct wb_err *e);
 
-/* Create a new temp file under tmp/. *PATH (new string) and *FD (open for
- * writing) are set. Errors are WB_EIO. */
+/* Create a new private temp file under tmp/ (O_EXCL, mode 0600). *PATH
+ * (new string, for messages) and *FD (open for reading and writing) are
+ * set. Errors are WB_EIO. */
 int cache_tmp_create(struct cache *c, char **path, int *fd, struct wb_err *e);
 
 /*
- * Make the verified temp file TMP_PATH (open as FD, which this closes) the
- * entry SHA256_HEX (mode 0444; no fsync, see cache.c): under the lock,
- * rename into place unless the
- * entry already exists, in which case the temp file is removed. The temp
- * file is gone afterwards in every case. Errors are WB_EIO.
+ * Make the verified temp file open as FD (created as TMP_PATH) the entry
+ * SHA256_HEX (mode 0444; no fsync, see cache.c): under the lock, link the
+ * inode FD names into place unless the entry already exists. The temp name
+ * is removed afterwards when it still names FD's file. FD stays open (the
+ * caller's): the verified bytes, for a caller that uses them. Errors are
+ * WB_EIO.
  */
 int cache_insert(struct cache *c, const char *tmp_path, int fd,
 		 const char *sha256_hex, struct wb_err *e);

@@ -205,7 +205,7 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 	const struct trust_spec *v = &a->verify;
 	struct buf b = BUF_INIT;
 
-	buf_addf(&b, "winbuild-ref 2\nartifact %s\nfilename %s\n", a->name, a->filename);
+	buf_addf(&b, "winbuild-ref 3\nartifact %s\nfilename %s\n", a->name, a->filename);
 	spec_list(&b, "url", &a->urls);
 	buf_addf(&b, "sha256 %s\nsha512 %s\nneeds_pin %s\n", v->sha256 ? v->sha256 : "-",
 		 v->sha512 ? v->sha512 : "-", v->needs_pin ? "yes" : "no");
@@ -223,7 +223,10 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 	buf_addf(&b, "policy require_signature=%d allow_http=%d forbid_checksum_urls=%d\n",
 		 plan->policy.require_signature, plan->policy.allow_http,
 		 plan->policy.forbid_checksum_urls);
-	buf_addf(&b, "lock %s\n", it->lock_sha256 ? it->lock_sha256 : "-");
+	/* No lock pin: `lock` writes the refs a later `--locked` run must
+	 * find (README, "Everyday use"). A ref never decides which bytes are
+	 * used: a pinned artifact is looked up by its pin, and every hit
+	 * passes verify_pins() with the lock's pin too (try_cache). */
 	return buf_detach(&b, NULL);
 }
 
@@ -257,28 +260,28 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 }
 
 /*
- * The signatures a ref kept (every TRUST_SIGNATURE requirement's
- * auxiliary file, as it verified), checked again against the entry's
- * bytes (DR) with the plan's keys and settings: the ref's digest is only
- * trusted when every signature still verifies it.
+ * Every requirement of J's plan checked again on the entry's bytes (DR,
+ * open as FD) from the files the ref kept (KEPT: the checksum file, the
+ * signature, the bundle...), with the plan's keys and settings. A ref is
+ * only a hint written by whoever could write the cache: what it says
+ * verified the bytes counts for nothing; *EV, what verified them now, is
+ * what the lock, the SBOM and `fetch --json` record.
  */
-static int ref_signature_holds(struct engine *en, struct job *j,
-			       const struct verify_evidence *kept, const char *entry,
-			       const struct digest_result *dr, struct wb_err *e)
+static int ref_reverify(struct engine *en, struct job *j,
+			const struct verify_evidence *kept, const char *entry, int fd,
+			const struct digest_result *dr, struct verify_evidence *ev,
+			struct wb_err *e)
 {
 	const struct trust_spec *v = &j->it->art->verify;
 	struct trust_aux *aux = xcalloc(j->nslots + 1, sizeof(*aux));
 	struct verify_needs needs;
 	struct verify_input in;
-	struct verify_evidence ev;
+	char data[64];
 	int ret;
 
 	memset(&needs, 0, sizeof(needs));
 	for (size_t i = 0; i < kept->nr; i++) {
 		const struct trust_ev *x = &kept->v[i];
-
-		if (!(x->method->flags & TRUST_SIGNATURE))
-			continue;
 		size_t s0 = trust_spec_slot(v, x->req), naux = trust_method_naux(x->method);
 
 		needs.reqs |= 1ULL << x->req;
@@ -294,10 +297,10 @@ static int ref_signature_holds(struct engine *en, struct job *j,
 		if (!x->text) {
 			free(aux);
 			return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps "
-					"no signature", v->name);
+					"no %s", v->name, target_what(j, s0));
 		}
 	}
-	needs.methods = VERIFY_REQS | VERIFY_SIGNATURE;
+	needs.methods = j->needs.methods & (VERIFY_REQS | VERIFY_SIGNATURE);
 	needs.digest_algs = dr->algs;
 	memset(&in, 0, sizeof(in));
 	in.spec = v;
@@ -305,44 +308,39 @@ static int ref_signature_holds(struct engine *en, struct job *j,
 	in.needs = &needs;
 	in.dr = dr;
 	in.url = entry;
-	in.data_path = entry;
+	/* the bytes as a file, for a check that reads them (a legacy
+	 * signature): the very file that was hashed, not the entry's name */
+	snprintf(data, sizeof(data), "/proc/self/fd/%d", fd);
+	in.data_path = fd >= 0 ? data : entry;
 	in.aux = aux;
-	ret = verify_artifact(&in, &ev, e);
-	verify_evidence_release(&ev);
+	ret = verify_artifact(&in, ev, e);
 	free(aux);
 	return ret;
 }
 
 /*
  * IT's SHA-512 and BLAKE2b-512, for the ref and the SBOM: those of WANT (the
- * ones a pin or method checks; never an extra pass for them), from DR when
- * it computed them, else from REF (or NULL).
+ * ones a pin or method checks; never an extra pass for them) that DR
+ * computed. Never from a ref: its digests are whatever its writer put there.
  */
 static void record_digests(struct fetch_item *it, const struct digest_result *dr,
-			   const struct cache_ref *ref, unsigned want)
+			   unsigned want)
 {
 	it->sha512[0] = it->blake2b512[0] = '\0';
 	if ((want & DIGEST_SHA512) && (dr->algs & DIGEST_SHA512))
 		digest_hex(dr->sha512, 64, it->sha512);
-	else if ((want & DIGEST_SHA512) && ref)
-		memcpy(it->sha512, ref->sha512, 129);
 	if ((want & DIGEST_BLAKE2B512) && (dr->algs & DIGEST_BLAKE2B512))
 		digest_hex(dr->blake2b512, 64, it->blake2b512);
-	else if ((want & DIGEST_BLAKE2B512) && ref)
-		memcpy(it->blake2b512, ref->blake2b512, 129);
 }
 
-/* The digest algorithms the kept signatures of J need. */
-static unsigned signature_algs(const struct job *j)
+/* Whether URL is one of IT's plan URLs (a ref's "url" is only believed
+ * then: it reaches the manifest, the lock and the SBOM). */
+static int plan_url(const struct fetch_item *it, const char *url)
 {
-	const struct trust_spec *v = &j->it->art->verify;
-	unsigned algs = 0;
-
-	for (size_t i = 0; i < v->nreqs; i++)
-		if ((j->needs.reqs & (1ULL << i)) &&
-		    (v->reqs[i].method->flags & TRUST_SIGNATURE))
-			algs |= v->reqs[i].method->digest_algs;
-	return algs;
+	for (size_t i = 0; url && i < it->art->urls.nr; i++)
+		if (!strcmp(it->art->urls.v[i], url))
+			return 1;
+	return 0;
 }
 
 /*
@@ -350,27 +348,30 @@ static unsigned signature_algs(const struct job *j)
  *
  * Which entry: the artifact's sha256 pin (the recipe's, else the lock's)
  * when it has one, else the digest its ref recorded. A ref is only a hint:
- * a ref that names other bytes than the pin, or keeps evidence for other
+ * a ref that names other bytes than the pin, or keeps files for other
  * requirements than the plan's, is ignored, and whatever entry is chosen
- * must satisfy every pin (verify_pins, the same check a download passes).
- * Every signature the ref kept must verify the entry again (pinned or
- * not). Without a ref, the pins must be the artifact's only methods.
+ * must satisfy every pin (verify_pins, the same check a download passes)
+ * and every requirement of the plan, checked again from the files the ref
+ * kept (ref_reverify), pinned or not. Without a ref, the pins must be the
+ * artifact's only methods. The entry is opened once, without following a
+ * link; the item keeps that descriptor (it->fd), so its consumer reads
+ * what was checked here, hashing it when this did not (defer_rehash).
  */
 static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 {
 	struct fetch_item *it = j->it;
 	const char *pin = verify_pinned_sha256(&it->art->verify, it->lock_sha256);
-	char key[65], *entry;
+	char key[65], *entry = NULL;
 	const char *sha = NULL;
 	unsigned char raw256[32];
 	struct digest_result dr;
 	struct cache_ref ref;
-	struct verify_evidence kept;
-	int r, have_ref = 0, need512 = it->art->verify.sha512 != NULL, resign;
-	unsigned want = j->needs.digest_algs & (DIGEST_SHA512 | DIGEST_BLAKE2B512);
-	unsigned missing = want;
+	struct verify_evidence kept, ev;
+	int r, fd = -1, have_ref = 0, reverify, hash_now;
+	unsigned algs = j->needs.digest_algs | DIGEST_SHA256;
 
 	memset(&kept, 0, sizeof(kept));
+	memset(&ev, 0, sizeof(ev));
 	ref_key(en, it, key);
 	r = cache_ref_load(en->c, key, &ref, e);
 	if (r < 0)
@@ -396,23 +397,20 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 			goto miss;
 		sha = pin;
 	}
-	resign = have_ref && (j->needs.methods & VERIFY_SIGNATURE);
-	if (have_ref && ref.sha512[0])
-		missing &= ~(unsigned)DIGEST_SHA512;
-	if (have_ref && ref.blake2b512[0])
-		missing &= ~(unsigned)DIGEST_BLAKE2B512;
+	reverify = have_ref && (j->needs.methods & VERIFY_REQS);
+	/* hashed here unless the caller hashes every byte it reads and
+	 * SHA-256 (the entry's name, which that read checks) is all the pins
+	 * and requirements need */
+	hash_now = !en->o->defer_rehash || (algs & ~(unsigned)DIGEST_SHA256);
 	memset(&dr, 0, sizeof(dr));
-	if (have_ref && en->o->defer_rehash && !need512 && !resign && !missing) {
-		/* the caller hashes what it reads against SHA (the pin, when
-		 * there is one) */
-		r = cache_stat(en->c, sha, &dr.size, e);
-		it->unverified_hit = r > 0;
+	if (!hash_now) {
+		r = cache_entry_open(en->c, sha, &dr.size, &fd, &it->quarantined, e);
+		if (r > 0) {
+			digest_unhex(sha, dr.sha256, 32);
+			dr.algs = DIGEST_SHA256;
+		}
 	} else {
-		/* SHA-512 for a sha512 pin; the signatures' digests for a
-		 * signature checked again; a method's digest the ref lacks */
-		r = cache_lookup_digests(en->c, sha, (need512 ? DIGEST_SHA512 : 0) |
-					 (resign ? signature_algs(j) : 0) | missing, &dr,
-					 &it->quarantined, e);
+		r = cache_lookup_digests(en->c, sha, algs, &dr, &it->quarantined, &fd, e);
 	}
 	if (r <= 0) {
 		if (it->quarantined)
@@ -426,11 +424,9 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	entry = cache_entry_path(en->c, sha);
 	r = verify_pins(&it->art->verify, it->lock_sha256, entry, raw256,
 			(dr.algs & DIGEST_SHA512) ? dr.sha512 : NULL, e);
-	if (!r && resign)
-		r = ref_signature_holds(en, j, &kept, entry, &dr, e);
+	if (!r && reverify)
+		r = ref_reverify(en, j, &kept, entry, fd, &dr, &ev, e);
 	if (r < 0) {
-		free(entry);
-		it->unverified_hit = 0;
 		if (have_ref && (e->code == WB_EVERIFY || e->code == WB_EUSAGE)) {
 			/* a ref is a hint, and this one was wrong: fetch again */
 			elog(en, WB_LOG_WARN, "ignoring a cache ref: %s", e->msg);
@@ -446,20 +442,28 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	memcpy(it->sha256, sha, 65);
 	it->size = dr.size;
 	it->from_cache = 1;
+	it->unverified_hit = !hash_now;
+	free(it->path);
 	it->path = entry;
-	record_digests(it, &dr, have_ref ? &ref : NULL, want);
+	entry = NULL;
+	it->fd = fd;
+	it->has_fd = 1;
+	fd = -1;
+	record_digests(it, &dr, j->needs.digest_algs);
 	verify_evidence_release(&it->ev);
-	if (have_ref) {
-		it->url = ref.url ? xstrdup(ref.url) : NULL;
-		it->ev = kept;
-		memset(&kept, 0, sizeof(kept));
-	}
+	it->ev = ev;
+	memset(&ev, 0, sizeof(ev));
 	it->ev.methods = j->needs.methods;
-	if (!it->url)
-		it->url = xstrdup(it->art->urls.nr ? it->art->urls.v[0] : "");
+	free(it->url);
+	it->url = xstrdup(have_ref && plan_url(it, ref.url) ? ref.url :
+			  it->art->urls.nr ? it->art->urls.v[0] : "");
 	r = 1;
 out:
+	if (fd >= 0)
+		close(fd);
+	free(entry);
 	verify_evidence_release(&kept);
+	verify_evidence_release(&ev);
 	if (have_ref)
 		cache_ref_release(&ref);
 	return r;
@@ -1099,6 +1103,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	struct trust_aux *aux;
 	struct wb_err e = WB_ERR_INIT;
 	struct stat st;
+	char data_path[64];
 	int ret, teed;
 
 	/* drained by transfer_done: the tee, if any, holds every byte */
@@ -1112,7 +1117,10 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	in.needs = &j->needs;
 	in.dr = &dr;
 	in.url = url;
-	in.data_path = j->tmp_path;
+	/* a check that reads the bytes (a legacy signature) reads the inode
+	 * that was written and hashed, not the temp file's name */
+	snprintf(data_path, sizeof(data_path), "/proc/self/fd/%d", j->fd);
+	in.data_path = data_path;
 	in.lock_sha256 = it->lock_sha256;
 	if (lookups(en, j, &dr, &e) < 0) {
 		finish_job(en, j, e.code ? e.code : WB_EIO, &e);
@@ -1150,7 +1158,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		return;
 	}
 	digest_hex(dr.sha256, 32, it->sha256);
-	record_digests(it, &dr, NULL, j->needs.digest_algs);
+	record_digests(it, &dr, j->needs.digest_algs);
 	it->size = dr.size;
 	it->teed = teed && fstat(j->tee_fd, &st) == 0 &&
 		   (unsigned long long)st.st_size == dr.size;
@@ -1158,13 +1166,20 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 	free(it->url);
 	it->url = xstrdup(url);
 	ret = cache_insert(en->c, j->tmp_path, j->fd, it->sha256, &e);
-	j->fd = -1;
 	free(j->tmp_path);
 	j->tmp_path = NULL;
 	if (!ret) {
+		/* the item keeps the file that was written and hashed: its
+		 * consumer (stage) reads exactly the verified bytes */
+		free(it->path);
 		it->path = cache_entry_path(en->c, it->sha256);
+		it->fd = j->fd;
+		it->has_fd = 1;
 		ret = write_ref(en, it, &e);
+	} else {
+		close(j->fd);
 	}
+	j->fd = -1;
 	finish_job(en, j, ret ? e.code : 0, ret ? &e : NULL);
 }
 
@@ -1919,6 +1934,10 @@ out:
 
 void fetch_item_release(struct fetch_item *it)
 {
+	if (it->has_fd)
+		close(it->fd);
+	it->has_fd = 0;
+	it->fd = -1;
 	free(it->url);
 	free(it->path);
 	free(it->quarantined);

@@ -75,8 +75,17 @@ struct fetch_item {
 				    * it also went to the file opts->tee_open
 				    * gave, in order (its size checked) */
 	char *url;                 /* the plan URL the bytes came from */
-	char *path;                /* the cache entry */
-	struct verify_evidence ev;
+	char *path;                /* the cache entry (for messages) */
+	int fd, has_fd;            /* when HAS_FD: FD is open on the very file
+				    * that was verified (the download's inode,
+				    * hashed as written; or the entry as it was
+				    * hashed or opened for a hit). A consumer
+				    * reads the bytes from it, never by PATH,
+				    * which a cache writer may have swapped
+				    * since. fetch_item_release closes it */
+	struct verify_evidence ev; /* what verified the bytes in this run (on
+				    * a hit: re-verified from the files the
+				    * ref kept, never the ref's own record) */
 	char *quarantined;         /* a corrupt entry was moved here (reported) */
 };
 

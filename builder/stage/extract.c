@@ -1255,9 +1255,11 @@ static unsigned long long or_default(unsigned long long v, unsigned long long d)
 	return v ? v : d;
 }
 
-int extract_archive(const char *archive_path, const char *expect_sha256_hex,
-		    const struct extract_spec *spec, const char *dest,
-		    struct extract_result *res, struct wb_err *e)
+/* extract_archive and extract_archive_fd: SRC_FD (owned, closed here) is
+ * the archive, or -1 with errno set when it could not be opened. */
+static int extract(int src_fd, const char *archive_path, const char *expect_sha256_hex,
+		   const struct extract_spec *spec, const char *dest,
+		   struct extract_result *res, struct wb_err *e)
 {
 	struct ctx c = { 0 };
 	struct container k = { "a tar archive", ARCHIVE_FILTER_NONE, 0 };
@@ -1279,18 +1281,18 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 		now_ms() + (long long)(c.max_seconds > 1000000000ULL ? 1000000000ULL :
 				       c.max_seconds) * 1000;
 
-	if (expect_sha256_hex && !hex_ok(expect_sha256_hex))
-		return wb_error(e, WB_EUSAGE,
-				"archive '%s': expected sha256 '%s' is not 64 hex digits",
-				archive_path, expect_sha256_hex);
-	if (spec->strip < 0)
-		return wb_error(e, WB_EUSAGE, "archive '%s': negative strip %d",
-				archive_path, spec->strip);
-	c.destfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (c.destfd < 0)
-		return wb_error(e, WB_EIO, "cannot open destination '%s': %s", dest,
-				strerror(errno));
-	c.src.fd = open(archive_path, O_RDONLY | O_CLOEXEC);
+	c.src.fd = src_fd;
+	if (expect_sha256_hex && !hex_ok(expect_sha256_hex)) {
+		wb_error(e, WB_EUSAGE,
+			 "archive '%s': expected sha256 '%s' is not 64 hex digits",
+			 archive_path, expect_sha256_hex);
+		goto out;
+	}
+	if (spec->strip < 0) {
+		wb_error(e, WB_EUSAGE, "archive '%s': negative strip %d",
+			 archive_path, spec->strip);
+		goto out;
+	}
 	if (c.src.fd < 0 || fstat(c.src.fd, &st) < 0) {
 		wb_error(e, WB_EIO, "cannot open archive '%s': %s", archive_path,
 			 strerror(errno));
@@ -1298,6 +1300,12 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 	}
 	if (!S_ISREG(st.st_mode)) {
 		wb_error(e, WB_EIO, "archive '%s' is not a regular file", archive_path);
+		goto out;
+	}
+	c.destfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.destfd < 0) {
+		wb_error(e, WB_EIO, "cannot open destination '%s': %s", dest,
+			 strerror(errno));
 		goto out;
 	}
 	c.src.size = st.st_size;
@@ -1380,8 +1388,26 @@ out:
 	free(c.prev);
 	if (c.src.fd >= 0)
 		close(c.src.fd);
-	close(c.destfd);
+	if (c.destfd >= 0)
+		close(c.destfd);
 	return ret;
+}
+
+int extract_archive(const char *archive_path, const char *expect_sha256_hex,
+		    const struct extract_spec *spec, const char *dest,
+		    struct extract_result *res, struct wb_err *e)
+{
+	return extract(open(archive_path, O_RDONLY | O_CLOEXEC), archive_path,
+		       expect_sha256_hex, spec, dest, res, e);
+}
+
+int extract_archive_fd(int fd, const char *name, const char *expect_sha256_hex,
+		       const struct extract_spec *spec, const char *dest,
+		       struct extract_result *res, struct wb_err *e)
+{
+	/* every read is a pread: a duplicate shares nothing that matters */
+	return extract(fcntl(fd, F_DUPFD_CLOEXEC, 0), name, expect_sha256_hex, spec,
+		       dest, res, e);
 }
 
 void extract_result_release(struct extract_result *res)

@@ -103,6 +103,13 @@ int extract_archive(const char *archive_path, const char *expect_sha256_hex,
 		    const struct extract_spec *spec, const char *dest,
 		    struct extract_result *res, struct wb_err *e);
 
+/* The same for the archive open as FD (read with pread; FD stays the
+ * caller's), NAME naming it in messages: a caller that holds the very file
+ * it verified reads that, never a name that may have been swapped since. */
+int extract_archive_fd(int fd, const char *name, const char *expect_sha256_hex,
+		       const struct extract_spec *spec, const char *dest,
+		       struct extract_result *res, struct wb_err *e);
+
 void extract_result_release(struct extract_result *res);
 
 #endif

@@ -138,8 +138,8 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 					  &sl->old, a->action != PLAN_UNPACK,
 					  &sl->piece, e);
 	if (a->action != PLAN_UNPACK)
-		return tree_prepare_copy(sl->scratch, in->path, in->sha256, in->fresh,
-					 name, &sl->piece, e);
+		return tree_prepare_copy(sl->scratch, in->fd, in->path, in->sha256,
+					 in->fresh, name, &sl->piece, e);
 	memset(&spec, 0, sizeof(spec));
 	spec.strip = a->strip;
 	spec.include = (const char *const *)a->include.v;
@@ -147,7 +147,7 @@ static int prepare(struct stage_worker *w, size_t i, struct wb_err *e)
 	spec.limits = a->limits;
 	spec.format = a->format;
 	spec.mtime = w->epoch;
-	return tree_prepare_unpack(sl->scratch, in->path,
+	return tree_prepare_unpack(sl->scratch, in->fd, in->path,
 				   in->fresh ? NULL : in->sha256, &spec, &sl->piece, e);
 }
 

@@ -20,14 +20,24 @@
 
 /* One plan artifact's verified bytes (parallel to plan->artifacts). */
 struct stage_input {
-	const char *path;          /* cache entry */
+	const char *path;          /* cache entry (for messages) */
+	int fd;                    /* open on the verified file (read from
+				    * here, never from PATH, which a cache
+				    * writer may have swapped since); -1:
+				    * PATH is opened, without following a
+				    * link, and hashed */
 	const char *sha256;        /* verified digest, 64 hex */
 	unsigned long long size;
 	const char *url;           /* the URL the bytes came from */
-	int fresh;                 /* verified by this process moments ago
-				    * (hashed as it arrived, or as fetch
-				    * re-hashed the cache entry): not hashed
-				    * again, copied or unpacked */
+	int fresh;                 /* FD is the file this process wrote and
+				    * hashed as the bytes arrived (a private
+				    * temp file, mode 0600, now the entry):
+				    * not hashed again, copied or unpacked.
+				    * A cache hit is never fresh: the entry's
+				    * inode may be written by whoever created
+				    * it, so its bytes are hashed while they
+				    * are read, and checked before any file
+				    * becomes visible */
 	int teed;                  /* fresh, and every byte also went to the
 				    * file stage_tee_open gave for it */
 };

@@ -143,12 +143,17 @@ static int hash_roots(struct digest_ctx *d, const struct plan_authenticode *a,
 }
 
 /* The contents of every other file the plan names and the stage reads:
- * Authenticode roots (global, per component, every trust set) and
- * every verification requirement's key and setting files. A file changed in place must change the key. */
+ * Authenticode roots (global, per component, every trust set), every
+ * verification requirement's key and setting files, and the templates
+ * components declare (`generate:`, beside the component file). A file
+ * changed in place must change the key. */
 static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb_err *e)
 {
 	if (hash_roots(d, &p->authenticode, e) < 0)
 		return -1;
+	for (size_t i = 0; i < p->ngenerate; i++)
+		if (hash_file(d, "generate", p->generate[i].template_path, e) < 0)
+			return -1;
 	for (size_t i = 0; i < p->ncomponents; i++)
 		if (hash_roots(d, &p->components[i].authenticode, e) < 0)
 			return -1;

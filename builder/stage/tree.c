@@ -461,9 +461,32 @@ static int copy_fresh(int in, int out, const char *src, const char *full,
 	return 0;
 }
 
-int tree_prepare_copy(const char *scratch, const char *src, const char *expect,
-		      int fresh, const char *name, struct tree_piece *p,
-		      struct wb_err *e)
+/* A new file description of the open file FD (its own offset, the same
+ * inode), or SRC opened without following a link or blocking on a FIFO,
+ * and checked to be a regular file; -1 with errno. */
+static int open_source(int fd, const char *src)
+{
+	char proc[64];
+	struct stat st;
+	int in;
+
+	if (fd >= 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		in = open(proc, O_RDONLY | O_CLOEXEC);
+	} else {
+		in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (in >= 0 && (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(in);
+		errno = EINVAL;
+		return -1;
+	}
+	return in;
+}
+
+int tree_prepare_copy(const char *scratch, int src_fd, const char *src,
+		      const char *expect, int fresh, const char *name,
+		      struct tree_piece *p, struct wb_err *e)
 {
 	struct digest_result r;
 	unsigned char want[32];
@@ -475,7 +498,8 @@ int tree_prepare_copy(const char *scratch, const char *src, const char *expect,
 	p->single = 1;
 	if (digest_unhex(expect, want, 32) < 0)
 		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
-	in = open(src, O_RDONLY | O_CLOEXEC);
+	/* the very file that was verified; never reopened by name */
+	in = open_source(src_fd, src);
 	if (in < 0) {
 		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
 		goto out;
@@ -554,15 +578,24 @@ void tree_tee_discard(const char *scratch, const char *name)
 	free(full);
 }
 
-int tree_prepare_unpack(const char *scratch, const char *archive,
+int tree_prepare_unpack(const char *scratch, int archive_fd, const char *archive,
 			const char *expect, const struct extract_spec *spec,
 			struct tree_piece *p, struct wb_err *e)
 {
+	int fd, ret;
+
 	memset(p, 0, sizeof(*p));
 	p->scratch = xstrdup(scratch);
 	if (fs_mkdir_p(scratch, 0755, e) < 0)
 		return -1;
-	return extract_archive(archive, expect, spec, scratch, &p->files, e);
+	/* the very file that was verified; never reopened by name */
+	fd = open_source(archive_fd, archive);
+	if (fd < 0)
+		return wb_error(e, WB_EIO, "cannot open archive '%s': %s", archive,
+				strerror(errno));
+	ret = extract_archive_fd(fd, archive, expect, spec, scratch, &p->files, e);
+	close(fd);
+	return ret;
 }
 
 /* The tree path of a piece's file REL below DEST (DEST itself when SINGLE). */

@@ -77,14 +77,15 @@ struct tree_piece {
 /* TMP/prep/<ARTIFACT> of T (new string). */
 char *tree_scratch(const struct tree *t, const char *artifact);
 
-/* Copy the cache file SRC to SCRATCH/NAME as a single-file piece. FRESH:
- * this process verified SRC as EXPECT_SHA256 (64 hex) moments ago, so the
- * copy is not hashed (a reflink (FICLONE) where the filesystem shares
+/* Copy the cache file open as SRC_FD (-1: open SRC, never through a
+ * link; SRC names it in messages) to SCRATCH/NAME as a single-file piece.
+ * FRESH: SRC_FD is the file this process wrote and verified as
+ * EXPECT_SHA256 (64 hex) moments ago, so the copy is not hashed (a reflink (FICLONE) where the filesystem shares
  * blocks, else a bulk copy, lib/bulk.h); never a hard link: the tree's
  * modes and mtimes would change the cache entry.
  * Otherwise the bytes are hashed while copied, and WB_EVERIFY when they
  * are not EXPECT_SHA256. Release P either way. */
-int tree_prepare_copy(const char *scratch, const char *src,
+int tree_prepare_copy(const char *scratch, int src_fd, const char *src,
 		      const char *expect_sha256, int fresh, const char *name,
 		      struct tree_piece *p, struct wb_err *e);
 
@@ -104,11 +105,12 @@ int tree_prepare_teed(const char *scratch, const char *sha256,
  * there is none). */
 void tree_tee_discard(const char *scratch, const char *name);
 
-/* Extract ARCHIVE with SPEC into SCRATCH, verifying it against
- * EXPECT_SHA256 in the same pass; NULL when this process verified the
- * bytes moments ago (a fresh download: hashing it again would be a second
- * pass over every byte). Release P either way. */
-int tree_prepare_unpack(const char *scratch, const char *archive,
+/* Extract the archive open as ARCHIVE_FD (-1: open ARCHIVE; it names it
+ * in messages) with SPEC into SCRATCH, verifying it against EXPECT_SHA256
+ * in the same pass; NULL when ARCHIVE_FD is the file this process wrote and
+ * verified moments ago (a fresh download: hashing it again would be a
+ * second pass over every byte). Release P either way. */
+int tree_prepare_unpack(const char *scratch, int archive_fd, const char *archive,
 			const char *expect_sha256, const struct extract_spec *spec,
 			struct tree_piece *p, struct wb_err *e);
 

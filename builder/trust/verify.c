@@ -194,7 +194,9 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 			return -1;
 		}
 		x->url = aux->url ? xstrdup(aux->url) : NULL;
-		if ((r->method->flags & TRUST_SIGNATURE) && aux->text) {
+		/* every method's file is kept (a cache hit checks it again:
+		 * evidence is only ever what was verified in the run) */
+		if (aux->text) {
 			x->text = xstrndup(aux->text, aux->len);
 			x->len = aux->len;
 		}
@@ -202,7 +204,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		for (size_t k = 1; k < trust_method_naux(r->method); k++) {
 			struct trust_evfile *f = &x->more[k - 1];
 
-			if (f->text || !(r->method->flags & TRUST_SIGNATURE) || !aux[k].text)
+			if (f->text || !aux[k].text)
 				continue;
 			free(f->url);
 			f->url = aux[k].url ? xstrdup(aux[k].url) : NULL;

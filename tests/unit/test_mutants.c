@@ -89,6 +89,7 @@ static void test_cache_entry_is_read_only(void **state)
 	assert_int_equal(cache_tmp_create(&c, &tmp, &fd, &e), 0);
 	assert_int_equal(write(fd, data, strlen(data)), (int)strlen(data));
 	assert_int_equal(cache_insert(&c, tmp, fd, hex, &e), 0);
+	close(fd);
 	path = cache_entry_path(&c, hex);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0444);
