@@ -259,6 +259,31 @@ static int write_ref(struct engine *en, struct fetch_item *it, struct wb_err *e)
 	return ret;
 }
 
+/* Whether URL may name file K of requirement Q in a ref: one of the
+ * plan's URLs for it, or (the file a lookup fills) one below a lookup
+ * service's URL. A ref's URLs reach the lock and the SBOM. */
+static int kept_url_ok(const struct trust_req *q, size_t k, const char *url,
+		       const char *text)
+{
+	const struct wb_strlist *l = trust_req_urls(q, k);
+
+	if (!url)
+		return !text;
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], url))
+			return 1;
+	for (size_t i = 0; q->method->lookup && k == q->method->lookup_aux &&
+	     i < q->lookup.nr; i++) {
+		size_t n = strlen(q->lookup.v[i]);
+
+		while (n && q->lookup.v[i][n - 1] == '/')
+			n--;
+		if (!strncmp(url, q->lookup.v[i], n) && (url[n] == '/' || !url[n]))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Every requirement of J's plan checked again on the entry's bytes (DR,
  * open as FD) from the files the ref kept (KEPT: the checksum file, the
@@ -285,6 +310,14 @@ static int ref_reverify(struct engine *en, struct job *j,
 		size_t s0 = trust_spec_slot(v, x->req), naux = trust_method_naux(x->method);
 
 		needs.reqs |= 1ULL << x->req;
+		for (size_t k = 0; k < naux; k++)
+			if (!kept_url_ok(&v->reqs[x->req], k, k ? x->more[k - 1].url : x->url,
+					 k ? x->more[k - 1].text : x->text)) {
+				free(aux);
+				return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref "
+						"names a %s URL the plan does not",
+						v->name, target_what(j, s0 + k));
+			}
 		aux[s0].url = x->url ? x->url : "(kept in the cache ref)";
 		aux[s0].text = x->text;
 		aux[s0].len = x->len;

@@ -110,6 +110,7 @@ struct stage_worker {
 	pthread_t th;
 	int started, quit;
 	const struct plan *plan;
+	const struct stage_opts *o;  /* for its test hook */
 	time_t epoch;
 	const char *old_root;      /* OUT/<name>/tree, the previous tree */
 	struct stage_input *in;    /* per artifact, as fed */
@@ -163,6 +164,9 @@ static int prepare_next(struct stage_worker *w)
 		return 0;
 	i = w->queue[w->qhead++];
 	w->slots[i].state = PREP_RUNNING;
+	/* test hook (under the lock: one hook at a time): the artifact's
+	 * bytes are verified and about to be read */
+	hook_at(w->o, "prepare");
 	pthread_mutex_unlock(&w->mu);
 	r = prepare(w, i, &e);
 	pthread_mutex_lock(&w->mu);
@@ -338,6 +342,7 @@ int stage_begin(struct stage *s, const struct plan *plan,
 	s->t = (struct tree)TREE_INIT;
 	w = s->w = xcalloc(1, sizeof(*w));
 	w->plan = plan;
+	w->o = o;
 	w->epoch = o->source_date_epoch;
 	w->in = xcalloc(n + 1, sizeof(*w->in));
 	w->slots = xcalloc(n + 1, sizeof(*w->slots));
