@@ -434,6 +434,24 @@ swap_ref_site_signature() {
 	assert_status 0
 }
 
+@test "redteam transport: each hop is judged against the previous one: http -> https -> http is refused (issue 25)" {
+	local chain
+	# the plan's URL is plain http, its first hop https, the second plain
+	# http again: a downgrade from the hop before, whatever the plan's URL
+	chain=$(plain "$(tls "$(H)/a.bin")")
+	art a "$chain" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "redirects to '$(H)/a.bin', which is refused: a redirect from https never leads to plain http"
+	[ "$(cache_files)" -eq 0 ]
+	no_trace a
+	# http -> http -> http is not a downgrade (control)
+	chain=$(plain "$(plain "$(H)/a.bin")")
+	art a "$chain" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+}
+
 @test "redteam transport: a mirror that redirects to http is refused, and the upstream is used" {
 	art a "$(HS)/a.bin" "sha256_url: $(HS)/a.bin.sha256" | recipe
 	printf 'kind: override\nmirrors:\n  - from: "%s/"\n    to: "%s/to/%s/"\n' \
