@@ -97,6 +97,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 
 		ma[i].art = items[i].art;
 		ma[i].path = items[i].path;
+		ma[i].fd = items[i].has_fd ? items[i].fd : -1;
 		ma[i].sha256 = items[i].sha256;
 		ma[i].ev = ev;
 	}

@@ -1,6 +1,7 @@
 /* The mirror layout writer (emit/mirror.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +33,11 @@ char *mirror_rel_path(const char *url, struct wb_err *e)
 
 /* Copy SRC to DST (temp file + rename), digesting every byte; the SHA-256
  * must be WANT. */
-static int copy_verified(const char *name, const char *src, const char *dst,
+static int copy_verified(const char *name, int src_fd, const char *src, const char *dst,
 			 const char *want, struct digest_result *r, struct wb_err *e)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", dst, (long)getpid()), hex[65];
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = -1, writing;
+	int in = fs_open_verified(src_fd, src), out = -1, ret = -1, writing;
 	struct digest_ctx d;
 
 	memset(&d, 0, sizeof(d));
@@ -187,7 +188,7 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 	dst = fs_join(o->dir, rel);
 	pdir = fs_dirname(dst);
 	if (fs_mkdir_p(pdir, 0755, e) ||
-	    copy_verified(a->name, m->path, dst, m->sha256, &r, e))
+	    copy_verified(a->name, m->fd, m->path, dst, m->sha256, &r, e))
 		goto out;
 	digest_hex(r.sha256, 32, s256);
 	digest_hex(r.sha512, 64, s512);

@@ -22,7 +22,10 @@
 
 struct mirror_artifact {
 	const struct plan_artifact *art;
-	const char *path;          /* the verified cache entry */
+	const char *path;          /* the verified cache entry (messages) */
+	int fd;                    /* open on the verified file (read from
+				    * here, never reopened by name), or -1:
+				    * PATH, opened without following a link */
 	const char *sha256;        /* its verified digest */
 	const struct verify_evidence *ev;  /* how it verified: each signature
 					      (TRUST_SIGNATURE evidence) is

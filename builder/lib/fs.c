@@ -275,3 +275,23 @@ int fs_exists(const char *path)
 
 	return lstat(path, &st) == 0;
 }
+
+int fs_open_verified(int fd, const char *path)
+{
+	char proc[64];
+	struct stat st;
+	int in;
+
+	if (fd >= 0) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		in = open(proc, O_RDONLY | O_CLOEXEC);
+	} else {
+		in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (in >= 0 && (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(in);
+		errno = EINVAL;
+		return -1;
+	}
+	return in;
+}

@@ -63,4 +63,12 @@ char *fs_join(const char *a, const char *b);
 /* 1 if PATH exists (lstat), 0 otherwise. */
 int fs_exists(const char *path);
 
+/* Open for reading the file a caller verified: a new description (its own
+ * offset, the same inode) of the open file FD, or, when FD is -1, PATH
+ * opened without following a link or blocking on a FIFO. Either way it
+ * must be a regular file. The descriptor, or -1 with errno. For files in
+ * untrusted storage (the cache): never a second open by name of bytes
+ * already checked. */
+int fs_open_verified(int fd, const char *path);
+
 #endif

@@ -461,29 +461,6 @@ static int copy_fresh(int in, int out, const char *src, const char *full,
 	return 0;
 }
 
-/* A new file description of the open file FD (its own offset, the same
- * inode), or SRC opened without following a link or blocking on a FIFO,
- * and checked to be a regular file; -1 with errno. */
-static int open_source(int fd, const char *src)
-{
-	char proc[64];
-	struct stat st;
-	int in;
-
-	if (fd >= 0) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		in = open(proc, O_RDONLY | O_CLOEXEC);
-	} else {
-		in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	}
-	if (in >= 0 && (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(in);
-		errno = EINVAL;
-		return -1;
-	}
-	return in;
-}
-
 int tree_prepare_copy(const char *scratch, int src_fd, const char *src,
 		      const char *expect, int fresh, const char *name,
 		      struct tree_piece *p, struct wb_err *e)
@@ -499,7 +476,7 @@ int tree_prepare_copy(const char *scratch, int src_fd, const char *src,
 	if (digest_unhex(expect, want, 32) < 0)
 		return wb_error(e, WB_EIO, "invalid expected digest '%s'", expect);
 	/* the very file that was verified; never reopened by name */
-	in = open_source(src_fd, src);
+	in = fs_open_verified(src_fd, src);
 	if (in < 0) {
 		wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
 		goto out;
@@ -589,7 +566,7 @@ int tree_prepare_unpack(const char *scratch, int archive_fd, const char *archive
 	if (fs_mkdir_p(scratch, 0755, e) < 0)
 		return -1;
 	/* the very file that was verified; never reopened by name */
-	fd = open_source(archive_fd, archive);
+	fd = fs_open_verified(archive_fd, archive);
 	if (fd < 0)
 		return wb_error(e, WB_EIO, "cannot open archive '%s': %s", archive,
 				strerror(errno));

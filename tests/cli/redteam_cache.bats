@@ -200,15 +200,17 @@ snapshot() {
 	assert_status 0
 }
 
-# edit_evidence: the fields a cache writer edits in every ref: the signer's
-# trusted comment and key id, the checksum file's URL, the digests
+# edit_evidence [urls]: the fields a cache writer edits in every ref: the
+# signer's trusted comment and key id, the URL that served, the digests;
+# with "urls" also the kept files' URLs (the checksum file's)
 edit_evidence() {
-	python3 - "$WINBUILD_CACHE"/refs/* <<-'PY'
+	python3 - "${1:-}" "$WINBUILD_CACHE"/refs/* <<-'PY'
 		import json, sys
-		for f in sys.argv[1:]:
+		for f in sys.argv[2:]:
 		    d = json.load(open(f))
 		    for x in d["evidence"]:
-		        x["url"] = "https://evil.example/forged"
+		        if sys.argv[1] == "urls":
+		            x["url"] = "https://evil.example/forged"
 		        for k in list(x.get("fields", {})):
 		            x["fields"][k] = "forged by the cache writer"
 		    d["url"] = "https://evil.example/a.bin"
@@ -227,9 +229,18 @@ edit_evidence() {
 	edit_evidence
 	run "$WINBUILD" fetch img.yaml --json
 	assert_status 0
+	assert_output_has '"cached": true'
 	assert_output_lacks "forged"
 	assert_output_lacks "evil.example"
 	assert_output_has "file:a.bin"
+	assert_output_has "\"url\": \"$(H)/a.bin\""
+	# a kept file's URL that is not the plan's: the ref is not believed
+	edit_evidence urls
+	run "$WINBUILD" fetch img.yaml --json
+	assert_status 0
+	assert_output_lacks "forged"
+	assert_output_lacks "evil.example"
+	assert_output_has "\"checksum_url\": \"$(H)/a.bin.sha256\""
 	edit_evidence
 	wb lock img.yaml
 	assert_status 0
