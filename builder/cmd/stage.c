@@ -317,8 +317,9 @@ static void stage_input_of(const struct fetch_item *it, struct stage_input *in)
 	in->sha256 = it->sha256;
 	in->size = it->size;
 	in->url = it->url;
-	/* downloaded, written and hashed by this process: its own inode */
-	in->fresh = it->has_fd && !it->from_cache;
+	/* hashed by this run: downloaded (its own inode, hashed as written),
+	 * or a hit fetch re-hashed whose file only winbuild's user can write */
+	in->fresh = it->has_fd && it->hashed;
 	in->teed = it->teed;
 }
 

@@ -481,6 +481,15 @@ static int try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	entry = NULL;
 	it->fd = fd;
 	it->has_fd = 1;
+	{
+		struct stat st;
+
+		/* hashed here, and only winbuild's user could change it since
+		 * (whoever has that user can change the tree as well) */
+		it->hashed = hash_now && fstat(fd, &st) == 0 &&
+			st.st_uid == geteuid() && !(st.st_mode & 0222) &&
+			st.st_nlink == 1;
+	}
 	fd = -1;
 	record_digests(it, &dr, j->needs.digest_algs);
 	verify_evidence_release(&it->ev);
@@ -1208,6 +1217,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		it->path = cache_entry_path(en->c, it->sha256);
 		it->fd = j->fd;
 		it->has_fd = 1;
+		it->hashed = 1;
 		ret = write_ref(en, it, &e);
 	} else {
 		close(j->fd);
@@ -1969,7 +1979,7 @@ void fetch_item_release(struct fetch_item *it)
 {
 	if (it->has_fd)
 		close(it->fd);
-	it->has_fd = 0;
+	it->has_fd = it->hashed = 0;
 	it->fd = -1;
 	free(it->url);
 	free(it->path);

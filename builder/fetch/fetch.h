@@ -76,6 +76,13 @@ struct fetch_item {
 				    * gave, in order (its size checked) */
 	char *url;                 /* the plan URL the bytes came from */
 	char *path;                /* the cache entry (for messages) */
+	int hashed;                /* HAS_FD, and every byte of FD was hashed
+				    * by this run and matched: a download, or
+				    * a hit re-hashed here whose file is
+				    * winbuild's user's own and read-only (a
+				    * cache writer of another user cannot
+				    * change it); the caller need not hash
+				    * it again */
 	int fd, has_fd;            /* when HAS_FD: FD is open on the very file
 				    * that was verified (the download's inode,
 				    * hashed as written; or the entry as it was

@@ -29,15 +29,16 @@ struct stage_input {
 	const char *sha256;        /* verified digest, 64 hex */
 	unsigned long long size;
 	const char *url;           /* the URL the bytes came from */
-	int fresh;                 /* FD is the file this process wrote and
-				    * hashed as the bytes arrived (a private
-				    * temp file, mode 0600, now the entry):
-				    * not hashed again, copied or unpacked.
-				    * A cache hit is never fresh: the entry's
-				    * inode may be written by whoever created
-				    * it, so its bytes are hashed while they
-				    * are read, and checked before any file
-				    * becomes visible */
+	int fresh;                 /* FD's bytes were hashed by this run
+				    * (fetch_item.hashed: the file this
+				    * process wrote as the bytes arrived, or
+				    * a hit fetch re-hashed whose inode only
+				    * winbuild's user can write): not hashed
+				    * again, copied or unpacked. Any other
+				    * hit (an entry some other user may have
+				    * planted and can still write) is hashed
+				    * while it is read, and checked before any
+				    * file becomes visible */
 	int teed;                  /* fresh, and every byte also went to the
 				    * file stage_tee_open gave for it */
 };

@@ -139,6 +139,28 @@ snapshot() {
 	[ "$(cat "$(staged h/x.txt)")" = good ]
 }
 
+@test "redteam cache 1: an entry planted writable is hashed while staged, even after a hit re-hashed it" {
+	cp "$WWW/a.bin" "$WWW/$N.bin"
+	art p "$(H)/$N.bin" "sha256: $(sha_of "$N.bin")" "sha512: $(sha512sum "$WWW/$N.bin" | cut -d' ' -f1)" | recipe
+	wb stage img.yaml --no-progress
+	assert_status 0
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	# the writer replaces the entry by a copy of its own, still writable:
+	# right bytes now, other bytes once fetch has hashed it
+	local e
+	e=$(entry "$(sha_of "$N.bin")")
+	rm -f "$e"
+	cp "$WWW/$N.bin" "$e"
+	chmod 0666 "$e"
+	SOURCE_DATE_EPOCH=1700000000 WINBUILD_TEST_RUN_AT="prepare:cp '$WWW/b.bin' '$e'" \
+		run "$WINBUILD" stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "artifact 'p': '$e' does not match its digest: expected $(sha_of "$N.bin"), actual $(sha_of b.bin)"
+	assert_output_has "quarantined the cache entry of 'p'"
+	snapshot | diff "$BATS_TEST_TMPDIR/before" -
+	[ -z "$(ls -d out/t/.tree.tmp.* 2>/dev/null)" ]
+}
+
 # ---- class 2: a cache writer can cause a download, nothing else -------------
 
 @test "redteam cache 2: a download lock planted as a link never makes winbuild write the file it names" {
