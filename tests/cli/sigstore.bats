@@ -135,6 +135,26 @@ EOF
 	check ca-window-ends-at-signing
 }
 
+@test "sigstore: a P-384 leaf whose message signature is over SHA-256 (sigstore-python 1.x) verifies; the oracle agrees" {
+	check p384-sha256
+	assert_output_has "Sigstore signature verified"
+}
+
+@test "sigstore: a P-384 leaf signing over the SHA-384 it declares verifies; the oracle agrees" {
+	check p384-sha384
+	assert_output_has "Sigstore signature verified"
+}
+
+@test "sigstore: a SHA-256 signature whose messageDigest claims SHA2_384 is refused; nor for the oracle" {
+	check p384-sha256-says-sha384
+	assert_output_has "signature does not verify over the artifact"
+}
+
+@test "sigstore: a SHA-384 signature whose messageDigest claims SHA2_256 is refused (the key's size does not choose); nor for the oracle" {
+	check p384-sha384-says-sha256
+	assert_output_has "signature does not verify over the artifact"
+}
+
 @test "sigstore: a v0.2 bundle with an x509CertificateChain verifies; the oracle agrees" {
 	check chain-v02
 	assert_output_has "Sigstore signature verified"

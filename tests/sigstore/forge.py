@@ -234,9 +234,9 @@ class Rekor:
         return bundle_entry, api
 
 
-def hashedrekord(digest, sig, pub_pem):
+def hashedrekord(digest, sig, pub_pem, alg="sha256"):
     return json.dumps({"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
-        "data": {"hash": {"algorithm": "sha256", "value": digest.hex()}},
+        "data": {"hash": {"algorithm": alg, "value": digest.hex()}},
         "signature": {"content": b64(sig), "publicKey": {"content": b64(pub_pem)}}}},
         sort_keys=True, separators=(",", ":")).encode()
 
@@ -500,6 +500,29 @@ s6 = ec_key()
 keyless("time-outside-cert", leaf_cert(s6, int_key, int_ca, ct_key), s6,
         integrated_time=T + 3600)
 case("time-outside-cert", "time-outside-cert.json", "fail", "fail")
+
+# P-384 Fulcio leaves (issue 25): the message signature's hash is the one
+# messageDigest.algorithm declares, not the one the key's size suggests.
+# sigstore-python 1.x signed SHA-256 under P-384: verifies. The same
+# signature with the field claiming SHA2_384 (and the artifact's SHA-384,
+# logged so), and a SHA-384 signature claiming SHA2_256: refused.
+def p384_case(name, sig_hash, alg, md_name, md):
+    s = ec.generate_private_key(ec.SECP384R1())
+    cert = leaf_cert(s, int_key, int_ca, ct_key)
+    sig = s.sign(artifact, ec.ECDSA(sig_hash))
+    d = md(artifact).digest()
+    keyless(name, cert, s, body=hashedrekord(d, sig, pem(cert), alg),
+            content={"messageSignature": {"messageDigest": {"algorithm": md_name,
+                                                             "digest": b64(d)},
+                                          "signature": b64(sig)}})
+p384_case("p384-sha256", hashes.SHA256(), "sha256", "SHA2_256", hashlib.sha256)
+case("p384-sha256", "p384-sha256.json", "pass", "pass")
+p384_case("p384-sha384", hashes.SHA384(), "sha384", "SHA2_384", hashlib.sha384)
+case("p384-sha384", "p384-sha384.json", "pass", "pass")
+p384_case("p384-sha256-says-sha384", hashes.SHA256(), "sha384", "SHA2_384", hashlib.sha384)
+case("p384-sha256-says-sha384", "p384-sha256-says-sha384.json", "fail", "fail")
+p384_case("p384-sha384-says-sha256", hashes.SHA384(), "sha256", "SHA2_256", hashlib.sha256)
+case("p384-sha384-says-sha256", "p384-sha384-says-sha256.json", "fail", "fail")
 
 # no transparency-log entry at all: no signing time
 nb = json.loads(open(os.path.join(OUT, "good.json")).read())
