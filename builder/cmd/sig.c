@@ -299,8 +299,8 @@ static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidenc
 	}
 	ret = sigstore_verify_entries(in, found.ptr, found.len, ev, &chosen, &n, e);
 	if (ret < 0)
-		wb_error_prefix(e, "%s%snone of the %zu entries fetched verifies; the first",
-				note, note[0] ? "; " : "", n);
+		wb_error_prefix(e, "%s%snone of the %zu entries %s verifies; the first",
+				note, note[0] ? "; " : "", n, note[0] ? "fetched" : "rekor lists");
 	else if (ss.save_entry &&
 		 fs_write_atomic(ss.save_entry, chosen, strlen(chosen), 0644, e) < 0)
 		ret = -1;
