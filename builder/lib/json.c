@@ -41,8 +41,13 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
 
 json_t *json_text(const char *s)
 {
-	char *t = text_record(s);
-	json_t *j = json_string(t);
+	char *t;
+	json_t *j;
+
+	if (!s)
+		return NULL;        /* as json_string(NULL): no field */
+	t = text_record(s);
+	j = json_string(t);
 
 	free(t);
 	return j;
