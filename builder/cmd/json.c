@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "fetch/fetch.h"
+#include "lib/json.h"
 #include "recipe/plan.h"
 
 #define CMD_JSON_SCHEMA 1
@@ -78,14 +79,14 @@ static json_t *item_json(const struct fetch_item *it)
 	json_object_set_new(o, "ok", json_boolean(!it->status));
 	if (it->status) {
 		json_object_set_new(o, "exit", json_integer(it->status));
-		json_object_set_new(o, "error", json_string(it->err.msg));
+		json_object_set_new(o, "error", json_text(it->err.msg));
 		return o;
 	}
 	json_object_set_new(o, "cached", json_boolean(it->from_cache));
 	json_object_set_new(o, "sha256", json_string(it->sha256));
 	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
-	json_object_set_new(o, "url", json_string(it->url ? it->url : ""));
-	json_object_set_new(o, "path", json_string(it->path ? it->path : ""));
+	json_object_set_new(o, "url", json_text(it->url ? it->url : ""));
+	json_object_set_new(o, "path", json_text(it->path ? it->path : ""));
 	signer = verify_evidence_signer(&it->ev);
 	if (signer) {
 		/* the signer's evidence (minisign: key_id, trusted_comment) */
@@ -93,12 +94,12 @@ static json_t *item_json(const struct fetch_item *it)
 
 		for (size_t i = 0; i < signer->nfields; i++)
 			json_object_set_new(o, signer->fields[i].key,
-					    json_string(signer->fields[i].value));
+					    json_text(signer->fields[i].value));
 		/* the further signature requirements' signers */
 		for (size_t i = 0; i < it->ev.nr; i++) {
 			const struct trust_ev *x = &it->ev.v[i];
 			if (x != signer && (x->method->flags & TRUST_SIGNATURE) && x->nfields)
-				json_array_append_new(also, json_string(x->fields[0].value));
+				json_array_append_new(also, json_text(x->fields[0].value));
 		}
 		if (json_array_size(also))
 			json_object_set_new(o, "also_key_ids", also);

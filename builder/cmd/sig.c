@@ -273,7 +273,7 @@ static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidenc
 	struct fetch_transport t;
 	struct trust_http http = { sig_request, &t };
 	struct buf found = BUF_INIT;
-	char hex[65], *chosen = NULL;
+	char hex[65], *chosen = NULL, note[WB_ERR_MAX / 2] = "";
 	size_t n = 0;
 	int ret = -1;
 
@@ -284,6 +284,12 @@ static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidenc
 	digest_hex(in->artifact_sha256, 32, hex);
 	if (rekor_lookup_merged(&http, ss.rekor, hex, &found, e) < 0)
 		goto out;
+	if (e->msg[0]) {
+		/* a cap was hit: said now, and again if nothing verifies */
+		snprintf(note, sizeof(note), "%s", e->msg);
+		wb_log(&run->log, WB_LOG_WARN, "%s", note);
+		wb_err_clear(e);
+	}
 	if (!found.len) {
 		char *shown = text_printable(ss.rekor);
 
@@ -293,7 +299,8 @@ static int sig_sigstore_rekor(struct sigstore_input *in, struct sigstore_evidenc
 	}
 	ret = sigstore_verify_entries(in, found.ptr, found.len, ev, &chosen, &n, e);
 	if (ret < 0)
-		wb_error_prefix(e, "none of the %zu entries rekor lists verifies; the first", n);
+		wb_error_prefix(e, "%s%snone of the %zu entries %s verifies; the first",
+				note, note[0] ? "; " : "", n, note[0] ? "fetched" : "rekor lists");
 	else if (ss.save_entry &&
 		 fs_write_atomic(ss.save_entry, chosen, strlen(chosen), 0644, e) < 0)
 		ret = -1;

@@ -72,14 +72,28 @@ static int render(const char *data_dir, const char *rel,
 	return ret;
 }
 
-static int write_buf(const char *dir, const char *rel, const struct buf *b,
-		     struct wb_err *e)
+static int write_mode(const char *dir, const char *rel, const struct buf *b,
+		      mode_t mode, struct wb_err *e)
 {
 	char *path = fs_join(dir, rel);
-	int ret = fs_write_atomic(path, b->ptr, b->len, 0644, e);
+	int ret = fs_write_atomic(path, b->ptr, b->len, mode, e);
 
 	free(path);
 	return ret;
+}
+
+static int write_buf(const char *dir, const char *rel, const struct buf *b,
+		     struct wb_err *e)
+{
+	return write_mode(dir, rel, b, 0644, e);
+}
+
+/* A file holding the one-off Administrator password: the user's alone
+ * (0600, in a 0700 directory for the answer files), created so. */
+static int write_secret(const char *dir, const char *rel, const struct buf *b,
+			struct wb_err *e)
+{
+	return write_mode(dir, rel, b, 0600, e);
 }
 
 /* HCL list of strings: ["a", "b"] */
@@ -163,14 +177,14 @@ static int emit_answer(const struct plan *p, const struct emit_opts *o,
 		free(dir);
 		dir = xasprintf("%s/answer/%s", tmp, fwname);
 		buf_reset(&out);
-		if (fs_mkdir_p(dir, 0755, e) ||
+		if (fs_mkdir_p(dir, 0700, e) ||
 		    render(o->data_dir, "answer/Autounattend.xml.in", &v, &out, e) ||
-		    write_buf(dir, "Autounattend.xml", &out, e))
+		    write_secret(dir, "Autounattend.xml", &out, e))
 			goto done;
 	}
 	buf_reset(&out);
 	if (render(o->data_dir, "hcl/iso-admin.pkrvars.hcl.in", &v, &out, e) ||
-	    write_buf(tmp, "iso-admin.auto.pkrvars.hcl", &out, e))
+	    write_secret(tmp, "iso-admin.auto.pkrvars.hcl", &out, e))
 		goto done;
 	ret = 0;
 done:
@@ -349,6 +363,18 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	if (emit_script_vars(p, m, CD_LABEL, ARCHIVE_IN_VM, &v, e))
 		goto done;
 	tmpl_set(&v, "manifest_sha256", hex);
+	/* the SBOM step 02 copies into the image is pinned the same way;
+	 * '' when none was written (then nothing is copied) */
+	mpath = fs_join(o->out_dir, "sbom.cdx.json");
+	hex[0] = '\0';
+	if (fs_exists(mpath) && digest_file(mpath, 0, &d, e)) {
+		free(mpath);
+		goto done;
+	}
+	if (fs_exists(mpath))
+		digest_hex(d.sha256, sizeof(d.sha256), hex);
+	free(mpath);
+	tmpl_set(&v, "sbom_sha256", hex);
 	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	for (unsigned i = 0; i < emit_nscripts; i++) {

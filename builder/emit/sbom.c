@@ -26,7 +26,7 @@ static void prop(json_t *props, const char *name, const char *value)
 		return;
 	o = json_object();
 	json_object_set_new(o, "name", json_sprintf(SBOM_PROP_NS "%s", name));
-	json_object_set_new(o, "value", json_string(value));
+	json_object_set_new(o, "value", json_text(value));
 	json_array_append_new(props, o);
 }
 
@@ -71,7 +71,7 @@ static void ext_ref(json_t *refs, const char *type, const char *url)
 		return;
 	o = json_object();
 	json_object_set_new(o, "type", json_string(type));
-	json_object_set_new(o, "url", json_string(url));
+	json_object_set_new(o, "url", json_text(url));
 	json_array_append_new(refs, o);
 }
 

@@ -24,6 +24,7 @@
 #include "fetch/fetch.h"
 #include "fetch/sink.h"
 #include "lib/buf.h"
+#include "lib/envlimits.h"
 #include "lib/text.h"
 #include "lib/fs.h"
 
@@ -149,20 +150,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long env_long(const char *name, long def, long min, long max)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (*end || n < min || n > max)
-		return def;
-	return n;
 }
 
 static void elog(struct engine *en, int level, const char *fmt, ...)
@@ -829,14 +816,22 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 		  size_t max, int no_redirect, struct buf *out, long *status,
 		  struct wb_err *e)
 {
-	int max_tries = (int)env_long("WINBUILD_RETRIES", 3, 1, 20);
-	long backoff_ms = env_long("WINBUILD_RETRY_BACKOFF_MS", 1000, 0, 60000);
-	long connect_timeout = env_long("WINBUILD_CONNECT_TIMEOUT", 30, 1, 3600);
-	long low_speed_time = env_long("WINBUILD_LOW_SPEED_TIME", 60, 1, 3600);
-	long low_speed_limit = env_long("WINBUILD_LOW_SPEED_LIMIT", 100, 1, 1L << 30);
+	struct env_limits lim;
+	int max_tries;
+	long backoff_ms, connect_timeout, low_speed_time, low_speed_limit;
 	char ua[64], errbuf[CURL_ERROR_SIZE];
-	char *cur = xstrdup(url);
+	char *cur;
 	int hops = 0, tries = 0, ret = -1;
+
+	*status = 0;
+	if (env_limits_read(&lim, e) < 0)
+		return -1;
+	max_tries = (int)lim.retries;
+	backoff_ms = lim.backoff_ms;
+	connect_timeout = lim.connect_timeout;
+	low_speed_time = lim.low_speed_time;
+	low_speed_limit = lim.low_speed_limit;
+	cur = xstrdup(url);
 
 	snprintf(ua, sizeof(ua), "winbuild/%s", WB_VERSION);
 	*status = 0;
@@ -1118,6 +1113,11 @@ static int lookups(struct engine *en, struct job *j, const struct digest_result 
 			wb_err_clear(e);
 			buf_reset(&j->text[slot]);
 			r = q->method->lookup(q, q->lookup.v[u], hex, &http, &j->text[slot], e);
+			if (r == 0 && e->msg[0]) {
+				/* a cap the lookup hit (rekor.h): reported, not an error */
+				elog(en, WB_LOG_WARN, "artifact '%s': %s", j->it->art->name, e->msg);
+				wb_err_clear(e);
+			}
 			if (r < 0 && e->code == WB_ENET && u + 1 < q->lookup.nr)
 				elog(en, WB_LOG_WARN, "artifact '%s': %s; trying the next one",
 				     j->it->art->name, e->msg);
@@ -1867,25 +1867,27 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	      struct cache *c, const struct fetch_opts *o, struct wb_err *e)
 {
 	struct engine en;
+	struct env_limits lim;
 	struct buf missing = BUF_INIT;
 	size_t nmissing = 0, k = 0;
 	int ret = 0;
 
 	memset(&en, 0, sizeof(en));
+	if (env_limits_read(&lim, e) < 0)
+		return -1;
 	en.plan = plan;
 	en.o = o;
 	en.c = c;
 	en.njobs = n;
 	en.t0 = now_s();
-	en.max_tries = (int)env_long("WINBUILD_RETRIES", 3, 1, 20);
-	en.backoff_ms = env_long("WINBUILD_RETRY_BACKOFF_MS", 1000, 0, 60000);
-	en.connect_timeout = env_long("WINBUILD_CONNECT_TIMEOUT", 30, 1, 3600);
-	en.low_speed_time = env_long("WINBUILD_LOW_SPEED_TIME", 60, 1, 3600);
+	en.max_tries = (int)lim.retries;
+	en.backoff_ms = lim.backoff_ms;
+	en.connect_timeout = lim.connect_timeout;
+	en.low_speed_time = lim.low_speed_time;
 	/* below this many bytes/s for low_speed_time seconds is a stall */
-	en.low_speed_limit = env_long("WINBUILD_LOW_SPEED_LIMIT", 100, 1, 1L << 30);
-	en.max_size = (unsigned long long)env_long("WINBUILD_MAX_SIZE", 2L << 30, 1,
-						  (long)(64L << 30));
-	en.lock_timeout = env_long("WINBUILD_LOCK_TIMEOUT", 900, 0, 86400);
+	en.low_speed_limit = lim.low_speed_limit;
+	en.max_size = lim.max_size;
+	en.lock_timeout = lim.lock_timeout;
 	snprintf(en.user_agent, sizeof(en.user_agent), "winbuild/%s", WB_VERSION);
 	en.jobs = xcalloc(n ? n : 1, sizeof(*en.jobs));
 	/* Archives first: unpacking them is the longest work after the

@@ -88,29 +88,36 @@ int fs_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Write PATH through a temp file beside it: created by mkostemp (O_EXCL, a
+ * private name, mode 0600 from the first instant, so a planted symlink is
+ * never followed and a secret is never readable by others, whatever the
+ * umask), given MODE through its descriptor before any byte is written,
+ * then renamed over PATH.
+ */
 static int write_renamed(const char *path, const void *data, size_t len, mode_t mode,
 			 int sync, struct wb_err *e)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
 	const char *p = data;
 	int fd, ret = 0;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		ret = wb_error(e, WB_EIO, "cannot create '%s': %s", tmp,
+		ret = wb_error(e, WB_EIO, "cannot create a temp file for '%s': %s", path,
 			       strerror(errno));
 		goto out;
 	}
-	if (fs_write_all(fd, p, len) < 0)
+	if (fchmod(fd, mode) < 0)
+		ret = wb_error(e, WB_EIO, "cannot chmod '%s': %s", tmp,
+			       strerror(errno));
+	if (!ret && fs_write_all(fd, p, len) < 0)
 		ret = wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
 	if (!ret && sync && fsync(fd) < 0)
 		ret = wb_error(e, WB_EIO, "cannot sync '%s': %s", tmp,
 			       strerror(errno));
 	if (close(fd) < 0 && !ret)
 		ret = wb_error(e, WB_EIO, "cannot close '%s': %s", tmp,
-			       strerror(errno));
-	if (!ret && fchmodat(AT_FDCWD, tmp, mode, 0) < 0)
-		ret = wb_error(e, WB_EIO, "cannot chmod '%s': %s", tmp,
 			       strerror(errno));
 	if (!ret && rename(tmp, path) < 0)
 		ret = wb_error(e, WB_EIO, "cannot rename '%s' to '%s': %s", tmp,

@@ -4,6 +4,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/json.h"
+#include "lib/text.h"
 
 int json_write_file(const char *path, const json_t *root, size_t flags,
 		    struct wb_err *e)
@@ -36,4 +37,18 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
 	if (!r)
 		wb_error(e, WB_EUSAGE, "%s: '%s' is not base64", what, name);
 	return r;
+}
+
+json_t *json_text(const char *s)
+{
+	char *t;
+	json_t *j;
+
+	if (!s)
+		return NULL;        /* as json_string(NULL): no field */
+	t = text_record(s);
+	j = json_string(t);
+
+	free(t);
+	return j;
 }

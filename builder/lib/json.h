@@ -22,4 +22,9 @@ int json_write_file(const char *path, const json_t *root, size_t flags,
 unsigned char *json_get_b64(const json_t *obj, const char *name, const char *what,
 			    size_t *len, struct wb_err *e);
 
+/* A JSON string of S as text_record() keeps it (lib/text.h): never a
+ * dropped field for text that is not UTF-8. NULL for a NULL S (as
+ * json_string(NULL)). */
+json_t *json_text(const char *s);
+
 #endif

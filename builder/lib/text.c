@@ -128,3 +128,8 @@ void text_suggest_add(struct text_suggest *s, const char *cand)
 		s->best = cand;   /* "--cache-dir" for "--cache" */
 	}
 }
+
+char *text_record(const char *s)
+{
+	return text_utf8_valid(s, strlen(s)) ? xstrdup(s) : text_printable(s);
+}

@@ -34,6 +34,15 @@ void text_add_printable(struct buf *b, const char *s, size_t len);
 char *text_printable(const char *s);
 
 /*
+ * S as a record (lock, SBOM, manifest, --json) holds it, as a new string:
+ * S itself when it is well-formed UTF-8, else text_printable(S) (each byte
+ * of a malformed sequence, each control character and each backslash as
+ * \xNN). JSON strings must be UTF-8: such text used to be dropped from the
+ * record (jansson's json_string() refuses it), now it is kept, escaped.
+ */
+char *text_record(const char *s);
+
+/*
  * Did-you-mean: the candidate nearest to WANT by edit distance
  * (Levenshtein), for misspelt commands, options, recipe keys and component
  * names. text_suggest_init, then text_suggest_add each candidate; best is

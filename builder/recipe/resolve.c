@@ -21,6 +21,7 @@
 #include "lib/text.h"
 #include "lib/tmpl.h"
 #include "lib/winpath.h"
+#include "lib/winreserved.h"
 #include "recipe/node.h"
 #include "recipe/plan.h"
 #include "recipe/schema.h"
@@ -1864,6 +1865,13 @@ static int convert_services(struct resolver *r, const struct rnode *cn,
 			   "0123456789_.-") != len)
 			return bad_grammar(r, n ? &n->origin : &sn->origin, what, name, "a service name "
 					   "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64)");
+		/* the services step creates, reconfigures or deletes (nssm) a
+		 * service by this name: never one of Windows' own */
+		if (winreserved_service(name))
+			return err_at(r, &n->origin, "'%s': service name '%s' is a service "
+				      "of Windows itself (lib/winreserved.c lists them); the "
+				      "services step would repoint or replace it: give the "
+				      "component's service a name of its own", what, name);
 		if (plan_find_service(p, name)) {
 			char where[512];
 
@@ -2017,6 +2025,83 @@ out:
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 
 /* VS: the component's variables, released by the caller. */
+/*
+ * What a component adds to the machine PATH or to Defender's exclusions
+ * must be a directory it owns (docs/recipes.md, "path"): one of its own
+ * `directories`, at or below where one of its artifacts unpacks, or the
+ * directory one of its files is installed or generated into; and never a
+ * system location (lib/winreserved.c: C:\, Windows, Users, ...), which no
+ * component owns. image-builder's ansible roles add fixed directories
+ * (ansible/windows/roles/.../tasks: C:\k, the containerd directory); here
+ * the components are data anyone may write, so the rule is checked.
+ */
+static int owned_dirs(struct resolver *r, const struct rnode *l, const char *what,
+		      const struct plan_component *c)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; l && i < l->nr; i++) {
+		const char *why = NULL, *sys;
+		char *t = winpath_to_tree(l->items[i]->scalar, &why);
+		int owned = 0;
+
+		if (!t)
+			return err_at(r, &l->items[i]->origin, "bad Windows path '%s' in "
+				      "'%s': %s", l->items[i]->scalar, what, why);
+		if ((sys = winreserved_location(t))) {
+			err_at(r, &l->items[i]->origin, "'%s' entry '%s' of component '%s' "
+			       "is a system location (%s%s): a component adds only "
+			       "directories it owns", what, l->items[i]->scalar, c->name,
+			       *sys == 'C' ? "" : "C:\\", sys);
+			free(t);
+			return -1;
+		}
+		for (size_t k = 0; !owned && k < c->directories.nr; k++) {
+			char *d = winpath_to_tree(c->directories.v[k], &why);
+
+			owned = d && winreserved_under(t, d) && winreserved_under(d, t);
+			free(d);
+		}
+		for (size_t k = 0; !owned && k < p->nartifacts; k++) {
+			const struct plan_artifact *a = &p->artifacts[k];
+			char *slash;
+
+			if (strcmp(a->component, c->name))
+				continue;
+			if (a->action == PLAN_UNPACK) {
+				owned = winreserved_under(t, a->dest_tree);
+				continue;
+			}
+			slash = strrchr(a->dest_tree, '/');
+			if (slash) {
+				char *parent = xstrndup(a->dest_tree, (size_t)(slash - a->dest_tree));
+
+				owned = winreserved_under(t, parent) && winreserved_under(parent, t);
+				free(parent);
+			}
+		}
+		for (size_t k = 0; !owned && k < p->ngenerate; k++) {
+			const struct plan_generate *g = &p->generate[k];
+			const char *slash = strrchr(g->dest_tree, '/');
+
+			if (!strcmp(g->component, c->name) && slash) {
+				char *parent = xstrndup(g->dest_tree, (size_t)(slash - g->dest_tree));
+
+				owned = winreserved_under(t, parent) && winreserved_under(parent, t);
+				free(parent);
+			}
+		}
+		free(t);
+		if (!owned)
+			return err_at(r, &l->items[i]->origin, "'%s' entry '%s' is not a "
+				      "directory component '%s' owns (one of its 'directories', "
+				      "or where one of its artifacts unpacks or one of its files "
+				      "is installed or generated)", what, l->items[i]->scalar,
+				      c->name);
+	}
+	return 0;
+}
+
 static int convert_component_in(struct resolver *r, struct rnode *cn,
 				const struct vars *image_vars, struct vars *vs)
 {
@@ -2106,7 +2191,9 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		if (convert_artifact(r, an, c, vs, a))
 			return -1;
 	}
-	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs))
+	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs) ||
+	    owned_dirs(r, rnode_get(cn, "path"), "path", c) ||
+	    owned_dirs(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions", c))
 		return -1;
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	flatten(p, cn, ctx);

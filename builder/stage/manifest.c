@@ -22,8 +22,8 @@ static json_t *authenticode_json(const struct authenticode_result *r)
 	json_object_set_new(o, "signed", json_boolean(r->is_signed));
 	if (!r->is_signed)
 		return o;
-	json_object_set_new(o, "signer", json_string(r->subject));
-	json_object_set_new(o, "issuer", json_string(r->issuer));
+	json_object_set_new(o, "signer", json_text(r->subject));
+	json_object_set_new(o, "issuer", json_text(r->issuer));
 	json_object_set_new(o, "thumbprint_sha256", json_string(r->thumbprint));
 	json_object_set_new(o, "digest", json_string(r->digest));
 	json_object_set_new(o, "timestamp", r->has_timestamp ?
@@ -61,7 +61,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "name", json_string(a->name));
 		json_object_set_new(o, "component", json_string(a->component));
 		json_object_set_new(o, "version", json_string(a->version));
-		json_object_set_new(o, "url", json_string(in[i].url ? in[i].url :
+		json_object_set_new(o, "url", json_text(in[i].url ? in[i].url :
 							  a->upstream_url));
 		json_object_set_new(o, "sha256", json_string(in[i].sha256));
 		json_object_set_new(o, "size", json_integer((json_int_t)in[i].size));

@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "trust/method.h"
+#include "lib/text.h"
 
 /* Methods nothing else names: declared here only. */
 extern const struct trust_method trust_m_sigstore, trust_m_attestation, trust_m_cosign;
@@ -67,12 +68,14 @@ void trust_ev_set(struct trust_ev *ev, const char *key, const char *value)
 	for (size_t i = 0; i < ev->nfields; i++)
 		if (!strcmp(ev->fields[i].key, key)) {
 			free(ev->fields[i].value);
-			ev->fields[i].value = xstrdup(value ? value : "");
+			ev->fields[i].value = text_record(value ? value : "");
 			return;
 		}
 	ALLOC_GROW(ev->fields, ev->nfields + 1, ev->alloc_fields);
 	ev->fields[ev->nfields].key = xstrdup(key);
-	ev->fields[ev->nfields].value = xstrdup(value ? value : "");
+	/* evidence is recorded (lock, SBOM, --json): kept escaped when it
+	 * is not UTF-8, never dropped (lib/text.h text_record) */
+	ev->fields[ev->nfields].value = text_record(value ? value : "");
 	ev->nfields++;
 }
 

@@ -54,6 +54,7 @@ int rekor_lookup(const struct trust_http *http, const char *base, const char *sh
 	json_t *arr = NULL;
 	json_error_t je;
 	long status;
+	size_t n;
 	int ret = -1;
 
 	while (blen && base[blen - 1] == '/')
@@ -74,7 +75,8 @@ int rekor_lookup(const struct trust_http *http, const char *base, const char *sh
 		answer_error(e, url, "the index answer is not a list of entry UUIDs");
 		goto out;
 	}
-	for (size_t i = 0; i < json_array_size(arr) && i < REKOR_MAX_ENTRIES; i++) {
+	n = json_array_size(arr);
+	for (size_t i = 0; i < n; i++) {
 		const char *uuid = json_string_value(json_array_get(arr, i));
 		char what[96];
 
@@ -84,6 +86,15 @@ int rekor_lookup(const struct trust_http *http, const char *base, const char *sh
 			answer_error(e, url, what);
 			goto out;
 		}
+	}
+	/* Rekor lists the newest first and its log is append-only: anyone
+	 * can log more entries for a public digest, never older ones. So the
+	 * oldest are fetched first, and a flood of later entries cannot push
+	 * the genuine one out of reach (issue 25); past REKOR_MAX_ENTRIES the
+	 * newest are left, and the note says so. */
+	for (size_t k = 0; k < n && k < REKOR_MAX_ENTRIES; k++) {
+		const char *uuid = json_string_value(json_array_get(arr, n - 1 - k));
+
 		free(url);
 		url = xasprintf("%.*s/api/v1/log/entries/%s", (int)blen, base, uuid);
 		if (ask(http, url, NULL, &ans, &status, e) < 0)
@@ -91,6 +102,15 @@ int rekor_lookup(const struct trust_http *http, const char *base, const char *sh
 		if (status == 404)
 			continue;         /* listed, then gone: the others may do */
 		wb_strlist_push(entries, ans.ptr ? ans.ptr : "");
+	}
+	if (n > REKOR_MAX_ENTRIES) {
+		char *shown = text_printable(base);
+
+		e->code = 0;
+		snprintf(e->msg, sizeof(e->msg), "rekor '%s' lists %zu entries for sha256:%s; "
+			 "only the %d oldest were fetched (REKOR_MAX_ENTRIES)", shown, n,
+			 sha256_hex, REKOR_MAX_ENTRIES);
+		free(shown);
 	}
 	ret = 0;
 out:

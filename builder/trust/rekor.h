@@ -11,8 +11,10 @@
  * TLS and --cacert, proxy, timeouts, retries, the transport policy). The
  * index POST is never redirected (a redirect is refused, WB_ENET); an
  * entry's GET follows redirects hop by hop under the transport policy.
- * Every answer is capped (REKOR_ANSWER_MAX), at most REKOR_MAX_ENTRIES
- * entries are fetched.
+ * Every answer is capped (REKOR_ANSWER_MAX); the index answer is read
+ * whole, and its REKOR_MAX_ENTRIES oldest entries are fetched, oldest
+ * first (Rekor lists newest first; later entries, which anyone can add,
+ * cannot push the genuine one out).
  */
 #ifndef WB_REKOR_H
 #define WB_REKOR_H
@@ -22,13 +24,15 @@
 #include "trust/method.h"
 
 #define REKOR_ANSWER_MAX (1024 * 1024)
-#define REKOR_MAX_ENTRIES 16
+#define REKOR_MAX_ENTRIES 64
 
 /*
  * Append to ENTRIES the text of every entry Rekor at BASE (e.g.
  * "https://rekor.sigstore.dev") lists for SHA256_HEX (64 lowercase hex
  * digits), asked through HTTP. No entry is not an error (ENTRIES stays
- * empty). Errors: WB_ENET (unreachable, refused, an HTTP error, a refused
+ * empty). When the index lists more than REKOR_MAX_ENTRIES, the call still
+ * succeeds and leaves a note in E (code 0, msg set) for the caller to
+ * report. Errors: WB_ENET (unreachable, refused, an HTTP error, a refused
  * redirect; the message names the URL), WB_EVERIFY (an answer that is not
  * the API's form).
  */

@@ -36,7 +36,13 @@ struct sb {
 	int has_key_material;            /* verificationMaterial.publicKey */
 	enum sigstore_content content;
 	int has_digest;
-	unsigned char digest[32];        /* messageDigest (SHA2_256) */
+	const EVP_MD *digest_md;         /* messageDigest.algorithm; NULL: none */
+	unsigned char digest[EVP_MAX_MD_SIZE]; /* messageDigest.digest */
+	size_t digest_len;
+	/* the artifact's digest under digest_md (SHA-256 when none is
+	 * declared): what a hashedrekord entry must log */
+	unsigned char art_digest[EVP_MAX_MD_SIZE];
+	size_t art_digest_len;
 	unsigned char *sig;              /* message or DSSE signature */
 	size_t sig_len;
 	char *payload_type;              /* DSSE */
@@ -151,6 +157,18 @@ static int sb_material(const json_t *vm, struct sb *b, struct wb_err *e)
 	return 0;
 }
 
+/* The protobuf-specs HashAlgorithm names a message digest may declare. */
+static const EVP_MD *pb_hash_md(const char *name)
+{
+	if (!strcmp(name, "SHA2_256"))
+		return EVP_sha256();
+	if (!strcmp(name, "SHA2_384"))
+		return EVP_sha384();
+	if (!strcmp(name, "SHA2_512"))
+		return EVP_sha512();
+	return NULL;
+}
+
 static int sb_content(const json_t *root, struct sb *b, struct wb_err *e)
 {
 	const json_t *ms = json_object_get(root, "messageSignature");
@@ -170,22 +188,24 @@ static int sb_content(const json_t *root, struct sb *b, struct wb_err *e)
 
 			if (!json_is_string(alg))
 				return wb_error(e, WB_EUSAGE, "messageSignature.messageDigest: missing algorithm");
-			d = json_get_b64(md, "digest", "messageSignature.messageDigest", &len, e);
-			if (!d)
-				return -1;
-			if (!strcmp(json_string_value(alg), "SHA2_256") && len == 32) {
-				memcpy(b->digest, d, 32);
-				b->has_digest = 1;
-			} else if (strcmp(json_string_value(alg), "SHA2_256")) {
-				free(d);
+			b->digest_md = pb_hash_md(json_string_value(alg));
+			if (!b->digest_md)
 				return wb_error(e, WB_EUSAGE,
 						"messageSignature.messageDigest: unsupported algorithm '%s'",
 						json_string_value(alg));
-			} else {
+			d = json_get_b64(md, "digest", "messageSignature.messageDigest", &len, e);
+			if (!d)
+				return -1;
+			if (len != (size_t)EVP_MD_get_size(b->digest_md)) {
 				free(d);
 				return wb_error(e, WB_EUSAGE,
-						"messageSignature.messageDigest: not 32 bytes");
+						"messageSignature.messageDigest: %zu bytes, not the %d of %s",
+						len, EVP_MD_get_size(b->digest_md),
+						json_string_value(alg));
 			}
+			memcpy(b->digest, d, len);
+			b->digest_len = len;
+			b->has_digest = 1;
 			free(d);
 		}
 		b->sig = json_get_b64(ms, "signature", "messageSignature", &b->sig_len, e);
@@ -336,45 +356,91 @@ static int sig_verify_msg(EVP_PKEY *pk, const unsigned char *msg, size_t len,
 	return ok;
 }
 
-/* Verify SIG over the artifact: with its SHA-256 when the key's scheme
- * prehashes with SHA-256, else over its bytes (read from the path). */
-static int sig_verify_artifact(EVP_PKEY *pk, const struct sigstore_input *in,
-			       const unsigned char *sig, size_t siglen,
-			       struct wb_err *e)
+/* The artifact's bytes, read from its path and checked to be the bytes
+ * whose SHA-256 the caller gave. */
+static int artifact_bytes(const struct sigstore_input *in, struct buf *bytes,
+			  struct wb_err *e)
+{
+	unsigned char h[32];
+	unsigned int hl = 32;
+
+	if (!in->artifact_path)
+		return wb_error(e, WB_EUSAGE,
+				"this signature needs the artifact's bytes, and no path was given");
+	if (fs_read_file(in->artifact_path, SIGSTORE_ED25519_FILE_MAX,
+			 WB_EIO, bytes, e) < 0)
+		return -1;
+	EVP_Digest(bytes->ptr, bytes->len, h, &hl, EVP_sha256(), NULL);
+	if (!digest_equal(h, in->artifact_sha256, 32)) {
+		buf_release(bytes);
+		return wb_error(e, WB_EIO, "'%s' changed while it was verified",
+				in->artifact_path);
+	}
+	return 0;
+}
+
+/* A message signature's hash is the one its bundle declares
+ * (messageDigest.algorithm), not the one the key's size suggests:
+ * sigstore-python 1.x signed with SHA-256 under P-384 leaves.
+ * @sigstore/verify does the same (bundle/message.js hashes with the
+ * declared algorithm); sigstore-go (pkg/verify/signature.go
+ * compatSignatureVerifier) tries the key's default and SHA-256 and treats
+ * the declared digest as a hint it checks afterwards. Following the
+ * declaration is the stricter of the two: a field that lies makes the
+ * signature fail. With nothing declared (detached cosign signatures) the
+ * key's default applies. Ed25519 signs the bytes themselves. */
+static const EVP_MD *msg_sig_md(const struct sb *b, EVP_PKEY *pk)
 {
 	const EVP_MD *md = sig_md(pk);
+
+	return md && b->digest_md ? b->digest_md : md;
+}
+
+/* The artifact's digest under the declared algorithm (SHA-256 if none):
+ * what the messageDigest and a hashedrekord entry must hold. */
+static int msg_art_digest(struct sb *b, const struct sigstore_input *in,
+			  struct wb_err *e)
+{
+	const EVP_MD *md = b->digest_md ? b->digest_md : EVP_sha256();
+	struct buf bytes = BUF_INIT;
+	unsigned int len = 0;
+
+	if (md == EVP_sha256()) {
+		memcpy(b->art_digest, in->artifact_sha256, 32);
+		b->art_digest_len = 32;
+		return 0;
+	}
+	if (artifact_bytes(in, &bytes, e) < 0)
+		return -1;
+	EVP_Digest(bytes.ptr, bytes.len, b->art_digest, &len, md, NULL);
+	b->art_digest_len = len;
+	buf_release(&bytes);
+	return 0;
+}
+
+/* Verify SIG over the artifact: over its digest when the signature's hash
+ * is one we already hold (b->art_digest), else over its bytes. */
+static int sig_verify_artifact(const struct sb *b, EVP_PKEY *pk,
+			       const struct sigstore_input *in, struct wb_err *e)
+{
+	const EVP_MD *md = msg_sig_md(b, pk);
+	const EVP_MD *held = b->digest_md ? b->digest_md : EVP_sha256();
 	struct buf bytes = BUF_INIT;
 	int ok;
 
-	if (md == EVP_sha256()) {
+	if (md && md == held) {
 		EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(pk, NULL);
 
 		ok = ctx && EVP_PKEY_verify_init(ctx) == 1 &&
 		     EVP_PKEY_CTX_set_signature_md(ctx, md) == 1 &&
-		     EVP_PKEY_verify(ctx, sig, siglen, in->artifact_sha256, 32) == 1;
+		     EVP_PKEY_verify(ctx, b->sig, b->sig_len, b->art_digest,
+				     b->art_digest_len) == 1;
 		EVP_PKEY_CTX_free(ctx);
 	} else {
-		if (!in->artifact_path)
-			return wb_error(e, WB_EUSAGE,
-					"this key's signature needs the artifact's bytes, and no path was given");
-		if (fs_read_file(in->artifact_path, SIGSTORE_ED25519_FILE_MAX,
-				 WB_EIO, &bytes, e) < 0)
+		if (artifact_bytes(in, &bytes, e) < 0)
 			return -1;
-		{
-			unsigned char h[32];
-			unsigned int hl = 32;
-
-			/* the bytes read must be the ones that were hashed */
-			EVP_Digest(bytes.ptr, bytes.len, h, &hl, EVP_sha256(), NULL);
-			if (!digest_equal(h, in->artifact_sha256, 32)) {
-				buf_release(&bytes);
-				return wb_error(e, WB_EIO,
-						"'%s' changed while it was verified",
-						in->artifact_path);
-			}
-		}
 		ok = sig_verify_msg(pk, (const unsigned char *)bytes.ptr, bytes.len,
-				    sig, siglen);
+				    b->sig, b->sig_len);
 		buf_release(&bytes);
 	}
 	if (!ok)
@@ -433,10 +499,12 @@ static int content_verify(const struct sb *b, EVP_PKEY *pk,
 			  const struct sigstore_input *in, struct wb_err *e)
 {
 	if (b->content == SIGSTORE_CONTENT_MESSAGE) {
-		if (b->has_digest && !digest_equal(b->digest, in->artifact_sha256, 32))
+		if (b->has_digest && (b->digest_len != b->art_digest_len ||
+				      !digest_equal(b->digest, b->art_digest, b->digest_len)))
 			return wb_error(e, WB_EVERIFY,
-					"the bundle's message digest is not the artifact's sha256");
-		return sig_verify_artifact(pk, in, b->sig, b->sig_len, e);
+					"the bundle's message digest is not the artifact's %s",
+					EVP_MD_get0_name(b->digest_md));
+		return sig_verify_artifact(b, pk, in, e);
 	} else {
 		struct buf pae = BUF_INIT;
 		int ok;
@@ -456,8 +524,7 @@ static int content_verify(const struct sb *b, EVP_PKEY *pk,
 
 /* The entry must record this signature, this material and this content. */
 static int body_check(const struct tlog_entry *ent, const struct sb *b,
-		      X509 *leaf, EVP_PKEY *pk, const struct sigstore_input *in,
-		      struct wb_err *e)
+		      X509 *leaf, EVP_PKEY *pk, struct wb_err *e)
 {
 	struct tlog_body body;
 	struct tlog_expect x;
@@ -470,9 +537,10 @@ static int body_check(const struct tlog_entry *ent, const struct sb *b,
 	x.cert = leaf;
 	x.pkey = leaf ? NULL : pk;
 	if (b->content == SIGSTORE_CONTENT_MESSAGE) {
-		x.digest_alg = "sha256";
-		x.digest = in->artifact_sha256;
-		x.digest_len = 32;
+		x.digest_alg = b->digest_md == EVP_sha384() ? "sha384" :
+			       b->digest_md == EVP_sha512() ? "sha512" : "sha256";
+		x.digest = b->art_digest;
+		x.digest_len = b->art_digest_len;
 	} else {
 		x.payload_type = b->payload_type;
 		x.payload = b->payload;
@@ -597,6 +665,8 @@ int sigstore_verify(const struct sigstore_input *in,
 		goto out;
 	ev->bundle_minor = b.minor;
 	ev->content = b.content;
+	if (b.content == SIGSTORE_CONTENT_MESSAGE && msg_art_digest(&b, in, e) < 0)
+		goto out;
 
 	/* 2. the material against the policy */
 	if (b.certs) {
@@ -648,7 +718,7 @@ int sigstore_verify(const struct sigstore_input *in,
 		memset(&res, 0, sizeof(res));
 		if (tlog_entry_verify(&b.entries[i], in->root->tlogs, in->root->ntlogs,
 				      flags, now, &res, e) < 0 ||
-		    body_check(&b.entries[i], &b, leaf, pk, in, e) < 0) {
+		    body_check(&b.entries[i], &b, leaf, pk, e) < 0) {
 			wb_error_prefix(e, "transparency-log entry %zu", i);
 			goto out;
 		}

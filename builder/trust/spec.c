@@ -46,13 +46,20 @@ void trust_req_set_param(struct trust_req *r, const char *key, const char *value
 		p->origin = *origin;
 }
 
+/* The same keys with the same flags: a site's key listed by a component
+ * with file_check off or legacy allowed is another, looser requirement,
+ * never the same one (so the site's is kept and ANDed, issue 25). */
 static int same_keys(const struct trust_req *a, const struct trust_req *b)
 {
 	if (a->nkeys != b->nkeys)
 		return 0;
 	for (size_t i = 0; i < a->nkeys; i++) {
+		const struct minisign_pubkey *ka = &a->keys[i].pk;
 		size_t j = 0;
-		while (j < b->nkeys && strcmp(a->keys[i].text, b->keys[j].text))
+
+		while (j < b->nkeys && (strcmp(a->keys[i].text, b->keys[j].text) ||
+					ka->allow_legacy != b->keys[j].pk.allow_legacy ||
+					ka->file_check != b->keys[j].pk.file_check))
 			j++;
 		if (j == b->nkeys)
 			return 0;

@@ -547,3 +547,69 @@ assert v.get("vars." + l + "A") == "one" and v.get("vars." + l + "B") == "two", 
 	assert_status 2
 	assert_output_has "site/bad.yaml:4:"
 }
+
+# ---- issue 25 class 5: a key's flags only tighten ---------------------------
+# The site pins key A with its defaults (file check on, legacy refused). A
+# component (or a lower layer) that lists the same key with file_check:
+# false or allow_legacy: true declares a looser requirement of its own; it
+# never stands in for the site's, which is kept and ANDed.
+
+# site_a: an override requiring key A with its defaults
+site_a() { printf 'kind: override\nsignatures:\n  keys: [{key: %s}]\n' "$PUB_A" >site.yaml; }
+
+@test "c25.5: a component's file_check: false on the site's key does not turn off the site's file check" {
+	good_first
+	site_a
+	# c.bin is validly signed by A, for another file (file:other.bin)
+	art a "$(H)/c.bin" "minisign: {keys: [{key: $PUB_A, file_check: false}]}" | recipe
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml:3:3"
+	assert_output_has "other.bin"
+	intact
+	# the plan keeps both requirements, the site's with its file check
+	"$WINBUILD" plan img.yaml -O site.yaml --json >plan.json
+	python3 - plan.json <<-'PY'
+		import json, sys
+		v = json.load(open(sys.argv[1]))["artifacts"][0]["verify"]
+		assert v["minisign"]["keys"][0]["file_check"] is False, v
+		assert [k["file_check"] for q in v["minisign_also"] for k in q["keys"]] == [True], v
+	PY
+	# without the site's override the component's own choice stands
+	wb fetch img.yaml --no-progress
+	assert_status 0
+}
+
+@test "c25.5: a component's allow_legacy: true on the site's key does not let a legacy signature through" {
+	good_first
+	site_a
+	art a "$(H)/l.bin" "minisign: {keys: [{key: $PUB_A, allow_legacy: true}]}" | recipe
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml:3:3"
+	assert_output_has "legacy"
+	intact
+	[ ! -e out ]
+}
+
+@test "c25.5: the image recipe's signatures with file_check: false do not absorb the override's same key" {
+	good_first
+	site_a
+	# the component pins c.bin's digest only; the image recipe adds key A
+	# without the file check, the site key A with it
+	art a "$(H)/c.bin" "sha256: $(sha256sum "$WWW/c.bin" | cut -d' ' -f1)" | recipe
+	printf 'signatures:\n  keys: [{key: %s, file_check: false}]\n' "$PUB_A" >>img.yaml
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature required by site.yaml:3:3"
+	assert_output_has "other.bin"
+	intact
+	# same flags: one requirement, not two (the dedup still works)
+	art a "$(H)/a.bin" "$(key "$PUB_A")" | recipe
+	"$WINBUILD" plan img.yaml -O site.yaml --json >plan.json
+	python3 - plan.json <<-'PY'
+		import json, sys
+		v = json.load(open(sys.argv[1]))["artifacts"][0]["verify"]
+		assert "minisign_also" not in v or v["minisign_also"] == [], v
+	PY
+}

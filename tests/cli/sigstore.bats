@@ -135,6 +135,51 @@ EOF
 	check ca-window-ends-at-signing
 }
 
+@test "sigstore: a P-384 leaf whose message signature is over SHA-256 (sigstore-python 1.x) verifies; the oracle agrees" {
+	check p384-sha256
+	assert_output_has "Sigstore signature verified"
+}
+
+@test "sigstore: a P-384 leaf signing over the SHA-384 it declares verifies; the oracle agrees" {
+	check p384-sha384
+	assert_output_has "Sigstore signature verified"
+}
+
+@test "sigstore: a SHA-256 signature whose messageDigest claims SHA2_384 is refused; nor for the oracle" {
+	check p384-sha256-says-sha384
+	assert_output_has "signature does not verify over the artifact"
+}
+
+@test "sigstore: a SHA-384 signature whose messageDigest claims SHA2_256 is refused (the key's size does not choose); nor for the oracle" {
+	check p384-sha384-says-sha256
+	assert_output_has "signature does not verify over the artifact"
+}
+
+@test "sigstore: a leaf that is itself a CA certificate does not verify (the oracle does not check)" {
+	check leaf-is-ca
+	assert_output_has "signing certificate is a CA certificate"
+}
+
+@test "sigstore: a SAN with an embedded NUL after the pinned identity does not match it (the oracle's match stops at the NUL)" {
+	check san-nul
+	assert_output_has "certificate identity '(none)' is not '$ID'"
+}
+
+@test "sigstore: an SCT issued outside its CT log's window in the trusted root does not count; nor for the oracle" {
+	check sct-outside-ct-window
+	assert_output_has "1 outside the log's validity"
+}
+
+@test "sigstore: a DSSE subject sharing only the artifact's first 32 hex digits does not name it" {
+	check dsse-subject-prefix
+	assert_output_has "no subject of the in-toto statement has the artifact's sha256"
+}
+
+@test "sigstore: a DSSE envelope whose payload type is not in-toto's does not verify (the oracle does not check)" {
+	check dsse-payload-type
+	assert_output_has "DSSE payload type 'text/plain' is not an in-toto statement"
+}
+
 @test "sigstore: a v0.2 bundle with an x509CertificateChain verifies; the oracle agrees" {
 	check chain-v02
 	assert_output_has "Sigstore signature verified"

@@ -88,6 +88,15 @@ untouched() {
 	untouched
 }
 
+@test "upstream containerd: a line that is a plain message signature over the tarball is not provenance: exit 1" {
+	art "$TAR" "$(H)/containerd/v2.0.0/$TAR" "$(att message.intoto.jsonl)" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "no line of the attestation"
+	assert_output_has "a message signature, not an in-toto statement"
+	untouched
+}
+
 @test "upstream containerd: provenance from another workflow is exit 1; so is a wrong pinned version" {
 	art "$TAR" "$(H)/containerd/v2.0.0/$TAR" "$(att wrong-workflow.intoto.jsonl)" | recipe
 	wb fetch img.yaml --no-progress

@@ -131,7 +131,8 @@ def sct_list(ct_key, issuer_cert, tbs, ts_ms, extensions=b""):
 
 
 def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=ExtendedKeyUsageOID.CODE_SIGNING,
-              not_before=T - 60, not_after=T + 540, sct=True, sct_over=None):
+              not_before=T - 60, not_after=T + 540, sct=True, sct_over=None, is_ca=False,
+              san_der=None):
     b = (x509.CertificateBuilder()
          .subject_name(x509.Name([]))
          .issuer_name(ca.subject)
@@ -139,14 +140,20 @@ def leaf_cert(key, ca_key, ca, ct_key, identity=IDENTITY, issuer=ISSUER, eku=Ext
          .serial_number(x509.random_serial_number())
          .not_valid_before(dt(not_before))
          .not_valid_after(dt(not_after))
-         .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False),
+         .add_extension(x509.KeyUsage(True, False, False, False, False, is_ca, False, False, False),
                         critical=True))
     if eku:
         b = b.add_extension(x509.ExtendedKeyUsage([eku]), critical=False)
+    if is_ca:
+        b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
     san = x509.RFC822Name(identity) if "@" in identity and "://" not in identity \
         else x509.UniformResourceIdentifier(identity)
-    b = (b.add_extension(x509.SubjectAlternativeName([san]),
-                         critical=True)
+    # san_der: the SAN extension's DER as given (an IA5String python would
+    # refuse, e.g. with an embedded NUL)
+    b = (b.add_extension(x509.UnrecognizedExtension(x509.oid.ExtensionOID.SUBJECT_ALTERNATIVE_NAME,
+                                                    san_der), critical=True)
+         if san_der else b.add_extension(x509.SubjectAlternativeName([san]), critical=True))
+    b = (b
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V1, issuer.encode()), critical=False)
          .add_extension(x509.UnrecognizedExtension(OID_ISSUER_V2, der_utf8(issuer)), critical=False))
     if not sct:
@@ -234,9 +241,9 @@ class Rekor:
         return bundle_entry, api
 
 
-def hashedrekord(digest, sig, pub_pem):
+def hashedrekord(digest, sig, pub_pem, alg="sha256"):
     return json.dumps({"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
-        "data": {"hash": {"algorithm": "sha256", "value": digest.hex()}},
+        "data": {"hash": {"algorithm": alg, "value": digest.hex()}},
         "signature": {"content": b64(sig), "publicKey": {"content": b64(pub_pem)}}}},
         sort_keys=True, separators=(",", ":")).encode()
 
@@ -258,7 +265,7 @@ def pae(payload_type, payload):
 
 
 def trusted_root(ca_chain, ct_key, rekor, ca_window=(T - 365 * 86400, None),
-                 tlog_window=(T - 365 * 86400, None)):
+                 tlog_window=(T - 365 * 86400, None), ct_window=(T - 365 * 86400, None)):
     def window(w):
         d = {"start": rfc3339(w[0])}
         if w[1] is not None:
@@ -280,7 +287,7 @@ def trusted_root(ca_chain, ct_key, rekor, ca_window=(T - 365 * 86400, None),
         "ctlogs": [{"baseUrl": "https://ctfe.winbuild.test", "hashAlgorithm": "SHA2_256",
                     "publicKey": {"rawBytes": b64(spki(ct_key)),
                                   "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                                  "validFor": {"start": rfc3339(T - 365 * 86400)}},
+                                  "validFor": window(ct_window)},
                     "logId": {"keyId": b64(hashlib.sha256(spki(ct_key)).digest())}}],
         "timestampAuthorities": [],
     }, indent=1)
@@ -501,6 +508,50 @@ keyless("time-outside-cert", leaf_cert(s6, int_key, int_ca, ct_key), s6,
         integrated_time=T + 3600)
 case("time-outside-cert", "time-outside-cert.json", "fail", "fail")
 
+# P-384 Fulcio leaves (issue 25): the message signature's hash is the one
+# messageDigest.algorithm declares, not the one the key's size suggests.
+# sigstore-python 1.x signed SHA-256 under P-384: verifies. The same
+# signature with the field claiming SHA2_384 (and the artifact's SHA-384,
+# logged so), and a SHA-384 signature claiming SHA2_256: refused.
+def p384_case(name, sig_hash, alg, md_name, md):
+    s = ec.generate_private_key(ec.SECP384R1())
+    cert = leaf_cert(s, int_key, int_ca, ct_key)
+    sig = s.sign(artifact, ec.ECDSA(sig_hash))
+    d = md(artifact).digest()
+    keyless(name, cert, s, body=hashedrekord(d, sig, pem(cert), alg),
+            content={"messageSignature": {"messageDigest": {"algorithm": md_name,
+                                                             "digest": b64(d)},
+                                          "signature": b64(sig)}})
+p384_case("p384-sha256", hashes.SHA256(), "sha256", "SHA2_256", hashlib.sha256)
+case("p384-sha256", "p384-sha256.json", "pass", "pass")
+p384_case("p384-sha384", hashes.SHA384(), "sha384", "SHA2_384", hashlib.sha384)
+case("p384-sha384", "p384-sha384.json", "pass", "pass")
+p384_case("p384-sha256-says-sha384", hashes.SHA256(), "sha384", "SHA2_384", hashlib.sha384)
+case("p384-sha256-says-sha384", "p384-sha256-says-sha384.json", "fail", "fail")
+p384_case("p384-sha384-says-sha256", hashes.SHA384(), "sha256", "SHA2_256", hashlib.sha256)
+case("p384-sha384-says-sha256", "p384-sha384-says-sha256.json", "fail", "fail")
+
+# issue 25 class 10: what the trust code must refuse, each a one-line
+# bug that once survived the suite. A leaf that is itself a CA (CA:TRUE,
+# keyCertSign), otherwise a good keyless signature:
+s10 = ec_key()
+keyless("leaf-is-ca", leaf_cert(s10, int_key, int_ca, ct_key, is_ca=True), s10)
+# @sigstore/verify 2.x accepts it (it does not look at basicConstraints)
+case("leaf-is-ca", "leaf-is-ca.json", "fail", "pass-no-ca-check")
+# a SAN URI with an embedded NUL: the pinned identity, then "\0.evil"
+nul_uri = IDENTITY.encode() + b"\x00.evil.example"
+gn = b"\x86" + der_len(len(nul_uri)) + nul_uri
+s11 = ec_key()
+keyless("san-nul", leaf_cert(s11, int_key, int_ca, ct_key,
+                             san_der=b"\x30" + der_len(len(gn)) + gn), s11)
+# @sigstore/verify 2.x accepts it as the pinned identity: its SAN match
+# stops at the NUL (a finding about the oracle, not our code)
+case("san-nul", "san-nul.json", "fail", "pass-no-nul-check")
+# the CT log's window in the trusted root ended before the SCT was issued
+write("root-ct-expired.json", trusted_root([int_ca, root_ca], ct_key, rekor,
+                                           ct_window=(T - 365 * 86400, T - 3600)))
+case("sct-outside-ct-window", "good.json", "fail", "fail", root="root-ct-expired.json")
+
 # no transparency-log entry at all: no signing time
 nb = json.loads(open(os.path.join(OUT, "good.json")).read())
 nb["verificationMaterial"]["tlogEntries"] = []
@@ -527,6 +578,26 @@ case("dsse-good", "dsse-good.json", "pass", "pass")
 dsse("dsse-subject-mismatch", hashlib.sha256(other).digest())
 # the oracle's Verifier.verify does not match in-toto subjects: it passes
 case("dsse-subject-mismatch", "dsse-subject-mismatch.json", "fail", "pass-no-subject-check")
+
+# a DSSE subject that shares the artifact's first 32 hex digits only
+dsse("dsse-subject-prefix", digest[:16] + hashlib.sha256(other).digest()[16:])
+case("dsse-subject-prefix", "dsse-subject-prefix.json", "fail", "pass-no-subject-check")
+# a DSSE envelope signed and logged as it is, whose payload type is not
+# in-toto's (the statement inside names the artifact)
+def dsse_pt(name, pt):
+    stmt = json.dumps({"_type": "https://in-toto.io/Statement/v1",
+                       "subject": [{"name": "artifact", "digest": {"sha256": digest.hex()}}],
+                       "predicateType": "https://slsa.dev/provenance/v1",
+                       "predicate": {}}).encode()
+    s = ec_key()
+    cert = leaf_cert(s, int_key, int_ca, ct_key)
+    dsig = s.sign(pae(pt, stmt), ec.ECDSA(hashes.SHA256()))
+    keyless(name, cert, s, body=dsse_body(pt, stmt, dsig, pem(cert)),
+            content={"dsseEnvelope": {"payload": b64(stmt), "payloadType": pt,
+                                      "signatures": [{"sig": b64(dsig), "keyid": ""}]}})
+dsse_pt("dsse-payload-type", "text/plain")
+# @sigstore/verify does not look at the payload type
+case("dsse-payload-type", "dsse-payload-type.json", "fail", "pass-no-payload-type-check")
 
 # containerd-style build provenance (tests/cli/upstream_containerd.bats): an
 # .intoto.jsonl whose lines are bundles of SLSA v1 statements, as
@@ -570,6 +641,17 @@ write("attest/good.intoto.jsonl", jsonl_line("attest/line-other") + "\n" +
       jsonl_line("attest/line-good") + "\n")
 write("attest/other.intoto.jsonl", jsonl_line("attest/line-other") + "\n")
 write("attest/wrong-workflow.intoto.jsonl", jsonl_line("attest/line-wrong-workflow") + "\n")
+# a line that is a plain message signature over the tarball, by the right
+# workflow: a signature, not build provenance (issue 25 class 10)
+sm = ec_key()
+cm = leaf_cert(sm, int_key, int_ca, ct_key, identity=CTRD_ID)
+msg_sig = sm.sign(tarball, ec.ECDSA(hashes.SHA256()))
+keyless("attest/line-message", cm, sm,
+        body=hashedrekord(hashlib.sha256(tarball).digest(), msg_sig, pem(cm)),
+        content={"messageSignature": {"messageDigest": {
+            "algorithm": "SHA2_256", "digest": b64(hashlib.sha256(tarball).digest())},
+            "signature": b64(msg_sig)}})
+write("attest/message.intoto.jsonl", jsonl_line("attest/line-message") + "\n")
 
 # managed keys: a bundle whose material is a public key
 mk = ec_key()
