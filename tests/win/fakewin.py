@@ -381,6 +381,10 @@ def snapshot(state, root, out):
                 files[win] = hashlib.sha256(f.read()).hexdigest()
     snap = {'state': st, 'files': files,
             'stable': {k: v for k, v in st.items() if k not in VOLATILE}}
+    # a service's configuration, not whether it runs now (pass 2 starts on a
+    # machine that booted with the services pass 1 registered)
+    snap['stable']['services'] = {k: {a: b for a, b in v.items() if a != 'status'}
+                                  for k, v in st['services'].items()}
     snap['stable']['files'] = {k: v for k, v in files.items()
                                if not k.lower().startswith('c:\\windows\\temp\\')}
     with open(out, 'w', encoding='utf-8') as f:

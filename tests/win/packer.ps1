@@ -23,12 +23,31 @@ param(
     [int]$Passes = 2
 )
 $ErrorActionPreference = 'Stop'
+# -File hands "a,b" over as one string
+$Builders = @($Builders | ForEach-Object { $_ -split ',' } | Where-Object { $_ -ne '' })
 Set-StrictMode -Version Latest
 
 $here = $PSScriptRoot
 Add-Type -Path (Join-Path $here 'winhost.cs')
 $tpl = Get-Content -Raw -LiteralPath $PlanFile | ConvertFrom-Json
-$simText = Get-Content -Raw -LiteralPath (Join-Path $here 'sim.ps1')
+# The simulated Windows every runspace dot-sources: sim.ps1 plus the proxies
+# of tests/win/proxies.ps1, built once here from the real cmdlets' parameter
+# metadata (a runspace then only runs a cached, parsed file)
+function New-ProxyText($def) {
+    $real = Get-Command -Name $def.Name -CommandType Cmdlet
+    $md = [System.Management.Automation.CommandMetadata]::new($real)
+    foreach ($p in $def.Extra.Keys) {
+        $md.Parameters[$p] = [System.Management.Automation.ParameterMetadata]::new($p, $def.Extra[$p])
+    }
+    $binding = [System.Management.Automation.ProxyCommand]::GetCmdletBindingAttribute($md)
+    $params = [System.Management.Automation.ProxyCommand]::GetParamBlock($md)
+    return "function global:$($def.Name) {`n$binding`nparam($params)`n`$real = '$($real.ModuleName)\$($def.Name)'`n$($def.Body)`n}`n"
+}
+New-Item -ItemType Directory -Force -Path $Work | Out-Null
+$simFile = Join-Path $Work 'sim-full.ps1'
+$simText = (Get-Content -Raw -LiteralPath (Join-Path $here 'sim.ps1')) + "`n" +
+    ((& (Join-Path $here 'proxies.ps1') | ForEach-Object { New-ProxyText $_ }) -join "`n")
+[IO.File]::WriteAllText($simFile, $simText)
 $python = (Get-Command -Name python3 -CommandType Application | Select-Object -First 1).Source
 $fake = Join-Path $here 'fakewin.py'
 
@@ -148,7 +167,8 @@ foreach ($builder in $Builders) {
         $envBefore = [Environment]::GetEnvironmentVariables()
         $code = 0
         try {
-            $null = $ps.AddScript($simText).Invoke()
+            $null = $ps.AddScript(". '$simFile'").Invoke()
+            if ($ps.HadErrors) { throw "sim.ps1: $($ps.Streams.Error -join '; ')" }
             $ps.Commands.Clear()
             $null = $ps.AddScript($command)
             try {
@@ -182,7 +202,7 @@ foreach ($builder in $Builders) {
                 if ($f.Name -match '^[cC]:\\') {
                     $dst = Get-HostPath $root $f.Name
                     New-Item -ItemType Directory -Force -Path (Split-Path -Parent $dst) | Out-Null
-                    Move-Item -LiteralPath $f.FullName -Destination $dst -Force
+                    [IO.File]::Move($f.FullName, $dst, $true)
                 } else {
                     throw "a script wrote '$($f.Name)' relative to the current directory"
                 }
