@@ -48,7 +48,9 @@ $simFile = Join-Path $Work 'sim-full.ps1'
 $simText = (Get-Content -Raw -LiteralPath (Join-Path $here 'sim.ps1')) + "`n" +
     ((& (Join-Path $here 'proxies.ps1') | ForEach-Object { New-ProxyText $_ }) -join "`n")
 [IO.File]::WriteAllText($simFile, $simText)
-$python = (Get-Command -Name python3 -CommandType Application | Select-Object -First 1).Source
+# the interpreter itself, not a version manager's shim (a shell script that
+# costs more than the fake program it starts)
+$python = & (Get-Command -Name python3 -CommandType Application | Select-Object -First 1).Source -c 'import sys; print(sys.executable)'
 $fake = Join-Path $here 'fakewin.py'
 
 # Packer's default for the powershell provisioner (provisioner.go,
@@ -158,6 +160,7 @@ foreach ($builder in $Builders) {
     # run COMMAND as powershell.exe -Command would, in a fresh runspace;
     # returns its exit status
     function Invoke-AsPowerShell([string]$command, [string]$what) {
+        $sw = [Diagnostics.Stopwatch]::StartNew()
         $h = [WbHost]::new()
         $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
         $rs = [runspacefactory]::CreateRunspace($h, $iss)
@@ -167,7 +170,9 @@ foreach ($builder in $Builders) {
         $envBefore = [Environment]::GetEnvironmentVariables()
         $code = 0
         try {
+            $tOpen = $sw.ElapsedMilliseconds
             $null = $ps.AddScript(". '$simFile'").Invoke()
+            $tSim = $sw.ElapsedMilliseconds
             if ($ps.HadErrors) { throw "sim.ps1: $($ps.Streams.Error -join '; ')" }
             $ps.Commands.Clear()
             $null = $ps.AddScript($command)
@@ -188,6 +193,7 @@ foreach ($builder in $Builders) {
             foreach ($i in $ps.Streams.Information) { Add-Content -LiteralPath $log -Value "    $i" }
             foreach ($w in $ps.Streams.Warning) { Add-Content -LiteralPath $log -Value "    WARNING: $w" }
             foreach ($e in $ps.Streams.Error) { Add-Content -LiteralPath $log -Value "    ERROR: $e $($e.InvocationInfo.PositionMessage)" }
+            Add-Content -LiteralPath $log -Value ("    (engine: runspace {0} ms, sim {1} ms, script {2} ms)" -f $tOpen, ($tSim - $tOpen), ($sw.ElapsedMilliseconds - $tSim))
         } finally {
             $ps.Dispose()
             $rs.Dispose()
