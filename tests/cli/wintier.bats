@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# Issue 24: the engine tier itself. tests/win/run runs every shipped image x
+# builder x service manager (from tests/run); this file shows the tier fails
+# when a script is broken the ways static checks miss: each case breaks one
+# emitted script of a real build and runs it through Packer's wrapper in
+# PowerShell 7.6 (tests/win/build-sim), one pass, one or all builders.
+# And: without pwsh the tier is skipped with one line, under CI=true it fails.
+
+load helpers
+
+export PATH="$PATH:$HOME/.dotnet/tools"
+
+setup_file() {
+	command -v pwsh >/dev/null 2>&1 || return 0
+	[ -d "$WB_SRC/tests/win/node_modules/@cdktf/hcl2json" ] || return 0
+	# one real build of the 2022 image (sc), kept for every case below
+	WINTIER_MANAGERS=sc WINTIER_BUILDERS=qemu bash "$WB_SRC/tests/win/run" -p 1 \
+		-w "$BATS_FILE_TMPDIR/base" 2022 >"$BATS_FILE_TMPDIR/base.log" 2>&1 || true
+}
+
+need_engine() {
+	if ! command -v pwsh >/dev/null 2>&1; then
+		[ "${CI:-}" = true ] && { echo "pwsh missing under CI=true" >&2; return 1; }
+		skip "pwsh not found (PowerShell 7.6, make deps with the .NET SDK)"
+	fi
+	[ -d "$BATS_FILE_TMPDIR/base/2022-sc/out" ] || {
+		cat "$BATS_FILE_TMPDIR/base.log" >&2
+		return 1
+	}
+}
+
+# broken SCRIPT PERL_EXPR [BUILDER...]: copy the base build, edit one emitted
+# script with PERL_EXPR (it must change the file), run it through the tier
+broken() {
+	local script=$1 expr=$2
+	shift 2
+	rm -rf "$WORK/o"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/o"
+	local f="$WORK/o/windows-2022-containerd/packer/scripts/$script"
+	cp "$f" "$WORK/before.ps1"
+	perl -0pi -e "$expr" "$f"
+	! cmp -s "$f" "$WORK/before.ps1" || { echo "the edit changed nothing in $script" >&2; return 1; }
+	run bash "$WB_SRC/tests/win/build-sim" "$WORK/o/windows-2022-containerd" \
+		"$BATS_FILE_TMPDIR/base/2022-sc/recipe.json" "$WORK/sim" 1 broken "$@"
+	echo "$output"
+}
+
+@test "the base build passes the tier (the cases below break one thing each)" {
+	need_engine
+	grep -q '^ok 2022 sc qemu: 1 passes' "$BATS_FILE_TMPDIR/base.log" || {
+		cat "$BATS_FILE_TMPDIR/base.log"
+		false
+	}
+}
+
+@test "a script whose final exit code is left non-zero (dism's 3010) fails on every builder" {
+	need_engine
+	# the code as it was before the fix: no final exit 0, Invoke-Native keeps the code
+	broken 01-windows-features.ps1 's/\n\s*\$global:LASTEXITCODE = 0\n/\n/; s/\nexit 0\n$/\n/'
+	assert_status 1
+	for b in azure-arm vsphere-iso qemu hyperv-iso amazon-ebs; do
+		assert_output_has "not ok broken $b: 01-windows-features.ps1 exited 3010 (valid_exit_codes: 0)"
+	done
+}
+
+@test "a misspelt cmdlet parameter fails the step" {
+	need_engine
+	broken 01-windows-features.ps1 's/-IncludeManagementTools/-IncludeManagmentTools/' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: 01-windows-features.ps1 exited 1"
+	assert_output_has "A parameter cannot be found that matches parameter name 'IncludeManagmentTools'"
+}
+
+@test "a misspelt parameter of a mocked Windows cmdlet fails as well" {
+	need_engine
+	broken 05-services.ps1 's/-Direction Inbound/-Directon Inbound/' qemu
+	assert_status 1
+	assert_output_has "05-services.ps1 exited 1"
+	assert_output_has "A parameter cannot be found that matches parameter name 'Directon'"
+}
+
+@test "a variable read before it is set fails under Set-StrictMode -Version Latest" {
+	need_engine
+	broken 06-cni.ps1 's/(\$plugins = @\()/Write-Step "CNI plugins: \$pluginList"\n$1/' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: 06-cni.ps1 exited 1"
+	assert_output_has "The variable '\$pluginList' cannot be retrieved because it has not been set."
+}
+
+@test "a native call whose argv differs from the model fails the end state" {
+	need_engine
+	# the binPath handed to sc.exe without its quotes escaped: PowerShell 5.1
+	# (and 7.6 in Legacy mode) passes the inner quotes unescaped
+	broken 05-services.ps1 's/(\$scArgs = \@\(.*\n)/$1        \$scArgs[3] = \$svc.BinPath\n/' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: end state"
+	assert_output_has "sc.exe kubelet argv (model)"
+	assert_output_has "service kubelet binPath"
+}
+
+@test "a parse error (a scope-qualified variable in a string) fails the step" {
+	need_engine
+	broken 08-sysprep.ps1 's/\$\{unattend\}:/\$unattend:/' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: 08-sysprep.ps1 exited 1"
+	assert_output_has "Variable reference is not valid"
+}
+
+@test "the machine PATH written through [Environment] loses REG_EXPAND_SZ and fails the end state" {
+	need_engine
+	broken 04-containerd.ps1 's/Set-ItemProperty -LiteralPath \$envKey -Name .Path. -Value \(\$parts -join .;.\) -Type ExpandString/Set-ItemProperty -LiteralPath \$envKey -Name Path -Value (\$parts -join ";")/' qemu
+	assert_status 1
+	assert_output_has "machine PATH type: got 'String', want 'ExpandString'"
+}
+
+@test "msiexec's 1618 (another installation in progress) fails the step unless it is retried" {
+	need_engine
+	broken 03-cloudbase-init.ps1 's/ -Retry \@\(1618\)//' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: 03-cloudbase-init.ps1 exited 1"
+	assert_output_has "msiexec.exe' exited with 1618"
+}
+
+@test "without pwsh the tier prints one line and is skipped; under CI=true it fails" {
+	run env PATH=/usr/bin:/bin HOME=/nonexistent CI= bash "$WB_SRC/tests/win/run"
+	assert_status 77
+	assert_output_has "engine tier skipped: missing pwsh"
+	[ "$(echo "$output" | wc -l)" -eq 1 ]
+	run env PATH=/usr/bin:/bin HOME=/nonexistent CI=true bash "$WB_SRC/tests/win/run"
+	assert_status 1
+	assert_output_has "not ok engine tier: cannot run under CI=true, missing: pwsh"
+	assert_output_has "0 passed, 1 failed"
+	# tests/run counts it
+	run env PATH=/usr/bin:/bin HOME=/nonexistent CI=true TESTS='^tests/win/run$' bash "$WB_SRC/tests/run"
+	assert_status 1
+	assert_output_has "0 passed, 1 failed"
+}
