@@ -13,8 +13,8 @@ export PATH="$PATH:$HOME/.dotnet/tools"
 setup_file() {
 	command -v pwsh >/dev/null 2>&1 || return 0
 	[ -d "$WB_SRC/tests/win/node_modules/@cdktf/hcl2json" ] || return 0
-	# one real build of the 2022 image (sc), kept for every case below
-	WINTIER_MANAGERS=sc WINTIER_BUILDERS=qemu bash "$WB_SRC/tests/win/run" -p 1 \
+	# one real build of the 2022 image per service manager, kept for every case below
+	WINTIER_MANAGERS="sc nssm" WINTIER_BUILDERS=qemu bash "$WB_SRC/tests/win/run" -p 1 \
 		-w "$BATS_FILE_TMPDIR/base" 2022 >"$BATS_FILE_TMPDIR/base.log" 2>&1 || true
 }
 
@@ -47,7 +47,8 @@ broken() {
 
 @test "the base build passes the tier (the cases below break one thing each)" {
 	need_engine
-	grep -q '^ok 2022 sc qemu: 1 passes' "$BATS_FILE_TMPDIR/base.log" || {
+	grep -q '^ok 2022 sc qemu: 1 passes' "$BATS_FILE_TMPDIR/base.log" &&
+		grep -q '^ok 2022 nssm qemu: 1 passes' "$BATS_FILE_TMPDIR/base.log" || {
 		cat "$BATS_FILE_TMPDIR/base.log"
 		false
 	}
@@ -119,6 +120,51 @@ broken() {
 	assert_status 1
 	assert_output_has "not ok broken qemu: 03-cloudbase-init.ps1 exited 1"
 	assert_output_has "msiexec.exe' exited with 1618"
+}
+
+# sim MANAGER [-k]: the base build of MANAGER through the tier on $WORK/sim
+sim() {
+	local sm=$1
+	shift
+	run bash "$WB_SRC/tests/win/build-sim" "$@" "$WORK/${O:-base}-$sm/windows-2022-containerd" \
+		"$BATS_FILE_TMPDIR/base/2022-$sm/recipe.json" "$WORK/sim" 1 "$sm" qemu
+	echo "$output"
+}
+
+@test "nssm, then sc on the same machine: kubelet is stopped, deleted, waited for and created again" {
+	need_engine
+	cp -R "$BATS_FILE_TMPDIR/base/2022-nssm/out" "$WORK/base-nssm"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/base-sc"
+	sim nssm
+	assert_status 0
+	sim sc -k
+	assert_status 0
+	assert_output_has "ok sc qemu: 1 passes through Packer's wrapper, exit 0"
+	python3 - "$WORK/sim/qemu/state.json" <<-'PY'
+	import json, sys
+	st = json.load(open(sys.argv[1]))
+	calls = [(c['prog'].rsplit('\\', 1)[-1], c['argv'][:2], c['exit']) for c in st['calls']]
+	i = calls.index(('sc.exe', ['delete', 'kubelet'], 0))
+	j = calls.index(('sc.exe', ['create', 'kubelet'], 0))
+	assert i < j, calls
+	assert st['sleeps'] > 0, st['sleeps']          # it waited for the deletion
+	assert st['services']['kubelet']['manager'] == 'sc', st['services']['kubelet']
+	PY
+}
+
+@test "sc.exe create right after delete fails with 1072 (marked for deletion) when nothing waits" {
+	need_engine
+	cp -R "$BATS_FILE_TMPDIR/base/2022-nssm/out" "$WORK/base-nssm"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/base-sc"
+	perl -0pi -e 's/Remove-ServiceAndWait -Name \$name/Invoke-Native -FilePath \$sc -ArgumentList \@("stop", \$name); Invoke-Native -FilePath \$sc -ArgumentList \@("delete", \$name)/' \
+		"$WORK/base-sc/windows-2022-containerd/packer/scripts/05-services.ps1"
+	grep -q '@("delete", $name)' "$WORK/base-sc/windows-2022-containerd/packer/scripts/05-services.ps1"
+	sim nssm
+	assert_status 0
+	sim sc -k
+	assert_status 1
+	assert_output_has "not ok sc qemu: 05-services.ps1 exited 1"
+	assert_output_has "sc.exe' exited with 1072"
 }
 
 @test "without pwsh the tier prints one line and is skipped; under CI=true it fails" {

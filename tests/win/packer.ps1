@@ -20,7 +20,10 @@ param(
     [Parameter(Mandatory = $true)][string]$Work,
     [Parameter(Mandatory = $true)][string]$WindowsVersion,
     [Parameter(Mandatory = $true)][string[]]$Builders,
-    [int]$Passes = 2
+    [int]$Passes = 2,
+    # run on the machine an earlier run left in -Work (a build with other
+    # options on the same VM) instead of a fresh one
+    [switch]$Keep
 )
 $ErrorActionPreference = 'Stop'
 # -File hands "a,b" over as one string
@@ -124,8 +127,10 @@ foreach ($builder in $Builders) {
     $cwd = Join-Path $sim 'dotnet-cwd'
     New-Item -ItemType Directory -Force -Path $root, $cwd | Out-Null
     $state = Join-Path $sim 'state.json'
-    & $python $fake init $state $root $builder $WindowsVersion
-    if ($LASTEXITCODE -ne 0) { throw 'fakewin.py init failed' }
+    if (-not ($Keep -and (Test-Path -LiteralPath $state))) {
+        & $python $fake init $state $root $builder $WindowsVersion
+        if ($LASTEXITCODE -ne 0) { throw 'fakewin.py init failed' }
+    }
 
     # ISO builders: the payload on a CD (cd_files: a directory without a
     # trailing slash is copied as itself, with one its contents)
