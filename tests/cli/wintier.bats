@@ -167,6 +167,48 @@ sim() {
 	assert_output_has "sc.exe' exited with 1072"
 }
 
+# pull_build: the 2022 image with packer.payload: pull, from the base build's cache
+pull_build() {
+	local set=(--set packer.payload=pull --set packer.payload_url=https://store.example.invalid/winbuild/payload.zip)
+	export WINBUILD_CACHE="$BATS_FILE_TMPDIR/base/cache" SOURCE_DATE_EPOCH=1700000000
+	"$WINBUILD" build "$WB_SRC/recipes/windows-2022-containerd.yaml" -O "$BATS_FILE_TMPDIR/base/fixtures.yaml" \
+		--no-progress -o "$WORK/pull" "${set[@]}" >/dev/null
+	"$WINBUILD" plan "$WB_SRC/recipes/windows-2022-containerd.yaml" -O "$BATS_FILE_TMPDIR/base/fixtures.yaml" \
+		--json "${set[@]}" >"$WORK/pull.json"
+}
+
+@test "packer.payload: pull: azure-arm and amazon-ebs fetch payload.zip, twice, with the asserted end state" {
+	need_engine
+	pull_build
+	run bash "$WB_SRC/tests/win/build-sim" "$WORK/pull/windows-2022-containerd" "$WORK/pull.json" "$WORK/sim" 2 pull azure-arm amazon-ebs
+	echo "$output"
+	assert_status 0
+	grep -q 'fetching https://store.example.invalid/winbuild/payload.zip' "$WORK/sim/azure-arm/log.txt"
+	grep -q 'fetching https://store.example.invalid/winbuild/payload.zip' "$WORK/sim/amazon-ebs/log.txt"
+}
+
+@test "packer.payload: pull: a payload.zip whose manifest was changed in storage fails step 02" {
+	need_engine
+	pull_build
+	python3 - "$WORK/pull/windows-2022-containerd/packer/payload.zip" <<-'PY'
+	import sys, zipfile
+	p = sys.argv[1]
+	z = zipfile.ZipFile(p)
+	items = [(i, z.read(i.filename)) for i in z.infolist()]
+	z.close()
+	with zipfile.ZipFile(p, 'w') as out:
+	    for i, data in items:
+	        if i.filename.endswith('manifest.json'):
+	            data = data.replace(b'"image"', b'"image" ', 1)
+	        out.writestr(i, data)
+	PY
+	run bash "$WB_SRC/tests/win/build-sim" "$WORK/pull/windows-2022-containerd" "$WORK/pull.json" "$WORK/sim" 1 pull azure-arm
+	echo "$output"
+	assert_status 1
+	assert_output_has "not ok pull azure-arm: 02-payload.ps1 exited 1"
+	grep -q 'payload manifest has sha256' "$WORK/sim/azure-arm/log.txt"
+}
+
 @test "without pwsh the tier prints one line and is skipped; under CI=true it fails" {
 	run env PATH=/usr/bin:/bin HOME=/nonexistent CI= bash "$WB_SRC/tests/win/run"
 	assert_status 77

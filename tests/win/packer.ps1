@@ -23,7 +23,9 @@ param(
     [int]$Passes = 2,
     # run on the machine an earlier run left in -Work (a build with other
     # options on the same VM) instead of a fresh one
-    [switch]$Keep
+    [switch]$Keep,
+    # URL=FILE: what the simulated network serves (packer.payload: pull)
+    [string[]]$Web = @()
 )
 $ErrorActionPreference = 'Stop'
 # -File hands "a,b" over as one string
@@ -130,6 +132,15 @@ foreach ($builder in $Builders) {
     if (-not ($Keep -and (Test-Path -LiteralPath $state))) {
         & $python $fake init $state $root $builder $WindowsVersion
         if ($LASTEXITCODE -ne 0) { throw 'fakewin.py init failed' }
+    }
+    if ($Web.Count -gt 0) {
+        $st = Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable
+        $st.web = @{}
+        foreach ($w in $Web) {
+            $u, $f = $w -split '=', 2
+            $st.web[$u] = $f
+        }
+        [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
     }
 
     # ISO builders: the payload on a CD (cd_files: a directory without a
