@@ -60,7 +60,7 @@ broken() {
 	broken 01-windows-features.ps1 's/\n\s*\$global:LASTEXITCODE = 0\n/\n/; s/\nexit 0\n$/\n/'
 	assert_status 1
 	for b in azure-arm vsphere-iso qemu hyperv-iso amazon-ebs; do
-		assert_output_has "not ok broken $b: 01-windows-features.ps1 exited 3010 (valid_exit_codes: 0)"
+		assert_output_has "not ok broken $b: pass 1: 01-windows-features.ps1 exited 3010 (valid_exit_codes: 0)"
 	done
 }
 
@@ -68,7 +68,7 @@ broken() {
 	need_engine
 	broken 01-windows-features.ps1 's/-IncludeManagementTools/-IncludeManagmentTools/' qemu
 	assert_status 1
-	assert_output_has "not ok broken qemu: 01-windows-features.ps1 exited 1"
+	assert_output_has "not ok broken qemu: pass 1: 01-windows-features.ps1 exited 1"
 	assert_output_has "A parameter cannot be found that matches parameter name 'IncludeManagmentTools'"
 }
 
@@ -84,7 +84,7 @@ broken() {
 	need_engine
 	broken 06-cni.ps1 's/(\$plugins = @\()/Write-Step "CNI plugins: \$pluginList"\n$1/' qemu
 	assert_status 1
-	assert_output_has "not ok broken qemu: 06-cni.ps1 exited 1"
+	assert_output_has "not ok broken qemu: pass 1: 06-cni.ps1 exited 1"
 	assert_output_has "The variable '\$pluginList' cannot be retrieved because it has not been set."
 }
 
@@ -103,7 +103,7 @@ broken() {
 	need_engine
 	broken 08-sysprep.ps1 's/\$\{unattend\}:/\$unattend:/' qemu
 	assert_status 1
-	assert_output_has "not ok broken qemu: 08-sysprep.ps1 exited 1"
+	assert_output_has "not ok broken qemu: pass 1: 08-sysprep.ps1 exited 1"
 	assert_output_has "Variable reference is not valid"
 }
 
@@ -118,7 +118,7 @@ broken() {
 	need_engine
 	broken 03-cloudbase-init.ps1 's/ -Retry \@\(1618\)//' qemu
 	assert_status 1
-	assert_output_has "not ok broken qemu: 03-cloudbase-init.ps1 exited 1"
+	assert_output_has "not ok broken qemu: pass 1: 03-cloudbase-init.ps1 exited 1"
 	assert_output_has "msiexec.exe' exited with 1618"
 }
 
@@ -163,7 +163,7 @@ sim() {
 	assert_status 0
 	sim sc -k
 	assert_status 1
-	assert_output_has "not ok sc qemu: 05-services.ps1 exited 1"
+	assert_output_has "not ok sc qemu: pass 1: 05-services.ps1 exited 1"
 	assert_output_has "sc.exe' exited with 1072"
 }
 
@@ -205,7 +205,7 @@ pull_build() {
 	run bash "$WB_SRC/tests/win/build-sim" "$WORK/pull/windows-2022-containerd" "$WORK/pull.json" "$WORK/sim" 1 pull azure-arm
 	echo "$output"
 	assert_status 1
-	assert_output_has "not ok pull azure-arm: 02-payload.ps1 exited 1"
+	assert_output_has "not ok pull azure-arm: pass 1: 02-payload.ps1 exited 1"
 	grep -q 'payload manifest has sha256' "$WORK/sim/azure-arm/log.txt"
 }
 
