@@ -143,8 +143,10 @@ foreach ($builder in $Builders) {
         [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
     }
 
-    # ISO builders: the payload on a CD (cd_files: a directory without a
-    # trailing slash is copied as itself, with one its contents)
+    # ISO builders: the payload on a CD. cd_files is modelled the cp/rsync
+    # way (a directory without a trailing slash lands as itself, with one
+    # its contents); not confirmed against Packer's CD builder, and
+    # 02-payload.ps1 accepts the tree at the CD root or under tree\
     $cd = ''
     if ($null -ne $source.cd_files) {
         $cdDir = Join-Path $sim 'cd'
