@@ -90,13 +90,23 @@ broken() {
 
 @test "a native call whose argv differs from the model fails the end state" {
 	need_engine
-	# the binPath handed to sc.exe without its quotes escaped: PowerShell 5.1
-	# (and 7.6 in Legacy mode) passes the inner quotes unescaped
-	broken 05-services.ps1 's/(\$scArgs = \@\(.*\n)/$1        \$scArgs[3] = \$svc.BinPath\n/' qemu
+	# an argument the model does not know: sc.exe accepts it, the service
+	# manager would store it, winnode.py computes the binPath without it
+	broken 05-services.ps1 's/(\$scArgs = \@\(.*\n)/$1        \$scArgs[3] += " --v=2"\n/' qemu
 	assert_status 1
 	assert_output_has "not ok broken qemu: end state"
 	assert_output_has "sc.exe kubelet argv (model)"
 	assert_output_has "service kubelet binPath"
+}
+
+@test "the binPath handed to sc.exe without escaping its quotes breaks sc.exe's argv" {
+	need_engine
+	# PowerShell 5.1 (and 7.6 in Legacy mode) passes the inner quotes as they
+	# are: sc.exe gets the command line in pieces
+	broken 05-services.ps1 's/(\$scArgs = \@\(.*\n)/$1        \$scArgs[3] = \$svc.BinPath\n/' qemu
+	assert_status 1
+	assert_output_has "not ok broken qemu: pass 1: 05-services.ps1 exited 1"
+	assert_output_has "sc.exe' exited with 87"
 }
 
 @test "a parse error (a scope-qualified variable in a string) fails the step" {
