@@ -117,11 +117,21 @@ broken() {
 	assert_output_has "Variable reference is not valid"
 }
 
-@test "the machine PATH written through [Environment] loses REG_EXPAND_SZ and fails the end state" {
+@test "the machine PATH written through [Environment] instead of the registry fails the end state" {
 	need_engine
-	broken 04-containerd.ps1 's/Set-ItemProperty -LiteralPath \$envKey -Name .Path. -Value \(\$parts -join .;.\) -Type ExpandString/Set-ItemProperty -LiteralPath \$envKey -Name Path -Value (\$parts -join ";")/' qemu
+	# the code before the fix. On Windows it writes PATH back as REG_SZ; the
+	# simulated machine keeps its PATH in the registry model only, which
+	# [Environment] does not reach, so the entries are missing
+	broken 04-containerd.ps1 's/Set-ItemProperty -LiteralPath \$envKey -Name .Path. -Value \(\$parts -join .;.\) -Type ExpandString/[Environment]::SetEnvironmentVariable("Path", (\$parts -join ";"), "Machine")/' qemu
 	assert_status 1
-	assert_output_has "machine PATH type: got 'String', want 'ExpandString'"
+	assert_output_has "not ok broken qemu: end state"
+	assert_output_has "PATH entry C:\\k: got 0, want 1"
+}
+
+@test "the machine PATH set without its type keeps REG_EXPAND_SZ (the registry provider keeps an existing value's kind)" {
+	need_engine
+	broken 04-containerd.ps1 's/ -Type ExpandString//' qemu
+	assert_status 0
 }
 
 @test "msiexec's 1618 (another installation in progress) fails the step unless it is retried" {
