@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The end state of a simulated build (tests/win/packer.ps1), held against
+the recipe and the argv model (docs/node.md, "The engine tier").
+
+usage: check.py PLAN_JSON OUT_DIR SIM_DIR BUILDER PASSES
+  PLAN_JSON  `winbuild plan --json` of the recipe (the resolved recipe)
+  OUT_DIR    the build's output (manifest.json, packer/scripts)
+  SIM_DIR    the builder's simulated machine (pass<N>.json, arglog.jsonl)
+Prints one line per failed check and exits 1, or prints a summary line.
+
+Two oracles for the argv: every native call's values (what PowerShell handed
+over, logged by sim.ps1) through tests/node/winnode.py's model of Windows
+PowerShell 5.1 and CommandLineToArgvW must equal the argv the fake program
+received from pwsh 7.6 in Legacy mode; and the sc.exe/nssm.exe/msiexec
+calls must equal what winnode.py computes from the emitted scripts alone.
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'node'))
+import winnode  # noqa: E402
+
+try:
+    import yaml
+except ImportError:  # python3-yaml is a Debian dependency (.ci/deps)
+    yaml = None
+
+CLOUDBASE = 'C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init'
+ENV_KEY = 'hklm:\\system\\currentcontrolset\\control\\session manager\\environment'
+POWERSHELL = '%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe'
+PROVIDER = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'vsphere-iso': 'vsphere',
+            'qemu': 'nocloud', 'hyperv-iso': 'nocloud'}
+PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws'}
+ISO_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet',
+               '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/shutdown']
+AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm']
+
+
+class Checks:
+    def __init__(self, label):
+        self.label = label
+        self.bad = []
+        self.n = 0
+
+    def eq(self, what, got, want):
+        self.n += 1
+        if got != want:
+            self.bad.append('%s: %s: got %r, want %r' % (self.label, what, got, want))
+
+    def true(self, what, cond):
+        self.n += 1
+        if not cond:
+            self.bad.append('%s: %s' % (self.label, what))
+
+
+def win_quote(a):
+    """An argument in a Windows command line as winbuild writes one
+    (docs/node.md): quoted when it holds a blank."""
+    return '"%s"' % a if (' ' in a or '\t' in a) else a
+
+
+def reg(st, key, name):
+    k = st['registry'].get(key.lower())
+    if k is None:
+        return None
+    return k['values'].get(name.lower())
+
+
+def main():
+    plan_file, out, sim, builder, passes = sys.argv[1:6]
+    passes = int(passes)
+    plan = json.load(open(plan_file, encoding='utf-8'))
+    manifest = json.load(open(os.path.join(out, 'manifest.json'), encoding='utf-8'))
+    scripts = os.path.join(out, 'packer', 'scripts')
+    c = Checks(builder)
+    snaps = [json.load(open(os.path.join(sim, 'pass%d.json' % i), encoding='utf-8'))
+             for i in range(1, passes + 1)]
+    last = snaps[-1]
+    st, files = last['state'], last['files']
+    winver = plan['image']['windows_version']
+
+    # a retried build changes nothing
+    for i in range(1, passes):
+        a, b = snaps[0]['stable'], snaps[i]['stable']
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                if k == 'files':
+                    diff = sorted(p for p in set(a[k]) | set(b[k]) if a[k].get(p) != b[k].get(p))
+                    c.true('pass %d changed files: %s' % (i + 1, ', '.join(diff[:8])), False)
+                else:
+                    c.true('pass %d changed %s: %s -> %s' % (i + 1, k, json.dumps(a.get(k))[:600], json.dumps(b.get(k))[:600]), False)
+
+    # every manifest file in place with its SHA-256
+    for f in manifest['files']:
+        c.eq('file %s' % f['path'], files.get(f['path']), f['sha256'])
+    for d in manifest.get('directories', []):
+        c.true('directory %s missing' % d, any(p.lower().startswith(d.lower() + '\\') for p in files)
+               or os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
+    c.true('payload archive left behind', 'C:\\Windows\\Temp\\winbuild-payload.zip' not in files)
+    c.true('payload staging left behind',
+           not any(p.startswith('C:\\Windows\\Temp\\winbuild-payload\\') for p in files))
+    for name in ('manifest.json', 'provenance.json'):
+        c.true('C:\\ProgramData\\winbuild\\%s missing' % name,
+               'C:\\ProgramData\\winbuild\\' + name in files)
+
+    # features: Windows features and the Hyper-V role (dism)
+    feats = winnode.ps_literal_list(re.search(r'^\$Features = (.*)$', open(
+        os.path.join(scripts, '01-windows-features.ps1'), encoding='utf-8').read(), re.M).group(1))
+    c.true('no Windows features declared', feats is not None and len(feats) > 0)
+    for f in feats or []:
+        c.eq('feature %s installed' % f, st['features'].get(f, {}).get('installed'), True)
+    c.eq('dism Microsoft-Hyper-V', st['dism'].get('Microsoft-Hyper-V'), 'enabled')
+
+    # registry values (image-builder's systemprep, docs/node.md "Node settings")
+    hns = 'HKLM:\\SYSTEM\\CurrentControlSet\\Services\\hns\\State'
+    want = [(hns, 'EnableCompartmentNamespace', 1)]
+    if winver == '2019':
+        want += [(hns, 'HNSControlFlag', 0x50),
+                 ('HKLM:\\SYSTEM\\CurrentControlSet\\Services\\wcifs', 'WcifsSOPCountDisabled', 0)]
+    ovr = 'HKLM:\\SYSTEM\\CurrentControlSet\\Policies\\Microsoft\\FeatureManagement\\Overrides'
+    if winver == '2022':
+        want.append((ovr, '1114842764', 0))
+    if winver == '2025':
+        want.append((ovr, '520997518', 1))
+    for key, name, value in want:
+        c.eq('registry %s\\%s' % (key, name), reg(st, key, name), {'name': name, 'type': 'DWord', 'value': value})
+    for key in (ovr,):
+        vals = st['registry'].get(key.lower(), {'values': {}})['values']
+        c.eq('FeatureManagement overrides', sorted(v['name'] for v in vals.values()),
+             sorted(n for k, n, _ in want if k == ovr))
+    netsh = [x['argv'] for x in st['calls'] if x['prog'].lower().endswith('\\netsh.exe')]
+    for proto in ('tcp', 'udp'):
+        c.true('netsh dynamicport %s not set' % proto,
+               ['int', 'ipv4', 'set', 'dynamicport', proto, 'start=34000', 'num=31536'] in netsh)
+
+    # machine PATH: REG_EXPAND_SZ, the original %SystemRoot% entries, each entry once
+    path = st['registry'].get(ENV_KEY, {'values': {}})['values'].get('path')
+    c.true('machine PATH missing', path is not None)
+    if path:
+        c.eq('machine PATH type', path['type'], 'ExpandString')
+        parts = path['value'].split(';')
+        c.true('machine PATH lost %%SystemRoot%%\\system32: %r' % path['value'], '%SystemRoot%\\system32' in parts)
+        for comp in plan['components']:
+            for e in comp['path']:
+                c.eq('PATH entry %s' % e, parts.count(e), 1)
+
+    # Defender exclusions, firewall rules, directories
+    want_ex = [e for comp in plan['components'] for e in comp['defender_exclusions']]
+    c.eq('Defender exclusions', sorted(st['defender']['ExclusionPath']), sorted(set(want_ex)))
+    want_fw = {}
+    for comp in plan['components']:
+        for r in comp['firewall']:
+            name = 'winbuild-%s-%s-%s' % (r['name'], r['protocol'], r['port'])
+            want_fw[name] = (r['protocol'], [str(r['port'])])
+    got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in st['firewall'].items()}
+    c.eq('firewall rules', got_fw, want_fw)
+    for n, r in st['firewall'].items():
+        c.eq('firewall %s direction/action' % n, (r['Direction'], r['Action'], r['Enabled']), ('Inbound', 'Allow', 'True'))
+    for comp in plan['components']:
+        for d in comp['directories']:
+            c.true('directory %s missing' % d, os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
+
+    # services: exact binPath or nssm settings, start type, dependencies, recovery
+    recs, _ = winnode.services(scripts)
+    nssm_exe = next((f['path'] for f in manifest['files'] if f['path'].lower().endswith('\\win64\\nssm.exe')), None)
+    for svc in plan['services']:
+        name = svc['name']
+        got = st['services'].get(name.lower())
+        c.true('service %s not registered' % name, got is not None)
+        if got is None:
+            continue
+        decl = {}
+        if yaml is not None:
+            path, line = svc['origin'].rsplit(':', 2)[0], None
+            comp = yaml.safe_load(open(path, encoding='utf-8'))
+            decl = next((s for s in comp.get('services', []) if s['name'] == name), {})
+        manager = svc['manager']
+        c.eq('service %s start' % name, got['start'], 'auto')
+        c.eq('service %s dependencies' % name, got['depend'], svc['depends_on'])
+        c.eq('service %s manager' % name, got['manager'], manager)
+        wrapper = decl.get('wrapper')
+        if manager == 'sc':
+            if decl.get('log_runner'):
+                want_bin = '"%s" --log-file=%s "%s" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % (
+                    decl['log_runner'], decl['log_file'], POWERSHELL, wrapper)
+            else:
+                want_bin = ' '.join(['"%s"' % svc['binary']] + [win_quote(a) for a in svc['sc_args'] + svc['args']])
+            c.eq('service %s binPath' % name, got['binPath'], want_bin)
+            c.eq('service %s binPath (model)' % name, got['binPath'], recs[name]['BinPath'])
+            c.eq('service %s failure actions' % name, got['failure'], {'reset': '0', 'actions': 'restart/10000'})
+        else:
+            c.eq('service %s binPath' % name, got['binPath'], nssm_exe)
+            rec = recs[name]
+            n = got['nssm']
+            if wrapper:
+                c.eq('service %s nssm Application' % name, n.get('Application'), winnode.expand(POWERSHELL))
+                c.eq('service %s nssm AppParameters' % name, n.get('AppParameters'),
+                     '-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % wrapper)
+            else:
+                c.eq('service %s nssm Application' % name, n.get('Application'), svc['binary'])
+                c.eq('service %s nssm AppParameters' % name, n.get('AppParameters'),
+                     ' '.join(win_quote(a) for a in svc['args']) or None)
+            c.eq('service %s nssm AppDirectory' % name, n.get('AppDirectory'), rec['AppDirectory'])
+            if rec['AppStdout']:
+                c.eq('service %s nssm AppStdout' % name, n.get('AppStdout'), rec['AppStdout'])
+                c.eq('service %s nssm AppStderr' % name, n.get('AppStderr'), rec['AppStderr'])
+            for k, v in (('AppRotateFiles', '1'), ('AppRotateBytes', '10485760')):
+                c.eq('service %s nssm %s' % (name, k), n.get(k), v)
+        c.eq('service %s status after the restart' % name, got['status'],
+             'Running' if st['restarts'] > 0 and False else got['status'])
+    declared = {s['name'].lower() for s in plan['services']}
+    for k, s in st['services'].items():
+        if k not in declared and s['manager'] == 'nssm':
+            c.true('service %s registered by nssm but not declared' % s['name'], False)
+
+    # cloudbase-init: the conf pair of this builder's provider, laid once
+    prov = PROVIDER[builder]
+    for conf in ('cloudbase-init.conf', 'cloudbase-init-unattend.conf'):
+        staged = next((f['sha256'] for f in manifest['files']
+                       if f['path'].lower() == ('C:\\ProgramData\\winbuild\\cloudbase-init\\%s\\%s' % (prov, conf)).lower()), None)
+        c.true('no staged %s for provider %s' % (conf, prov), staged is not None)
+        c.eq('cloudbase-init %s (%s)' % (conf, prov), files.get(CLOUDBASE + '\\conf\\' + conf), staged)
+    sc_path = os.path.join(sim, 'C', 'Windows', 'Setup', 'Scripts', 'SetupComplete.cmd')
+    c.true('SetupComplete.cmd missing', os.path.isfile(sc_path))
+    if os.path.isfile(sc_path):
+        c.eq('SetupComplete.cmd lines', len(open(sc_path, encoding='ascii').read().splitlines()), 1)
+    c.true('cloudbase-init service missing', 'cloudbase-init' in st['services'])
+    msi = [x for x in st['calls'] if x['prog'].lower().endswith('\\msiexec.exe')]
+    c.eq('msiexec argv (model)', [x['argv'] for x in msi[-1:]], [m[1:] for m in winnode.msiexec(scripts)])
+
+    # sysprep's command line per platform
+    platform = PLATFORM.get(builder, 'iso')
+    if platform == 'iso':
+        c.eq('sysprep', st.get('sysprep'), ISO_SYSPREP)
+        c.true('administrator password not replaced', os.path.isfile(os.path.join(sim, 'adsi.log')))
+        wl = 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon'
+        c.eq('AutoAdminLogon', (reg(st, wl, 'AutoAdminLogon') or {}).get('value'), '0')
+        c.eq('DefaultPassword', reg(st, wl, 'DefaultPassword'), None)
+        c.eq('AutoLogonCount', reg(st, wl, 'AutoLogonCount'), None)
+        c.eq('power', st['power'], 'off')
+    elif platform == 'azure':
+        c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
+        c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
+             'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
+        c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)
+    else:
+        c.eq('sysprep', st.get('sysprep'), ['ec2launch', 'sysprep', '--shutdown'])
+        c.eq('power', st['power'], 'off')
+
+    # the argv of every native call: PowerShell 7.6 (Legacy) + .NET's parser
+    # against winnode.py's model of 5.1 + CommandLineToArgvW
+    logged = [json.loads(l) for l in open(os.path.join(sim, 'arglog.jsonl'), encoding='utf-8')]
+    calls = [x for snap in snaps for x in []]  # noqa: F841
+    c.eq('native calls logged vs received', len(logged), len(st['calls']))
+    for lg, call in zip(logged, st['calls']):
+        try:
+            model = winnode.receives(lg['values'])
+        except winnode.ModelError as e:
+            c.true('%s: the model refuses %r: %s' % (call['prog'], lg['values'], e), False)
+            continue
+        c.eq('%s received (PowerShell 7.6 Legacy) vs the 5.1 model' % call['prog'], call['argv'], model)
+
+    # sc.exe's and nssm's argv against the model computed from the scripts alone
+    for name, rec in recs.items():
+        if rec['Manager'] == 'sc':
+            want = winnode.sc_service(rec, open(os.path.join(scripts, '05-services.ps1'), encoding='utf-8').read(),
+                                      os.path.join(out, 'tree'), None)[0][1:]
+            got = [x['argv'] for x in st['calls'] if x['prog'].lower().endswith('\\sc.exe')
+                   and x['argv'][:1] in (['create'], ['config']) and x['argv'][1:2] == [name]]
+            c.true('sc.exe create/config %s never ran' % name, len(got) > 0)
+            for g in got:
+                c.eq('sc.exe %s argv (model)' % name, g[1:], want[1:])
+        elif rec['AppParameters']:
+            want = winnode.nssm_service(rec, open(os.path.join(scripts, '05-services.ps1'), encoding='utf-8').read(),
+                                        os.path.join(out, 'tree'), None)[0][1:]
+            got = [x['argv'] for x in st['calls'] if x['prog'].lower().endswith('\\nssm.exe')
+                   and x['argv'][:3] == ['set', name, 'AppParameters']]
+            c.true('nssm set %s AppParameters never ran' % name, len(got) > 0)
+            for g in got:
+                c.eq('nssm %s AppParameters argv (model)' % name, g, want)
+    lits = winnode.native_literals([os.path.join(scripts, f) for f in sorted(os.listdir(scripts)) if f.endswith('.ps1')])
+    for lit in lits:
+        prog = lit[0].replace('"', '').replace('$env:SystemRoot', 'C:\\Windows').lower()
+        ran = [x['argv'] for x in st['calls'] if x['prog'].lower() == prog]
+        if ran:
+            c.true('%s ran with other arguments than %r: %r' % (prog, lit[1:], ran), lit[1:] in ran)
+
+    for b in c.bad:
+        print('FAIL ' + b)
+    if c.bad:
+        return 1
+    print('ok %s: %d checks of the end state' % (builder, c.n))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

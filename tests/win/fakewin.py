@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""The simulated Windows of the engine tier (docs/node.md, "The engine
+tier"): the state model every mock and every fake program reads and writes,
+and the fake native programs themselves.
+
+The state is one JSON file (WBSIM_STATE), the system drive one directory
+(WBSIM_ROOT, the root of C:). PowerShell's cmdlet mocks (tests/win/sim.ps1)
+and these programs share it, so what `sc.exe create` registers is what
+`Get-Service` finds and what the test reads at the end.
+
+usage:
+  fakewin.py init STATE ROOT BUILDER WINDOWS_VERSION   a fresh machine
+  fakewin.py restart STATE                            windows-restart
+  fakewin.py snapshot STATE ROOT OUT                  the machine after a pass
+  fakewin.py run WINPATH ARG...                       a fake native program
+      (sim.ps1 routes every program under C:\\ here; WINPATH is the Windows
+      path it was started as, ARG... the argv it received)
+
+Exit codes the fakes script (what the scripts must cope with):
+  dism /enable-feature   3010 until the restart after it, then 0
+  msiexec /i             1618 (another installation in progress) the first
+                         time, then it installs
+  sc create              1072 while a service of that name is marked for
+                         deletion (it goes after two queries), 1073 if it exists
+  sc config|failure      1060 when the service does not exist
+  sc stop                1062 when not running
+"""
+import json
+import os
+import sys
+
+STATE = os.environ.get('WBSIM_STATE', '')
+ROOT = os.environ.get('WBSIM_ROOT', '')
+
+MACHINE_PATH = ('%SystemRoot%\\system32;%SystemRoot%;%SystemRoot%\\System32\\Wbem;'
+                '%SYSTEMROOT%\\System32\\WindowsPowerShell\\v1.0\\;'
+                '%SYSTEMROOT%\\System32\\OpenSSH\\')
+ENV_KEY = 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment'
+STATE_KEY = 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State'
+WINLOGON_KEY = 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon'
+CLOUDBASE = 'C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init'
+
+
+def load(path=None):
+    with open(path or STATE, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def save(st, path=None):
+    tmp = (path or STATE) + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        json.dump(st, f, indent=1, sort_keys=True)
+    os.replace(tmp, path or STATE)
+
+
+def host_path(win):
+    """C:\\a\\b -> ROOT/a/b (the system drive)."""
+    if len(win) < 3 or win[1:3] not in (':\\', ':/') or win[0].upper() != 'C':
+        raise SystemExit('fakewin: not a path on C: %r' % win)
+    return os.path.join(ROOT, *[p for p in win[3:].replace('/', '\\').split('\\') if p])
+
+
+def reg_set(st, key, name, typ, value):
+    k = st['registry'].setdefault(key.lower(), {'path': key, 'values': {}})
+    k['values'][name.lower()] = {'name': name, 'type': typ, 'value': value}
+
+
+def service(st, name, **kw):
+    rec = {'name': name, 'binPath': '', 'start': 'demand', 'depend': [],
+           'failure': None, 'status': 'Stopped', 'manager': 'sc', 'nssm': {},
+           'pendingDelete': 0}
+    rec.update(kw)
+    st['services'][name.lower()] = rec
+    return rec
+
+
+def init(state, root, builder, winver):
+    global ROOT
+    ROOT = root
+    st = {'builder': builder, 'windows_version': winver, 'services': {},
+          'registry': {}, 'features': {}, 'dism': {}, 'firewall': {},
+          'defender': {'ExclusionPath': []}, 'calls': [], 'restarts': 0,
+          'pending_restart': False, 'msiexec_busy': 1, 'power': 'on',
+          'admin_password_changes': 0, 'sleeps': 0}
+    for f in ('Containers', 'Hyper-V', 'Hyper-V-PowerShell', 'NET-Framework-45-Core'):
+        st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
+    st['dism']['Microsoft-Hyper-V'] = 'disabled'
+    reg_set(st, ENV_KEY, 'Path', 'ExpandString', MACHINE_PATH)
+    reg_set(st, STATE_KEY, 'ImageState', 'String', 'IMAGE_STATE_COMPLETE')
+    reg_set(st, WINLOGON_KEY, 'AutoAdminLogon', 'String', '1')
+    reg_set(st, WINLOGON_KEY, 'DefaultPassword', 'String', 'packer-one-off')
+    reg_set(st, WINLOGON_KEY, 'AutoLogonCount', 'DWord', 1)
+    service(st, 'WinRM', start='auto', status='Running', binPath='C:\\Windows\\System32\\svchost.exe -k NetworkService')
+    os.makedirs(host_path('C:\\Windows\\System32\\Sysprep'), exist_ok=True)
+    os.makedirs(host_path('C:\\Windows\\Temp'), exist_ok=True)
+    os.makedirs(host_path('C:\\Windows\\Panther'), exist_ok=True)
+    os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
+    os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
+    for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
+                 'System32\\netsh.exe', 'System32\\Sysprep\\sysprep.exe'):
+        touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
+    # what each platform's base image brings (image-builder packer/azure, packer/ami)
+    if builder == 'azure-arm':
+        for name in ('RdAgent', 'WindowsAzureGuestAgent'):
+            service(st, name, start='auto', status='Running', binPath='C:\\WindowsAzure\\%s.exe' % name)
+        # Setup's answer file a marketplace image keeps
+        touch(host_path('C:\\Windows\\Panther\\unattend.xml'), b'<unattend/>\n')
+    if builder == 'amazon-ebs':
+        touch(host_path('C:\\Program Files\\Amazon\\EC2Launch\\ec2launch.exe'), b'MZ fake ec2launch\n')
+        service(st, 'EC2Launch', start='auto', status='Running',
+                binPath='"C:\\Program Files\\Amazon\\EC2Launch\\service\\EC2LaunchService.exe"')
+    save(st, state)
+
+
+def touch(p, data):
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, 'wb') as f:
+        f.write(data)
+    os.chmod(p, 0o755)
+
+
+def restart(state):
+    """windows-restart: pending features are in, auto-start services run."""
+    st = load(state)
+    st['restarts'] += 1
+    st['pending_restart'] = False
+    for f in st['features'].values():
+        if f['pending']:
+            f['pending'] = False
+            f['installed'] = True
+    for name, v in list(st['dism'].items()):
+        if v == 'pending':
+            st['dism'][name] = 'enabled'
+    for k in list(st['services']):
+        s = st['services'][k]
+        if s['pendingDelete']:
+            del st['services'][k]
+        elif s['start'] == 'auto':
+            s['status'] = 'Running'
+    save(st, state)
+
+
+# ---- the programs ----
+
+def sc(st, argv):
+    if not argv:
+        return 1
+    verb, rest = argv[0].lower(), argv[1:]
+    if verb in ('create', 'config', 'failure', 'stop', 'delete', 'query', 'start'):
+        if not rest:
+            return 1
+        name = rest[0]
+        svc = st['services'].get(name.lower())
+        opts = {}
+        it = rest[1:]
+        # sc.exe's options are "key=" followed by the value as the next argument
+        i = 0
+        while i < len(it):
+            k = it[i]
+            if not k.endswith('=') or i + 1 >= len(it):
+                print('[SC] invalid option %r' % k)
+                return 87
+            opts[k[:-1].lower()] = it[i + 1]
+            i += 2
+        if verb == 'create':
+            if svc is not None and svc['pendingDelete']:
+                print('[SC] CreateService FAILED 1072: marked for deletion')
+                return 1072
+            if svc is not None:
+                print('[SC] CreateService FAILED 1073: exists')
+                return 1073
+            if 'binpath' not in opts:
+                return 87
+            svc = service(st, name, manager='sc')
+        elif svc is None:
+            print('[SC] OpenService FAILED 1060: does not exist')
+            return 1060
+        if verb in ('create', 'config'):
+            unknown = set(opts) - {'binpath', 'start', 'depend', 'displayname', 'obj', 'type'}
+            if unknown:
+                return 87
+            if 'binpath' in opts:
+                svc['binPath'] = opts['binpath']
+                svc['manager'] = 'sc'
+                svc['nssm'] = {}
+            if 'start' in opts:
+                if opts['start'] not in ('auto', 'demand', 'disabled', 'delayed-auto', 'boot', 'system'):
+                    return 87
+                svc['start'] = opts['start']
+            if 'depend' in opts:
+                svc['depend'] = [d for d in opts['depend'].split('/') if d]
+            print('[SC] %s SUCCESS' % ('CreateService' if verb == 'create' else 'ChangeServiceConfig'))
+            return 0
+        if verb == 'failure':
+            if set(opts) - {'reset', 'actions', 'command', 'reboot'}:
+                return 87
+            svc['failure'] = {'reset': opts.get('reset'), 'actions': opts.get('actions')}
+            print('[SC] ChangeServiceConfig2 SUCCESS')
+            return 0
+        if verb == 'stop':
+            if svc['status'] != 'Running':
+                print('[SC] ControlService FAILED 1062: not started')
+                return 1062
+            svc['status'] = 'Stopped'
+            return 0
+        if verb == 'start':
+            svc['status'] = 'Running'
+            return 0
+        if verb == 'delete':
+            if svc['pendingDelete']:
+                return 1072
+            svc['pendingDelete'] = 2
+            print('[SC] DeleteService SUCCESS')
+            return 0
+        return 0
+    return 1
+
+
+NSSM_KEYS = {'application', 'appdirectory', 'appparameters', 'appstdout', 'appstderr',
+             'dependonservice', 'start', 'approtatefiles', 'approtatebytes', 'displayname',
+             'description', 'objectname', 'appexit', 'apprestartdelay', 'appenvironmentextra'}
+
+
+def nssm(st, argv, prog):
+    if len(argv) < 2:
+        return 1
+    verb, name = argv[0].lower(), argv[1]
+    svc = st['services'].get(name.lower())
+    if verb == 'install':
+        if svc is not None:
+            print("Error creating service! (exists)")
+            return 5
+        if len(argv) < 3:
+            return 1
+        svc = service(st, name, manager='nssm', binPath=prog, start='auto')
+        svc['nssm'] = {'Application': argv[2]}
+        if len(argv) > 3:
+            svc['nssm']['AppParameters'] = ' '.join(argv[3:])
+        return 0
+    if svc is None:
+        print("Can't open service!")
+        return 3
+    if verb == 'set':
+        if len(argv) < 4 or argv[2].lower() not in NSSM_KEYS:
+            return 1
+        key = argv[2]
+        if key.lower() == 'dependonservice':
+            svc['depend'] = argv[3:]
+        elif key.lower() == 'start':
+            m = {'SERVICE_AUTO_START': 'auto', 'SERVICE_DEMAND_START': 'demand',
+                 'SERVICE_DISABLED': 'disabled', 'SERVICE_DELAYED_AUTO_START': 'delayed-auto'}
+            if argv[3] not in m:
+                return 1
+            svc['start'] = m[argv[3]]
+        else:
+            if len(argv) != 4:
+                return 1
+            svc['nssm'][key] = argv[3]
+        return 0
+    if verb == 'reset':
+        if len(argv) != 3:
+            return 1
+        svc['nssm'].pop(argv[2], None)
+        return 0
+    return 1
+
+
+def dism(st, argv):
+    low = [a.lower() for a in argv]
+    if '/online' not in low or '/enable-feature' not in low:
+        return 87
+    names = [a.split(':', 1)[1] for a in argv if a.lower().startswith('/featurename:')]
+    if len(names) != 1:
+        return 87
+    cur = st['dism'].get(names[0], 'unknown')
+    if cur == 'unknown':
+        return 0x800f080c & 0xff
+    if cur == 'enabled':
+        print('The operation completed successfully.')
+        return 0
+    st['dism'][names[0]] = 'pending'
+    st['pending_restart'] = True
+    print('Restart Windows to complete this operation.')
+    return 3010
+
+
+def msiexec(st, argv):
+    low = [a.lower() for a in argv]
+    if '/i' not in low or '/qn' not in low:
+        return 1639
+    if st['msiexec_busy'] > 0:
+        # another installation is in progress (Windows Update, an agent)
+        st['msiexec_busy'] -= 1
+        return 1618
+    msi = argv[low.index('/i') + 1]
+    if not os.path.isfile(host_path(msi)):
+        return 1619
+    props = [a for a in argv if '=' in a and not a.startswith('/')]
+    st.setdefault('msi_installs', []).append({'msi': msi, 'properties': props})
+    # what the cloudbase-init MSI lays down
+    base = CLOUDBASE
+    touch(host_path(base + '\\bin\\SetSetupComplete.cmd'), b'@echo off\nfake SetSetupComplete.cmd\n')
+    for conf in ('cloudbase-init.conf', 'cloudbase-init-unattend.conf', 'Unattend.xml'):
+        touch(host_path(base + '\\conf\\' + conf), b'from the MSI\n')
+    service(st, 'cloudbase-init', start='auto', binPath='"%s\\Python\\Scripts\\cloudbase-init.exe"' % base)
+    if '/l*v' in low:
+        touch(host_path(argv[low.index('/l*v') + 1]), b'MSI log\n')
+    return 0
+
+
+def setsetupcomplete(st, argv):
+    d = host_path('C:\\Windows\\Setup\\Scripts')
+    if os.path.isdir(d):
+        # its `mkdir %SYSTEMROOT%\Setup\Scripts` (WINDOWS-NODE.md)
+        sys.stderr.write('A subdirectory or file C:\\Windows\\Setup\\Scripts already exists.\n')
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, 'SetupComplete.cmd'), 'a', encoding='ascii', newline='\r\n') as f:
+        f.write('"%s\\bin\\OnStart.cmd"\n' % CLOUDBASE)
+    return 0
+
+
+def sysprep(st, argv):
+    low = [a.lower() for a in argv]
+    if '/generalize' not in low or '/oobe' not in low:
+        return 1
+    st['sysprep'] = argv
+    if '/quit' in low:
+        reg_set(st, STATE_KEY, 'ImageState', 'String', 'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
+    if '/shutdown' in low:
+        st['power'] = 'off'
+    return 0
+
+
+def ec2launch(st, argv):
+    if argv[:1] != ['sysprep']:
+        return 1
+    st['sysprep'] = ['ec2launch'] + argv
+    if '--shutdown' in argv:
+        st['power'] = 'off'
+    return 0
+
+
+def run(winpath, argv):
+    st = load()
+    base = winpath.replace('/', '\\').rsplit('\\', 1)[-1].lower()
+    progs = {'sc.exe': lambda: sc(st, argv), 'nssm.exe': lambda: nssm(st, argv, winpath),
+             'dism.exe': lambda: dism(st, argv), 'msiexec.exe': lambda: msiexec(st, argv),
+             'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
+             'ec2launch.exe': lambda: ec2launch(st, argv),
+             'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
+    if base not in progs:
+        sys.stderr.write('fakewin: no fake for %s\n' % winpath)
+        code = 9009
+    else:
+        code = progs[base]()
+    st['calls'].append({'prog': winpath, 'argv': argv, 'exit': code})
+    save(st)
+    # the whole code (a Linux exit status keeps 8 bits): sim.ps1 sets
+    # $LASTEXITCODE from this file
+    with open(STATE + '.exit', 'w') as f:
+        f.write(str(code))
+    return code & 0xff if code & 0xff or not code else 1
+
+
+VOLATILE = ('calls', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
+            'pending_restart', 'admin_password_changes')
+
+
+def snapshot(state, root, out):
+    """The machine after a pass: the state model and every file on C:
+    (with its SHA-256), minus what a run always adds (the uploaded
+    scripts in C:\\Windows\\Temp, the call log, counters)."""
+    import hashlib
+    st = load(state)
+    files = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            win = 'C:\\' + os.path.relpath(p, root).replace('/', '\\')
+            with open(p, 'rb') as f:
+                files[win] = hashlib.sha256(f.read()).hexdigest()
+    snap = {'state': st, 'files': files,
+            'stable': {k: v for k, v in st.items() if k not in VOLATILE}}
+    # a service's configuration, not whether it runs now (pass 2 starts on a
+    # machine that booted with the services pass 1 registered)
+    snap['stable']['services'] = {k: {a: b for a, b in v.items() if a != 'status'}
+                                  for k, v in st['services'].items()}
+    snap['stable']['files'] = {k: v for k, v in files.items()
+                               if not k.lower().startswith('c:\\windows\\temp\\')}
+    with open(out, 'w', encoding='utf-8') as f:
+        json.dump(snap, f, indent=1, sort_keys=True)
+
+
+def main():
+    a = sys.argv[1:]
+    if a[:1] == ['init'] and len(a) == 5:
+        init(*a[1:])
+    elif a[:1] == ['restart'] and len(a) == 2:
+        restart(a[1])
+    elif a[:1] == ['snapshot'] and len(a) == 4:
+        global ROOT
+        ROOT = a[2]
+        snapshot(*a[1:])
+    elif a[:1] == ['run'] and len(a) >= 2:
+        sys.exit(run(a[1], a[2:]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,332 @@
+# The engine tier's Packer: runs the build block of an emitted template
+# (the plan tests/win/hclplan.cjs read from it) against a simulated Windows,
+# the way Packer's provisioners run it (hashicorp/packer
+# provisioner/powershell/provisioner.go, provisioner/windows-restart,
+# provisioner/file), for each builder given, PASSES times on the same machine.
+#
+# usage: pwsh -NoProfile -File packer.ps1 -PlanFile PLAN.json -Work DIR
+#            -WindowsVersion 2022 -Builders qemu,azure-arm [-Passes 2]
+# For each builder: DIR/<builder>/{C/, state.json, arglog.jsonl, pass<N>.json,
+# log.txt}. Prints one line per step; exit 0 when every step of every pass
+# of every builder exited with one of its valid_exit_codes, 1 otherwise.
+#
+# Where this differs from a Windows build VM (docs/node.md, "The engine
+# tier"): powershell.exe is a fresh runspace of this process per script
+# (same isolation of variables, functions and environment; one process is
+# ~1 s of start-up saved per script); `exit N` reaches the host's
+# SetShouldExit (tests/win/winhost.cs) as powershell.exe's exit status.
+param(
+    [Parameter(Mandatory = $true)][string]$PlanFile,
+    [Parameter(Mandatory = $true)][string]$Work,
+    [Parameter(Mandatory = $true)][string]$WindowsVersion,
+    [Parameter(Mandatory = $true)][string[]]$Builders,
+    [int]$Passes = 2,
+    # run on the machine an earlier run left in -Work (a build with other
+    # options on the same VM) instead of a fresh one
+    [switch]$Keep,
+    # URL=FILE: what the simulated network serves (packer.payload: pull)
+    [string[]]$Web = @()
+)
+$ErrorActionPreference = 'Stop'
+# -File hands "a,b" over as one string
+$Builders = @($Builders | ForEach-Object { $_ -split ',' } | Where-Object { $_ -ne '' })
+Set-StrictMode -Version Latest
+
+$here = $PSScriptRoot
+Add-Type -Path (Join-Path $here 'winhost.cs')
+$tpl = Get-Content -Raw -LiteralPath $PlanFile | ConvertFrom-Json
+# The simulated Windows every runspace dot-sources: sim.ps1 plus the proxies
+# of tests/win/proxies.ps1, built once here from the real cmdlets' parameter
+# metadata (a runspace then only runs a cached, parsed file)
+function New-ProxyText($def) {
+    $real = Get-Command -Name $def.Name -CommandType Cmdlet
+    $md = [System.Management.Automation.CommandMetadata]::new($real)
+    foreach ($p in $def.Extra.Keys) {
+        $md.Parameters[$p] = [System.Management.Automation.ParameterMetadata]::new($p, $def.Extra[$p])
+    }
+    $binding = [System.Management.Automation.ProxyCommand]::GetCmdletBindingAttribute($md)
+    $params = [System.Management.Automation.ProxyCommand]::GetParamBlock($md)
+    return "function global:$($def.Name) {`n$binding`nparam($params)`n`$real = '$($real.ModuleName)\$($def.Name)'`n$($def.Body)`n}`n"
+}
+New-Item -ItemType Directory -Force -Path $Work | Out-Null
+$simFile = Join-Path $Work 'sim-full.ps1'
+$simText = (Get-Content -Raw -LiteralPath (Join-Path $here 'sim.ps1')) + "`n" +
+    ((& (Join-Path $here 'proxies.ps1') | ForEach-Object { New-ProxyText $_ }) -join "`n")
+[IO.File]::WriteAllText($simFile, $simText)
+# the interpreter itself, not a version manager's shim (a shell script that
+# costs more than the fake program it starts)
+$python = & (Get-Command -Name python3 -CommandType Application | Select-Object -First 1).Source -c 'import sys; print(sys.executable)'
+$fake = Join-Path $here 'fakewin.py'
+
+# Packer's default for the powershell provisioner (provisioner.go,
+# defaultExecuteCommand; the same text is in Debian's packer 1.6.6:
+# `strings $(command -v packer) | grep 'exit $LastExitCode'`)
+$DefaultExecute = 'powershell -executionpolicy {{.ExecutionPolicy}} "& { if (Test-Path variable:global:ProgressPreference){set-variable -name variable:global:ProgressPreference -value ''SilentlyContinue''};. {{.Vars}}; &''{{.Path}}''; exit $LastExitCode }"'
+
+function Resolve-PackerPath([string]$p) {
+    return $p.Replace('${path.root}', $tpl.packer_dir)
+}
+
+function Get-HostPath([string]$root, [string]$win) {
+    if ($win -notmatch '^[cC]:[\\/]') { throw "not a path on C: '$win'" }
+    $rel = $win.Substring(3).Replace('\', '/')
+    return (Join-Path $root $rel)
+}
+
+function Test-Applies($prov, [string]$sourceName) {
+    $only = @()
+    $except = @()
+    if ($prov.PSObject.Properties['only']) { $only = @($prov.only) }
+    if ($prov.PSObject.Properties['except']) { $except = @($prov.except) }
+    if ($only.Count -gt 0 -and $only -notcontains $sourceName) { return $false }
+    if ($except -contains $sourceName) { return $false }
+    return $true
+}
+
+# Packer's env-vars file: $env:NAME="value"; for PACKER_BUILD_NAME,
+# PACKER_BUILDER_TYPE and environment_vars, sorted, with PowerShell's
+# special characters escaped by a backtick
+function New-VarsText([string]$builder, $prov) {
+    $vars = [ordered]@{}
+    $pairs = @("PACKER_BUILDER_TYPE=$builder", 'PACKER_BUILD_NAME=node')
+    if ($prov.PSObject.Properties['environment_vars']) { $pairs += @($prov.environment_vars) }
+    foreach ($kv in $pairs) {
+        $k, $v = $kv -split '=', 2
+        if ($null -eq $v) { throw "environment_vars entry without '=': '$kv'" }
+        $vars[$k] = $v
+    }
+    $text = ''
+    foreach ($k in ($vars.Keys | Sort-Object)) {
+        $v = $vars[$k] -replace '([`$"''])', '`$1'
+        $text += "`$env:$k=`"$v`"; "
+    }
+    return $text
+}
+
+# The command line Packer runs, turned into what powershell.exe runs: only
+# `powershell -executionpolicy X "<command>"` is modelled; anything else fails.
+function Get-CommandText([string]$line) {
+    if ($line -notmatch '^powershell -executionpolicy (\w+) "(.*)"$') {
+        throw "execute_command not modelled by the engine tier: $line"
+    }
+    return $Matches[2]
+}
+
+$machineEnv = @{
+    SystemRoot = 'C:\Windows'; windir = 'C:\Windows'; SystemDrive = 'C:'
+    ProgramFiles = 'C:\Program Files'; 'ProgramFiles(x86)' = 'C:\Program Files (x86)'
+    ProgramData = 'C:\ProgramData'; COMPUTERNAME = 'WIN-NODE1'
+    TEMP = 'C:\Windows\Temp'; TMP = 'C:\Windows\Temp'
+}
+
+$failed = 0
+foreach ($builder in $Builders) {
+    $sourceName = "$builder.node"
+    $source = $tpl.sources.$sourceName
+    if ($null -eq $source) { throw "the template has no source $sourceName" }
+    $sim = Join-Path $Work $builder
+    $root = Join-Path $sim 'C'
+    $cwd = Join-Path $sim 'dotnet-cwd'
+    New-Item -ItemType Directory -Force -Path $root, $cwd | Out-Null
+    $state = Join-Path $sim 'state.json'
+    if (-not ($Keep -and (Test-Path -LiteralPath $state))) {
+        & $python $fake init $state $root $builder $WindowsVersion
+        if ($LASTEXITCODE -ne 0) { throw 'fakewin.py init failed' }
+    }
+    if ($Web.Count -gt 0) {
+        $st = Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable
+        $st.web = @{}
+        foreach ($w in $Web) {
+            $u, $f = $w -split '=', 2
+            $st.web[$u] = $f
+        }
+        [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
+    }
+
+    # ISO builders: the payload on a CD. cd_files is modelled the cp/rsync
+    # way (a directory without a trailing slash lands as itself, with one
+    # its contents); not confirmed against Packer's CD builder, and
+    # 02-payload.ps1 accepts the tree at the CD root or under tree\
+    $cd = ''
+    if ($null -ne $source.cd_files) {
+        $cdDir = Join-Path $sim 'cd'
+        New-Item -ItemType Directory -Force -Path $cdDir | Out-Null
+        foreach ($f in $source.cd_files) {
+            $p = Resolve-PackerPath $f
+            if ($p.EndsWith('/')) {
+                Copy-Item -Path (Join-Path $p '*') -Destination $cdDir -Recurse -Force
+            } else {
+                Copy-Item -LiteralPath $p -Destination $cdDir -Recurse -Force
+            }
+        }
+        $cd = "$cdDir|$($source.cd_label)"
+    }
+
+    $env_saved = [Environment]::GetEnvironmentVariables()
+    foreach ($k in $machineEnv.Keys) { [Environment]::SetEnvironmentVariable($k, $machineEnv[$k]) }
+    $env:WBSIM_ROOT = $root
+    $env:WBSIM_STATE = $state
+    $env:WBSIM_FAKE = $fake
+    $env:WBSIM_PYTHON = $python
+    $env:WBSIM_ARGLOG = Join-Path $sim 'arglog.jsonl'
+    $env:WBSIM_CD = $cd
+    $env:PSModulePath = ''
+    [Environment]::CurrentDirectory = $cwd
+    $log = Join-Path $sim 'log.txt'
+    $n = 0
+
+    # run COMMAND as powershell.exe -Command would, in a fresh runspace;
+    # returns its exit status
+    function Invoke-AsPowerShell([string]$command, [string]$what) {
+        $sw = [Diagnostics.Stopwatch]::StartNew()
+        $h = [WbHost]::new()
+        $iss = [System.Management.Automation.Runspaces.InitialSessionState]::CreateDefault2()
+        $rs = [runspacefactory]::CreateRunspace($h, $iss)
+        $rs.Open()
+        $ps = [powershell]::Create()
+        $ps.Runspace = $rs
+        $envBefore = [Environment]::GetEnvironmentVariables()
+        $code = 0
+        try {
+            $tOpen = $sw.ElapsedMilliseconds
+            $null = $ps.AddScript(". '$simFile'").Invoke()
+            $tSim = $sw.ElapsedMilliseconds
+            if ($ps.HadErrors) { throw "sim.ps1: $($ps.Streams.Error -join '; ')" }
+            $ps.Commands.Clear()
+            $null = $ps.AddScript($command)
+            try {
+                $out = $ps.Invoke()
+                foreach ($o in $out) { Add-Content -LiteralPath $log -Value "    $o" }
+                if ($h.ShouldExit) { $code = $h.ExitCode } elseif ($ps.HadErrors) { $code = 1 }
+            } catch {
+                # powershell.exe -Command: an uncaught terminating error is exit 1
+                $e = $_.Exception
+                while ($e -is [System.Management.Automation.MethodInvocationException] -and $null -ne $e.InnerException) { $e = $e.InnerException }
+                Add-Content -LiteralPath $log -Value "    TERMINATING ERROR: $($e.Message)"
+                if ($e -is [System.Management.Automation.IContainsErrorRecord] -and $null -ne $e.ErrorRecord.InvocationInfo) {
+                    Add-Content -LiteralPath $log -Value ("    at " + $e.ErrorRecord.InvocationInfo.PositionMessage)
+                }
+                $code = if ($h.ShouldExit) { $h.ExitCode } else { 1 }
+            }
+            foreach ($i in $ps.Streams.Information) { Add-Content -LiteralPath $log -Value "    $i" }
+            foreach ($w in $ps.Streams.Warning) { Add-Content -LiteralPath $log -Value "    WARNING: $w" }
+            foreach ($e in $ps.Streams.Error) { Add-Content -LiteralPath $log -Value "    ERROR: $e $($e.InvocationInfo.PositionMessage)" }
+            Add-Content -LiteralPath $log -Value ("    (engine: runspace {0} ms, sim {1} ms, script {2} ms)" -f $tOpen, ($tSim - $tOpen), ($sw.ElapsedMilliseconds - $tSim))
+        } finally {
+            $ps.Dispose()
+            $rs.Dispose()
+            # a process's environment ends with it
+            foreach ($k in @([Environment]::GetEnvironmentVariables().Keys)) {
+                if (-not $envBefore.Contains($k)) { [Environment]::SetEnvironmentVariable($k, $null) }
+            }
+            foreach ($k in $envBefore.Keys) { [Environment]::SetEnvironmentVariable($k, $envBefore[$k]) }
+            # .NET file APIs see 'C:\x\y' as a relative file name on Linux:
+            # move what they wrote into the drive
+            foreach ($f in @(Get-ChildItem -LiteralPath $cwd -File)) {
+                if ($f.Name -match '^[cC]:\\') {
+                    $dst = Get-HostPath $root $f.Name
+                    New-Item -ItemType Directory -Force -Path (Split-Path -Parent $dst) | Out-Null
+                    [IO.File]::Move($f.FullName, $dst, $true)
+                } else {
+                    throw "a script wrote '$($f.Name)' relative to the current directory"
+                }
+            }
+        }
+        return $code
+    }
+
+    for ($pass = 1; $pass -le $Passes; $pass++) {
+        $steps = @()
+        $stop = $false
+        Add-Content -LiteralPath $log -Value "=== pass $pass, $sourceName"
+        foreach ($prov in $tpl.provisioners) {
+            if ($stop) { break }
+            if (-not (Test-Applies $prov $sourceName)) { continue }
+            if ($prov.type -eq 'windows-restart') {
+                & $python $fake restart $state
+                if ($LASTEXITCODE -ne 0) { throw 'fakewin.py restart failed' }
+                $steps += [ordered]@{ index = $prov.index; type = 'windows-restart'; exit = 0; ok = $true }
+                Add-Content -LiteralPath $log -Value "--- $($prov.index) windows-restart"
+                continue
+            }
+            if ($prov.type -eq 'file') {
+                if ($prov.PSObject.Properties['direction'] -and $prov.direction -ne 'upload') { throw 'file provisioner: only uploads are modelled' }
+                $src = Resolve-PackerPath $prov.source
+                $dst = Get-HostPath $root $prov.destination
+                New-Item -ItemType Directory -Force -Path (Split-Path -Parent $dst) | Out-Null
+                Copy-Item -LiteralPath $src -Destination $dst -Force
+                $steps += [ordered]@{ index = $prov.index; type = 'file'; exit = 0; ok = $true }
+                Add-Content -LiteralPath $log -Value "--- $($prov.index) file $($prov.source) -> $($prov.destination)"
+                continue
+            }
+            # powershell
+            foreach ($k in @('elevated_user', 'elevated_password')) {
+                if ($prov.PSObject.Properties[$k]) { throw "powershell provisioner $($prov.index): $k (a scheduled task) is not modelled" }
+            }
+            $scripts = @()
+            if ($prov.PSObject.Properties['script']) { $scripts += $prov.script }
+            if ($prov.PSObject.Properties['scripts']) { $scripts += @($prov.scripts) }
+            $valid = @(0)
+            if ($prov.PSObject.Properties['valid_exit_codes']) { $valid = @($prov.valid_exit_codes | ForEach-Object { [int]$_ }) }
+            $policy = 'bypass'
+            if ($prov.PSObject.Properties['execution_policy']) { $policy = $prov.execution_policy }
+            $template = $DefaultExecute
+            if ($prov.PSObject.Properties['execute_command']) { $template = $prov.execute_command }
+            foreach ($s in $scripts) {
+                $n++
+                $name = Split-Path -Leaf (Resolve-PackerPath $s)
+                $remote = "c:/Windows/Temp/script-$n.ps1"
+                $varsRemote = "c:/Windows/Temp/packer-ps-env-vars-$n.ps1"
+                Copy-Item -LiteralPath (Resolve-PackerPath $s) -Destination (Get-HostPath $root $remote) -Force
+                Set-Content -LiteralPath (Get-HostPath $root $varsRemote) -Value (New-VarsText $builder $prov) -NoNewline
+                $line = $template.Replace('{{.ExecutionPolicy}}', $policy).Replace('{{.Vars}}', $varsRemote).Replace('{{.Path}}', $remote)
+                Add-Content -LiteralPath $log -Value "--- $($prov.index) powershell $name"
+                $code = Invoke-AsPowerShell (Get-CommandText $line) $name
+                $ok = $valid -contains $code
+                $steps += [ordered]@{ index = $prov.index; type = 'powershell'; script = $name; exit = $code; ok = $ok }
+                Add-Content -LiteralPath $log -Value "--- $name exited $code$(if (-not $ok) { " (valid_exit_codes: $($valid -join ', '))" })"
+                if (-not $ok) {
+                    Write-Output "FAIL $builder pass $pass`: $name exited $code (valid_exit_codes: $($valid -join ', '))"
+                    $stop = $true
+                    break
+                }
+            }
+        }
+        # the builder's shutdown_command (ISO builders: sysprep generalizes and
+        # powers off); modelled: powershell [-Opt [value]]... -File PATH ARGS
+        if (-not $stop -and $null -ne $source.shutdown_command) {
+            $sc = $source.shutdown_command
+            if ($sc -notmatch '^powershell(?: -(?:NoProfile|NonInteractive|ExecutionPolicy \w+))* -File (\S+)((?: -?\w+)*)$') {
+                throw "shutdown_command not modelled by the engine tier: $sc"
+            }
+            $file = $Matches[1]
+            $argText = $Matches[2]
+            Add-Content -LiteralPath $log -Value "--- shutdown_command $sc"
+            $code = Invoke-AsPowerShell "& '$file'$argText; exit `$LASTEXITCODE" 'shutdown_command'
+            $steps += [ordered]@{ index = 0; type = 'shutdown_command'; exit = $code; ok = ($code -eq 0) }
+            Add-Content -LiteralPath $log -Value "--- shutdown_command exited $code"
+            if ($code -ne 0) {
+                Write-Output "FAIL $builder pass $pass`: shutdown_command exited $code"
+                $stop = $true
+            }
+        }
+        $passFile = Join-Path $sim "pass$pass.json"
+        & $python $fake snapshot $state $root $passFile
+        if ($LASTEXITCODE -ne 0) { throw 'fakewin.py snapshot failed' }
+        $steps | ConvertTo-Json -Depth 5 -AsArray | Set-Content -LiteralPath (Join-Path $sim "steps$pass.json")
+        if ($stop) {
+            $failed++
+            break
+        }
+        Write-Output "ok $builder pass $pass`: $(@($steps).Count) steps"
+        # the next pass is a retried build on the same machine: it is on again
+        $st = Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable
+        $st.power = 'on'
+        [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
+    }
+    foreach ($k in @([Environment]::GetEnvironmentVariables().Keys)) {
+        if (-not $env_saved.Contains($k)) { [Environment]::SetEnvironmentVariable($k, $null) }
+    }
+    foreach ($k in $env_saved.Keys) { [Environment]::SetEnvironmentVariable($k, $env_saved[$k]) }
+}
+exit $(if ($failed -gt 0) { 1 } else { 0 })

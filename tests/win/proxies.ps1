@@ -1,0 +1,138 @@
+# Proxies of the cmdlets pwsh has that the simulated Windows changes
+# (tests/win/sim.ps1): the body handles HKLM: (the registry model) or Windows
+# paths and passes the rest to the real cmdlet ($real). packer.ps1 builds
+# each once per run from the real cmdlet's parameter metadata (so a
+# misspelt parameter fails as it would on Windows) and every runspace
+# dot-sources the result.
+# Output: one @{ Name; Body; Extra } per proxy.
+function Wb-Proxy([string]$Name, [string]$Body, [hashtable]$Extra = @{}) {
+    @{ Name = $Name; Body = $Body; Extra = $Extra }
+}
+
+Wb-Proxy 'Test-Path' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+if ($PSBoundParameters['PathType'] -eq 'Leaf') { return $false }
+return (Wb-KeyExists (Wb-Load) $key)
+'@
+
+Wb-Proxy 'New-Item' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$st = Wb-Load
+$l = $key.ToLowerInvariant()
+if ($st.registry.ContainsKey($l) -and -not $Force) { throw "A key at this path already exists: $key" }
+if (-not $st.registry.ContainsKey($l)) { $st.registry[$l] = @{ path = $key; values = @{} } }
+Wb-Save $st
+return [pscustomobject]@{ PSPath = $key; Name = ($key -split '\\')[-1] }
+'@
+
+Wb-Proxy 'New-ItemProperty' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$st = Wb-Load
+$old = (Wb-Values $st $key)[$Name.ToLowerInvariant()]
+if ($null -ne $old -and -not $Force) { throw "The property already exists: $Name" }
+$type = if ($PSBoundParameters.ContainsKey('PropertyType')) { $PropertyType } else { 'String' }
+Wb-RegSet $key $Name $Value $type $false
+return [pscustomobject]@{ $Name = $Value }
+'@
+
+Wb-Proxy 'Set-ItemProperty' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$type = if ($PSBoundParameters.ContainsKey('Type')) { $Type } else { '' }
+Wb-RegSet $key $Name $Value $type $true
+'@ @{ Type = [string] }
+
+Wb-Proxy 'Remove-ItemProperty' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$st = Wb-Load
+$r = $st.registry[$key.ToLowerInvariant()]
+foreach ($n in $Name) {
+    if ($null -eq $r -or -not $r.values.ContainsKey($n.ToLowerInvariant())) {
+        $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new(
+            [System.Management.Automation.PSArgumentException]::new("Property $n does not exist at path $key."),
+            'System.Management.Automation.PSArgumentException', 'InvalidArgument', $n))
+        continue
+    }
+    $r.values.Remove($n.ToLowerInvariant())
+}
+Wb-Save $st
+'@
+
+Wb-Proxy 'Get-ItemProperty' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$st = Wb-Load
+if (-not (Wb-KeyExists $st $key)) { $PSCmdlet.WriteError((Wb-RegNotFound $key)); return }
+$vals = Wb-Values $st $key
+$o = [ordered]@{}
+foreach ($v in $vals.Values) {
+    if ($PSBoundParameters.ContainsKey('Name') -and @($Name) -notcontains $v.name) { continue }
+    $o[$v.name] = if ($v.type -eq 'ExpandString') { Wb-Expand $v.value } else { $v.value }
+}
+if ($PSBoundParameters.ContainsKey('Name')) {
+    foreach ($n in $Name) {
+        if (-not $vals.Contains($n.ToLowerInvariant())) {
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new(
+                [System.Management.Automation.PSArgumentException]::new("Property $n does not exist at path $key."),
+                'System.Management.Automation.PSArgumentException', 'InvalidArgument', $n))
+            return
+        }
+    }
+}
+$o['PSPath'] = $key
+return [pscustomobject]$o
+'@
+
+Wb-Proxy 'Get-Item' @'
+$key = Wb-RegArg $PSBoundParameters
+if ($null -eq $key) { return (& $real @PSBoundParameters) }
+$st = Wb-Load
+if (-not (Wb-KeyExists $st $key)) { $PSCmdlet.WriteError((Wb-RegNotFound $key)); return }
+$vals = Wb-Values $st $key
+$o = [pscustomobject]@{ Name = $key; Property = @($vals.Values | ForEach-Object { $_.name }) }
+$o | Add-Member -MemberType NoteProperty -Name WbValues -Value $vals
+# RegistryKey.GetValue(name, default, options): REG_EXPAND_SZ expanded unless
+# RegistryValueOptions.DoNotExpandEnvironmentNames
+$o | Add-Member -MemberType ScriptMethod -Name GetValue -Value {
+    param([string]$N, $Default = $null, $Options = 'None')
+    $v = $this.WbValues[$N.ToLowerInvariant()]
+    if ($null -eq $v) { return $Default }
+    if ($v.type -eq 'ExpandString' -and "$Options" -ne 'DoNotExpandEnvironmentNames') { return (Wb-Expand $v.value) }
+    return $v.value
+}
+$o | Add-Member -MemberType ScriptMethod -Name GetValueKind -Value {
+    param([string]$N)
+    return $this.WbValues[$N.ToLowerInvariant()].type
+}
+return $o
+'@
+
+# Windows paths stay Windows paths: the FileSystem provider on Linux answers
+# 'C:/a/b'; Windows answers 'C:\a\b' (and that string reaches native programs)
+foreach ($n in @('Join-Path', 'Split-Path')) {
+    Wb-Proxy $n @'
+foreach ($r in @(& $real @PSBoundParameters)) {
+    if ($r -is [string] -and $r -match '^[A-Za-z]:') { $r.Replace('/', '\') } else { $r }
+}
+'@
+}
+
+Wb-Proxy 'Start-Sleep' @'
+$st = Wb-Load
+$st.sleeps = [int]$st.sleeps + 1
+Wb-Save $st
+'@
+
+Wb-Proxy 'Invoke-WebRequest' @'
+$st = Wb-Load
+$src = $null
+if ($st.ContainsKey('web')) { $src = $st.web["$Uri"] }
+if ($null -eq $src) { throw "simulated network: nothing at $Uri" }
+if (-not $PSBoundParameters.ContainsKey('OutFile')) { throw 'simulated network: only -OutFile is modelled' }
+Microsoft.PowerShell.Management\Copy-Item -LiteralPath $src -Destination $OutFile -Force
+'@
+

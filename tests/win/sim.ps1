@@ -1,0 +1,320 @@
+# The simulated Windows inside one PowerShell runspace (docs/node.md, "The
+# engine tier"). tests/win/packer.ps1 runs this in every fresh runspace before
+# the provisioner's command, as the machine a script finds when Packer starts
+# powershell.exe for it. Environment (set by packer.ps1):
+#   WBSIM_ROOT   the directory that is C:\      WBSIM_STATE  the state model (JSON)
+#   WBSIM_FAKE   tests/win/fakewin.py           WBSIM_ARGLOG one JSON line per native call
+#   WBSIM_CD     the payload CD's directory and label (ISO builders), or ''
+#
+# What is real here: the PowerShell 7.6 engine (parser, StrictMode, parameter
+# binding, Stop), the FileSystem provider behind C:, Get-FileHash, Copy-Item,
+# Expand-Archive, ConvertFrom-Json; native arguments passed as Windows
+# PowerShell 5.1 passes them ($PSNativeCommandArgumentPassing = 'Legacy').
+# What is mocked: every Windows-only cmdlet the scripts call, over one state
+# model shared with the fake programs (tests/win/fakewin.py). Mocks of
+# cmdlets pwsh has (Test-Path, New-Item, *-ItemProperty, Get-Item, Join-Path,
+# Split-Path, Start-Sleep, Invoke-WebRequest) are proxies built from the real
+# cmdlet's parameter metadata, so a misspelt parameter fails as it would on
+# Windows; they handle HKLM: (the registry model) and pass the rest on.
+
+$ErrorActionPreference = 'Stop'
+$global:PSNativeCommandArgumentPassing = 'Legacy'
+$null = New-PSDrive -Name C -PSProvider FileSystem -Root $env:WBSIM_ROOT -Scope Global
+if ("$env:WBSIM_CD" -ne '') {
+    $cdDir, $null = $env:WBSIM_CD -split '\|', 2
+    $null = New-PSDrive -Name E -PSProvider FileSystem -Root $cdDir -Scope Global
+}
+Set-Location -LiteralPath $env:WBSIM_ROOT
+
+# ---- the state model (one JSON file; fakewin.py reads and writes it too) ----
+function global:Wb-Load { Get-Content -Raw -LiteralPath $env:WBSIM_STATE | ConvertFrom-Json -AsHashtable }
+function global:Wb-Save([hashtable]$St) {
+    $tmp = "$env:WBSIM_STATE.tmp"
+    [IO.File]::WriteAllText($tmp, ($St | ConvertTo-Json -Depth 20))
+    Move-Item -LiteralPath $tmp -Destination $env:WBSIM_STATE -Force
+}
+
+# ---- native programs: everything under C:\ runs as its fake ----
+# A program outside the system drive is not on the simulated Windows.
+$ExecutionContext.InvokeCommand.PostCommandLookupAction = {
+    param($name, $ev)
+    $cmd = $ev.Command
+    if ($cmd -isnot [System.Management.Automation.ApplicationInfo]) { return }
+    $root = [IO.Path]::GetFullPath($env:WBSIM_ROOT).TrimEnd('/') + '/'
+    $host_path = $cmd.Path
+    if (-not $host_path.StartsWith($root)) {
+        if ($host_path -eq $env:WBSIM_PYTHON) { return }
+        throw "simulated Windows: '$name' is not a program of this machine ($host_path)"
+    }
+    $win = 'C:\' + $host_path.Substring($root.Length).Replace('/', '\')
+    $ev.CommandScriptBlock = {
+        # what PowerShell handed over (values), for the argv model; the fake
+        # records what it received after Legacy quoting and command-line parsing
+        $line = @{ prog = $win; values = @($args | ForEach-Object { "$_" }) } | ConvertTo-Json -Compress
+        [IO.File]::AppendAllText($env:WBSIM_ARGLOG, $line + "`n")
+        & $env:WBSIM_PYTHON $env:WBSIM_FAKE run $win @args
+        # Windows exit codes are 32 bits (3010, 1618), Linux's 8: the fake
+        # leaves the whole code beside the state, and $LASTEXITCODE gets it
+        $global:LASTEXITCODE = [int](Get-Content -Raw -LiteralPath "$env:WBSIM_STATE.exit")
+    }.GetNewClosure()
+}
+
+# ---- the registry model ----
+function global:Wb-IsReg([string]$P) { $P -match '^(HKLM:|Registry::HKEY_LOCAL_MACHINE)' }
+function global:Wb-RegKey([string]$P) {
+    $k = $P -replace '^Registry::HKEY_LOCAL_MACHINE', 'HKLM:'
+    $k = $k -replace '/', '\' -replace '\\+$', ''
+    $k = $k -replace '^HKLM:(?!\\)', 'HKLM:\'
+    return $k
+}
+function global:Wb-ServiceOfKey([hashtable]$St, [string]$Key) {
+    if ($Key -match '^HKLM:\\SYSTEM\\CurrentControlSet\\Services\\([^\\]+)$') {
+        return $St.services[$Matches[1].ToLowerInvariant()]
+    }
+    return $null
+}
+function global:Wb-KeyExists([hashtable]$St, [string]$Key) {
+    $l = $Key.ToLowerInvariant()
+    if ($St.registry.ContainsKey($l)) { return $true }
+    if ($null -ne (Wb-ServiceOfKey $St $Key)) { return $true }
+    foreach ($k in $St.registry.Keys) { if ($k.StartsWith($l + '\')) { return $true } }
+    # the hives and the keys every Windows has
+    return ($l -match '^hklm:\\(software|system)(\\|$)' -and ($l.Split('\').Count -le 3))
+}
+function global:Wb-Values([hashtable]$St, [string]$Key) {
+    $svc = Wb-ServiceOfKey $St $Key
+    if ($null -ne $svc) {
+        $start = @{ boot = 0; system = 1; auto = 2; 'delayed-auto' = 2; demand = 3; disabled = 4 }[$svc.start]
+        return [ordered]@{
+            imagepath       = @{ name = 'ImagePath'; type = 'ExpandString'; value = $svc.binPath }
+            start           = @{ name = 'Start'; type = 'DWord'; value = $start }
+            dependonservice = @{ name = 'DependOnService'; type = 'MultiString'; value = @($svc.depend) }
+        }
+    }
+    $r = $St.registry[$Key.ToLowerInvariant()]
+    if ($null -eq $r) { return [ordered]@{} }
+    return $r.values
+}
+function global:Wb-Expand($V) {
+    if ($V -is [string]) { return [Environment]::ExpandEnvironmentVariables($V) }
+    return $V
+}
+function global:Wb-RegNotFound([string]$Key) {
+    $e = [System.Management.Automation.ItemNotFoundException]::new("Cannot find path '$Key' because it does not exist.")
+    return [System.Management.Automation.ErrorRecord]::new($e, 'PathNotFound', 'ObjectNotFound', $Key)
+}
+function global:Wb-RegSet([string]$Key, [string]$Name, $Value, [string]$Type, [bool]$KeepType) {
+    $st = Wb-Load
+    $l = $Key.ToLowerInvariant()
+    if (-not (Wb-KeyExists $st $Key)) { throw (Wb-RegNotFound $Key) }
+    if (-not $st.registry.ContainsKey($l)) { $st.registry[$l] = @{ path = $Key; values = @{} } }
+    $old = $st.registry[$l].values[$Name.ToLowerInvariant()]
+    if ($Type -eq '') {
+        if ($KeepType -and $null -ne $old) { $Type = $old.type }
+        elseif ($Value -is [int] -or $Value -is [long]) { $Type = 'DWord' }
+        else { $Type = 'String' }
+    }
+    $valid = @('String', 'ExpandString', 'Binary', 'DWord', 'MultiString', 'QWord')
+    if ($valid -notcontains $Type) { throw "registry value type '$Type' is not one of $($valid -join ', ')" }
+    if ($Type -eq 'DWord' -or $Type -eq 'QWord') { $Value = [long]$Value }
+    elseif ($Type -eq 'MultiString') { $Value = @($Value | ForEach-Object { "$_" }) }
+    else { $Value = "$Value" }
+    $st.registry[$l].values[$Name.ToLowerInvariant()] = @{ name = $Name; type = $Type; value = $Value }
+    Wb-Save $st
+}
+
+# ---- proxies of cmdlets pwsh has (tests/win/proxies.ps1, built by packer.ps1) ----
+# the registry path a call names, or $null
+function global:Wb-RegArg([hashtable]$Bound) {
+    foreach ($k in @('LiteralPath', 'Path')) {
+        if ($Bound.ContainsKey($k)) {
+            $p = @($Bound[$k])
+            if ($p.Count -eq 1 -and (Wb-IsReg $p[0])) { return (Wb-RegKey $p[0]) }
+            foreach ($x in $p) { if (Wb-IsReg $x) { throw "simulated registry: one key per call ($($p -join ', '))" } }
+        }
+    }
+    return $null
+}
+
+# ---- Windows-only cmdlets: parameter sets as documented on learn.microsoft.com ----
+function global:Get-Service {
+    [CmdletBinding(DefaultParameterSetName = 'Default')]
+    param(
+        [Parameter(ParameterSetName = 'Default', Position = 0, ValueFromPipeline = $true, ValueFromPipelineByPropertyName = $true)]
+        [Alias('ServiceName')][string[]]$Name,
+        [switch]$DependentServices,
+        [Alias('ServicesDependedOn')][switch]$RequiredServices,
+        [Parameter(ParameterSetName = 'DisplayName', Mandatory = $true)][string[]]$DisplayName,
+        [string[]]$Include,
+        [string[]]$Exclude,
+        [Parameter(ParameterSetName = 'InputObject', ValueFromPipeline = $true)]$InputObject
+    )
+    $st = Wb-Load
+    $changed = $false
+    foreach ($n in @($Name)) {
+        $s = $st.services[$n.ToLowerInvariant()]
+        if ($null -eq $s) {
+            $e = [System.InvalidOperationException]::new("Cannot find any service with service name '$n'.")
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'NoServiceFoundForGivenName', 'ObjectNotFound', $n))
+            continue
+        }
+        if ($s.pendingDelete -gt 0) {
+            # marked for deletion: gone once the last handle closes
+            $s.pendingDelete = [int]$s.pendingDelete - 1
+            $changed = $true
+            if ($s.pendingDelete -eq 0) {
+                $st.services.Remove($n.ToLowerInvariant())
+            }
+        }
+        [pscustomobject]@{ Name = $s.name; ServiceName = $s.name; Status = $s.status
+            StartType = @{ auto = 'Automatic'; 'delayed-auto' = 'Automatic'; demand = 'Manual'; disabled = 'Disabled' }[$s.start] }
+    }
+    if ($changed) { Wb-Save $st }
+}
+
+function global:Get-WindowsFeature {
+    [CmdletBinding()]
+    param(
+        [Parameter(Position = 0, ValueFromPipeline = $true)][string[]]$Name,
+        [string]$Vhd,
+        [string]$ComputerName,
+        [pscredential]$Credential,
+        [string]$LogPath
+    )
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        $f = $st.features[$n]
+        if ($null -eq $f) { continue }
+        [pscustomobject]@{ Name = $n; Installed = [bool]$f.installed
+            InstallState = if ($f.installed) { 'Installed' } elseif ($f.pending) { 'InstallPending' } else { 'Available' } }
+    }
+}
+
+function global:Install-WindowsFeature {
+    [CmdletBinding(SupportsShouldProcess = $true)]
+    param(
+        [Parameter(Mandatory = $true, Position = 0, ValueFromPipeline = $true)][string[]]$Name,
+        [switch]$Restart,
+        [switch]$IncludeAllSubFeature,
+        [switch]$IncludeManagementTools,
+        [string]$Source,
+        [string]$Vhd,
+        [string]$ComputerName,
+        [pscredential]$Credential,
+        [string]$LogPath,
+        [string]$ConfigurationFilePath
+    )
+    $st = Wb-Load
+    foreach ($n in $Name) {
+        if (-not $st.features.ContainsKey($n)) { throw "ArgumentNotValid: The role, role service, or feature name is not valid: '$n'." }
+        if (-not $st.features[$n].installed) {
+            $st.features[$n].pending = $true
+            $st.pending_restart = $true
+        }
+    }
+    Wb-Save $st
+    return [pscustomobject]@{ Success = $true; RestartNeeded = 'Yes'; ExitCode = 'SuccessRestartRequired'; FeatureResult = @($Name) }
+}
+
+function global:Get-NetFirewallRule {
+    [CmdletBinding()]
+    param(
+        [Parameter(Position = 0)][Alias('ID')][string[]]$Name,
+        [string[]]$DisplayName,
+        [switch]$All,
+        [string[]]$PolicyStore
+    )
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        $r = $st.firewall[$n]
+        if ($null -eq $r) {
+            $e = [System.Management.Automation.ItemNotFoundException]::new("No MSFT_NetFirewallRule objects found with property 'InstanceID' equal to '$n'.")
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'CmdletizationQuery_NotFound_InstanceID,Get-NetFirewallRule', 'ObjectNotFound', $n))
+            continue
+        }
+        [pscustomobject]$r
+    }
+}
+
+function global:New-NetFirewallRule {
+    [CmdletBinding()]
+    param(
+        [Parameter(Mandatory = $true)][string]$DisplayName,
+        [Alias('ID')][string]$Name,
+        [string]$Description,
+        [string]$Group,
+        [ValidateSet('True', 'False')][string]$Enabled = 'True',
+        [string[]]$Profile = @('Any'),
+        [ValidateSet('Inbound', 'Outbound')][string]$Direction = 'Inbound',
+        [ValidateSet('NotConfigured', 'Allow', 'Block')][string]$Action = 'Allow',
+        [string]$Protocol = 'Any',
+        [string[]]$LocalPort,
+        [string[]]$RemotePort,
+        [string[]]$LocalAddress,
+        [string[]]$RemoteAddress,
+        [string]$Program,
+        [string]$Service,
+        [string]$PolicyStore
+    )
+    $st = Wb-Load
+    if ($Name -eq '') { $Name = [guid]::NewGuid().ToString('B') }
+    if ($st.firewall.ContainsKey($Name)) { throw "Cannot create a file when that file already exists. (firewall rule '$Name')" }
+    if ($Protocol -notmatch '^(TCP|UDP|ICMPv4|ICMPv6|Any|\d+)$') { throw "The protocol '$Protocol' is not valid" }
+    foreach ($p in @($LocalPort)) { if ("$p" -notmatch '^(\d+(-\d+)?|Any|RPC|RPCEPMap)$') { throw "The port '$p' is not valid" } }
+    $st.firewall[$Name] = [ordered]@{ Name = $Name; DisplayName = $DisplayName; Direction = $Direction; Action = $Action
+        Protocol = $Protocol; LocalPort = @($LocalPort | ForEach-Object { "$_" }); Enabled = $Enabled; Profile = @($Profile) }
+    Wb-Save $st
+    return [pscustomobject]$st.firewall[$Name]
+}
+
+function global:Get-MpPreference {
+    [CmdletBinding()]
+    param()
+    $st = Wb-Load
+    $ex = @($st.defender.ExclusionPath)
+    return [pscustomobject]@{ ExclusionPath = if ($ex.Count -gt 0) { [string[]]$ex } else { $null } }
+}
+
+function global:Add-MpPreference {
+    [CmdletBinding()]
+    param(
+        [string[]]$ExclusionPath,
+        [string[]]$ExclusionExtension,
+        [string[]]$ExclusionProcess,
+        [string[]]$ExclusionIpAddress,
+        [switch]$Force
+    )
+    $st = Wb-Load
+    $have = [System.Collections.Generic.List[string]]::new()
+    foreach ($x in @($st.defender.ExclusionPath)) { $have.Add($x) }
+    foreach ($x in @($ExclusionPath)) { if ($x -and -not $have.Contains($x)) { $have.Add($x) } }
+    $st.defender.ExclusionPath = @($have)
+    Wb-Save $st
+}
+
+function global:Get-CimInstance {
+    [CmdletBinding(DefaultParameterSetName = 'ClassNameComputerSet')]
+    param(
+        [Parameter(ParameterSetName = 'ClassNameComputerSet', Mandatory = $true, Position = 0)][string]$ClassName,
+        [Parameter(ParameterSetName = 'QuerySessionSet', Mandatory = $true)][string]$Query,
+        [string]$Filter,
+        [string]$Namespace,
+        [string[]]$Property,
+        [string[]]$ComputerName,
+        [uint32]$OperationTimeoutSec,
+        [switch]$Shallow
+    )
+    if ($ClassName -ne 'Win32_LogicalDisk') { throw "simulated CIM: class '$ClassName' is not modelled" }
+    $disks = @([pscustomobject]@{ DeviceID = 'C:'; DriveType = 3; VolumeName = '' })
+    if ("$env:WBSIM_CD" -ne '') {
+        $disks += [pscustomobject]@{ DeviceID = 'E:'; DriveType = 5; VolumeName = ($env:WBSIM_CD -split '\|', 2)[1] }
+    }
+    if ($Filter -eq '') { return $disks }
+    if ($Filter -notmatch '^\s*DriveType\s*=\s*(\d+)\s*$') { throw "simulated CIM: filter '$Filter' is not modelled" }
+    $t = [int]$Matches[1]
+    return @($disks | Where-Object { $_.DriveType -eq $t })
+}
+
+# [ADSI]"WinNT://HOST/Administrator,user": WbAdsiUser (tests/win/winhost.cs)
+$accel = [psobject].Assembly.GetType('System.Management.Automation.TypeAccelerators')
+if (-not $accel::Get.ContainsKey('ADSI')) { $accel::Add('ADSI', [WbAdsiUser]) }
