@@ -279,7 +279,9 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
 	    (nar && !p->payload_pull &&
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
-	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e))
+	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
+	    (ncd && !strcmp(p->windows_product_key, "env") &&
+	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
 		goto out;
 	/* one sysprep provisioner per sysprep path, limited to its builders */
 	for (size_t i = 0; i < platform_nbuilders; i++) {
