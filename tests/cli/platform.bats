@@ -216,7 +216,8 @@ PY
 			grep -qF "$img" "$pk/answer/uefi/Autounattend.xml"
 		done
 	done
-	printf 'kind: image\nname: t\nwindows: {version: "2022", edition: standard}\ncomponents: {}\npacker: {builders: [qemu, azure-arm]}\n' >std.yaml
+	cp -R "$BATS_TEST_DIRNAME/fixtures/plan"/. .
+	printf 'kind: image\nname: t\nwindows: {version: "2022", edition: standard}\ncomponents:\n  containerd: {}\npacker: {builders: [qemu, azure-arm]}\n' >std.yaml
 	wb plan std.yaml
 	assert_status 2
 	assert_output_has "std.yaml:3:37: windows.edition 'standard': Packer builder 'azure-arm' starts from the cloud's Windows Server image, which is published as Datacenter only"
@@ -268,4 +269,37 @@ for _, src, ver in got:
     assert re.fullmatch(r'\d+\.\d+\.\d+', ver), ver      # exact: no >=, ~>
 assert ("vsphere", "github.com/vmware/vsphere", "2.0.0") in got
 PY
+}
+
+@test "modern Packer: every attribute and block the templates use is declared by the pinned plugin (its hcl2spec.go)" {
+	staged windows-2022-containerd 2022
+	attrs="$WB_SRC/tests/packer/plugin-attrs.json"
+	check="$WB_SRC/tests/packer/check-attrs.py"
+	# the recorded attributes are those of the versions the table pins
+	python3 - "$attrs" "$TABLE" <<'PY'
+import json, re, sys
+attrs = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read()
+pins = dict((n, v) for n, v in re.findall(r'\.name = "([^"]+)".*?\.plugin_version = "([^"]+)"', table, re.S))
+assert sorted(attrs) == sorted(pins), (sorted(attrs), sorted(pins))
+for b, e in attrs.items():
+    assert e["version"] == pins[b] and e["tag"] == "v" + pins[b], (b, e["version"], pins[b])
+    assert re.fullmatch(r"[0-9a-f]{40}", e["commit"]) and e["file"].endswith(".hcl2spec.go"), b
+    assert "communicator" in e["attrs"] and "winrm_password" in e["attrs"], b
+PY
+	for pk in gvlk env; do
+		wb emit "$(recipe 2022)" --set "windows.product_key=$pk"
+		assert_status 0
+		run python3 "$check" "$HCL" "$attrs"
+		[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+		[[ "$output" == "5 sources, "* ]]
+	done
+	# a renamed attribute or block is caught
+	sed 's/^  cd_label /  cd_labels/; s/network_card = /network_kard = /; s/^  source_ami_filter {/  source_ami_filters {/' \
+		"$HCL" >renamed.hcl
+	run python3 "$check" renamed.hcl "$attrs"
+	assert_status 1
+	assert_output_has "qemu: attribute 'cd_labels' is not declared"
+	assert_output_has "vsphere-iso.network_adapters: attribute 'network_kard' is not declared"
+	assert_output_has "amazon-ebs: block 'source_ami_filters' is not declared"
 }
