@@ -274,6 +274,16 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		if (render(o->data_dir, rel, &v, &vars, e) ||
 		    render(o->data_dir, "hcl/plugin.hcl.in", &v, &plug, e))
 			goto out;
+		for (size_t k = 0; k < ARRAY_SIZE(b->files) && b->files[k]; k++) {
+			const char *base_name = strrchr(b->files[k], '/');
+
+			buf_reset(&tmp_b);
+			free(rel);
+			rel = xasprintf("%s.in", b->files[k]);
+			if (render(o->data_dir, rel, &v, &tmp_b, e) ||
+			    write_buf(tmp, base_name ? base_name + 1 : b->files[k], &tmp_b, e))
+				goto out;
+		}
 	}
 	buf_addc(&hcl, '\n');
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||

@@ -69,6 +69,7 @@ const struct platform_builder platform_builders[] = {
 		.plugin = "amazon", .plugin_source = "github.com/hashicorp/amazon",
 		.plugin_version = "1.8.2",
 		.secrets = { "winrm_password" },
+		.files = { "aws/winrm-bootstrap.txt" },
 		.base_var = "aws_source_ami_name",
 		.base = {
 			{ "2019", "Windows_Server-2019-English-Core-Base-*",

@@ -55,6 +55,9 @@ struct platform_builder {
 	 * value per Windows version and installation type */
 	const char *base_var;
 	struct platform_base base[PLATFORM_MAX_VERSIONS];
+	/* more files the builder's source reads: packer/<file>.in is rendered
+	 * to <file without its directory> beside the template */
+	const char *files[2];
 };
 
 /* A product key: the edition it installs, and Microsoft's published KMS

@@ -416,8 +416,13 @@ assert "IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE" in src
 assert "Panther\\unattend.xml" in src
 # aws: EC2Launch v2 first, v1's scripts where v1 is what the image carries
 assert "Amazon\\EC2Launch\\ec2launch.exe" in aws and "@('sysprep', '--shutdown')" in aws
-assert "@('InitializeInstance.ps1', '-Schedule')" in aws and "@('SysprepInstance.ps1', '-NoShutdown')" in aws
-assert "if ($LASTEXITCODE -ne 0) { throw \"EC2Launch v1" in aws
+# v1's scripts shut the instance down themselves (disable_stop_instance, D7)
+# and run in a powershell.exe of their own: not under this script's
+# StrictMode and Stop (D6), judged by their exit code
+assert "@('InitializeInstance.ps1', '-Schedule')" in aws and "@('SysprepInstance.ps1')" in aws
+assert "-NoShutdown" not in aws and "& (Join-Path $ec2launch1" not in aws
+assert "@('-NoProfile', '-ExecutionPolicy', 'Bypass', '-File', (Join-Path $ec2launch1 $step[0]))" in aws
+assert "Invoke-Native -FilePath $powershell -ArgumentList $args1" in aws
 assert aws.index("ec2launch2") < aws.index("InitializeInstance")
 # natives by $LASTEXITCODE (Invoke-Native), never a bare sysprep.exe call
 assert not re.search(r"^\s*&\s*\$Sysprep", src, re.M)

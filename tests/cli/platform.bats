@@ -303,3 +303,32 @@ PY
 	assert_output_has "vsphere-iso.network_adapters: attribute 'network_kard' is not declared"
 	assert_output_has "amazon-ebs: block 'source_ami_filters' is not declared"
 }
+
+@test "D6/D7: amazon-ebs: WinRM bootstrap user data, disable_stop_instance, EC2Launch v1 outside the script's StrictMode" {
+	need_dep command -v packer -- "packer not installed (make deps)"
+	staged windows-2022-containerd 2022
+	wb emit "$(recipe 2022)" --builder amazon-ebs
+	assert_status 0
+	run source_block amazon-ebs
+	[[ "$output" == *'disable_stop_instance = true'* ]] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *'user_data_file = var.aws_user_data_file != "" ? var.aws_user_data_file : "${path.root}/winrm-bootstrap.txt"'* ]]
+	# the user data: EC2Launch's <powershell> block making the HTTPS
+	# listener and its firewall rule Packer connects through
+	ud=$PK/winrm-bootstrap.txt
+	[ "$(head -1 "$ud")" = '<powershell>' ] && [ "$(tail -1 "$ud")" = '</powershell>' ]
+	grep -q 'New-Item -Path .WSMan:\\localhost\\Listener. -Transport HTTPS' "$ud"
+	grep -q 'LocalPort 5986' "$ud"
+	sed -e 1d -e '$d' "$ud" >ud.ps1
+	run node "$WB_SRC/tests/ps/psparse.cjs" ud.ps1
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	# not emitted for the other builders
+	wb emit "$(recipe 2022)" --builder qemu
+	assert_status 0
+	[ ! -e "$PK/winrm-bootstrap.txt" ]
+	# no winrm_password: Packer reads EC2's generated one
+	wb emit "$(recipe 2022)" --builder amazon-ebs
+	run packer validate "$PK"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	run node "$WB_SRC/tests/ps/lint51.cjs" "$PK/scripts/08-sysprep.ps1"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
