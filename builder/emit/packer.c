@@ -110,6 +110,11 @@ static int emit_answer(const struct plan *p, const struct emit_opts *o,
 			need[platform_builders[i].fw] = any = 1;
 	if (!any)
 		return 0;
+	if (!w) {
+		wb_error(e, WB_EUSAGE, "no Windows Server '%s' in the platform table",
+			 p->windows_version);
+		return -1;
+	}
 	if (make_password(password, sizeof(password), e))
 		return -1;
 	image = xasprintf("%s SERVER%s%s", w->image_prefix,

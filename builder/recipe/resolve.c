@@ -2574,6 +2574,9 @@ static int convert_top(struct resolver *r)
 	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "auto");
 	n = rnode_get(top, "node");
 	p->service_manager = str_or(n, "service_manager", "sc");
+	if (!platform_windows_find(p->windows_version))   /* the schema's enum is the table's */
+		return err_at(r, &top->origin, "no Windows Server '%s' in the platform table",
+			      p->windows_version);
 	p->pause_image = str_or(n, "pause_image",
 				platform_windows_find(p->windows_version)->pause_image);
 	if (!tmpl_image_ref_ok(p->pause_image))
