@@ -187,6 +187,9 @@ PY
 	! grep -rq USERK-EYABC out
 	run env PKR_VAR_vsphere_password=s PKR_VAR_azure_client_secret=s packer validate "$PK"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	run "$WINBUILD" plan "$(recipe 2022)" --json --set windows.product_key=none
+	assert_status 0
+	[ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["image"]["windows_product_key"])' <<<"$output")" = none ]
 	wb plan "$(recipe 2022)" --set windows.product_key=retail
 	assert_status 2
 	assert_output_has "'windows.product_key' must be one of gvlk|none|env, not 'retail'"
