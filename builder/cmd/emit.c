@@ -13,6 +13,7 @@
 #include "stage/manifest.h"
 #include "fetch/lockfile.h"
 #include "lib/fs.h"
+#include "lib/platform.h"
 #include "recipe/plan.h"
 
 #define EMIT_USAGE "emit RECIPE [--builder NAME]... [-o OUT] [-O FILE]... [--set KEY=VALUE]...\n" \
@@ -79,9 +80,11 @@ static int select_builders(const struct plan *p, const struct wb_strlist *req,
 	for (size_t i = 0; i < req->nr; i++) {
 		int in_plan = 0;
 
-		if (!emit_builder_known(req->v[i])) {
-			cmd_errorf("unknown builder '%s' (azure-arm, vsphere-iso, "
-				"qemu, hyperv-iso, amazon-ebs)", req->v[i]);
+		if (!platform_builder(req->v[i])) {
+			char names[256];
+
+			platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
+			cmd_errorf("unknown builder '%s' (%s)", req->v[i], names);
 			return WB_EUSAGE;
 		}
 		for (size_t k = 0; k < p->builders.nr; k++)

@@ -419,6 +419,7 @@ static int print_json(const struct plan *p)
 	json_object_set_new(img, "windows_edition", json_string(p->windows_edition));
 	json_object_set_new(img, "windows_desktop_experience", json_boolean(p->windows_desktop));
 	json_object_set_new(img, "windows_locale", json_string(p->windows_locale));
+	json_object_set_new(img, "windows_product_key", json_string(p->windows_product_key));
 	{
 		json_t *iso = json_object();
 		json_object_set_new(iso, "sha256", json_str_or_null(p->windows_iso_sha256));

@@ -31,9 +31,6 @@ struct emit_opts {
 					     "allsigned"; NULL: unsigned, "bypass" */
 };
 
-/* 1 if NAME is a builder emit knows (azure-arm, vsphere-iso, qemu,
- * hyperv-iso, amazon-ebs). */
-int emit_builder_known(const char *name);
 
 /* Errors: WB_EUSAGE (template or plan problem), WB_ESTAGE (staged output
  * inconsistent), WB_EVERIFY (a staged file no longer matches the manifest),

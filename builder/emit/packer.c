@@ -11,6 +11,7 @@
 #include "emit/payload.h"
 #include "emit/scripts.h"
 #include "lib/fs.h"
+#include "lib/platform.h"
 #include "lib/tmpl.h"
 #include "stage/render.h"
 #include "trust/digest.h"
@@ -18,47 +19,13 @@
 #define CD_LABEL "WINBUILD"
 #define ARCHIVE_IN_VM "C:\\Windows\\Temp\\winbuild-payload.zip"
 
-/* Builders in the order their sources appear. CD: `cd_files` works with
- * Packer 1.6.6 (checked by `packer validate` in tests/cli/emit.bats);
- * the others get the zip through the `file` provisioner. The CD builders
- * install Windows from the ISO with a generated answer file for their
- * firmware (qemu: SeaBIOS; hyperv-iso: generation 2; vsphere-iso: efi). */
-enum firmware { FW_NONE, FW_BIOS, FW_UEFI };
-
-static const struct builder {
-	const char *name;
-	int cd;
-	enum firmware fw;
-} builders[] = {
-	{ "azure-arm", 0, FW_NONE },
-	{ "vsphere-iso", 1, FW_UEFI },
-	{ "qemu", 1, FW_BIOS },
-	{ "hyperv-iso", 1, FW_UEFI },
-	{ "amazon-ebs", 0, FW_NONE },
-};
-
-/* Values that depend on the Windows release, for the var file. */
-static const struct winver {
-	const char *version;
-	const char *azure_sku;
-	const char *aws_ami_filter;
-	const char *vsphere_guest;
-} winvers[] = {
-	{ "2019", "2019-datacenter-gensecond", "Windows_Server-2019-English-Full-Base-*",
-	  "windows2019srv_64Guest" },
-	{ "2022", "2022-datacenter-g2", "Windows_Server-2022-English-Full-Base-*",
-	  "windows2019srvNext_64Guest" },
-	{ "2025", "2025-datacenter-g2", "Windows_Server-2025-English-Full-Base-*",
-	  "windows2022srvNext_64Guest" },
-};
-
-int emit_builder_known(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
-		if (!strcmp(builders[i].name, name))
-			return 1;
-	return 0;
-}
+/* The builders, their firmware, transfer, sysprep path, plugin, secrets and
+ * base images are the platform table's (lib/platform.c). CD: `cd_files`
+ * works with Packer 1.6.6 (checked by `packer validate` in
+ * tests/cli/emit.bats); the others get the zip through the `file`
+ * provisioner or pull it. The CD builders install Windows from the ISO with
+ * a generated answer file for their firmware. */
+#define NB_MAX 16
 
 /* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
  * to OUT. */
@@ -143,21 +110,28 @@ static int make_password(char *out, size_t len, struct wb_err *e)
 /* answer/<bios|uefi>/Autounattend.xml for the selected CD builders and
  * iso-admin.auto.pkrvars.hcl with the same one-off password. */
 static int emit_answer(const struct plan *p, const struct emit_opts *o,
-		       const char *tmp, const char *image_version, struct wb_err *e)
+		       const char *tmp, struct wb_err *e)
 {
+	const struct platform_windows *w = platform_windows_find(p->windows_version);
 	struct tmpl_vars v = TMPL_VARS_INIT;
 	struct buf out = BUF_INIT;
 	char password[64], *image = NULL, *dir = NULL;
-	int need[3] = { 0, 0, 0 }, any = 0, ret = -1;
+	int need[PLATFORM_FW_UEFI + 1] = { 0 }, any = 0, ret = -1;
 
-	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
-		if (builders[i].fw != FW_NONE && selected(o, builders[i].name))
-			need[builders[i].fw] = any = 1;
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (platform_builders[i].fw != PLATFORM_FW_NONE &&
+		    selected(o, platform_builders[i].name))
+			need[platform_builders[i].fw] = any = 1;
 	if (!any)
 		return 0;
+	if (!w) {
+		wb_error(e, WB_EUSAGE, "no Windows Server '%s' in the platform table",
+			 p->windows_version);
+		return -1;
+	}
 	if (make_password(password, sizeof(password), e))
 		return -1;
-	image = xasprintf("Windows Server %s SERVER%s%s", image_version,
+	image = xasprintf("%s SERVER%s%s", w->image_prefix,
 			  strcmp(p->windows_edition, "standard") ? "DATACENTER" : "STANDARD",
 			  p->windows_desktop ? "" : "CORE");
 	tmpl_set(&v, "name", p->name);
@@ -165,15 +139,23 @@ static int emit_answer(const struct plan *p, const struct emit_opts *o,
 	tmpl_set(&v, "image_name", image);
 	tmpl_set(&v, "locale", p->windows_locale);
 	tmpl_set(&v, "admin_password", password);
-	for (int fw = FW_BIOS; fw <= FW_UEFI; fw++) {
-		const char *fwname = fw == FW_UEFI ? "uefi" : "bios";
+	/* D14: retail and volume media stop at the product key page without
+	 * a key. image-builder puts the KMS client key (GVLK) in windowsPE and
+	 * specialize (packer/ova/windows/windows-2022/autounattend.xml) and
+	 * says to remove it for evaluation media: `product_key: none`. With
+	 * `env`, Setup installs with the GVLK and the build replaces it with
+	 * the user's own (PKR_VAR_windows_product_key), which no file holds. */
+	tmpl_set(&v, "product_key", strcmp(p->windows_product_key, "none") ?
+		 platform_gvlk(w, p->windows_edition) : "");
+	for (int fw = PLATFORM_FW_BIOS; fw <= PLATFORM_FW_UEFI; fw++) {
+		const char *fwname = fw == PLATFORM_FW_UEFI ? "uefi" : "bios";
 
 		if (!need[fw])
 			continue;
-		tmpl_set(&v, "firmware", fw == FW_UEFI ? "UEFI" : "BIOS");
-		tmpl_set(&v, "uefi", fw == FW_UEFI ? "1" : "");
+		tmpl_set(&v, "firmware", fw == PLATFORM_FW_UEFI ? "UEFI" : "BIOS");
+		tmpl_set(&v, "uefi", fw == PLATFORM_FW_UEFI ? "1" : "");
 		/* BIOS: system, Windows; UEFI: EFI, MSR, Windows */
-		tmpl_set(&v, "install_partition", fw == FW_UEFI ? "3" : "2");
+		tmpl_set(&v, "install_partition", fw == PLATFORM_FW_UEFI ? "3" : "2");
 		free(dir);
 		dir = xasprintf("%s/answer/%s", tmp, fwname);
 		buf_reset(&out);
@@ -196,40 +178,49 @@ done:
 	return ret;
 }
 
+/* ["a.node", "b.node"]: the selected builders of TRANSFER (0: any) or of
+ * sysprep path SYSPREP (NULL: any), as an HCL list into B. Returns how many. */
+static size_t only_list(const struct emit_opts *o, enum platform_transfer transfer,
+			const char *sysprep, struct buf *b)
+{
+	size_t n = 0;
+
+	buf_reset(b);
+	buf_addc(b, '[');
+	for (size_t i = 0; i < platform_nbuilders; i++) {
+		const struct platform_builder *pb = &platform_builders[i];
+
+		if (!selected(o, pb->name) || (transfer && pb->transfer != transfer) ||
+		    (sysprep && strcmp(pb->sysprep, sysprep)))
+			continue;
+		buf_addf(b, "%s\"%s.node\"", n++ ? ", " : "", pb->name);
+	}
+	buf_addc(b, ']');
+	return n;
+}
+
 static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		    const char *tmp, int has_sbom, struct wb_err *e)
 {
 	struct tmpl_vars v = TMPL_VARS_INIT;
 	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, readme = BUF_INIT,
 		tmp_b = BUF_INIT;
-	const char *srcs[ARRAY_SIZE(builders)], *cd[ARRAY_SIZE(builders)],
-		*ar[ARRAY_SIZE(builders)];
-	char *names[ARRAY_SIZE(builders)];
-	const struct winver *wv = NULL;
-	size_t ns = 0, ncd = 0, nar = 0;
+	const char *srcs[NB_MAX];
+	char *names[NB_MAX];
+	size_t ns = 0, ncd, nar;
 	char *rel = NULL;
 	int ret = -1;
 
 	memset(names, 0, sizeof(names));
-	for (size_t i = 0; i < ARRAY_SIZE(winvers); i++)
-		if (!strcmp(winvers[i].version, p->windows_version))
-			wv = &winvers[i];
-	if (!wv) {
-		wb_error(e, WB_EUSAGE, "no Packer defaults for Windows Server '%s'",
-			 p->windows_version);
-		goto out;
-	}
 	tmpl_set(&v, "name", p->name);
 	tmpl_set(&v, "windows_version", p->windows_version);
 	tmpl_set(&v, "windows_edition", p->windows_edition);
 	tmpl_set(&v, "cd_label", CD_LABEL);
 	tmpl_set(&v, "archive_in_vm", ARCHIVE_IN_VM);
-	tmpl_set(&v, "azure_image_sku", wv->azure_sku);
-	tmpl_set(&v, "aws_ami_filter", wv->aws_ami_filter);
-	tmpl_set(&v, "vsphere_guest_os_type", wv->vsphere_guest);
 	tmpl_set(&v, "image_name", p->name);
 	tmpl_set(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	tmpl_set(&v, "product_key_env", strcmp(p->windows_product_key, "env") ? "" : "1");
 	if (p->windows_iso_sha256) {
 		char *ck = xasprintf("sha256:%s", p->windows_iso_sha256);
 		tmpl_set(&v, "iso_checksum", ck);
@@ -238,27 +229,24 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		/* only under policy.unverified_iso: allow (recipe/resolve.c) */
 		tmpl_set(&v, "iso_checksum", "none");
 	}
-	for (int fw = FW_BIOS; fw <= FW_UEFI; fw++) {
+	for (int fw = PLATFORM_FW_BIOS; fw <= PLATFORM_FW_UEFI; fw++) {
 		buf_reset(&tmp_b);
 		buf_addf(&tmp_b, "[\"${path.root}/answer/%s/Autounattend.xml\", "
 			 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
-			 fw == FW_UEFI ? "uefi" : "bios");
+			 fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
 		if (has_sbom)
 			buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
 		buf_addc(&tmp_b, ']');
-		tmpl_set_trusted(&v, fw == FW_UEFI ? "cd_files_uefi" : "cd_files_bios", tmp_b.ptr);
+		tmpl_set_trusted(&v, fw == PLATFORM_FW_UEFI ? "cd_files_uefi" : "cd_files_bios",
+				 tmp_b.ptr);
 	}
 
-	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
-		if (!selected(o, builders[i].name))
+	for (size_t i = 0; i < platform_nbuilders && ns < NB_MAX; i++) {
+		if (!selected(o, platform_builders[i].name))
 			continue;
-		names[ns] = xasprintf("\"source.%s.node\"", builders[i].name);
+		names[ns] = xasprintf("\"source.%s.node\"", platform_builders[i].name);
 		srcs[ns] = names[ns];
 		ns++;
-		if (builders[i].cd)
-			cd[ncd++] = builders[i].name;
-		else
-			ar[nar++] = builders[i].name;
 	}
 	if (!ns) {
 		wb_error(e, WB_EUSAGE, "no Packer builder selected");
@@ -267,17 +255,10 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	buf_reset(&tmp_b);
 	hcl_list(&tmp_b, srcs, ns);
 	tmpl_set_trusted(&v, "sources", tmp_b.ptr);
-	for (int pass = 0; pass < 2; pass++) {
-		const char *const *l = pass ? ar : cd;
-		size_t n = pass ? nar : ncd;
-
-		buf_reset(&tmp_b);
-		buf_addc(&tmp_b, '[');
-		for (size_t i = 0; i < n; i++)
-			buf_addf(&tmp_b, "%s\"%s.node\"", i ? ", " : "", l[i]);
-		buf_addc(&tmp_b, ']');
-		tmpl_set_trusted(&v, pass ? "archive_builders" : "cd_builders", tmp_b.ptr);
-	}
+	ncd = only_list(o, PLATFORM_CD, NULL, &tmp_b);
+	tmpl_set_trusted(&v, "cd_builders", tmp_b.ptr);
+	nar = only_list(o, PLATFORM_ARCHIVE, NULL, &tmp_b);
+	tmpl_set_trusted(&v, "archive_builders", tmp_b.ptr);
 
 	/* template: variables, sources, build */
 	if (render(o->data_dir, "hcl/header.pkr.hcl.in", &v, &hcl, e) ||
@@ -285,35 +266,70 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	    render(o->data_dir, "hcl/header.pkrvars.hcl.in", &v, &vars, e) ||
 	    render(o->data_dir, "hcl/required_plugins-begin.hcl.in", &v, &plug, e))
 		goto out;
-	for (size_t i = 0; i < ARRAY_SIZE(builders); i++) {
-		if (!selected(o, builders[i].name))
+	for (size_t i = 0; i < platform_nbuilders; i++) {
+		const struct platform_builder *b = &platform_builders[i];
+		const char *base = platform_base_image(b, p->windows_version, p->windows_desktop);
+
+		if (!selected(o, b->name))
 			continue;
+		if (b->base_var && !base) {
+			wb_error(e, WB_EUSAGE, "no %s for Windows Server '%s' in the platform "
+				 "table (builder '%s')", b->base_var, p->windows_version, b->name);
+			goto out;
+		}
+		/* D15: the base image is the recipe's installation type */
+		tmpl_set(&v, "base_image", base ? base : "");
+		tmpl_set_trusted(&v, "plugin", b->plugin);
+		tmpl_set(&v, "plugin_source", b->plugin_source);
+		tmpl_set(&v, "plugin_version", b->plugin_version);
 		free(rel);
-		rel = xasprintf("hcl/%s.pkr.hcl.in", builders[i].name);
+		rel = xasprintf("hcl/%s.pkr.hcl.in", b->name);
 		buf_addc(&hcl, '\n');
 		if (render(o->data_dir, rel, &v, &hcl, e))
 			goto out;
 		free(rel);
-		rel = xasprintf("hcl/%s.pkrvars.hcl.in", builders[i].name);
+		rel = xasprintf("hcl/%s.pkrvars.hcl.in", b->name);
 		buf_addc(&vars, '\n');
-		if (render(o->data_dir, rel, &v, &vars, e))
+		if (render(o->data_dir, rel, &v, &vars, e) ||
+		    render(o->data_dir, "hcl/plugin.hcl.in", &v, &plug, e))
 			goto out;
-		free(rel);
-		rel = xasprintf("hcl/%s.plugin.hcl.in", builders[i].name);
-		if (render(o->data_dir, rel, &v, &plug, e))
-			goto out;
+		for (size_t k = 0; k < ARRAY_SIZE(b->files) && b->files[k]; k++) {
+			const char *base_name = strrchr(b->files[k], '/');
+
+			buf_reset(&tmp_b);
+			free(rel);
+			rel = xasprintf("%s.in", b->files[k]);
+			if (render(o->data_dir, rel, &v, &tmp_b, e) ||
+			    write_buf(tmp, base_name ? base_name + 1 : b->files[k], &tmp_b, e))
+				goto out;
+		}
 	}
 	buf_addc(&hcl, '\n');
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
 	    (nar && !p->payload_pull &&
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
-	    (ncd && render(o->data_dir, "hcl/build-sysprep-shutdown.pkr.hcl.in", &v, &hcl, e)) ||
-	    (selected(o, "azure-arm") &&
-	     render(o->data_dir, "hcl/build-sysprep-azure.pkr.hcl.in", &v, &hcl, e)) ||
-	    (selected(o, "amazon-ebs") &&
-	     render(o->data_dir, "hcl/build-sysprep-aws.pkr.hcl.in", &v, &hcl, e)) ||
-	    render(o->data_dir, "hcl/build-end.pkr.hcl.in", &v, &hcl, e) ||
+	    (ncd && !strcmp(p->windows_product_key, "env") &&
+	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
+		goto out;
+	/* one sysprep provisioner per sysprep path, limited to its builders */
+	for (size_t i = 0; i < platform_nbuilders; i++) {
+		const char *path = platform_builders[i].sysprep;
+		int first = selected(o, platform_builders[i].name);
+
+		for (size_t k = 0; first && k < i; k++)
+			first = strcmp(platform_builders[k].sysprep, path) ||
+				!selected(o, platform_builders[k].name);
+		if (!first)
+			continue;
+		only_list(o, 0, path, &tmp_b);
+		tmpl_set_trusted(&v, "sysprep_builders", tmp_b.ptr);
+		free(rel);
+		rel = xasprintf("hcl/build-sysprep-%s.pkr.hcl.in", path);
+		if (render(o->data_dir, rel, &v, &hcl, e))
+			goto out;
+	}
+	if (render(o->data_dir, "hcl/build-end.pkr.hcl.in", &v, &hcl, e) ||
 	    render(o->data_dir, "hcl/required_plugins-end.hcl.in", &v, &plug, e) ||
 	    render(o->data_dir, "README.md.in", &v, &readme, e))
 		goto out;
@@ -428,8 +444,9 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 			 m->image, p->name);
 		goto out;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(builders); i++)
-		if (selected(o, builders[i].name) && !builders[i].cd)
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (selected(o, platform_builders[i].name) &&
+		    platform_builders[i].transfer == PLATFORM_ARCHIVE)
 			archive = 1;
 	if (fs_remove_below(o->out_dir, tmp, e) || fs_mkdir_p(tmp, 0755, e))
 		goto out;
@@ -441,7 +458,7 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	if (fs_mkdir_p(sub, 0755, e))
 		goto out;
 	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || emit_scripts(p, m, o, tmp, e) ||
-	    emit_answer(p, o, tmp, p->windows_version, e))
+	    emit_answer(p, o, tmp, e))
 		goto out;
 	if (archive) {
 		free(sub);

@@ -1,6 +1,6 @@
 /*
- * The payload archive for builders without `cd_files` (azure-arm,
- * amazon-ebs): one zip holding manifest.json and tree/<tree_path> for every
+ * The payload archive for the builders whose transfer is PLATFORM_ARCHIVE
+ * (lib/platform.c): one zip holding manifest.json and tree/<tree_path> for every
  * file of the manifest, uploaded by Packer's `file` provisioner and
  * expanded in the VM by scripts/02-payload.ps1.
  *

@@ -370,15 +370,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	}
 	tmpl_set_list(v, "cloudbase_conf_files", &confs);
 	for (size_t i = 0; i < p->builders.nr; i++) {
-		const char *prov = plan_cloudbase_provider(p->cloudbase_provider,
-							   p->builders.v[i]);
-
-		if (!prov) {
-			wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' contradicts Packer "
-				 "builder '%s'", p->cloudbase_provider, p->builders.v[i]);
-			goto out;
-		}
-		s = xasprintf("%s=%s", p->builders.v[i], prov);
+		s = xasprintf("%s=%s", p->builders.v[i], p->builder_providers.v[i]);
 		wb_strlist_push(&builder_providers, s);
 		free(s);
 	}

@@ -99,6 +99,7 @@ void plan_release(struct plan *p)
 	free(p->recipe_path);
 	free(p->windows_version);
 	free(p->windows_edition);
+	free(p->windows_product_key);
 	free(p->windows_locale);
 	free(p->payload_url);
 	free(p->windows_iso_sha256);
@@ -108,6 +109,7 @@ void plan_release(struct plan *p)
 	free(p->cni);
 	wb_strlist_release(&p->windows_features);
 	wb_strlist_release(&p->builders);
+	wb_strlist_release(&p->builder_providers);
 	wb_strlist_release(&p->override_files);
 	wb_strlist_release(&p->interned);
 	memset(p, 0, sizeof(*p));
@@ -186,28 +188,4 @@ void plan_authenticode_release(struct plan_authenticode *a)
 {
 	trust_authsets_release(a->sets, a->nsets);
 	memset(a, 0, sizeof(*a));
-}
-
-const char *plan_cloudbase_provider(const char *provider, const char *builder)
-{
-	/* the builder's own platform (what "auto" picks), and every provider
-	 * whose metadata service can answer there */
-	static const struct { const char *builder, *own, *fits; } fit[] = {
-		{ "azure-arm", "azure", "|azure|" },
-		{ "amazon-ebs", "aws", "|aws|" },
-		{ "vsphere-iso", "vsphere", "|vsphere|" },
-		{ "qemu", "nocloud", "|nocloud|openstack|nutanix|generic-http|" },
-		{ "hyperv-iso", "nocloud", "|nocloud|" },
-	};
-	char pat[64];
-
-	for (size_t i = 0; i < ARRAY_SIZE(fit); i++) {
-		if (strcmp(fit[i].builder, builder))
-			continue;
-		if (!strcmp(provider, "auto"))
-			return fit[i].own;
-		snprintf(pat, sizeof(pat), "|%s|", provider);
-		return strlen(provider) < 40 && strstr(fit[i].fits, pat) ? provider : NULL;
-	}
-	return NULL;
 }

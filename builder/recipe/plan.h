@@ -157,6 +157,10 @@ struct plan {
 	char *windows_edition;     /* "standard" or "datacenter" */
 	int windows_desktop;       /* windows.desktop_experience */
 	char *windows_locale;      /* windows.locale, e.g. "en-US" */
+	/* windows.product_key for the ISO builders' answer file: "gvlk" (the
+	 * edition's KMS client key, lib/platform.c), "none" (evaluation
+	 * media), "env" (GVLK for Setup, then PKR_VAR_windows_product_key) */
+	char *windows_product_key;
 	/* windows.iso_sha256: the install ISO's digest, lowercase hex; NULL
 	 * when no ISO builder is asked for, or when it is "none" (or missing)
 	 * and policy.unverified_iso: allow (then iso_unverified is 1) */
@@ -169,6 +173,10 @@ struct plan {
 	char *cni;                 /* "none" or "nat" */
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
+	/* the cloudbase-init provider each of BUILDERS' images gets (same
+	 * order), from cloudbase_init.provider through the platform table:
+	 * resolve refuses one that contradicts a builder */
+	struct wb_strlist builder_providers;
 	/* packer.payload: pull — the cloud builders' VM fetches payload.zip
 	 * from PAYLOAD_URL (the user's storage) instead of a WinRM upload */
 	int payload_pull;
@@ -234,15 +242,6 @@ void plan_release(struct plan *plan);
 
 /* "unpack", "install" or "payload" (plan --json, manifest.json). */
 const char *plan_action_name(enum plan_action a);
-
-/*
- * cloudbase-init's metadata service per Packer builder (docs/node.md):
- * the provider the image of BUILDER gets under cloudbase_init.provider
- * PROVIDER ("auto": the builder's platform), or NULL when PROVIDER
- * contradicts BUILDER (HttpService is OpenStack's; Azure's conf on EC2
- * finds no user-data).
- */
-const char *plan_cloudbase_provider(const char *provider, const char *builder);
 
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);

@@ -18,6 +18,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/platform.h"
 #include "lib/text.h"
 #include "lib/tmpl.h"
 #include "lib/winpath.h"
@@ -2538,7 +2539,7 @@ static void resolve_policy(struct resolver *r)
 	}
 }
 
-/* The Windows ISO of the ISO builders (qemu, vsphere-iso, hyperv-iso) must
+/* The Windows ISO of the ISO builders (lib/platform.c) must
  * be pinned by windows.iso_sha256; "none" or nothing only under an explicit
  * policy.unverified_iso: allow. */
 static int resolve_iso(struct resolver *r, const struct rnode *win)
@@ -2548,9 +2549,7 @@ static int resolve_iso(struct resolver *r, const struct rnode *win)
 	int iso_builders = 0;
 
 	for (size_t i = 0; i < p->builders.nr; i++)
-		if (!strcmp(p->builders.v[i], "qemu") || !strcmp(p->builders.v[i], "vsphere-iso") ||
-		    !strcmp(p->builders.v[i], "hyperv-iso"))
-			iso_builders = 1;
+		iso_builders |= platform_builder_is_iso(p->builders.v[i]);
 	if (n)
 		p->windows_iso_origin = n->origin;
 	if (n && strcmp(n->scalar, "none")) {
@@ -2578,6 +2577,58 @@ static int resolve_iso(struct resolver *r, const struct rnode *win)
 	return 0;
 }
 
+/*
+ * packer.builders (default: every builder of the platform table), each
+ * builder's cloudbase-init provider (issue 14: each image reads its own
+ * platform's metadata), and what the recipe's Windows asks of the
+ * builders' base images (issue 26, D14/D15).
+ */
+static int convert_builders(struct resolver *r, const struct rnode *top)
+{
+	struct plan *p = r->plan;
+	const struct rnode *n = rnode_get(rnode_get(top, "packer"), "builders");
+	const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
+	const struct rnode *win = rnode_get(top, "windows");
+	char names[256];
+
+	platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
+	if (n) {
+		for (size_t i = 0; i < n->nr; i++)
+			if (!platform_builder(n->items[i]->scalar))
+				return err_at(r, &n->items[i]->origin,
+					      "unknown Packer builder '%s' (%s)",
+					      n->items[i]->scalar, names);
+		copy_strlist(n, &p->builders);
+	} else {
+		for (size_t i = 0; i < platform_nbuilders; i++)
+			wb_strlist_push(&p->builders, platform_builders[i].name);
+	}
+	for (size_t i = 0; i < p->builders.nr; i++) {
+		const struct platform_builder *b = platform_builder(p->builders.v[i]);
+		const char *prov = platform_provider_for(b, p->cloudbase_provider);
+
+		if (!prov)
+			return err_at(r, pv ? &pv->origin : &top->origin,
+				      "cloudbase_init.provider '%s' contradicts "
+				      "Packer builder '%s': its image would ask a metadata "
+				      "service that platform does not have (use 'auto', or "
+				      "narrow packer.builders)", p->cloudbase_provider,
+				      p->builders.v[i]);
+		wb_strlist_push(&p->builder_providers, prov);
+		/* D15: a cloud builder starts from the cloud's own image, which
+		 * the clouds publish as Datacenter only */
+		if (b->fw == PLATFORM_FW_NONE && strcmp(p->windows_edition, "datacenter"))
+			return err_at(r, rnode_get(win, "edition") ?
+				      &rnode_get(win, "edition")->origin : &win->origin,
+				      "windows.edition '%s': Packer builder '%s' starts from "
+				      "the cloud's Windows Server image, which is published as "
+				      "Datacenter only (use edition: datacenter, or narrow "
+				      "packer.builders to the ISO builders)",
+				      p->windows_edition, b->name);
+	}
+	return 0;
+}
+
 static int convert_top(struct resolver *r)
 {
 	struct plan *p = r->plan;
@@ -2601,6 +2652,7 @@ static int convert_top(struct resolver *r)
 	p->windows_edition = str_or(n, "edition", "datacenter");
 	p->windows_desktop = schema_bool(rnode_get(n, "desktop_experience")) == 1;
 	p->windows_locale = str_or(n, "locale", "en-US");
+	p->windows_product_key = str_or(n, "product_key", "gvlk");
 	if (!*p->windows_locale || strlen(p->windows_locale) > 16 ||
 	    strspn(p->windows_locale, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") !=
 	    strlen(p->windows_locale))
@@ -2609,7 +2661,11 @@ static int convert_top(struct resolver *r)
 	p->cloudbase_provider = str_or(rnode_get(top, "cloudbase_init"), "provider", "auto");
 	n = rnode_get(top, "node");
 	p->service_manager = str_or(n, "service_manager", "sc");
-	p->pause_image = str_or(n, "pause_image", "registry.k8s.io/pause:3.10");
+	if (!platform_windows_find(p->windows_version))   /* the schema's enum is the table's */
+		return err_at(r, &top->origin, "no Windows Server '%s' in the platform table",
+			      p->windows_version);
+	p->pause_image = str_or(n, "pause_image",
+				platform_windows_find(p->windows_version)->pause_image);
 	if (!tmpl_image_ref_ok(p->pause_image))
 		return bad_grammar(r, &rnode_get(n, "pause_image")->origin, "node.pause_image",
 				   p->pause_image, "an OCI image reference "
@@ -2619,34 +2675,8 @@ static int convert_top(struct resolver *r)
 		copy_strlist(rnode_get(n, "windows_features"), &p->windows_features);
 	else
 		wb_strlist_push(&p->windows_features, "Containers");
-	n = rnode_get(rnode_get(top, "packer"), "builders");
-	if (n) {
-		static const char *const known = "|azure-arm|vsphere-iso|qemu|hyperv-iso|amazon-ebs|";
-		for (size_t i = 0; i < n->nr; i++) {
-			char pat[128];
-			snprintf(pat, sizeof(pat), "|%s|", n->items[i]->scalar);
-			if (!strstr(known, pat))
-				return err_at(r, &n->items[i]->origin,
-					      "unknown Packer builder '%s' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)",
-					      n->items[i]->scalar);
-		}
-		copy_strlist(n, &p->builders);
-	} else {
-		const char *all[] = { "azure-arm", "vsphere-iso", "qemu", "hyperv-iso", "amazon-ebs" };
-		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
-			wb_strlist_push(&p->builders, all[i]);
-	}
-	/* issue 14: each builder's image reads its own platform's metadata */
-	for (size_t i = 0; i < p->builders.nr; i++) {
-		const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
-
-		if (pv && !plan_cloudbase_provider(p->cloudbase_provider, p->builders.v[i]))
-			return err_at(r, &pv->origin, "cloudbase_init.provider '%s' contradicts "
-				      "Packer builder '%s': its image would ask a metadata "
-				      "service that platform does not have (use 'auto', or "
-				      "narrow packer.builders)", p->cloudbase_provider,
-				      p->builders.v[i]);
-	}
+	if (convert_builders(r, top))
+		return -1;
 	resolve_policy(r);
 	if (resolve_iso(r, rnode_get(top, "windows")))
 		return -1;

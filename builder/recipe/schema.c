@@ -177,16 +177,17 @@ const struct schema_key schema_component[] = {
 };
 
 static const struct schema_key schema_windows[] = {
-	{ "version", S_ENUM, NULL, "2019|2022|2025", S_REQUIRED },
-	{ "edition", S_ENUM, NULL, "standard|datacenter", 0 },
+	{ "version", S_ENUM, NULL, NULL, S_REQUIRED | S_PLATFORM(PLATFORM_SET_VERSIONS) },
+	{ "edition", S_ENUM, NULL, NULL, S_PLATFORM(PLATFORM_SET_EDITIONS) },
 	{ "desktop_experience", S_BOOL, NULL, NULL, 0 },
 	{ "locale", S_STR, NULL, NULL, 0 },
 	{ "iso_sha256", S_STR, NULL, NULL, 0 },
+	{ "product_key", S_ENUM, NULL, "gvlk|none|env", 0 },
 	END
 };
 
 static const struct schema_key schema_cloudbase[] = {
-	{ "provider", S_ENUM, NULL, "auto|azure|aws|vsphere|nocloud|openstack|nutanix|generic-http", 0 },
+	{ "provider", S_ENUM, NULL, NULL, S_PLATFORM(PLATFORM_SET_PROVIDERS) },
 	END
 };
 
@@ -335,6 +336,15 @@ static int enum_has(const char *enums, const char *v)
 	return 0;
 }
 
+/* K's choices as "a|b|c" (its own, or the platform table's set) */
+static const char *enum_names(const struct schema_key *k, char *buf, size_t len)
+{
+	if (!S_PLATFORM_SET(k->flags))
+		return k->enums;
+	platform_set_join(S_PLATFORM_SET(k->flags), "|", buf, len);
+	return buf;
+}
+
 static void walk_map(struct walk *w, const struct rnode *n,
 		     const struct schema_key *table, const char *ctx, int no_required);
 
@@ -362,8 +372,13 @@ static void check_scalar(struct walk *w, const struct rnode *v,
 		if (!ok)
 			err_at(w, &v->origin, "'%s' must be a non-negative integer, not '%s'",
 			       path, s);
-	} else if (k->type == S_ENUM && !enum_has(k->enums, s)) {
-		err_at(w, &v->origin, "'%s' must be one of %s, not '%s'", path, k->enums, s);
+	} else if (k->type == S_ENUM && !(S_PLATFORM_SET(k->flags) ?
+					   platform_set_has(S_PLATFORM_SET(k->flags), s) :
+					   enum_has(k->enums, s))) {
+		char names[256];
+
+		err_at(w, &v->origin, "'%s' must be one of %s, not '%s'", path,
+		       enum_names(k, names, sizeof(names)), s);
 	}
 }
 
@@ -399,11 +414,14 @@ static void check_value(struct walk *w, const struct rnode *v,
 	case S_BOOL:
 	case S_INT:
 	case S_ENUM:
-		if (v->type != RNODE_SCALAR)
+		if (v->type != RNODE_SCALAR) {
+			char names[256];
+			const char *en = k->type == S_ENUM ? enum_names(k, names, sizeof(names)) : NULL;
+
 			err_at(w, &v->origin, "'%s' must be %s%s%s, not %s",
-			       path, type_name(k->type),
-			       k->enums ? " " : "", k->enums ? k->enums : "",
+			       path, type_name(k->type), en ? " " : "", en ? en : "",
 			       node_kind(v));
+		}
 		else
 			check_scalar(w, v, k, path);
 		return;

@@ -7,13 +7,15 @@
 #ifndef WB_SCHEMA_H
 #define WB_SCHEMA_H
 
+#include "lib/platform.h"
 #include "recipe/node.h"
 
 enum schema_type {
 	S_STR = 1,     /* scalar */
 	S_BOOL,        /* true / false */
 	S_INT,         /* non-negative decimal integer */
-	S_ENUM,        /* scalar, one of `enums` ("a|b|c") */
+	S_ENUM,        /* scalar, one of `enums` ("a|b|c"), or of the platform
+			  table's set S_PLATFORM(set) in `flags` (lib/platform.h) */
 	S_STRLIST,     /* list of scalars */
 	S_STRMAP,      /* map of scalars */
 	S_MAP,         /* map checked against `sub` */
@@ -30,6 +32,9 @@ enum schema_flags {
 				  their files): their required keys are
 				  checked there, not here */
 };
+/* An S_ENUM whose names are the platform table's SET (enum platform_set) */
+#define S_PLATFORM(set) ((unsigned)(set) << 4)
+#define S_PLATFORM_SET(flags) ((enum platform_set)((flags) >> 4))
 
 /* schema_check reports at most this many errors (then counts the rest). */
 #define SCHEMA_MAX_ERRORS 20

@@ -5,13 +5,10 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/platform.h"
 #include "lib/winpath.h"
 #include "stage/render.h"
 #include "stage/stage.h"
-
-static const char *const providers[] = {
-	"azure", "aws", "vsphere", "nocloud", "openstack", "nutanix", "generic-http",
-};
 
 static const struct plan_component *component(const struct plan *plan,
 					      const char *name)
@@ -143,14 +140,17 @@ static int render_provider(struct tree *t, const char *templates_dir,
 	};
 	int ret = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(providers); i++) {
+	/* provider_<name> for every provider of the platform table ("auto",
+	 * item 0, is never a provider an image gets) */
+	for (size_t i = 1; platform_set_item(PLATFORM_SET_PROVIDERS, i); i++) {
+		const char *pr = platform_set_item(PLATFORM_SET_PROVIDERS, i);
 		char name[40];
 
-		snprintf(name, sizeof(name), "provider_%s", providers[i]);
+		snprintf(name, sizeof(name), "provider_%s", pr);
 		for (char *p = name; *p; p++)
 			if (*p == '-')
 				*p = '_';
-		tmpl_set(vars, name, strcmp(prov, providers[i]) ? "" : "1");
+		tmpl_set(vars, name, strcmp(prov, pr) ? "" : "1");
 	}
 	tmpl_set(vars, "provider", prov);
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(confs); i++) {
@@ -215,15 +215,8 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	/* one conf pair per provider the builders need, in a directory of its
 	 * own; 03-cloudbase-init.ps1 lays the builder's (docs/node.md) */
 	for (size_t b = 0; component(plan, "cloudbase-init") && b < plan->builders.nr; b++) {
-		const char *prov = plan_cloudbase_provider(plan->cloudbase_provider,
-							   plan->builders.v[b]);
+		const char *prov = plan->builder_providers.v[b];
 
-		if (!prov) {
-			wb_error(e, WB_EUSAGE, "cloudbase_init.provider '%s' contradicts "
-				 "Packer builder '%s'", plan->cloudbase_provider,
-				 plan->builders.v[b]);
-			goto out;
-		}
 		for (size_t k = 0; k < done.nr; k++)
 			if (!strcmp(done.v[k], prov))
 				prov = NULL;

@@ -136,11 +136,14 @@ text = open(sys.argv[1]).read()
 m = re.search(r'variable "%s" \{(.*?)\n\}' % sys.argv[2], text, re.S)
 assert m, sys.argv[2]
 assert re.search(r'sensitive\s*=\s*true', m.group(1)), sys.argv[2]
-assert "default" not in m.group(1), sys.argv[2]
+# no value of its own: unset (null) so the other builders validate without it
+d = re.search(r'default\s*=\s*(\S+)', m.group(1))
+assert d is None or d.group(1) == "null", sys.argv[2]
 PY
 	done
-	grep -q 'azure_image_sku *= "2022-datacenter-g2"' "$vars"
-	grep -q 'aws_source_ami_name *= "Windows_Server-2022-English-Full-Base-\*"' "$vars"
+	# the shipped 2022 recipe is Server Core: so are the cloud base images
+	grep -q 'azure_image_sku *= "2022-datacenter-core-g2"' "$vars"
+	grep -q 'aws_source_ami_name *= "Windows_Server-2022-English-Core-Base-\*"' "$vars"
 	grep -q 'communicator *= "winrm"' "$hcl"
 }
 
@@ -154,8 +157,8 @@ PY
 		! grep -nE '^[[:space:]]*packer[[:space:]]*\{' "$f"
 	done
 	grep -q required_plugins "$dir/init/required_plugins.pkr.hcl"
-	for p in azure vsphere qemu hyperv amazon; do
-		grep -q "github.com/hashicorp/$p\"" "$dir/init/required_plugins.pkr.hcl"
+	for p in hashicorp/azure vmware/vsphere hashicorp/qemu hashicorp/hyperv hashicorp/amazon; do
+		grep -q "github.com/$p\"" "$dir/init/required_plugins.pkr.hcl"
 	done
 	grep -q 'packer init init/required_plugins.pkr.hcl' "$dir/README.md"
 	grep -q 'packer init' "$dir/windows-2025-containerd.pkr.hcl"

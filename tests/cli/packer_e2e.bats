@@ -243,6 +243,17 @@ else:
 last = disk.findall(f"{U}CreatePartitions/{U}CreatePartition")[-1]
 assert text(last, "Extend") == "true"
 assert text(setup, "UserData/AcceptEula") == "true"
+# D14: the edition's KMS client setup key (GVLK), in windowsPE and
+# specialize, as Microsoft publishes them ("Key Management Services (KMS)
+# client activation and product keys", learn.microsoft.com)
+GVLK = {("2019", "standard"): "N69G4-B89J2-4G8F4-WWYCC-J464C",
+        ("2019", "datacenter"): "WMDGN-G9PQG-XVVXX-R3X43-63DFG",
+        ("2022", "standard"): "VDYBN-27WPP-V4HQT-9VMD4-VMK7H",
+        ("2022", "datacenter"): "WX4NM-KYWYW-QJJR4-XV3QB-6VM33",
+        ("2025", "standard"): "TVRH6-WHNXV-R9WG3-9XRFY-MY832",
+        ("2025", "datacenter"): "D764K-2NDRG-47T6Q-P8T8W-YP6DF"}
+assert text(setup, "UserData/ProductKey/Key") == GVLK[(version, edition)]
+assert text(comps["specialize"]["Microsoft-Windows-Shell-Setup"], "ProductKey") == GVLK[(version, edition)]
 # the Administrator password and WinRM
 shell = comps["oobeSystem"]["Microsoft-Windows-Shell-Setup"]
 pw = text(shell, "UserAccounts/AdministratorPassword/Value")
@@ -264,7 +275,9 @@ PY
 		rm -rf out && staged "windows-$v-containerd" "$v"
 		for ed in standard datacenter; do
 			for desk in false true; do
+				# the cloud builders start from Datacenter images only
 				wb emit "$(recipe "$v")" --builder qemu --builder hyperv-iso --builder vsphere-iso \
+					--set 'packer.builders=[qemu, hyperv-iso, vsphere-iso]' \
 					--set "windows.iso_sha256=$TEST_ISO_SHA256" --set "windows.edition=$ed" \
 					--set "windows.desktop_experience=$desk" --set windows.locale=de-DE
 				assert_status 0
@@ -403,8 +416,13 @@ assert "IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE" in src
 assert "Panther\\unattend.xml" in src
 # aws: EC2Launch v2 first, v1's scripts where v1 is what the image carries
 assert "Amazon\\EC2Launch\\ec2launch.exe" in aws and "@('sysprep', '--shutdown')" in aws
-assert "@('InitializeInstance.ps1', '-Schedule')" in aws and "@('SysprepInstance.ps1', '-NoShutdown')" in aws
-assert "if ($LASTEXITCODE -ne 0) { throw \"EC2Launch v1" in aws
+# v1's scripts shut the instance down themselves (disable_stop_instance, D7)
+# and run in a powershell.exe of their own: not under this script's
+# StrictMode and Stop (D6), judged by their exit code
+assert "@('InitializeInstance.ps1', '-Schedule')" in aws and "@('SysprepInstance.ps1')" in aws
+assert "-NoShutdown" not in aws and "& (Join-Path $ec2launch1" not in aws
+assert "@('-NoProfile', '-ExecutionPolicy', 'Bypass', '-File', (Join-Path $ec2launch1 $step[0]))" in aws
+assert "Invoke-Native -FilePath $powershell -ArgumentList $args1" in aws
 assert aws.index("ec2launch2") < aws.index("InitializeInstance")
 # natives by $LASTEXITCODE (Invoke-Native), never a bare sysprep.exe call
 assert not re.search(r"^\s*&\s*\$Sysprep", src, re.M)

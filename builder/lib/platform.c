@@ -1,0 +1,211 @@
+/* The platform table (see lib/platform.h). Sources per value are named
+ * beside it; docs/packer.md has the per-builder story. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/platform.h"
+
+/*
+ * Per builder. Versions of the plugins: the newest release tag of each
+ * plugin's repository as read for issue 26 (docs/packer.md, "Plugins",
+ * says how to move them). vSphere: the plugin moved from hashicorp/ to
+ * vmware/ (its go.mod names github.com/vmware/packer-plugin-vsphere from
+ * v1.4.x on; vmware/packer-plugin-vsphere#585), and `packer init` resolves
+ * a source by its GitHub path, so the old hashicorp/ path would fetch a
+ * release line that no longer moves.
+ *
+ * Base images: Azure's WindowsServer offer (generation 2 SKUs, Server
+ * Core "-core-g2" or Desktop Experience); Amazon's own Windows AMIs
+ * ("...-English-Core-Base-*" or "...-Full-Base-*", image-builder
+ * packer/ami/windows-*.json). vSphere's per-version value is its guest OS
+ * identifier (image-builder packer/ova/windows-*.json).
+ */
+const struct platform_builder platform_builders[] = {
+	{
+		.name = "azure-arm", .provider = "azure", .providers = "|azure|",
+		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "azure",
+		.plugin = "azure", .plugin_source = "github.com/hashicorp/azure",
+		.plugin_version = "2.6.3",
+		.secrets = { "azure_client_secret" },
+		.base_var = "azure_image_sku",
+		.base = {
+			{ "2019", "2019-datacenter-core-g2", "2019-datacenter-gensecond" },
+			{ "2022", "2022-datacenter-core-g2", "2022-datacenter-g2" },
+			{ "2025", "2025-datacenter-core-g2", "2025-datacenter-g2" },
+		},
+	},
+	{
+		.name = "vsphere-iso", .provider = "vsphere", .providers = "|vsphere|",
+		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
+		.plugin = "vsphere", .plugin_source = "github.com/vmware/vsphere",
+		.plugin_version = "2.0.0",
+		.secrets = { "vsphere_password" },
+		.base_var = "vsphere_guest_os_type",
+		.base = {
+			{ "2019", "windows2019srv_64Guest", "windows2019srv_64Guest" },
+			{ "2022", "windows2019srvNext_64Guest", "windows2019srvNext_64Guest" },
+			{ "2025", "windows2022srvNext_64Guest", "windows2022srvNext_64Guest" },
+		},
+	},
+	{
+		/* qemu's image runs on any KVM cloud: OpenStack, Nutanix AHV, a
+		 * config drive or NoCloud seed, or a plain HTTP endpoint */
+		.name = "qemu", .provider = "nocloud",
+		.providers = "|nocloud|openstack|nutanix|generic-http|",
+		.fw = PLATFORM_FW_BIOS, .transfer = PLATFORM_CD, .sysprep = "shutdown",
+		.plugin = "qemu", .plugin_source = "github.com/hashicorp/qemu",
+		.plugin_version = "1.1.4",
+	},
+	{
+		.name = "hyperv-iso", .provider = "nocloud", .providers = "|nocloud|",
+		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
+		.plugin = "hyperv", .plugin_source = "github.com/hashicorp/hyperv",
+		.plugin_version = "1.1.4",
+	},
+	{
+		.name = "amazon-ebs", .provider = "aws", .providers = "|aws|",
+		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "aws",
+		.plugin = "amazon", .plugin_source = "github.com/hashicorp/amazon",
+		.plugin_version = "1.8.2",
+		.secrets = { "winrm_password" },
+		.files = { "aws/winrm-bootstrap.txt" },
+		.base_var = "aws_source_ami_name",
+		.base = {
+			{ "2019", "Windows_Server-2019-English-Core-Base-*",
+			  "Windows_Server-2019-English-Full-Base-*" },
+			{ "2022", "Windows_Server-2022-English-Core-Base-*",
+			  "Windows_Server-2022-English-Full-Base-*" },
+			{ "2025", "Windows_Server-2025-English-Core-Base-*",
+			  "Windows_Server-2025-English-Full-Base-*" },
+		},
+	},
+};
+const size_t platform_nbuilders = ARRAY_SIZE(platform_builders);
+
+/*
+ * Per Windows Server version. GVLKs: Microsoft's "Key Management Services
+ * (KMS) client activation and product keys" (learn.microsoft.com,
+ * windows-server/get-started/kms-client-activation-keys), the keys
+ * image-builder puts in its answer files
+ * (packer/ova/windows/windows-20xx/autounattend.xml). Pause images: the
+ * first registry.k8s.io/pause with a Windows Server 2025 variant is 3.10.2
+ * (containerd PR #13156); 3.10 serves 2019 and 2022.
+ */
+const struct platform_windows platform_windows[] = {
+	{ "2019", "17763", "Windows Server 2019", "registry.k8s.io/pause:3.10",
+	  { { "standard", "N69G4-B89J2-4G8F4-WWYCC-J464C" },
+	    { "datacenter", "WMDGN-G9PQG-XVVXX-R3X43-63DFG" } } },
+	{ "2022", "20348", "Windows Server 2022", "registry.k8s.io/pause:3.10",
+	  { { "standard", "VDYBN-27WPP-V4HQT-9VMD4-VMK7H" },
+	    { "datacenter", "WX4NM-KYWYW-QJJR4-XV3QB-6VM33" } } },
+	{ "2025", "26100", "Windows Server 2025", "registry.k8s.io/pause:3.10.2",
+	  { { "standard", "TVRH6-WHNXV-R9WG3-9XRFY-MY832" },
+	    { "datacenter", "D764K-2NDRG-47T6Q-P8T8W-YP6DF" } } },
+};
+const size_t platform_nwindows = ARRAY_SIZE(platform_windows);
+
+/* cloudbase-init's metadata services winbuild renders a conf pair for
+ * (recipes/templates/cloudbase-init/, docs/node.md) */
+static const char *const providers[] = {
+	"azure", "aws", "vsphere", "nocloud", "openstack", "nutanix", "generic-http",
+};
+
+const char *platform_set_item(enum platform_set set, size_t i)
+{
+	switch (set) {
+	case PLATFORM_SET_BUILDERS:
+		return i < platform_nbuilders ? platform_builders[i].name : NULL;
+	case PLATFORM_SET_PROVIDERS:
+		if (!i)
+			return "auto";
+		return i - 1 < ARRAY_SIZE(providers) ? providers[i - 1] : NULL;
+	case PLATFORM_SET_VERSIONS:
+		return i < platform_nwindows ? platform_windows[i].version : NULL;
+	case PLATFORM_SET_EDITIONS:
+		return i < ARRAY_SIZE(platform_windows[0].gvlk) ?
+			platform_windows[0].gvlk[i].edition : NULL;
+	}
+	return NULL;
+}
+
+int platform_set_has(enum platform_set set, const char *name)
+{
+	const char *s;
+
+	for (size_t i = 0; (s = platform_set_item(set, i)); i++)
+		if (!strcmp(s, name))
+			return 1;
+	return 0;
+}
+
+void platform_set_join(enum platform_set set, const char *sep, char *out, size_t len)
+{
+	size_t n = 0;
+	const char *s;
+
+	if (!len)
+		return;
+	*out = '\0';
+	for (size_t i = 0; (s = platform_set_item(set, i)); i++) {
+		int w = snprintf(out + n, len - n, "%s%s", i ? sep : "", s);
+
+		if (w < 0 || (size_t)w >= len - n)
+			return;
+		n += (size_t)w;
+	}
+}
+
+const struct platform_builder *platform_builder(const char *name)
+{
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (!strcmp(platform_builders[i].name, name))
+			return &platform_builders[i];
+	return NULL;
+}
+
+const struct platform_windows *platform_windows_find(const char *version)
+{
+	for (size_t i = 0; i < platform_nwindows; i++)
+		if (!strcmp(platform_windows[i].version, version))
+			return &platform_windows[i];
+	return NULL;
+}
+
+int platform_builder_is_iso(const char *name)
+{
+	const struct platform_builder *b = platform_builder(name);
+
+	return b && b->fw != PLATFORM_FW_NONE;
+}
+
+const char *platform_provider_for(const struct platform_builder *b, const char *provider)
+{
+	char pat[64];
+
+	if (!b)
+		return NULL;
+	if (!strcmp(provider, "auto"))
+		return b->provider;
+	if (strlen(provider) > sizeof(pat) - 3)
+		return NULL;
+	snprintf(pat, sizeof(pat), "|%s|", provider);
+	return strstr(b->providers, pat) ? provider : NULL;
+}
+
+const char *platform_base_image(const struct platform_builder *b, const char *version,
+				int desktop)
+{
+	for (size_t i = 0; b && b->base_var && i < PLATFORM_MAX_VERSIONS; i++)
+		if (b->base[i].version && !strcmp(b->base[i].version, version))
+			return desktop ? b->base[i].desktop : b->base[i].core;
+	return NULL;
+}
+
+const char *platform_gvlk(const struct platform_windows *w, const char *edition)
+{
+	for (size_t i = 0; w && i < ARRAY_SIZE(w->gvlk); i++)
+		if (w->gvlk[i].edition && !strcmp(w->gvlk[i].edition, edition))
+			return w->gvlk[i].key;
+	return NULL;
+}
