@@ -363,6 +363,7 @@ int main(int argc, char **argv)
 	wb_strlist_release(&run.positional);
 	wb_strlist_release(&run.overrides);
 	wb_strlist_release(&run.sets);
+	wb_strlist_release(&run.builders);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		fprintf(stderr, "winbuild: error writing to standard output\n");

@@ -21,6 +21,7 @@ struct wb_run {
 	struct wb_strlist positional; /* RECIPE, DIR, ... */
 	struct wb_strlist overrides;  /* -O/--override FILE, in order */
 	struct wb_strlist sets;       /* --set key=value, in order */
+	struct wb_strlist builders;   /* -b/--builder NAME: narrows packer.builders */
 	const char *env_set;          /* $WINBUILD_SET */
 	const char *out_dir;          /* -o/--out DIR (default "out") */
 	const char *cache_dir;        /* --cache DIR, $WINBUILD_CACHE, XDG */

@@ -17,7 +17,7 @@
 #include "recipe/plan.h"
 
 #define FETCH_USAGE \
-	"fetch RECIPE [-O FILE]... [--set K=V]... [-j N] [--offline] [--locked] " \
+	"fetch RECIPE [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] [--locked] " \
 	"[--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [--json] [-q]"
 
 /* ---- display ---------------------------------------------------------- */

@@ -11,7 +11,7 @@
 #include "recipe/plan.h"
 #include "trust/method.h"
 
-#define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
+#define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [--explain] [--json]"
 #define PLAN_JSON_SCHEMA 1
 
 /*
@@ -53,6 +53,8 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
+	in.builders = (const char *const *)run->builders.v;
+	in.nbuilders = run->builders.nr;
 	ret = plan_resolve(&in, plan, e);
 	free(shipped);
 	if (ret)
@@ -70,6 +72,15 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		fprintf(stderr, "winbuild: warning: the Windows ISO of the ISO builders is not "
 			"verified (iso_checksum \"none\"): policy.unverified_iso: allow at %s\n",
 			where);
+	}
+	if (plan->iso_missing && (!run->command || (strcmp(run->command, "emit") &&
+				   strcmp(run->command, "build")))) {
+		struct wb_err w = WB_ERR_INIT;
+
+		/* nothing downloads the ISO before emit: say now what a build
+		 * will ask for (the same words emit and build refuse with) */
+		plan_require_iso(plan, &w);
+		fprintf(stderr, "winbuild: warning: %s (emit and build refuse until then)\n", w.msg);
 	}
 	return 0;
 }
@@ -173,6 +184,13 @@ static void print_text(const struct plan *p, int ex)
 	} else if (p->iso_unverified) {
 		printf("windows iso: NOT VERIFIED (policy.unverified_iso: allow)");
 		explain(ex, &p->policy.unverified_iso_origin);
+		putchar('\n');
+	} else if (p->iso_missing) {
+		printf("windows iso: NOT PINNED: emit and build need 'windows.iso_sha256' for");
+		for (size_t i = 0; i < p->builders.nr; i++)
+			if (plan_builder_is_iso(p->builders.v[i]))
+				printf(" %s", p->builders.v[i]);
+		explain(ex, &p->iso_missing_origin);
 		putchar('\n');
 	}
 	for (size_t i = 0; i < p->override_files.nr; i++)
@@ -423,6 +441,7 @@ static int print_json(const struct plan *p)
 		json_t *iso = json_object();
 		json_object_set_new(iso, "sha256", json_str_or_null(p->windows_iso_sha256));
 		json_object_set_new(iso, "verified", json_boolean(!p->iso_unverified));
+		json_object_set_new(iso, "missing", json_boolean(p->iso_missing != 0));
 		json_object_set_new(iso, "origin", p->windows_iso_origin.file ?
 				    json_origin(&p->windows_iso_origin) : json_null());
 		json_object_set_new(img, "windows_iso", iso);

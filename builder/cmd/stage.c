@@ -24,7 +24,7 @@
 #include "stage/stamp.h"
 
 #define STAGE_USAGE \
-	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [-j N] [--offline] " \
+	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] " \
 	"[--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [-q]"
 
 /* 1980-01-01T00:00:00Z: the earliest time zip, FAT and ISO 9660 hold. */

@@ -31,6 +31,7 @@
 
 struct resolver {
 	struct plan *plan;
+	const struct plan_inputs *in;
 	struct wb_err *e;
 	struct rnode *top;             /* image + overrides + env + --set */
 	/* Each layer's own policy, authenticode, signatures and keys maps
@@ -2453,7 +2454,9 @@ static void resolve_policy(struct resolver *r)
 
 /* The Windows ISO of the ISO builders (qemu, vsphere-iso, hyperv-iso) must
  * be pinned by windows.iso_sha256; "none" or nothing only under an explicit
- * policy.unverified_iso: allow. */
+ * policy.unverified_iso: allow. The plan downloads no ISO, so a missing pin
+ * is only recorded (iso_missing): emit and build refuse where the ISO is
+ * used (plan_require_iso()), plan, fetch and stage warn. */
 static int resolve_iso(struct resolver *r, const struct rnode *win)
 {
 	struct plan *p = r->plan;
@@ -2461,9 +2464,7 @@ static int resolve_iso(struct resolver *r, const struct rnode *win)
 	int iso_builders = 0;
 
 	for (size_t i = 0; i < p->builders.nr; i++)
-		if (!strcmp(p->builders.v[i], "qemu") || !strcmp(p->builders.v[i], "vsphere-iso") ||
-		    !strcmp(p->builders.v[i], "hyperv-iso"))
-			iso_builders = 1;
+		iso_builders |= plan_builder_is_iso(p->builders.v[i]);
 	if (n)
 		p->windows_iso_origin = n->origin;
 	if (n && strcmp(n->scalar, "none")) {
@@ -2477,17 +2478,55 @@ static int resolve_iso(struct resolver *r, const struct rnode *win)
 	if (!iso_builders)
 		return 0;
 	if (!p->policy.allow_unverified_iso) {
-		char where[512] = "";
-
-		if (p->policy.unverified_iso_origin.file)
-			wb_origin_format(&p->policy.unverified_iso_origin, where, sizeof(where));
-		return err_at(r, n ? &n->origin : &win->origin,
-			      "the Windows ISO of the ISO builders is %s: set 'windows.iso_sha256' to its SHA-256 "
-			      "(docs/packer.md says where Microsoft publishes it)%s%s%s",
-			      n ? "not verified (iso_sha256: none)" : "not pinned",
-			      *where ? "; policy.unverified_iso: forbid (" : "", where, *where ? ")" : "");
+		p->iso_missing = n ? 2 : 1;
+		p->iso_missing_origin = n ? n->origin : win->origin;
+		return 0;
 	}
 	p->iso_unverified = 1;
+	return 0;
+}
+
+/* --builder NAME...: the plan keeps only these of packer.builders (N, or
+ * every builder when N is NULL), in the order given. */
+static int narrow_builders(struct resolver *r, const struct rnode *n)
+{
+	struct plan *p = r->plan;
+	struct wb_strlist sel = WB_STRLIST_INIT;
+
+	if (!r->in->nbuilders)
+		return 0;
+	for (size_t i = 0; i < r->in->nbuilders; i++) {
+		const char *b = r->in->builders[i];
+		int in_plan = 0;
+		char pat[64];
+
+		for (size_t k = 0; k < p->builders.nr; k++)
+			in_plan |= !strcmp(p->builders.v[k], b);
+		snprintf(pat, sizeof(pat), "|%s|", b);
+		if (!in_plan && (strlen(b) > 32 ||
+				 !strstr("|azure-arm|vsphere-iso|qemu|hyperv-iso|amazon-ebs|", pat)))
+			return wb_error(r->e, WB_EUSAGE, "unknown builder '%s' (azure-arm, vsphere-iso, "
+					"qemu, hyperv-iso, amazon-ebs)", b);
+		if (!in_plan) {
+			struct buf all = BUF_INIT;
+			char where[512] = "the default: every builder";
+			int ret;
+
+			if (n)
+				wb_origin_format(&n->origin, where, sizeof(where));
+			for (size_t k = 0; k < p->builders.nr; k++)
+				buf_addf(&all, "%s%s", k ? ", " : "", p->builders.v[k]);
+			ret = wb_error(r->e, WB_EUSAGE, "--builder '%s' is not one of the recipe's "
+				       "packer.builders (%s; %s): --builder narrows that list, "
+				       "widen it with --set 'packer.builders=[...]'", b, all.ptr, where);
+			buf_release(&all);
+			wb_strlist_release(&sel);
+			return ret;
+		}
+		wb_strlist_push_unique(&sel, b);
+	}
+	wb_strlist_release(&p->builders);
+	p->builders = sel;
 	return 0;
 }
 
@@ -2549,6 +2588,8 @@ static int convert_top(struct resolver *r)
 		for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 			wb_strlist_push(&p->builders, all[i]);
 	}
+	if (narrow_builders(r, n))
+		return -1;
 	/* issue 14: each builder's image reads its own platform's metadata */
 	for (size_t i = 0; i < p->builders.nr; i++) {
 		const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
@@ -2695,6 +2736,7 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	memset(plan, 0, sizeof(*plan));
 	memset(&r, 0, sizeof(r));
 	r.plan = plan;
+	r.in = in;
 	r.e = e;
 	plan->recipe_path = xstrdup(in->recipe);
 	ret = load_layers(&r, in);

@@ -276,7 +276,7 @@ PY
 	assert_output_has "unknown builder 'virtualbox-iso'"
 	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]' --builder azure-arm
 	assert_status 2
-	assert_output_has "not in the recipe"
+	assert_output_has "not one of the recipe's packer.builders"
 	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]'
 	assert_status 0
 	[ "$(grep -c '^source ' out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl)" -eq 1 ]
