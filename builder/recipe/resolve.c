@@ -2018,6 +2018,38 @@ out:
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 
 /* VS: the component's variables, released by the caller. */
+/*
+ * A version written "v1.35.2" (image-builder's kubernetes_semver habit)
+ * would give ".../vv1.35.2/..." in every URL that adds the 'v' itself, so
+ * it is refused where the 'v' was written: the version node N, or the
+ * variable its ${...} names (component vars, then image vars).
+ */
+static int leading_v(struct resolver *r, const struct rnode *cn, const struct rnode *n,
+		     const char *ctx, const char *value)
+{
+	const struct rnode *at = n;
+	char what[256], giving[512] = "";
+
+	snprintf(what, sizeof(what), "%s", ctx);
+	for (const char *p = strstr(n->scalar, "${"); p && at == n; p = strstr(p + 2, "${")) {
+		char *name = xstrndup(p + 2, strcspn(p + 2, ":}"));
+		const struct rnode *vn = rnode_get(rnode_get(cn, "vars"), name);
+
+		if (!vn)
+			vn = rnode_get(rnode_get(r->top, "vars"), name);
+		if (vn && vn->type == RNODE_SCALAR && vn->scalar[0] == 'v') {
+			at = vn;
+			snprintf(what, sizeof(what), "vars.%s", name);
+		}
+		free(name);
+	}
+	if (at != n)
+		snprintf(giving, sizeof(giving), " (giving %s '%s')", ctx, value);
+	return err_at(r, &at->origin, "%s is '%s'%s: write versions without a leading 'v' "
+		      "('%s'), the recipes add it where upstream's URLs have one "
+		      "(.../v${version}/...)", what, at->scalar, giving, at->scalar + 1);
+}
+
 static int convert_component_in(struct resolver *r, struct rnode *cn,
 				const struct vars *image_vars, struct vars *vs)
 {
@@ -2049,6 +2081,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	if (!(c->version = expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
+	if (c->version[0] == 'v' && c->version[1] >= '0' && c->version[1] <= '9')
+		return leading_v(r, cn, n, ctx, c->version);
 	if (!tmpl_version_ok(c->version))
 		return bad_grammar(r, &n->origin, ctx, c->version, "a version "
 				   "(digits and dots, optional v, -pre and +build parts)");
