@@ -316,7 +316,6 @@ int main(int argc, char **argv)
 	run.argv0 = argv[0];
 	run.jobs = 4;
 	run.out_dir = "out";
-	run.lock_path = "winbuild.lock";
 	run.env_set = getenv("WINBUILD_SET");
 	run.log.emit = log_to_stderr;
 	run.log.level = WB_LOG_INFO;
@@ -364,6 +363,7 @@ int main(int argc, char **argv)
 	wb_strlist_release(&run.overrides);
 	wb_strlist_release(&run.sets);
 	wb_strlist_release(&run.builders);
+	free(run.lock_default);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		fprintf(stderr, "winbuild: error writing to standard output\n");

@@ -26,7 +26,9 @@ struct wb_run {
 	const char *out_dir;          /* -o/--out DIR (default "out") */
 	const char *cache_dir;        /* --cache DIR, $WINBUILD_CACHE, XDG */
 	const char *cacert;           /* --cacert FILE, $SSL_CERT_FILE */
-	const char *lock_path;        /* --lock FILE (default winbuild.lock) */
+	const char *lock_path;        /* --lock FILE (default <image name>.lock, set
+	                               * once the plan is resolved: lock_default) */
+	char *lock_default;           /* owned: "<image name>.lock" */
 	int jobs;                     /* -j/--jobs N (default 4) */
 	int offline;                  /* --offline */
 	int locked;                   /* --locked */

@@ -28,7 +28,7 @@ static const struct common_opt {
 	{ OPT_OUT, "--out", "-o", "DIR", "output directory (default out)" },
 	{ OPT_CACHE, "--cache", NULL, "DIR", "the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)" },
 	{ OPT_CACERT, "--cacert", NULL, "FILE", "CA bundle for HTTPS (default $SSL_CERT_FILE, system)" },
-	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default winbuild.lock)" },
+	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default <image name>.lock)" },
 	{ OPT_JOBS, "--jobs", "-j", "N", "parallel transfers, 1 to 64 (default 4)" },
 	{ OPT_OFFLINE, "--offline", NULL, NULL, "no network: the cache and file:// URLs only" },
 	{ OPT_LOCKED, "--locked", NULL, NULL, "refuse anything that differs from the lock file" },

@@ -59,6 +59,12 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 	free(shipped);
 	if (ret)
 		return -1;
+	/* one lock per image: the 2019 and 2022 recipes never share one */
+	if (!run->lock_path) {
+		free(run->lock_default);
+		run->lock_default = xasprintf("%s.lock", plan->name);
+		run->lock_path = run->lock_default;
+	}
 	for (size_t i = 0; i < plan->nwarnings; i++) {
 		char where[512];
 

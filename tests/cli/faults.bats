@@ -3,7 +3,7 @@
 # stops with a clear error and the documented exit code, and never leaves a
 # corrupt cache entry, a temp file, or a half-written output at its final
 # path. Each case asserts the exit code, the message, assert_cache_intact,
-# and that the previous output (winbuild.lock from an earlier good run, and
+# and that the previous output (t.lock from an earlier good run, and
 # its cache entry) is intact.
 load helpers
 load ../lib/servers
@@ -48,18 +48,18 @@ assert_cache_intact() {
 
 entry_of() { local s; s=$(sha_of "$1"); echo "$WINBUILD_CACHE/sha256/${s:0:2}/$s"; }
 
-# prev_output: a good run first — b.bin cached, winbuild.lock written and
+# prev_output: a good run first — b.bin cached, t.lock written and
 # kept as prev.lock
 prev_output() {
 	art b "$(H)/b.bin" "sha256: $(sha_of b.bin)" | recipe
 	wb lock img.yaml
 	assert_status 0
-	cp winbuild.lock prev.lock
+	cp t.lock prev.lock
 }
 
 # the previous output is still there, byte for byte
 assert_prev_intact() {
-	cmp winbuild.lock prev.lock
+	cmp t.lock prev.lock
 	[ -f "$(entry_of b.bin)" ]
 }
 
@@ -80,7 +80,7 @@ fault_case() {
 	assert_cache_intact
 	if [ "$2" -eq 0 ]; then
 		[ -f "$(entry_of a.bin)" ]
-		grep -q "$(sha_of a.bin)" winbuild.lock
+		grep -q "$(sha_of a.bin)" t.lock
 	else
 		[ ! -e "$(entry_of a.bin)" ]
 		assert_prev_intact
