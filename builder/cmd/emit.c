@@ -1,5 +1,6 @@
 /* winbuild emit: Packer inputs (or an image-builder var file) for a recipe. */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +68,23 @@ const char *cmd_data_dir(char *buf, size_t len)
 	return WB_SHAREDIR;
 }
 
+/*
+ * SIGINT/SIGTERM while emitting: the handler only sets this flag; emit
+ * stops at its next step or chunk, removes its temp dir (which holds the
+ * one-off install password) and the command exits WB_EINTR (130).
+ */
+static volatile sig_atomic_t emit_interrupted;
+
+static void on_emit_interrupt(int sig)
+{
+	(void)sig;
+	emit_interrupted = 1;
+}
+
 int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 		  const struct sign_opts *sign)
 {
+	struct sigaction sa, old_int, old_term;
 	const struct wb_strlist *sel = &plan->builders;  /* narrowed by --builder */
 	struct staged_manifest m;
 	struct wb_err e = WB_ERR_INIT;
@@ -99,7 +114,20 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	o.out_dir = outdir;
 	o.builders = sel;
 	o.sign = sign;
-	if (emit_packer(plan, &m, &o, &e)) {
+	o.interrupted = &emit_interrupted;
+	/* no SA_RESTART: a blocked read returns and the flag is seen */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_emit_interrupt;
+	sigemptyset(&sa.sa_mask);
+	emit_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	ret = emit_packer(plan, &m, &o, &e);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (ret || emit_interrupted) {
+		if (!ret)   /* too late to stop: the output is whole, say so */
+			wb_error(&e, WB_EINTR, "interrupted after the Packer inputs were written");
 		ret = cmd_fail(&e);
 		goto out;
 	}
