@@ -613,6 +613,32 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	return n;
 }
 
+/*
+ * What the user can do about a failed request, appended to its message
+ * ("" when there is nothing to add): a TLS failure names the CA options,
+ * 401/403 the credentials (a 404 names the version where it is reported).
+ */
+static const char *remedy(CURLcode rc, long code)
+{
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+		return " (TLS: if this server or a proxy uses its own CA, give its "
+		       "certificate with --cacert FILE or SSL_CERT_FILE=FILE)";
+	case CURLE_HTTP_RETURNED_ERROR:
+		if (code == 401 || code == 403)
+			return " (the server wants credentials winbuild does not send: "
+			       "allow this host without them, or mirror the artifacts "
+			       "where the build host can read them (winbuild mirror))";
+		return "";
+	default:
+		return "";
+	}
+}
+
 static int retryable(CURLcode rc, long code)
 {
 	if (rc == CURLE_HTTP_RETURNED_ERROR)
@@ -1302,16 +1328,25 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	    j->target != T_MAIN(j) &&
 	    (slot_req(j, j->target)->method->flags & TRUST_ABSENT_FAILS)) {
 		j->absent++;
+		/* a release that does not exist has no signature either: name
+		 * the version before anyone suspects the signer */
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld: the server "
-			 "says there is no such signature", j->it->art->name,
-			 target_what(j, j->target), url, code);
-	} else if (rc == CURLE_HTTP_RETURNED_ERROR)
-		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld", j->it->art->name,
-			 target_what(j, j->target), url, code);
+			 "says there is no such signature (or no release '%s' of %s: "
+			 "is the version right?)", j->it->art->name,
+			 target_what(j, j->target), url, code, j->it->art->version,
+			 j->it->art->component);
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 404 || code == 410))
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld (no such file: is "
+			 "version '%s' of %s right? 'winbuild plan --explain' shows where "
+			 "it was set)", j->it->art->name, target_what(j, j->target), url, code,
+			 j->it->art->version, j->it->art->component);
+	else if (rc == CURLE_HTTP_RETURNED_ERROR)
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld%s", j->it->art->name,
+			 target_what(j, j->target), url, code, remedy(rc, code));
 	else
-		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s", j->it->art->name,
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s%s", j->it->art->name,
 			 target_what(j, j->target), url,
-			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc), remedy(rc, code));
 	if (j->target == T_MAIN(j) && code == 416)
 		main_reset(j);   /* our range was bad: start over next time */
 

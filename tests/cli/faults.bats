@@ -129,6 +129,14 @@ fault_case() {
 
 @test "fault: a 404 everywhere is exit 3 naming HTTP 404" {
 	fault_case "$(F)/404/a.bin" 3 "HTTP 404"
+	# issue 28: and what to check: the version, where it was set
+	assert_output_has "HTTP 404 (no such file: is version '1.0' of demo right? 'winbuild plan --explain' shows where it was set)"
+}
+
+@test "issue 28: HTTP 401 and 403 are exit 3 and say the server wants credentials" {
+	for code in 401 403; do
+		fault_case "$(F)/$code/a.bin" 3 "HTTP $code (the server wants credentials winbuild does not send"
+	done
 }
 
 @test "fault: connection refused is exit 3" {
@@ -176,6 +184,12 @@ fault_case() {
 @test "fault: a certificate for the wrong host is exit 3" {
 	FAULT_ARGS="--cacert $CA/ca.crt" fault_case "https://localhost:$WRONG_PORT/a.bin" 3 "localhost"
 	assert_output_has "certificate"
+}
+
+@test "issue 28: a certificate no trusted CA signed is exit 3 and names --cacert and SSL_CERT_FILE" {
+	# the good server, without its test CA: what a TLS-inspecting proxy looks like
+	unset SSL_CERT_FILE
+	fault_case "https://localhost:$NGINX_TLS_PORT/a.bin" 3 "give its certificate with --cacert FILE or SSL_CERT_FILE=FILE"
 }
 
 @test "fault: an expired certificate is exit 3" {

@@ -54,6 +54,11 @@ def main():
     if not isinstance(out, dict):
         sys.exit("not an object")
     documented, dots = top_keys(example(doc, header))
+    # the fields every command may carry ("## Every command")
+    text = open(doc, encoding="utf-8").read()
+    common = re.search(r"## Every command\n+```\n(.*?)```", text, re.S)
+    if common:
+        documented |= top_keys(common.group(1))[0]
     got = set(out)
     undocumented = got - documented
     if undocumented and not dots:
