@@ -390,14 +390,119 @@ static int layer_failed(struct resolver *r, const struct rnode *layer, int no_re
 	return -1;
 }
 
+/*
+ * A later layer's replace.<artifact>.verify replaces an earlier layer's
+ * whole, as docs/recipes.md says (maps merge everywhere else): a site's
+ * second override re-verifying an artifact must not inherit the first
+ * one's requirements, nor have them silently added to its own.
+ */
+static void replace_verify_whole(struct resolver *r, const struct rnode *layer)
+{
+	const struct rnode *rep = rnode_get(layer, "replace");
+	struct rnode *old = rnode_get(r->top, "replace");
+
+	for (size_t i = 0; rep && old && rep->type == RNODE_MAP && i < rep->nr; i++) {
+		struct rnode *o = rnode_get(old, rep->items[i]->key);
+
+		if (o && o->type == RNODE_MAP && rnode_get(rep->items[i], "verify"))
+			rnode_free(rnode_take(o, "verify"));
+	}
+}
+
+/* a plain ~ or null: YAML's null, which a later layer writes to unset */
+static int is_null(const struct rnode *n)
+{
+	return n->type == RNODE_SCALAR && n->plain &&
+	       (!strcmp(n->scalar, "~") || !strcmp(n->scalar, "null"));
+}
+
+/* Unsetting PATH could loosen trust: policy, keys and signatures, the
+ * Authenticode policy, mirror_only, the ISO pin, and any verification
+ * (pins, requirements) but a transparency-log lookup's source. */
+static int unset_loosens(const char *path)
+{
+	static const char *const roots[] = { "policy", "signatures", "keys", "authenticode",
+					      "mirror_only", "windows.iso_sha256" };
+	const char *v = strstr(path, ".verify");
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		size_t n = strlen(roots[i]);
+
+		if (!strncmp(path, roots[i], n) && (!path[n] || path[n] == '.'))
+			return 1;
+	}
+	if (!strncmp(path, "verify", 6) || (v && (!v[7] || v[7] == '.'))) {
+		const char *last = strrchr(path, '.');
+
+		/* verify.<method>.rekor: the default log is asked instead,
+		 * or the layer's tlog_entry: the entry is still checked */
+		return !(last && !strcmp(last, ".rekor"));
+	}
+	return 0;
+}
+
+/* Every null of LAYER unsets that key in TOP (the merge so far), at
+ * PREFIX; refused where unsetting would loosen trust. */
+static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *top,
+		       const char *prefix)
+{
+	for (size_t i = 0; layer->type == RNODE_MAP && i < layer->nr; i++) {
+		struct rnode *n = layer->items[i];
+		char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->key);
+		int ret = 0;
+
+		if (is_null(n)) {
+			if (unset_loosens(path))
+				ret = err_at(r, &n->origin, "'%s' cannot be unset (null): that "
+					     "would loosen what an earlier layer requires; "
+					     "give another value instead", path);
+			else if (!strncmp(path, "components.", 11)) {
+				/* kept: it unsets the component file's value too,
+				 * merged beneath it later (strip_nulls()) */
+			} else {
+				if (top && top->type == RNODE_MAP)
+					rnode_free(rnode_take(top, n->key));
+				rnode_free(rnode_take(layer, n->key));
+				i--;
+			}
+		} else if (n->type == RNODE_MAP) {
+			ret = unset_nulls(r, n, top && top->type == RNODE_MAP ?
+					  rnode_get(top, n->key) : NULL, path);
+		}
+		free(path);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* Remove the nulls a layer left under components.<name> (their keys come
+ * from the component file, merged beneath them later): unset there. */
+static void strip_nulls(struct rnode *n)
+{
+	for (size_t i = 0; n && n->type == RNODE_MAP && i < n->nr; i++) {
+		if (is_null(n->items[i])) {
+			rnode_free(rnode_take(n, n->items[i]->key));
+			i--;
+		} else {
+			strip_nulls(n->items[i]);
+		}
+	}
+}
+
 static int merge_layer(struct resolver *r, struct rnode *layer)
 {
+	if (r->top && layer->type == RNODE_MAP && unset_nulls(r, layer, r->top, "")) {
+		rnode_free(layer);
+		return -1;
+	}
 	if (layer->type == RNODE_MAP && check_policy_layer(r, layer)) {
 		layer_failed(r, layer, 1);
 		rnode_free(layer);
 		return -1;
 	}
 	push_policy_layer(r, layer);
+	replace_verify_whole(r, layer);
 	r->top = rnode_merge(r->top, layer);
 	return 0;
 }
@@ -1670,6 +1775,7 @@ static int load_component(struct resolver *r, struct rnode *entry, struct rnode 
 	rnode_free(r->comp_auth);
 	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
 	*out = rnode_merge(comp, rnode_clone(entry));
+	strip_nulls(*out);
 	return 0;
 }
 
