@@ -76,7 +76,7 @@ untouched() {
 	[ "$(nginx_requests /k/kubelet.exe.cert)" -ge 1 ]
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$ID" "$ISS" "$(H)" "$REKOR" "$W/detached/entry.json" <<-'PY'
+	python3 - t.lock "$ID" "$ISS" "$(H)" "$REKOR" "$W/detached/entry.json" <<-'PY'
 		import json, sys
 		lock, ident, iss, h, rekor, entry = sys.argv[1:]
 		c = json.load(open(lock))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
@@ -95,7 +95,7 @@ untouched() {
 	art a.txt "$(H)/k/a.txt" "cosign: {trusted_root: \"$V/trusted_root/public-good.json\", identity: \"$BEACON\", issuer: \"$GHA\", rekor: \"$REKOR\"}" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$REAL/entry.json" <<-'PY'
+	python3 - t.lock "$REAL/entry.json" <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["a.txt"]["verified_by"]["cosign"]
 		e = json.load(open(sys.argv[2]))
@@ -253,7 +253,7 @@ untouched() {
 	assert_output_has "tlog: none: NO transparency-log proof"
 	assert_output_has "NO transparency-log proof (tlog: none)"
 	wb lock img.yaml --no-progress
-	python3 - winbuild.lock <<-'PY'
+	python3 - t.lock <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
 		assert c["tlog"] == "none" and "log_index" not in c and "tlog_entry" not in c, c
@@ -429,7 +429,7 @@ locked_kubelet() {
 	[ "$(nginx_requests /k/kubelet.exe)" = "$n" ]
 	wb lock img.yaml -O airgap.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$PWD/M/127.0.0.1_$NGINX_PORT" <<-'PY'
+	python3 - t.lock "$PWD/M/127.0.0.1_$NGINX_PORT" <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
 		assert c["tlog_entry_url"] == "file://" + sys.argv[2] + "/k/kubelet.exe.rekor.json", c
