@@ -89,6 +89,13 @@ static const struct wb_command commands[] = {
 	  "the recipe uses, and DIR/index.json. Serve DIR and point a mirrors:\n"
 	  "rule at it (docs/provenance.md).\n",
 	  "exit codes: as fetch; 1 also when a cache entry changed since it was verified\n" },
+	{ "list", cmd_list, "list [recipes|overrides] [--names] [--json]",
+	  "list the recipes and overrides a name finds, shipped and local",
+	  "Shipped recipes and overrides (in the data directory: the source tree,\n"
+	  "or share/winbuild after make install) are found by name from any\n"
+	  "directory: 'winbuild plan windows-2022-containerd -O enterprise-mirror'.\n"
+	  "Local ones are the *.yaml files of that kind in this directory and in\n"
+	  "./recipes, ./overrides; give those by path.\n", "" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"

@@ -147,6 +147,7 @@ const char *cmd_data_dir(char *buf, size_t len);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_list(int argc, char **argv, struct wb_run *run);
 int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
 int cmd_verify(int argc, char **argv, struct wb_run *run);

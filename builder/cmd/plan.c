@@ -17,9 +17,11 @@
 /*
  * A RECIPE without a '/' that is not a file here names a shipped recipe:
  * DATA/recipes/RECIPE.yaml (or DATA/recipes/RECIPE), DATA as
- * cmd_data_dir(). NULL when there is none (RECIPE is then used as given).
+ * cmd_data_dir(); an override so named (-O enterprise-mirror) is
+ * DATA/overrides/NAME.yaml. NULL when there is none (the name is then used
+ * as given). KIND_DIR: "recipes" or "overrides".
  */
-static char *shipped_recipe(const char *recipe)
+static char *shipped(const char *kind_dir, const char *recipe)
 {
 	char data[PATH_MAX];
 	const char *dir;
@@ -28,10 +30,10 @@ static char *shipped_recipe(const char *recipe)
 	if (!*recipe || strchr(recipe, '/') || fs_exists(recipe))
 		return NULL;
 	dir = cmd_data_dir(data, sizeof(data));
-	p = xasprintf("%s/recipes/%s.yaml", dir, recipe);
+	p = xasprintf("%s/%s/%s.yaml", dir, kind_dir, recipe);
 	if (!fs_exists(p)) {
 		free(p);
-		p = xasprintf("%s/recipes/%s", dir, recipe);
+		p = xasprintf("%s/%s/%s", dir, kind_dir, recipe);
 	}
 	if (fs_exists(p))
 		return p;
@@ -43,20 +45,28 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		     struct wb_err *e)
 {
 	struct plan_inputs in;
-	char *shipped = shipped_recipe(recipe);
+	struct wb_strlist overrides = WB_STRLIST_INIT;
+	char *ship = shipped("recipes", recipe);
 	int ret;
 
 	memset(&in, 0, sizeof(in));
-	in.recipe = shipped ? shipped : recipe;
-	in.overrides = (const char *const *)run->overrides.v;
-	in.noverrides = run->overrides.nr;
+	in.recipe = ship ? ship : recipe;
+	for (size_t i = 0; i < run->overrides.nr; i++) {
+		char *o = shipped("overrides", run->overrides.v[i]);
+
+		wb_strlist_push(&overrides, o ? o : run->overrides.v[i]);
+		free(o);
+	}
+	in.overrides = (const char *const *)overrides.v;
+	in.noverrides = overrides.nr;
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
 	in.builders = (const char *const *)run->builders.v;
 	in.nbuilders = run->builders.nr;
 	ret = plan_resolve(&in, plan, e);
-	free(shipped);
+	free(ship);
+	wb_strlist_release(&overrides);
 	if (ret)
 		return -1;
 	/* one lock per image: the 2019 and 2022 recipes never share one */
