@@ -2670,6 +2670,25 @@ static int narrow_builders(struct resolver *r, const struct rnode *n)
 	return 0;
 }
 
+/* "file://${override_dir}/REST" (what `winbuild mirror` writes into the
+ * export's override): the directory of the file that says it, absolute,
+ * so the export works wherever it is moved; NULL for any other URL. */
+static char *override_dir_url(const char *to, const struct wb_origin *o)
+{
+	static const char pre[] = "file://${override_dir}";
+	char *dir, *abs, *ret;
+
+	if (strncmp(to, pre, sizeof(pre) - 1) || !o->file || o->file[0] == '-' ||
+	    !strncmp(o->file, "env ", 4))
+		return NULL;
+	dir = fs_dirname(o->file);
+	abs = realpath(dir, NULL);
+	ret = abs ? xasprintf("file://%s%s", abs, to + sizeof(pre) - 1) : NULL;
+	free(dir);
+	free(abs);
+	return ret;
+}
+
 static int convert_top(struct resolver *r)
 {
 	struct plan *p = r->plan;
@@ -2776,11 +2795,18 @@ static int convert_top(struct resolver *r)
 		for (size_t i = 0; i < n->nr; i++) {
 			const struct rnode *m = n->items[i];
 			const char *from = scalar(m, "from"), *to = scalar(m, "to");
+			char *to_dir = override_dir_url(to, &rnode_get(m, "to")->origin);
+
+			if (to_dir)
+				to = to_dir;
 			if (url_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
-			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to"))
+			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to")) {
+				free(to_dir);
 				return -1;
+			}
 			p->mirrors[i].from = xstrdup(from);
 			p->mirrors[i].to = xstrdup(to);
+			free(to_dir);
 			p->mirrors[i].origin = m->origin;
 			p->nmirrors++;
 		}

@@ -461,3 +461,35 @@ locked_kubelet() {
 		assert p["winbuild:cosign_log_index"] == "5", p
 	PY
 }
+
+@test "issue 28: mirror's own override switches the Rekor lookup to the exported entry and copies the trusted root: moved, Rekor and nginx stopped, it verifies" {
+	start_rekor "$W/detached/entry.json"
+	kubelet | recipe
+	wb mirror img.yaml M --no-progress
+	assert_status 0
+	o=M/winbuild-override.yaml
+	grep -qF 'rekor: ~' "$o"
+	grep -qF 'tlog_entry: "${url}.rekor.json"' "$o"
+	grep -qF 'trusted_root: "trust/root.json"' "$o"
+	cmp M/trust/root.json "$W/root.json"
+	mkdir -p "$BATS_TEST_TMPDIR/far"
+	mv M "$BATS_TEST_TMPDIR/far/M"
+	kill "$REKOR_PID"
+	wait "$REKOR_PID" 2>/dev/null || true
+	port=$NGINX_PORT
+	stop_nginx
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-far"
+	wb stage img.yaml -O "$BATS_TEST_TMPDIR/far/M/winbuild-override.yaml" --no-progress
+	assert_status 0
+	assert_output_has "cosign $ID ($ISS), log index 5"
+	# the exported entry is still checked: edited, it fails (exit 1)
+	python3 - "$BATS_TEST_TMPDIR/far/M/127.0.0.1_$port/k/kubelet.exe.rekor.json" <<-'PY'
+		import json, sys
+		e = json.load(open(sys.argv[1]))
+		next(iter(e.values()))["logIndex"] += 1
+		json.dump(e, open(sys.argv[1], "w"))
+	PY
+	rm -rf "$WINBUILD_CACHE" out
+	wb fetch img.yaml -O "$BATS_TEST_TMPDIR/far/M/winbuild-override.yaml" --no-progress
+	assert_status 1
+}
