@@ -89,3 +89,15 @@ teardown() {
 	assert_status 1
 	assert_output_has "lists no option '--no-such-option'"
 }
+
+@test "the docs' marked examples run as typed, shown output checked (docs/*.md with doctest markers)" {
+	n=0
+	for f in "$WB_SRC"/docs/*.md; do
+		grep -q '^<!-- doctest: ' "$f" || continue
+		run python3 "$DOCTEST" "$f"
+		echo "$output"
+		assert_status 0
+		n=$((n + $(grep -c '^ok ' <<<"$output")))
+	done
+	[ "$n" -ge 1 ]
+}
