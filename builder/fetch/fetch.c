@@ -1108,6 +1108,14 @@ static int lookups(struct engine *en, struct job *j, const struct digest_result 
 			if (r < 0 && e->code != WB_ENET)
 				break;
 		}
+		if (r == 0 && !j->text[slot].len && q->lookup.nr)
+			/* the log answered and has nothing for these bytes: they
+			 * are not what was signed (tampered, or never released);
+			 * said first, before any word about the log */
+			return wb_error(e, WB_EVERIFY, "artifact '%s': the bytes differ from what "
+					"was signed: no transparency-log entry for sha256:%s in %s '%s'",
+					j->it->art->name, hex, q->method->lookup_param,
+					q->lookup.v[q->lookup.nr - 1]);
 		if (r < 0) {
 			wb_error_prefix(e, "artifact '%s': %s", j->it->art->name,
 					trust_method_aux(q->method, q->method->lookup_aux).what);
@@ -1115,6 +1123,15 @@ static int lookups(struct engine *en, struct job *j, const struct digest_result 
 		}
 	}
 	return 0;
+}
+
+static void fill_aux(const struct job *j, struct trust_aux *aux)
+{
+	for (size_t i = 0; i < j->nslots; i++) {
+		aux[i].url = j->text_url[i];
+		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
+		aux[i].len = j->text[i].len;
+	}
 }
 
 static void complete_main(struct engine *en, struct job *j, const char *url)
@@ -1145,11 +1162,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		return;
 	}
 	aux = xcalloc(j->nslots + 1, sizeof(*aux));
-	for (size_t i = 0; i < j->nslots; i++) {
-		aux[i].url = j->text_url[i];
-		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
-		aux[i].len = j->text[i].len;
-	}
+	fill_aux(j, aux);
 	in.aux = aux;
 	verify_evidence_release(&it->ev);
 	ret = verify_artifact(&in, &it->ev, &e);

@@ -462,6 +462,30 @@ locked_kubelet() {
 	PY
 }
 
+@test "issue 28: tampered bytes are reported as such before any Rekor wording: exit 1" {
+	# bytes nobody signed (the log has no entry for them): said first
+	start_rekor "$W/detached/entry-other.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "winbuild: artifact 'kubelet.exe': the bytes differ from what was signed: no transparency-log entry for sha256:$SHA in rekor '$REKOR'"
+	untouched kubelet.exe
+	kill "$REKOR_PID"
+	start_rekor "$W/detached/entry.json"
+	# the published .sha256 names other bytes than served: a tampered kubelet
+	other=$(printf 'not kubelet' | sha256sum | cut -c1-64)
+	echo "$other" >"$WWW/k/kubelet-tampered.sha256"
+	art kubelet.exe "$(H)/k/kubelet.exe" "sha256_url: \"$(H)/k/kubelet-tampered.sha256\"" \
+		"$(cosign "rekor: \"$REKOR\"")" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "did not verify: sha256 (from checksum file '$(H)/k/kubelet-tampered.sha256') mismatch"
+	assert_output_has "expected $other"
+	[[ "$output" != *rekor* ]]
+	untouched kubelet.exe
+	rm -f "$WWW/k/kubelet-tampered.sha256"
+}
+
 @test "issue 28: mirror's own override switches the Rekor lookup to the exported entry and copies the trusted root: moved, Rekor and nginx stopped, it verifies" {
 	start_rekor "$W/detached/entry.json"
 	kubelet | recipe
