@@ -142,6 +142,25 @@ void cmd_record_error(const char *msg, size_t len)
 	free(m);
 }
 
+static struct wb_strlist reported_warnings;
+
+void cmd_warnf(const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "winbuild: warning: %s\n", msg);
+	wb_strlist_push(&reported_warnings, msg);
+}
+
+const struct wb_strlist *cmd_reported_warnings(void)
+{
+	return &reported_warnings;
+}
+
 const struct wb_strlist *cmd_reported_errors(void)
 {
 	return &reported_errors;

@@ -30,6 +30,10 @@ void cmd_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cmd_record_error(const char *msg, size_t len);
 /* The error lines printed so far, in order. */
 const struct wb_strlist *cmd_reported_errors(void);
+/* Print "winbuild: warning: MSG" on stderr and keep MSG for the --json
+ * result's "warnings" (unless -q: nothing). */
+void cmd_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const struct wb_strlist *cmd_reported_warnings(void);
 /* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

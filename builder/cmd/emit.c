@@ -184,7 +184,7 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 		goto out;
 	}
 	for (size_t i = 0; i < warnings.nr; i++)
-		fprintf(stderr, "winbuild: warning: %s\n", warnings.v[i]);
+		cmd_warnf("%s", warnings.v[i]);
 	cmd_json_set(run, "image_builder", json_string(path));
 	if (!run->quiet && !run->json)
 		printf("%s\n", path);

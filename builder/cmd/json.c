@@ -69,6 +69,13 @@ int cmd_json_finish(struct wb_run *run, int exit_code)
 		run->json_result = NULL;
 		return ret;
 	}
+	if (cmd_reported_warnings()->nr) {
+		json_t *w = json_array();
+
+		for (size_t i = 0; i < cmd_reported_warnings()->nr; i++)
+			json_array_append_new(w, json_string(cmd_reported_warnings()->v[i]));
+		json_object_set_new(o, "warnings", w);
+	}
 	json_object_set_new(o, "ok", json_boolean(exit_code == 0));
 	json_object_set_new(o, "exit", json_integer(exit_code));
 	arr = json_object_get(o, "errors");

@@ -79,15 +79,14 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		char where[512];
 
 		wb_origin_format(&plan->warnings[i].origin, where, sizeof(where));
-		fprintf(stderr, "winbuild: warning: %s: %s\n", where, plan->warnings[i].msg);
+		cmd_warnf("%s: %s", where, plan->warnings[i].msg);
 	}
 	if (plan->iso_unverified) {
 		char where[512];
 
 		wb_origin_format(&plan->policy.unverified_iso_origin, where, sizeof(where));
-		fprintf(stderr, "winbuild: warning: the Windows ISO of the ISO builders is not "
-			"verified (iso_checksum \"none\"): policy.unverified_iso: allow at %s\n",
-			where);
+		cmd_warnf("the Windows ISO of the ISO builders is not verified (iso_checksum "
+			  "\"none\"): policy.unverified_iso: allow at %s", where);
 	}
 	if (plan->iso_missing && (!run->command || (strcmp(run->command, "emit") &&
 				   strcmp(run->command, "build")))) {
@@ -96,7 +95,7 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		/* nothing downloads the ISO before emit: say now what a build
 		 * will ask for (the same words emit and build refuse with) */
 		plan_require_iso(plan, &w);
-		fprintf(stderr, "winbuild: warning: %s (emit and build refuse until then)\n", w.msg);
+		cmd_warnf("%s (emit and build refuse until then)", w.msg);
 	}
 	return 0;
 }
