@@ -65,7 +65,8 @@ static void scan(const char *dir, const char *kind, int as_path, struct wb_strli
 	}
 	if (d)
 		closedir(d);
-	qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
+	if (out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
 }
 
 static json_t *strlist_json(const struct wb_strlist *l)

@@ -81,7 +81,7 @@ PK=out/windows-2022-containerd/packer
 	assert_output_has "--builder 'qemu' is not one of the recipe's packer.builders (azure-arm; --set #1)"
 	wb fetch img2.yaml --builder nosuch --no-progress
 	assert_status 2
-	assert_output_has "--builder 'nosuch' is not one of the recipe's packer.builders"
+	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
 	# a cloud-only build of an unpinned recipe gets as far as emit
 	staged t 2022
 	wb emit img2.yaml --builder azure-arm
@@ -206,7 +206,7 @@ PY
 	assert_status 0
 	python3 - "$TEST_ISO_SHA256" <<'PY'
 import json, sys
-d = json.load(open("winbuild.lock"))
+d = json.load(open("t.lock"))
 assert d["windows_iso"] == {"sha256": sys.argv[1]}, d
 PY
 	wb fetch img2.yaml --locked --no-progress
@@ -215,9 +215,9 @@ PY
 	other=$(printf 'another iso' | sha256sum | cut -c1-64)
 	wb fetch img2.yaml --locked --no-progress --set "windows.iso_sha256=$other"
 	assert_status 1
-	assert_output_has "--locked: the lock file 'winbuild.lock' pins the Windows ISO at '$TEST_ISO_SHA256', the plan at '$other'"
+	assert_output_has "--locked: the lock file 't.lock' pins the Windows ISO at '$TEST_ISO_SHA256', the plan at '$other'"
 	# a lock with a malformed ISO digest is refused
-	python3 -c 'import json; d=json.load(open("winbuild.lock")); d["windows_iso"]["sha256"]="none"; json.dump(d, open("winbuild.lock","w"))'
+	python3 -c 'import json; d=json.load(open("t.lock")); d["windows_iso"]["sha256"]="none"; json.dump(d, open("t.lock","w"))'
 	wb fetch img2.yaml --locked --no-progress
 	assert_status 2
 	assert_output_has '"windows_iso" needs a lowercase hex "sha256"'
