@@ -391,6 +391,18 @@ emit_blocked() {
 	[ -e out/windows-2022-containerd/.packer.tmp.$pid/iso-admin.auto.pkrvars.hcl ]
 	sleep 0.2
 	kill -"$1" "$pid"
+	# an emit that ignores the signal (a background job inherits SIGINT
+	# ignored) would block on the FIFO for ever: give it 10 s
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" || true
+		echo "emit did not stop on SIG$1" >&2
+		return 1
+	fi
 	status=0
 	wait "$pid" || status=$?
 	output=$(cat emit.out)
@@ -419,7 +431,8 @@ emit_blocked() {
 	mv kubelet.keep out/windows-2022-containerd/tree/k/kubelet.exe
 	wb emit "$(recipe 2022)" --builder qemu
 	assert_status 0
-	[ ! -e "$dead" ] && [ ! -e out/windows-2022-containerd/.packer.old.999999999 ]
+	[ ! -e "$dead" ]
+	[ ! -e out/windows-2022-containerd/.packer.old.999999999 ]
 	[ -d out/windows-2022-containerd/.packer.tmp.$$ ]
 	[ -f out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl ]
 }

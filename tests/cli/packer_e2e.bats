@@ -51,7 +51,9 @@ PK=out/windows-2022-containerd/packer
 	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders (qemu) is not pinned"
 	assert_output_has "--builder azure-arm"
 	[[ "$output" != *"warning"* ]]
-	[ ! -e out ] && [ ! -e winbuild.lock ]
+	[ ! -e out ]
+	[ ! -e winbuild.lock ]
+	[ ! -e t.lock ]
 	wb emit img2.yaml --builder hyperv-iso --json
 	assert_status 2
 	assert_output_has '"exit": 2'
