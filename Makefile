@@ -171,6 +171,13 @@ demo:
 	@$(MAKE) --no-print-directory winbuild
 	@WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
 
+# make demo, then keep the mirror and the fake Rekor serving until Ctrl-C;
+# out/demo/demo.env holds what a winbuild call needs (tests/demo/run)
+demo-serve:
+	@WB_DEPS_NO_NPM=1 sh .ci/deps
+	@$(MAKE) --no-print-directory winbuild
+	@DEMO_SERVE=1 WINBUILD=$(CURDIR)/winbuild bash tests/demo/run
+
 # Installs the ./winbuild that `make` built, as it is: install never
 # rebuilds or relinks it (other flags, another PREFIX), and builds it only
 # when there is none. The binary finds its data as ../share/winbuild beside
@@ -192,6 +199,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench demo install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
+.PHONY: all unit deps check bench demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

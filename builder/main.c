@@ -89,6 +89,13 @@ static const struct wb_command commands[] = {
 	  "the recipe uses, and DIR/index.json. Serve DIR and point a mirrors:\n"
 	  "rule at it (docs/provenance.md).\n",
 	  "exit codes: as fetch; 1 also when a cache entry changed since it was verified\n" },
+	{ "list", cmd_list, "list [recipes|overrides] [--names] [--json]",
+	  "list the recipes and overrides a name finds, shipped and local",
+	  "Shipped recipes and overrides (in the data directory: the source tree,\n"
+	  "or share/winbuild after make install) are found by name from any\n"
+	  "directory: 'winbuild plan windows-2022-containerd -O enterprise-mirror'.\n"
+	  "Local ones are the *.yaml files of that kind in this directory and in\n"
+	  "./recipes, ./overrides; give those by path.\n", "" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
 	  "inspect and prune the download cache",
 	  "  ls   list entries with size and the artifacts that refer to them\n"
@@ -133,6 +140,25 @@ void cmd_record_error(const char *msg, size_t len)
 
 	wb_strlist_push(&reported_errors, m);
 	free(m);
+}
+
+static struct wb_strlist reported_warnings;
+
+void cmd_warnf(const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "winbuild: warning: %s\n", msg);
+	wb_strlist_push(&reported_warnings, msg);
+}
+
+const struct wb_strlist *cmd_reported_warnings(void)
+{
+	return &reported_warnings;
 }
 
 const struct wb_strlist *cmd_reported_errors(void)
@@ -316,7 +342,6 @@ int main(int argc, char **argv)
 	run.argv0 = argv[0];
 	run.jobs = 4;
 	run.out_dir = "out";
-	run.lock_path = "winbuild.lock";
 	run.env_set = getenv("WINBUILD_SET");
 	run.log.emit = log_to_stderr;
 	run.log.level = WB_LOG_INFO;
@@ -363,6 +388,8 @@ int main(int argc, char **argv)
 	wb_strlist_release(&run.positional);
 	wb_strlist_release(&run.overrides);
 	wb_strlist_release(&run.sets);
+	wb_strlist_release(&run.builders);
+	free(run.lock_default);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		fprintf(stderr, "winbuild: error writing to standard output\n");

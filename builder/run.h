@@ -21,11 +21,14 @@ struct wb_run {
 	struct wb_strlist positional; /* RECIPE, DIR, ... */
 	struct wb_strlist overrides;  /* -O/--override FILE, in order */
 	struct wb_strlist sets;       /* --set key=value, in order */
+	struct wb_strlist builders;   /* -b/--builder NAME: narrows packer.builders */
 	const char *env_set;          /* $WINBUILD_SET */
 	const char *out_dir;          /* -o/--out DIR (default "out") */
 	const char *cache_dir;        /* --cache DIR, $WINBUILD_CACHE, XDG */
 	const char *cacert;           /* --cacert FILE, $SSL_CERT_FILE */
-	const char *lock_path;        /* --lock FILE (default winbuild.lock) */
+	const char *lock_path;        /* --lock FILE (default <image name>.lock, set
+	                               * once the plan is resolved: lock_default) */
+	char *lock_default;           /* owned: "<image name>.lock" */
 	int jobs;                     /* -j/--jobs N (default 4) */
 	int offline;                  /* --offline */
 	int locked;                   /* --locked */

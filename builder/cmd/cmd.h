@@ -30,6 +30,10 @@ void cmd_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cmd_record_error(const char *msg, size_t len);
 /* The error lines printed so far, in order. */
 const struct wb_strlist *cmd_reported_errors(void);
+/* Print "winbuild: warning: MSG" on stderr and keep MSG for the --json
+ * result's "warnings" (unless -q: nothing). */
+void cmd_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const struct wb_strlist *cmd_reported_warnings(void);
 /* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -55,10 +59,11 @@ enum cmd_common_opt {
 	OPT_VERBOSE = 1u << 11,     /* -v, --verbose        -> run->verbose */
 	OPT_QUIET = 1u << 12,       /* -q, --quiet          -> run->quiet */
 	OPT_NO_PROGRESS = 1u << 13, /* --no-progress        -> run->no_progress */
+	OPT_BUILDER = 1u << 14,     /* -b, --builder NAME   -> run->builders */
 };
 
 /* What the recipe-driven commands share: recipe, cache, network, output. */
-#define OPTS_RECIPE (OPT_OVERRIDE | OPT_SET)
+#define OPTS_RECIPE (OPT_OVERRIDE | OPT_SET | OPT_BUILDER)
 #define OPTS_FETCH (OPTS_RECIPE | OPT_CACHE | OPT_CACERT | OPT_LOCK | OPT_JOBS | \
 		    OPT_OFFLINE | OPT_LOCKED | OPT_QUIET | OPT_VERBOSE | OPT_NO_PROGRESS)
 #define OPTS_STAGE (OPTS_FETCH | OPT_OUT)
@@ -133,12 +138,12 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_emit(int argc, char **argv, struct wb_run *run);
 
-/* emit.c: write OUT/<name>/packer for a resolved PLAN (--builder list in
- * REQ_BUILDERS, may be empty), signing the scripts with SIGN unless it is
- * NULL; prints errors, returns the exit code. */
+/* emit.c: write OUT/<name>/packer for a resolved PLAN (its builders,
+ * already narrowed by --builder), signing the scripts with SIGN unless it
+ * is NULL; refuses an unpinned ISO for ISO builders (plan_require_iso());
+ * prints errors, returns the exit code. */
 struct sign_opts;
 int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct wb_strlist *req_builders,
 		  const struct sign_opts *sign);
 /* The directory holding the templates (packer/): $WINBUILD_DATA_DIR, the
  * binary's directory in a source tree, or the installed share directory. */
@@ -146,6 +151,7 @@ const char *cmd_data_dir(char *buf, size_t len);
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
+int cmd_list(int argc, char **argv, struct wb_run *run);
 int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
 int cmd_verify(int argc, char **argv, struct wb_run *run);

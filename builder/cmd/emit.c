@@ -1,5 +1,6 @@
 /* winbuild emit: Packer inputs (or an image-builder var file) for a recipe. */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,43 +69,24 @@ const char *cmd_data_dir(char *buf, size_t len)
 	return WB_SHAREDIR;
 }
 
-/* Check --builder against the plan; fill SEL with the builders to emit. */
-static int select_builders(const struct plan *p, const struct wb_strlist *req,
-			   struct wb_strlist *sel)
+/*
+ * SIGINT/SIGTERM while emitting: the handler only sets this flag; emit
+ * stops at its next step or chunk, removes its temp dir (which holds the
+ * one-off install password) and the command exits WB_EINTR (130).
+ */
+static volatile sig_atomic_t emit_interrupted;
+
+static void on_emit_interrupt(int sig)
 {
-	if (!req->nr) {
-		for (size_t i = 0; i < p->builders.nr; i++)
-			wb_strlist_push_unique(sel, p->builders.v[i]);
-		return 0;
-	}
-	for (size_t i = 0; i < req->nr; i++) {
-		int in_plan = 0;
-
-		if (!platform_builder(req->v[i])) {
-			char names[256];
-
-			platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
-			cmd_errorf("unknown builder '%s' (%s)", req->v[i], names);
-			return WB_EUSAGE;
-		}
-		for (size_t k = 0; k < p->builders.nr; k++)
-			in_plan |= !strcmp(p->builders.v[k], req->v[i]);
-		if (!in_plan) {
-			cmd_errorf("builder '%s' is not in the recipe's packer.builders "
-				   "(--builder narrows; widen with --set packer.builders=[...])",
-				   req->v[i]);
-			return WB_EUSAGE;
-		}
-		wb_strlist_push_unique(sel, req->v[i]);
-	}
-	return 0;
+	(void)sig;
+	emit_interrupted = 1;
 }
 
 int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct wb_strlist *req_builders,
 		  const struct sign_opts *sign)
 {
-	struct wb_strlist sel = WB_STRLIST_INIT;
+	struct sigaction sa, old_int, old_term;
+	const struct wb_strlist *sel = &plan->builders;  /* narrowed by --builder */
 	struct staged_manifest m;
 	struct wb_err e = WB_ERR_INIT;
 	struct emit_opts o;
@@ -114,8 +96,10 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	int ret;
 
 	memset(&m, 0, sizeof(m));
-	if ((ret = select_builders(plan, req_builders, &sel)))
+	if (plan_require_iso(plan, &e)) {
+		ret = cmd_fail(&e);
 		goto out;
+	}
 	if (!fs_exists(mpath)) {
 		cmd_errorf("'%s' not found: stage the recipe first "
 			"('winbuild stage' or 'winbuild build')", mpath);
@@ -129,17 +113,30 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 	memset(&o, 0, sizeof(o));
 	o.data_dir = cmd_data_dir(data, sizeof(data));
 	o.out_dir = outdir;
-	o.builders = &sel;
+	o.builders = sel;
 	o.sign = sign;
-	if (emit_packer(plan, &m, &o, &e)) {
+	o.interrupted = &emit_interrupted;
+	/* no SA_RESTART: a blocked read returns and the flag is seen */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_emit_interrupt;
+	sigemptyset(&sa.sa_mask);
+	emit_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	ret = emit_packer(plan, &m, &o, &e);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (ret || emit_interrupted) {
+		if (!ret)   /* too late to stop: the output is whole, say so */
+			wb_error(&e, WB_EINTR, "interrupted after the Packer inputs were written");
 		ret = cmd_fail(&e);
 		goto out;
 	}
 	if (run->json) {
 		json_t *b = json_array();
 
-		for (size_t i = 0; i < sel.nr; i++)
-			json_array_append_new(b, json_string(sel.v[i]));
+		for (size_t i = 0; i < sel->nr; i++)
+			json_array_append_new(b, json_string(sel->v[i]));
 		cmd_json_set(run, "packer", json_pack("{s:s++,s:s+++,s:s+++,s:o}",
 			     "dir", outdir, "/", "packer",
 			     "template", outdir, "/packer/", plan->name, ".pkr.hcl",
@@ -149,14 +146,13 @@ int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
 		printf("%s/packer/%s.pkr.hcl\n", outdir, plan->name);
 		printf("%s/packer/%s.auto.pkrvars.hcl\n", outdir, plan->name);
 		printf("builders:");
-		for (size_t i = 0; i < sel.nr; i++)
-			printf(" %s", sel.v[i]);
+		for (size_t i = 0; i < sel->nr; i++)
+			printf(" %s", sel->v[i]);
 		putchar('\n');
 	}
 	ret = WB_OK;
 out:
 	staged_manifest_release(&m);
-	wb_strlist_release(&sel);
 	free(outdir);
 	free(mpath);
 	return ret;
@@ -189,7 +185,7 @@ static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 		goto out;
 	}
 	for (size_t i = 0; i < warnings.nr; i++)
-		fprintf(stderr, "winbuild: warning: %s\n", warnings.v[i]);
+		cmd_warnf("%s", warnings.v[i]);
 	cmd_json_set(run, "image_builder", json_string(path));
 	if (!run->quiet && !run->json)
 		printf("%s\n", path);
@@ -204,7 +200,7 @@ out:
 /* The options of emit and build: one table, each option a bit; build
  * takes all but the image-builder ones (EMIT_OPTS, BUILD_OPTS). */
 enum emit_opt {
-	EO_BUILDER = 1u << 0, EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
+	EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
 	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
 	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
 	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
@@ -213,18 +209,15 @@ enum emit_opt {
 #define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
 
 struct emit_args {
-	struct wb_strlist builders;
 	const char *format, *mirror_url;
 	struct sign_opts so;
 	int sign_scripts;
-	struct cmd_opt table[12];
+	struct cmd_opt table[11];
 };
 
 static void emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
-		{ EO_BUILDER, "--builder", "-b", "NAME", "emit only this builder (repeatable; one of the\n"
-		  "recipe's packer.builders)", NULL, &a->builders, NULL },
 		{ EO_SIGN_SCRIPTS, "--sign-scripts", NULL, NULL,
 		  "Authenticode-sign every script with osslsigncode;\n"
 		  "the template then runs them with execution_policy\n"
@@ -295,7 +288,16 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, int stage)
 	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
 		return ret;
 	if (!strcmp(a->format, "packer")) {
-		char *outdir = fs_join(run->out_dir, plan.name);
+		struct wb_err e = WB_ERR_INIT;
+		char *outdir;
+
+		/* before anything is fetched: the ISO builders' digest is
+		 * needed where it is used, in the Packer inputs */
+		if (plan_require_iso(&plan, &e)) {
+			ret = cmd_fail(&e);
+			goto out;
+		}
+		outdir = fs_join(run->out_dir, plan.name);
 		mpath = fs_join(outdir, "manifest.json");
 		free(outdir);
 		if ((stage || !fs_exists(mpath)) && (ret = cmd_stage_recipe(run)))
@@ -304,7 +306,7 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, int stage)
 	if (!strcmp(a->format, "image-builder"))
 		ret = emit_image_builder(run, &plan, a->mirror_url);
 	else
-		ret = cmd_emit_plan(run, &plan, &a->builders, a->sign_scripts ? &a->so : NULL);
+		ret = cmd_emit_plan(run, &plan, a->sign_scripts ? &a->so : NULL);
 out:
 	free(mpath);
 	plan_release(&plan);
@@ -329,7 +331,6 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 	if (!(ret = emit_args_check(&a)))
 		ret = emit_recipe(run, &a, 0);
 out:
-	wb_strlist_release(&a.builders);
 	return ret;
 }
 
@@ -350,6 +351,5 @@ int cmd_build(int argc, char **argv, struct wb_run *run)
 	if (!(ret = emit_args_check(&a)))
 		ret = emit_recipe(run, &a, 1);
 out:
-	wb_strlist_release(&a.builders);
 	return ret;
 }

@@ -17,7 +17,7 @@
 #include "recipe/plan.h"
 
 #define FETCH_USAGE \
-	"fetch RECIPE [-O FILE]... [--set K=V]... [-j N] [--offline] [--locked] " \
+	"fetch RECIPE [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] [--locked] " \
 	"[--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [--json] [-q]"
 
 /* ---- display ---------------------------------------------------------- */
@@ -229,6 +229,14 @@ static int fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
 	have_lock = lockfile_read(run->lock_path, &lf, e);
 	if (have_lock < 0)
 		goto fail;
+	if (have_lock && lf.image && *lf.image && strcmp(lf.image, plan->name)) {
+		/* its pins are another image's: never mix them into this one */
+		wb_error(e, run->locked ? WB_EVERIFY : WB_EUSAGE,
+			 "the lock file '%s' was made for image '%s', not '%s'; give this "
+			 "image's lock with --lock, or make one with 'winbuild lock' "
+			 "(default '%s.lock')", run->lock_path, lf.image, plan->name, plan->name);
+		goto fail;
+	}
 	if (run->locked && !have_lock) {
 		wb_error(e, WB_EUSAGE, "--locked, but there is no lock file '%s'; "
 			 "run 'winbuild lock' first", run->lock_path);

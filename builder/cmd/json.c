@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -35,6 +36,29 @@ json_t *cmd_json(struct wb_run *run)
 	return o;
 }
 
+/* {"file", "line", "col", "message"} of an error "FILE:LINE:COL: MESSAGE"
+ * (a recipe error), or NULL */
+static json_t *error_location(const char *msg)
+{
+	for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
+		char *end1, *end2;
+		unsigned long line, col;
+
+		if (p[1] < '0' || p[1] > '9')
+			continue;
+		line = strtoul(p + 1, &end1, 10);
+		if (*end1 != ':' || end1[1] < '0' || end1[1] > '9')
+			continue;
+		col = strtoul(end1 + 1, &end2, 10);
+		if (strncmp(end2, ": ", 2) || p == msg)
+			continue;
+		return json_pack("{s:s%,s:I,s:I,s:s}", "file", msg, (size_t)(p - msg),
+				 "line", (json_int_t)line, "col", (json_int_t)col,
+				 "message", end2 + 2);
+	}
+	return NULL;
+}
+
 int cmd_json_finish(struct wb_run *run, int exit_code)
 {
 	const struct wb_strlist *errs = cmd_reported_errors();
@@ -46,11 +70,25 @@ int cmd_json_finish(struct wb_run *run, int exit_code)
 		run->json_result = NULL;
 		return ret;
 	}
+	if (cmd_reported_warnings()->nr) {
+		json_t *w = json_array();
+
+		for (size_t i = 0; i < cmd_reported_warnings()->nr; i++)
+			json_array_append_new(w, json_string(cmd_reported_warnings()->v[i]));
+		json_object_set_new(o, "warnings", w);
+	}
 	json_object_set_new(o, "ok", json_boolean(exit_code == 0));
 	json_object_set_new(o, "exit", json_integer(exit_code));
 	arr = json_object_get(o, "errors");
-	for (size_t i = 0; i < errs->nr; i++)
+	for (size_t i = 0; i < errs->nr; i++) {
+		json_t *loc = error_location(errs->v[i]);
+
 		json_array_append_new(arr, json_string(errs->v[i]));
+		if (loc && !json_object_get(o, "error_locations"))
+			json_object_set_new(o, "error_locations", json_array());
+		if (loc)
+			json_array_append_new(json_object_get(o, "error_locations"), loc);
+	}
 	if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 && !ret)
 		ret = WB_EIO;
 	putchar('\n');

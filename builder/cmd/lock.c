@@ -41,9 +41,10 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 		return ret;
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", LOCK_USAGE);
-	cmd_json_set(run, "lock", json_string(run->lock_path));
 	cmd_json_set(run, "written", json_false());
 	if (cmd_fetch_plan(run, accept_new, &plan, &items, &e) < 0) {
+		if (run->lock_path)
+			cmd_json_set(run, "lock", json_string(run->lock_path));
 		if (!items)
 			return cmd_fail(&e);
 		cmd_json_fetch(run, &plan, items);
@@ -52,6 +53,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 		ret = e.code ? e.code : WB_EIO;
 		goto out;
 	}
+	cmd_json_set(run, "lock", json_string(run->lock_path));
 	cmd_json_fetch(run, &plan, items);
 	pinned = json_array();
 	for (size_t i = 0; i < plan.nartifacts; i++)

@@ -22,6 +22,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "recipe/plan.h"
+#include "trust/method.h"
 
 #define MIRROR_USAGE "mirror RECIPE DIR [--sign KEYFILE] [-O FILE]... [--set K=V]... " \
 	"[-j N] [--offline] [--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [-q]"
@@ -40,6 +41,178 @@ static int load_seckey(const char *path, struct minisign_seckey *sk)
 	if (b.ptr)
 		OPENSSL_cleanse(b.ptr, b.len);
 	buf_release(&b);
+	return ret;
+}
+
+static int has(const struct wb_strlist *l, const char *s)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i], s))
+			return 1;
+	return 0;
+}
+
+/* "scheme://host[:port]/" of URL in FROM, "host[_port]" (the export's
+ * directory) in DIR; 0 when URL has no host part. */
+static int url_root(const char *url, struct buf *from, struct buf *dir)
+{
+	const char *h = strstr(url, "://"), *end;
+
+	if (!h || !strncmp(url, "file:", 5))
+		return 0;
+	h += 3;
+	end = h + strcspn(h, "/?#");
+	if (end == h)
+		return 0;
+	buf_reset(from);
+	buf_reset(dir);
+	buf_add(from, url, (size_t)(end - url));
+	buf_addc(from, '/');
+	for (const char *p = h; p < end; p++)
+		buf_addc(dir, *p == ':' ? '_' : *p);
+	return 1;
+}
+
+/* A trusted root FILE copied into DIR/trust/ (once per content): its path
+ * relative to DIR, NULL (and *E) on error. */
+static char *copy_trust(const char *dir, const char *file, struct wb_strlist *copied,
+			struct wb_err *e)
+{
+	struct buf b = BUF_INIT, old = BUF_INIT;
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	char *tdir = fs_join(dir, "trust"), *rel = NULL, *path = NULL;
+
+	if (fs_read_file(file, 16u << 20, WB_EUSAGE, &b, e) < 0 || fs_mkdir_p(tdir, 0755, e))
+		goto out;
+	for (int n = 0; n < 100 && !rel; n++) {
+		free(path);
+		path = n ? xasprintf("%s/%d-%s", tdir, n, base) : fs_join(tdir, base);
+		buf_reset(&old);
+		if (!fs_exists(path) || (fs_read_file(path, 16u << 20, WB_EUSAGE, &old, e) == 0 &&
+		    old.len == b.len && !memcmp(old.ptr, b.ptr, b.len)))
+			rel = n ? xasprintf("trust/%d-%s", n, base) : xasprintf("trust/%s", base);
+	}
+	if (rel && !has(copied, rel)) {
+		if (fs_write_atomic(path, b.ptr, b.len, 0644, e)) {
+			free(rel);
+			rel = NULL;
+		} else {
+			wb_strlist_push(copied, rel);
+		}
+	}
+out:
+	buf_release(&b);
+	buf_release(&old);
+	free(tdir);
+	free(path);
+	return rel;
+}
+
+/*
+ * DIR/winbuild-override.yaml: what an air-gapped build needs besides the
+ * recipe, relative to wherever DIR is moved: every upstream host mirrored
+ * to DIR (mirror_only), each online transparency-log lookup replaced by the
+ * exported entry (tlog_entry, beside the artifact), each trusted root read
+ * from the copy in DIR/trust/. Replaced artifacts keep their own URLs.
+ */
+static int write_override(const struct plan *p, const char *dir, struct wb_err *e)
+{
+	struct buf out = BUF_INIT, from = BUF_INIT, hdir = BUF_INIT;
+	struct wb_strlist seen = WB_STRLIST_INIT, copied = WB_STRLIST_INIT;
+	char *path = fs_join(dir, "winbuild-override.yaml");
+	int ret = -1;
+
+	buf_addf(&out, "# Written by 'winbuild mirror' for image %s: the override of this\n"
+		 "# export, wherever the directory is moved (no server needed):\n"
+		 "#   winbuild build %s -O %s\n"
+		 "kind: override\nmirror_only: true\nmirrors:\n", p->name, p->name, path);
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		const struct plan_artifact *a = &p->artifacts[i];
+
+		for (size_t q = 0; q <= a->verify.nreqs; q++) {
+			const struct trust_req *r = q ? &a->verify.reqs[q - 1] : NULL;
+			size_t naux = r ? trust_method_naux(r->method) : 1;
+
+			for (size_t k = 0; k < naux; k++) {
+				const struct wb_strlist *l = r ? trust_req_urls(r, k) : NULL;
+				size_t nl = r ? l->nr : 1;
+
+				for (size_t u = 0; u < nl; u++) {
+					const char *url = r ? l->v[u] : a->upstream_url;
+					char *in_dir;
+					int there;
+
+					if (!url_root(url, &from, &hdir) || has(&seen, from.ptr))
+						continue;
+					/* a host the export holds (not a mirror the
+					 * export was fetched through) */
+					in_dir = fs_join(dir, hdir.ptr);
+					there = fs_exists(in_dir);
+					free(in_dir);
+					if (!there)
+						continue;
+					wb_strlist_push(&seen, from.ptr);
+					buf_addf(&out, "  - {from: \"%s\", to: \"file://${override_dir}/%s/\"}\n",
+						 from.ptr, hdir.ptr);
+				}
+			}
+		}
+	}
+	buf_adds(&out, "components:\n");
+	for (size_t c = 0; c < p->ncomponents; c++) {
+		int head = 0;
+
+		for (size_t i = 0; i < p->nartifacts; i++) {
+			const struct plan_artifact *a = &p->artifacts[i];
+			int ahead = 0;
+
+			if (a->replaced || strcmp(a->component, p->components[c].name))
+				continue;
+			for (size_t q = 0; q < a->verify.nreqs; q++) {
+				const struct trust_req *r = &a->verify.reqs[q];
+				const struct trust_method *m = r->method;
+				const char *root = trust_req_param(r, "trusted_root", NULL);
+				char *rel = NULL;
+				int lookup = m->lookup_param && r->lookup.nr &&
+					     !trust_req_urls(r, m->lookup_aux)->nr;
+
+				if (r->layered || (!lookup && !root))
+					continue;
+				/* only the first requirement of a method is its map */
+				for (size_t k = 0; k < q; k++)
+					if (a->verify.reqs[k].method == m)
+						lookup = 0, root = NULL;
+				if (!lookup && !root)
+					continue;
+				if (root && !(rel = copy_trust(dir, root, &copied, e)))
+					goto out;
+				if (!head)
+					buf_addf(&out, "  %s:\n    artifacts:\n", p->components[c].name);
+				if (!ahead)
+					buf_addf(&out, "      %s:\n        verify:\n", a->name);
+				head = ahead = 1;
+				buf_addf(&out, "          %s:\n", m->name);
+				if (lookup)   /* the entry instead of the log (null: unset) */
+					buf_addf(&out, "            %s: ~\n            %s: \"${url}%s\"\n",
+						 m->lookup_param,
+						 trust_method_aux(m, m->lookup_aux).param,
+						 trust_method_aux(m, m->lookup_aux).suffix);
+				if (rel)
+					buf_addf(&out, "            trusted_root: \"%s\"\n", rel);
+				free(rel);
+			}
+		}
+	}
+	if (!strcmp(out.ptr + out.len - 12, "components:\n"))
+		buf_adds(&out, "  {}\n");
+	ret = fs_write_atomic(path, out.ptr, out.len, 0644, e);
+out:
+	buf_release(&out);
+	buf_release(&from);
+	buf_release(&hdir);
+	wb_strlist_release(&seen);
+	wb_strlist_release(&copied);
+	free(path);
 	return ret;
 }
 
@@ -105,10 +278,12 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	o.dir = run->positional.v[1];
 	o.sign = sign ? &sk : NULL;
 	o.epoch = epoch_now();
-	if (mirror_write(&plan, ma, plan.nartifacts, &o, &st, &e) < 0) {
+	if (mirror_write(&plan, ma, plan.nartifacts, &o, &st, &e) < 0 ||
+	    write_override(&plan, o.dir, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}
+	cmd_json_set(run, "override", json_pack("s++", o.dir, "/", "winbuild-override.yaml"));
 	cmd_json_set(run, "index", json_pack("s++", o.dir, "/", "index.json"));
 	cmd_json_set(run, "written", json_pack("{s:I,s:I,s:I}", "artifacts",
 		     (json_int_t)st.artifacts, "signatures", (json_int_t)st.signatures,
@@ -117,6 +292,8 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	if (!run->quiet && !run->json) {
 		printf("%s: %zu artifacts, %zu signatures%s, index.json\n", o.dir,
 		       st.artifacts, st.signatures, sign ? " (re-signed)" : "");
+		printf("air gap: winbuild build %s -O %s/winbuild-override.yaml\n",
+		       plan.name, o.dir);
 		if (st.unsigned_ && !sign)
 			printf("%zu artifacts carry no signature (verified by digest); "
 			       "--sign KEYFILE signs every artifact\n", st.unsigned_);

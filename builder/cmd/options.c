@@ -23,10 +23,12 @@ static const struct common_opt {
 } common_opts[] = {
 	{ OPT_OVERRIDE, "--override", "-O", "FILE", "apply an override file (repeatable, later wins)" },
 	{ OPT_SET, "--set", NULL, "KEY=VALUE", "set one recipe value (repeatable; beats everything)" },
+	{ OPT_BUILDER, "--builder", "-b", "NAME", "only this Packer builder (repeatable): narrows the\n"
+	  "recipe's packer.builders, and with it what a build\nneeds (an ISO digest only for ISO builders)" },
 	{ OPT_OUT, "--out", "-o", "DIR", "output directory (default out)" },
 	{ OPT_CACHE, "--cache", NULL, "DIR", "the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)" },
 	{ OPT_CACERT, "--cacert", NULL, "FILE", "CA bundle for HTTPS (default $SSL_CERT_FILE, system)" },
-	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default winbuild.lock)" },
+	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default <image name>.lock)" },
 	{ OPT_JOBS, "--jobs", "-j", "N", "parallel transfers, 1 to 64 (default 4)" },
 	{ OPT_OFFLINE, "--offline", NULL, NULL, "no network: the cache and file:// URLs only" },
 	{ OPT_LOCKED, "--locked", NULL, NULL, "refuse anything that differs from the lock file" },
@@ -75,6 +77,7 @@ static int set_common(struct wb_run *run, unsigned id, const char *val,
 	switch (id) {
 	case OPT_OVERRIDE: wb_strlist_push(&run->overrides, val); break;
 	case OPT_SET: wb_strlist_push(&run->sets, val); break;
+	case OPT_BUILDER: wb_strlist_push(&run->builders, val); break;
 	case OPT_OUT: run->out_dir = val; break;
 	case OPT_CACHE: run->cache_dir = val; break;
 	case OPT_CACERT: run->cacert = val; break;

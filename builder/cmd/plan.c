@@ -8,18 +8,21 @@
 #include "cmd/cmd.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/platform.h"
 #include "recipe/plan.h"
 #include "trust/method.h"
 
-#define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--explain] [--json]"
+#define PLAN_USAGE "plan RECIPE [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [--explain] [--json]"
 #define PLAN_JSON_SCHEMA 1
 
 /*
  * A RECIPE without a '/' that is not a file here names a shipped recipe:
  * DATA/recipes/RECIPE.yaml (or DATA/recipes/RECIPE), DATA as
- * cmd_data_dir(). NULL when there is none (RECIPE is then used as given).
+ * cmd_data_dir(); an override so named (-O enterprise-mirror) is
+ * DATA/overrides/NAME.yaml. NULL when there is none (the name is then used
+ * as given). KIND_DIR: "recipes" or "overrides".
  */
-static char *shipped_recipe(const char *recipe)
+static char *shipped(const char *kind_dir, const char *recipe)
 {
 	char data[PATH_MAX];
 	const char *dir;
@@ -28,10 +31,10 @@ static char *shipped_recipe(const char *recipe)
 	if (!*recipe || strchr(recipe, '/') || fs_exists(recipe))
 		return NULL;
 	dir = cmd_data_dir(data, sizeof(data));
-	p = xasprintf("%s/recipes/%s.yaml", dir, recipe);
+	p = xasprintf("%s/%s/%s.yaml", dir, kind_dir, recipe);
 	if (!fs_exists(p)) {
 		free(p);
-		p = xasprintf("%s/recipes/%s", dir, recipe);
+		p = xasprintf("%s/%s/%s", dir, kind_dir, recipe);
 	}
 	if (fs_exists(p))
 		return p;
@@ -43,33 +46,57 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		     struct wb_err *e)
 {
 	struct plan_inputs in;
-	char *shipped = shipped_recipe(recipe);
+	struct wb_strlist overrides = WB_STRLIST_INIT;
+	char *ship = shipped("recipes", recipe);
 	int ret;
 
 	memset(&in, 0, sizeof(in));
-	in.recipe = shipped ? shipped : recipe;
-	in.overrides = (const char *const *)run->overrides.v;
-	in.noverrides = run->overrides.nr;
+	in.recipe = ship ? ship : recipe;
+	for (size_t i = 0; i < run->overrides.nr; i++) {
+		char *o = shipped("overrides", run->overrides.v[i]);
+
+		wb_strlist_push(&overrides, o ? o : run->overrides.v[i]);
+		free(o);
+	}
+	in.overrides = (const char *const *)overrides.v;
+	in.noverrides = overrides.nr;
 	in.env_set = run->env_set;
 	in.sets = (const char *const *)run->sets.v;
 	in.nsets = run->sets.nr;
+	in.builders = (const char *const *)run->builders.v;
+	in.nbuilders = run->builders.nr;
 	ret = plan_resolve(&in, plan, e);
-	free(shipped);
+	free(ship);
+	wb_strlist_release(&overrides);
 	if (ret)
 		return -1;
+	/* one lock per image: the 2019 and 2022 recipes never share one */
+	if (!run->lock_path) {
+		free(run->lock_default);
+		run->lock_default = xasprintf("%s.lock", plan->name);
+		run->lock_path = run->lock_default;
+	}
 	for (size_t i = 0; i < plan->nwarnings; i++) {
 		char where[512];
 
 		wb_origin_format(&plan->warnings[i].origin, where, sizeof(where));
-		fprintf(stderr, "winbuild: warning: %s: %s\n", where, plan->warnings[i].msg);
+		cmd_warnf("%s: %s", where, plan->warnings[i].msg);
 	}
 	if (plan->iso_unverified) {
 		char where[512];
 
 		wb_origin_format(&plan->policy.unverified_iso_origin, where, sizeof(where));
-		fprintf(stderr, "winbuild: warning: the Windows ISO of the ISO builders is not "
-			"verified (iso_checksum \"none\"): policy.unverified_iso: allow at %s\n",
-			where);
+		cmd_warnf("the Windows ISO of the ISO builders is not verified (iso_checksum "
+			  "\"none\"): policy.unverified_iso: allow at %s", where);
+	}
+	if (plan->iso_missing && (!run->command || (strcmp(run->command, "emit") &&
+				   strcmp(run->command, "build")))) {
+		struct wb_err w = WB_ERR_INIT;
+
+		/* nothing downloads the ISO before emit: say now what a build
+		 * will ask for (the same words emit and build refuse with) */
+		plan_require_iso(plan, &w);
+		cmd_warnf("%s (emit and build refuse until then)", w.msg);
 	}
 	return 0;
 }
@@ -173,6 +200,13 @@ static void print_text(const struct plan *p, int ex)
 	} else if (p->iso_unverified) {
 		printf("windows iso: NOT VERIFIED (policy.unverified_iso: allow)");
 		explain(ex, &p->policy.unverified_iso_origin);
+		putchar('\n');
+	} else if (p->iso_missing) {
+		printf("windows iso: NOT PINNED: emit and build need 'windows.iso_sha256' for");
+		for (size_t i = 0; i < p->builders.nr; i++)
+			if (platform_builder_is_iso(p->builders.v[i]))
+				printf(" %s", p->builders.v[i]);
+		explain(ex, &p->iso_missing_origin);
 		putchar('\n');
 	}
 	for (size_t i = 0; i < p->override_files.nr; i++)
@@ -424,6 +458,7 @@ static int print_json(const struct plan *p)
 		json_t *iso = json_object();
 		json_object_set_new(iso, "sha256", json_str_or_null(p->windows_iso_sha256));
 		json_object_set_new(iso, "verified", json_boolean(!p->iso_unverified));
+		json_object_set_new(iso, "missing", json_boolean(p->iso_missing != 0));
 		json_object_set_new(iso, "origin", p->windows_iso_origin.file ?
 				    json_origin(&p->windows_iso_origin) : json_null());
 		json_object_set_new(img, "windows_iso", iso);

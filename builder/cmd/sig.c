@@ -138,7 +138,7 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 	memset(pubs_, 0, sizeof(*pubs_));
 	if (run->positional.nr != 1) {
 		wb_strlist_release(&pubs);
-		fputs("winbuild: sig authenticode: give exactly one FILE\n", stderr);
+		cmd_errorf("sig authenticode: give exactly one FILE");
 		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
 	}
 	memset(&pol, 0, sizeof(pol));
@@ -326,37 +326,33 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 		return ret;
 	ret = -1;
 	if (run->positional.nr != 1) {
-		fputs("winbuild: sig sigstore: give exactly one FILE\n", stderr);
+		cmd_errorf("sig sigstore: give exactly one FILE");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	file = run->positional.v[0];
 	if (!ss.root_path) {
-		fputs("winbuild: sig sigstore: --trusted-root is required\n", stderr);
+		cmd_errorf("sig sigstore: --trusted-root is required");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if (!ss.bundle == !ss.signature) {
-		fputs("winbuild: sig sigstore: give exactly one of --bundle and --signature\n",
-		      stderr);
+		cmd_errorf("sig sigstore: give exactly one of --bundle and --signature");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if (ss.bundle && (ss.certificate || ss.tlog_entry)) {
-		fputs("winbuild: sig sigstore: --certificate and --tlog-entry go with --signature\n",
-		      stderr);
+		cmd_errorf("sig sigstore: --certificate and --tlog-entry go with --signature");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if (!ss.key == !(ss.identity || ss.issuer) || (!ss.key && (!ss.identity || !ss.issuer))) {
-		fputs("winbuild: sig sigstore: give --identity and --issuer, or --key\n",
-		      stderr);
+		cmd_errorf("sig sigstore: give --identity and --issuer, or --key");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if ((ss.rekor && (!ss.signature || ss.tlog_entry)) || (ss.save_entry && !ss.rekor)) {
-		fputs("winbuild: sig sigstore: --rekor goes with --signature, instead of "
-		      "--tlog-entry; --save-tlog-entry with --rekor\n", stderr);
+		cmd_errorf("sig sigstore: --rekor goes with --signature, instead of "
+			   "--tlog-entry; --save-tlog-entry with --rekor");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 	if (ss.signature && !ss.certificate && !ss.key) {
-		fputs("winbuild: sig sigstore: --signature needs --certificate (keyless) or --key\n",
-		      stderr);
+		cmd_errorf("sig sigstore: --signature needs --certificate (keyless) or --key");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
 
@@ -462,23 +458,21 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 		return ret;
 	}
 	if (strcmp(argv[1], "verify")) {
-		fprintf(stderr, "winbuild: sig: unknown sub-command '%s'\n", argv[1]);
+		cmd_errorf("sig: unknown sub-command '%s'", argv[1]);
 		return cmd_usage("%s", SIG_USAGE);
 	}
 	if ((ret = cmd_parse_options(argc - 1, argv + 1, &set, run)))
 		return ret;
 	if (run->positional.nr) {
-		fprintf(stderr, "winbuild: sig verify: unexpected argument '%s'\n",
-			run->positional.v[0]);
+		cmd_errorf("sig verify: unexpected argument '%s'", run->positional.v[0]);
 		return cmd_usage("%s", SIG_VERIFY_USAGE);
 	}
 	if (!keyfile == !inline_key) {
-		fputs("winbuild: sig verify: give exactly one of -p KEYFILE and -P KEY\n",
-		      stderr);
+		cmd_errorf("sig verify: give exactly one of -p KEYFILE and -P KEY");
 		return cmd_usage("%s", SIG_VERIFY_USAGE);
 	}
 	if (!file) {
-		fputs("winbuild: sig verify: -m FILE is required\n", stderr);
+		cmd_errorf("sig verify: -m FILE is required");
 		return cmd_usage("%s", SIG_VERIFY_USAGE);
 	}
 	return sig_verify(keyfile, inline_key, file, sigfile, allow_legacy,

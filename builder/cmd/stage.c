@@ -24,7 +24,7 @@
 #include "stage/stamp.h"
 
 #define STAGE_USAGE \
-	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [-j N] [--offline] " \
+	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] " \
 	"[--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [-q]"
 
 /* 1980-01-01T00:00:00Z: the earliest time zip, FAT and ISO 9660 hold. */
@@ -143,8 +143,7 @@ static int quarantine(struct wb_run *run, const struct fetch_item *it)
 		return cmd_fail(&e);
 	}
 	if (where)
-		fprintf(stderr, "winbuild: quarantined the cache entry of '%s': %s\n",
-			it->art->name, where);
+		cmd_warnf("quarantined the cache entry of '%s': %s", it->art->name, where);
 	free(where);
 	free(dir);
 	cache_close(&c);
@@ -262,8 +261,8 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	if (ok && stage_key(u, plan, items, sp, (const char *const *)urls, key, &e) < 0) {
 		/* an input that cannot be hashed costs the shortcut, loudly */
 		if (!u->run->quiet)
-			fprintf(stderr, "winbuild: warning: cannot tell whether the stage "
-				"is up to date (%s); staging\n", e.msg);
+			cmd_warnf("cannot tell whether the stage is up to date (%s); staging",
+				  e.msg);
 		ok = 0;
 	}
 	if (ok)

@@ -16,6 +16,8 @@
 #ifndef WB_EMIT_H
 #define WB_EMIT_H
 
+#include <signal.h>
+
 #include "stage/manifest.h"
 #include "emit/sign.h"
 #include "lib/err.h"
@@ -29,6 +31,10 @@ struct emit_opts {
 	const struct sign_opts *sign;     /* --sign-scripts: sign every script and
 					     run them with execution_policy
 					     "allsigned"; NULL: unsigned, "bypass" */
+	const volatile sig_atomic_t *interrupted; /* set by the caller's SIGINT/
+					     SIGTERM handler, or NULL: checked
+					     between steps and while archiving;
+					     then WB_EINTR and no temp dir left */
 };
 
 

@@ -1,5 +1,7 @@
 /* Packer HCL2 template, var file, scripts and payload (see emit/emit.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +430,41 @@ done:
 	return ret;
 }
 
+/* "PREFIX<pid>" left by a run that no longer exists (killed: SIGKILL, a
+ * crash, power loss) is removed; a live run's is its own business. */
+static void remove_stale(const char *dir, const char *prefix)
+{
+	struct wb_err ignore = WB_ERR_INIT;
+	size_t len = strlen(prefix);
+	struct dirent *d;
+	DIR *dh = opendir(dir);
+
+	while (dh && (d = readdir(dh))) {
+		char *end, *path;
+		long pid;
+
+		if (strncmp(d->d_name, prefix, len))
+			continue;
+		errno = 0;
+		pid = strtol(d->d_name + len, &end, 10);
+		if (*end || end == d->d_name + len || pid <= 0 || errno ||
+		    pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		path = fs_join(dir, d->d_name);
+		(void)fs_remove_below(dir, path, &ignore);
+		free(path);
+	}
+	if (dh)
+		closedir(dh);
+}
+
+static int interrupted(const struct emit_opts *o, struct wb_err *e)
+{
+	if (!o->interrupted || !*o->interrupted)
+		return 0;
+	return wb_error(e, WB_EINTR, "interrupted: no Packer inputs written, temp files removed");
+}
+
 int emit_packer(const struct plan *p, const struct staged_manifest *m,
 		const struct emit_opts *o, struct wb_err *e)
 {
@@ -448,6 +485,8 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 		if (selected(o, platform_builders[i].name) &&
 		    platform_builders[i].transfer == PLATFORM_ARCHIVE)
 			archive = 1;
+	remove_stale(o->out_dir, ".packer.tmp.");
+	remove_stale(o->out_dir, ".packer.old.");
 	if (fs_remove_below(o->out_dir, tmp, e) || fs_mkdir_p(tmp, 0755, e))
 		goto out;
 	sub = fs_join(tmp, "scripts");
@@ -457,13 +496,14 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	sub = fs_join(tmp, "init");
 	if (fs_mkdir_p(sub, 0755, e))
 		goto out;
-	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || emit_scripts(p, m, o, tmp, e) ||
-	    emit_answer(p, o, tmp, e))
+	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || interrupted(o, e) ||
+	    emit_scripts(p, m, o, tmp, e) || interrupted(o, e) ||
+	    emit_answer(p, o, tmp, e) || interrupted(o, e))
 		goto out;
 	if (archive) {
 		free(sub);
 		sub = fs_join(tmp, "payload.zip");
-		if (payload_write_zip(sub, tree, m, e))
+		if (payload_write_zip(sub, tree, m, o->interrupted, e) || interrupted(o, e))
 			goto out;
 	}
 	/* swap: the previous packer/ goes aside, the new one takes its place */

@@ -31,7 +31,8 @@ static struct archive_entry *new_entry(const char *name, unsigned long long size
 /* Copy one tree file into the archive, hashing it; compare with F. */
 static int add_file(struct archive *a, const char *tree_dir,
 		    const struct staged_file *f, long long mtime,
-		    unsigned char *chunk, struct wb_err *e)
+		    unsigned char *chunk, const volatile sig_atomic_t *stop,
+		    struct wb_err *e)
 {
 	char *src = fs_join(tree_dir, f->tree_path), *name;
 	struct archive_entry *ent;
@@ -39,10 +40,15 @@ static int add_file(struct archive *a, const char *tree_dir,
 	struct digest_result dr;
 	char hex[65];
 	int fd, ret = -1;
-	ssize_t n;
+	ssize_t n = 0;
 
 	memset(&dc, 0, sizeof(dc));
 	fd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && stop && *stop) {
+		wb_error(e, WB_EINTR, "interrupted while archiving '%s'", f->tree_path);
+		free(src);
+		return -1;
+	}
 	if (fd < 0) {
 		wb_error(e, WB_ESTAGE, "cannot open staged file '%s': %s", src, strerror(errno));
 		free(src);
@@ -56,7 +62,7 @@ static int add_file(struct archive *a, const char *tree_dir,
 	}
 	if (digest_init(&dc, DIGEST_SHA256, e))
 		goto out;
-	while ((n = read(fd, chunk, CHUNK)) > 0) {
+	while (!(stop && *stop) && (n = read(fd, chunk, CHUNK)) > 0) {
 		if (dc.size + (unsigned long long)n > f->size) {
 			wb_error(e, WB_EVERIFY, "staged file '%s' does not match the manifest "
 				 "(larger than its size): stage again",
@@ -69,6 +75,10 @@ static int add_file(struct archive *a, const char *tree_dir,
 				 archive_error_string(a));
 			goto out;
 		}
+	}
+	if (stop && *stop) {
+		wb_error(e, WB_EINTR, "interrupted while archiving '%s'", f->tree_path);
+		goto out;
 	}
 	if (n < 0) {
 		wb_error(e, WB_EIO, "cannot read '%s': %s", src, strerror(errno));
@@ -92,7 +102,8 @@ out:
 }
 
 int payload_write_zip(const char *zip_path, const char *tree_dir,
-		      const struct staged_manifest *m, struct wb_err *e)
+		      const struct staged_manifest *m,
+		      const volatile sig_atomic_t *stop, struct wb_err *e)
 {
 	struct archive *a = archive_write_new();
 	struct archive_entry *ent = NULL;
@@ -112,7 +123,7 @@ int payload_write_zip(const char *zip_path, const char *tree_dir,
 		goto out;
 	}
 	for (size_t i = 0; i < m->nfiles; i++)
-		if (add_file(a, tree_dir, &m->files[i], m->source_date_epoch, chunk, e))
+		if (add_file(a, tree_dir, &m->files[i], m->source_date_epoch, chunk, stop, e))
 			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		wb_error(e, WB_EIO, "cannot finish '%s': %s", zip_path, archive_error_string(a));

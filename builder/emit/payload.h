@@ -12,10 +12,15 @@
 #ifndef WB_EMIT_PAYLOAD_H
 #define WB_EMIT_PAYLOAD_H
 
+#include <signal.h>
+
 #include "stage/manifest.h"
 #include "lib/err.h"
 
+/* STOP (may be NULL): set by a signal handler; checked before every chunk,
+ * the archive is then removed and the error is WB_EINTR. */
 int payload_write_zip(const char *zip_path, const char *tree_dir,
-		      const struct staged_manifest *m, struct wb_err *e);
+		      const struct staged_manifest *m,
+		      const volatile sig_atomic_t *stop, struct wb_err *e);
 
 #endif

@@ -646,6 +646,32 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	return n;
 }
 
+/*
+ * What the user can do about a failed request, appended to its message
+ * ("" when there is nothing to add): a TLS failure names the CA options,
+ * 401/403 the credentials (a 404 names the version where it is reported).
+ */
+static const char *remedy(CURLcode rc, long code)
+{
+	switch (rc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+		return " (TLS: if this server or a proxy uses its own CA, give its "
+		       "certificate with --cacert FILE or SSL_CERT_FILE=FILE)";
+	case CURLE_HTTP_RETURNED_ERROR:
+		if (code == 401 || code == 403)
+			return " (the server wants credentials winbuild does not send: "
+			       "allow this host without them, or mirror the artifacts "
+			       "where the build host can read them (winbuild mirror))";
+		return "";
+	default:
+		return "";
+	}
+}
+
 static int retryable(CURLcode rc, long code)
 {
 	if (rc == CURLE_HTTP_RETURNED_ERROR)
@@ -1128,6 +1154,14 @@ static int lookups(struct engine *en, struct job *j, const struct digest_result 
 			if (r < 0 && e->code != WB_ENET)
 				break;
 		}
+		if (r == 0 && !j->text[slot].len && q->lookup.nr)
+			/* the log answered and has nothing for these bytes: they
+			 * are not what was signed (tampered, or never released);
+			 * said first, before any word about the log */
+			return wb_error(e, WB_EVERIFY, "artifact '%s': the bytes differ from what "
+					"was signed: no transparency-log entry for sha256:%s in %s '%s'",
+					j->it->art->name, hex, q->method->lookup_param,
+					q->lookup.v[q->lookup.nr - 1]);
 		if (r < 0) {
 			wb_error_prefix(e, "artifact '%s': %s", j->it->art->name,
 					trust_method_aux(q->method, q->method->lookup_aux).what);
@@ -1135,6 +1169,15 @@ static int lookups(struct engine *en, struct job *j, const struct digest_result 
 		}
 	}
 	return 0;
+}
+
+static void fill_aux(const struct job *j, struct trust_aux *aux)
+{
+	for (size_t i = 0; i < j->nslots; i++) {
+		aux[i].url = j->text_url[i];
+		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
+		aux[i].len = j->text[i].len;
+	}
 }
 
 static void complete_main(struct engine *en, struct job *j, const char *url)
@@ -1169,11 +1212,7 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		return;
 	}
 	aux = xcalloc(j->nslots + 1, sizeof(*aux));
-	for (size_t i = 0; i < j->nslots; i++) {
-		aux[i].url = j->text_url[i];
-		aux[i].text = j->text_url[i] ? j->text[i].ptr : NULL;
-		aux[i].len = j->text[i].len;
-	}
+	fill_aux(j, aux);
 	in.aux = aux;
 	verify_evidence_release(&it->ev);
 	ret = verify_artifact(&in, &it->ev, &e);
@@ -1360,16 +1399,25 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	    j->target != T_MAIN(j) &&
 	    (slot_req(j, j->target)->method->flags & TRUST_ABSENT_FAILS)) {
 		j->absent++;
+		/* a release that does not exist has no signature either: name
+		 * the version before anyone suspects the signer */
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld: the server "
-			 "says there is no such signature", j->it->art->name,
-			 target_what(j, j->target), url, code);
-	} else if (rc == CURLE_HTTP_RETURNED_ERROR)
-		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld", j->it->art->name,
-			 target_what(j, j->target), url, code);
+			 "says there is no such signature (or no release '%s' of %s: "
+			 "is the version right?)", j->it->art->name,
+			 target_what(j, j->target), url, code, j->it->art->version,
+			 j->it->art->component);
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 404 || code == 410))
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld (no such file: is "
+			 "version '%s' of %s right? 'winbuild plan --explain' shows where "
+			 "it was set)", j->it->art->name, target_what(j, j->target), url, code,
+			 j->it->art->version, j->it->art->component);
+	else if (rc == CURLE_HTTP_RETURNED_ERROR)
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld%s", j->it->art->name,
+			 target_what(j, j->target), url, code, remedy(rc, code));
 	else
-		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s", j->it->art->name,
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s%s", j->it->art->name,
 			 target_what(j, j->target), url,
-			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc), remedy(rc, code));
 	if (j->target == T_MAIN(j) && code == 416)
 		main_reset(j);   /* our range was bad: start over next time */
 

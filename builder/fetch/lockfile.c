@@ -45,6 +45,8 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 		wb_error(e, WB_EUSAGE, "lock file '%s': \"artifacts\" must be an object", path);
 		goto out;
 	}
+	if (json_is_string(json_object_get(root, "recipe")))
+		lf->image = xstrdup(json_string_value(json_object_get(root, "recipe")));
 	if ((v = json_object_get(root, "windows_iso"))) {
 		const char *sha = json_string_value(json_object_get(v, "sha256"));
 
@@ -92,6 +94,7 @@ void lockfile_release(struct lockfile *lf)
 		free(lf->v[i].url);
 	}
 	free(lf->v);
+	free(lf->image);
 	memset(lf, 0, sizeof(*lf));
 }
 

@@ -34,6 +34,7 @@ struct lockfile {
 	struct lock_entry *v;   /* sorted by name */
 	size_t nr;
 	char iso_sha256[65];    /* "windows_iso": {"sha256"}, or "" */
+	char *image;            /* "recipe": the image name it was made for, or NULL */
 };
 
 /* Read PATH. Returns 1 when read, 0 when it does not exist, -1 on error

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "lib/buf.h"
+#include "lib/platform.h"
 #include "recipe/plan.h"
 
 void plan_service_release(struct plan_service *s)
@@ -188,4 +189,27 @@ void plan_authenticode_release(struct plan_authenticode *a)
 {
 	trust_authsets_release(a->sets, a->nsets);
 	memset(a, 0, sizeof(*a));
+}
+
+int plan_require_iso(const struct plan *p, struct wb_err *e)
+{
+	struct buf iso = BUF_INIT;
+	char where[512] = "";
+	int ret;
+
+	if (!p->iso_missing)
+		return 0;
+	for (size_t i = 0; i < p->builders.nr; i++)
+		if (platform_builder_is_iso(p->builders.v[i]))
+			buf_addf(&iso, "%s%s", iso.len ? ", " : "", p->builders.v[i]);
+	if (p->policy.unverified_iso_origin.file)
+		wb_origin_format(&p->policy.unverified_iso_origin, where, sizeof(where));
+	ret = wb_origin_error(e, &p->iso_missing_origin,
+			      "the Windows ISO of the ISO builders (%s) is %s: set 'windows.iso_sha256' "
+			      "to its SHA-256 (docs/packer.md says where Microsoft publishes it), "
+			      "or build only cloud builders (--builder azure-arm, --builder amazon-ebs)%s%s%s",
+			      iso.ptr, p->iso_missing == 2 ? "not verified (iso_sha256: none)" : "not pinned",
+			      *where ? "; policy.unverified_iso: forbid (" : "", where, *where ? ")" : "");
+	buf_release(&iso);
+	return ret;
 }

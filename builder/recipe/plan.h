@@ -167,6 +167,12 @@ struct plan {
 	char *windows_iso_sha256;
 	int iso_unverified;
 	struct wb_origin windows_iso_origin;
+	/* an ISO builder is selected and the ISO is neither pinned nor allowed
+	 * unverified: plan only warns, emit and build refuse with
+	 * plan_require_iso() (1: not pinned, 2: iso_sha256: none); the origin
+	 * is where the value is written (or the windows: map) */
+	int iso_missing;
+	struct wb_origin iso_missing_origin;
 	char *cloudbase_provider;
 	char *service_manager;     /* "sc" or "nssm" */
 	char *pause_image;
@@ -230,6 +236,8 @@ struct plan_inputs {
 	const char *env_set;             /* $WINBUILD_SET or NULL */
 	const char *const *sets;         /* --set key=value, in order */
 	size_t nsets;
+	const char *const *builders;     /* --builder NAME: narrows packer.builders */
+	size_t nbuilders;
 };
 
 /*
@@ -242,6 +250,11 @@ void plan_release(struct plan *plan);
 
 /* "unpack", "install" or "payload" (plan --json, manifest.json). */
 const char *plan_action_name(enum plan_action a);
+
+/* The ISO builders' requirement, checked where the ISO is used (emit,
+ * build): -1 and a "file:line:col: ..." WB_EUSAGE error naming what to set
+ * when plan->iso_missing, else 0. */
+int plan_require_iso(const struct plan *plan, struct wb_err *e);
 
 const struct plan_artifact *plan_find_artifact(const struct plan *plan,
 					       const char *name);

@@ -33,6 +33,7 @@
 
 struct resolver {
 	struct plan *plan;
+	const struct plan_inputs *in;
 	struct wb_err *e;
 	struct rnode *top;             /* image + overrides + env + --set */
 	/* Each layer's own policy, authenticode, signatures and keys maps
@@ -391,14 +392,119 @@ static int layer_failed(struct resolver *r, const struct rnode *layer, int no_re
 	return -1;
 }
 
+/*
+ * A later layer's replace.<artifact>.verify replaces an earlier layer's
+ * whole, as docs/recipes.md says (maps merge everywhere else): a site's
+ * second override re-verifying an artifact must not inherit the first
+ * one's requirements, nor have them silently added to its own.
+ */
+static void replace_verify_whole(struct resolver *r, const struct rnode *layer)
+{
+	const struct rnode *rep = rnode_get(layer, "replace");
+	struct rnode *old = rnode_get(r->top, "replace");
+
+	for (size_t i = 0; rep && old && rep->type == RNODE_MAP && i < rep->nr; i++) {
+		struct rnode *o = rnode_get(old, rep->items[i]->key);
+
+		if (o && o->type == RNODE_MAP && rnode_get(rep->items[i], "verify"))
+			rnode_free(rnode_take(o, "verify"));
+	}
+}
+
+/* a plain ~ or null: YAML's null, which a later layer writes to unset */
+static int is_null(const struct rnode *n)
+{
+	return n->type == RNODE_SCALAR && n->plain &&
+	       (!strcmp(n->scalar, "~") || !strcmp(n->scalar, "null"));
+}
+
+/* Unsetting PATH could loosen trust: policy, keys and signatures, the
+ * Authenticode policy, mirror_only, the ISO pin, and any verification
+ * (pins, requirements) but a transparency-log lookup's source. */
+static int unset_loosens(const char *path)
+{
+	static const char *const roots[] = { "policy", "signatures", "keys", "authenticode",
+					      "mirror_only", "windows.iso_sha256" };
+	const char *v = strstr(path, ".verify");
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
+		size_t n = strlen(roots[i]);
+
+		if (!strncmp(path, roots[i], n) && (!path[n] || path[n] == '.'))
+			return 1;
+	}
+	if (!strncmp(path, "verify", 6) || (v && (!v[7] || v[7] == '.'))) {
+		const char *last = strrchr(path, '.');
+
+		/* verify.<method>.rekor: the default log is asked instead,
+		 * or the layer's tlog_entry: the entry is still checked */
+		return !(last && !strcmp(last, ".rekor"));
+	}
+	return 0;
+}
+
+/* Every null of LAYER unsets that key in TOP (the merge so far), at
+ * PREFIX; refused where unsetting would loosen trust. */
+static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *top,
+		       const char *prefix)
+{
+	for (size_t i = 0; layer->type == RNODE_MAP && i < layer->nr; i++) {
+		struct rnode *n = layer->items[i];
+		char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->key);
+		int ret = 0;
+
+		if (is_null(n)) {
+			if (unset_loosens(path))
+				ret = err_at(r, &n->origin, "'%s' cannot be unset (null): that "
+					     "would loosen what an earlier layer requires; "
+					     "give another value instead", path);
+			else if (!strncmp(path, "components.", 11)) {
+				/* kept: it unsets the component file's value too,
+				 * merged beneath it later (strip_nulls()) */
+			} else {
+				if (top && top->type == RNODE_MAP)
+					rnode_free(rnode_take(top, n->key));
+				rnode_free(rnode_take(layer, n->key));
+				i--;
+			}
+		} else if (n->type == RNODE_MAP) {
+			ret = unset_nulls(r, n, top && top->type == RNODE_MAP ?
+					  rnode_get(top, n->key) : NULL, path);
+		}
+		free(path);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* Remove the nulls a layer left under components.<name> (their keys come
+ * from the component file, merged beneath them later): unset there. */
+static void strip_nulls(struct rnode *n)
+{
+	for (size_t i = 0; n && n->type == RNODE_MAP && i < n->nr; i++) {
+		if (is_null(n->items[i])) {
+			rnode_free(rnode_take(n, n->items[i]->key));
+			i--;
+		} else {
+			strip_nulls(n->items[i]);
+		}
+	}
+}
+
 static int merge_layer(struct resolver *r, struct rnode *layer)
 {
+	if (r->top && layer->type == RNODE_MAP && unset_nulls(r, layer, r->top, "")) {
+		rnode_free(layer);
+		return -1;
+	}
 	if (layer->type == RNODE_MAP && check_policy_layer(r, layer)) {
 		layer_failed(r, layer, 1);
 		rnode_free(layer);
 		return -1;
 	}
 	push_policy_layer(r, layer);
+	replace_verify_whole(r, layer);
 	r->top = rnode_merge(r->top, layer);
 	return 0;
 }
@@ -1671,6 +1777,7 @@ static int load_component(struct resolver *r, struct rnode *entry, struct rnode 
 	rnode_free(r->comp_auth);
 	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
 	*out = rnode_merge(comp, rnode_clone(entry));
+	strip_nulls(*out);
 	return 0;
 }
 
@@ -2103,6 +2210,38 @@ static int owned_dirs(struct resolver *r, const struct rnode *l, const char *wha
 	return 0;
 }
 
+/*
+ * A version written "v1.35.2" (image-builder's kubernetes_semver habit)
+ * would give ".../vv1.35.2/..." in every URL that adds the 'v' itself, so
+ * it is refused where the 'v' was written: the version node N, or the
+ * variable its ${...} names (component vars, then image vars).
+ */
+static int leading_v(struct resolver *r, const struct rnode *cn, const struct rnode *n,
+		     const char *ctx, const char *value)
+{
+	const struct rnode *at = n;
+	char what[256], giving[512] = "";
+
+	snprintf(what, sizeof(what), "%s", ctx);
+	for (const char *p = strstr(n->scalar, "${"); p && at == n; p = strstr(p + 2, "${")) {
+		char *name = xstrndup(p + 2, strcspn(p + 2, ":}"));
+		const struct rnode *vn = rnode_get(rnode_get(cn, "vars"), name);
+
+		if (!vn)
+			vn = rnode_get(rnode_get(r->top, "vars"), name);
+		if (vn && vn->type == RNODE_SCALAR && vn->scalar[0] == 'v') {
+			at = vn;
+			snprintf(what, sizeof(what), "vars.%s", name);
+		}
+		free(name);
+	}
+	if (at != n)
+		snprintf(giving, sizeof(giving), " (giving %s '%s')", ctx, value);
+	return err_at(r, &at->origin, "%s is '%s'%s: write versions without a leading 'v' "
+		      "('%s'), the recipes add it where upstream's URLs have one "
+		      "(.../v${version}/...)", what, at->scalar, giving, at->scalar + 1);
+}
+
 static int convert_component_in(struct resolver *r, struct rnode *cn,
 				const struct vars *image_vars, struct vars *vs)
 {
@@ -2134,6 +2273,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	if (!(c->version = expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
+	if (c->version[0] == 'v' && c->version[1] >= '0' && c->version[1] <= '9')
+		return leading_v(r, cn, n, ctx, c->version);
 	if (!tmpl_version_ok(c->version))
 		return bad_grammar(r, &n->origin, ctx, c->version, "a version "
 				   "(digits and dots, optional v, -pre and +build parts)");
@@ -2541,7 +2682,9 @@ static void resolve_policy(struct resolver *r)
 
 /* The Windows ISO of the ISO builders (lib/platform.c) must
  * be pinned by windows.iso_sha256; "none" or nothing only under an explicit
- * policy.unverified_iso: allow. */
+ * policy.unverified_iso: allow. The plan downloads no ISO, so a missing pin
+ * is only recorded (iso_missing): emit and build refuse where the ISO is
+ * used (plan_require_iso()), plan, fetch and stage warn. */
 static int resolve_iso(struct resolver *r, const struct rnode *win)
 {
 	struct plan *p = r->plan;
@@ -2563,17 +2706,55 @@ static int resolve_iso(struct resolver *r, const struct rnode *win)
 	if (!iso_builders)
 		return 0;
 	if (!p->policy.allow_unverified_iso) {
-		char where[512] = "";
-
-		if (p->policy.unverified_iso_origin.file)
-			wb_origin_format(&p->policy.unverified_iso_origin, where, sizeof(where));
-		return err_at(r, n ? &n->origin : &win->origin,
-			      "the Windows ISO of the ISO builders is %s: set 'windows.iso_sha256' to its SHA-256 "
-			      "(docs/packer.md says where Microsoft publishes it)%s%s%s",
-			      n ? "not verified (iso_sha256: none)" : "not pinned",
-			      *where ? "; policy.unverified_iso: forbid (" : "", where, *where ? ")" : "");
+		p->iso_missing = n ? 2 : 1;
+		p->iso_missing_origin = n ? n->origin : win->origin;
+		return 0;
 	}
 	p->iso_unverified = 1;
+	return 0;
+}
+
+/* --builder NAME...: the plan keeps only these of packer.builders (N, or
+ * every builder when N is NULL), in the order given. */
+static int narrow_builders(struct resolver *r, const struct rnode *n)
+{
+	struct plan *p = r->plan;
+	struct wb_strlist sel = WB_STRLIST_INIT;
+
+	if (!r->in->nbuilders)
+		return 0;
+	for (size_t i = 0; i < r->in->nbuilders; i++) {
+		const char *b = r->in->builders[i];
+		int in_plan = 0;
+
+		for (size_t k = 0; k < p->builders.nr; k++)
+			in_plan |= !strcmp(p->builders.v[k], b);
+		if (!in_plan && !platform_builder(b)) {
+			char names[256];
+
+			platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
+			return wb_error(r->e, WB_EUSAGE, "unknown builder '%s' (%s)", b, names);
+		}
+		if (!in_plan) {
+			struct buf all = BUF_INIT;
+			char where[512] = "the default: every builder";
+			int ret;
+
+			if (n)
+				wb_origin_format(&n->origin, where, sizeof(where));
+			for (size_t k = 0; k < p->builders.nr; k++)
+				buf_addf(&all, "%s%s", k ? ", " : "", p->builders.v[k]);
+			ret = wb_error(r->e, WB_EUSAGE, "--builder '%s' is not one of the recipe's "
+				       "packer.builders (%s; %s): --builder narrows that list, "
+				       "widen it with --set 'packer.builders=[...]'", b, all.ptr, where);
+			buf_release(&all);
+			wb_strlist_release(&sel);
+			return ret;
+		}
+		wb_strlist_push_unique(&sel, b);
+	}
+	wb_strlist_release(&p->builders);
+	p->builders = sel;
 	return 0;
 }
 
@@ -2603,6 +2784,8 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 		for (size_t i = 0; i < platform_nbuilders; i++)
 			wb_strlist_push(&p->builders, platform_builders[i].name);
 	}
+	if (narrow_builders(r, n))
+		return -1;
 	for (size_t i = 0; i < p->builders.nr; i++) {
 		const struct platform_builder *b = platform_builder(p->builders.v[i]);
 		const char *prov = platform_provider_for(b, p->cloudbase_provider);
@@ -2627,6 +2810,25 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 				      p->windows_edition, b->name);
 	}
 	return 0;
+}
+
+/* "file://${override_dir}/REST" (what `winbuild mirror` writes into the
+ * export's override): the directory of the file that says it, absolute,
+ * so the export works wherever it is moved; NULL for any other URL. */
+static char *override_dir_url(const char *to, const struct wb_origin *o)
+{
+	static const char pre[] = "file://${override_dir}";
+	char *dir, *abs, *ret;
+
+	if (strncmp(to, pre, sizeof(pre) - 1) || !o->file || o->file[0] == '-' ||
+	    !strncmp(o->file, "env ", 4))
+		return NULL;
+	dir = fs_dirname(o->file);
+	abs = realpath(dir, NULL);
+	ret = abs ? xasprintf("file://%s%s", abs, to + sizeof(pre) - 1) : NULL;
+	free(dir);
+	free(abs);
+	return ret;
 }
 
 static int convert_top(struct resolver *r)
@@ -2712,11 +2914,18 @@ static int convert_top(struct resolver *r)
 		for (size_t i = 0; i < n->nr; i++) {
 			const struct rnode *m = n->items[i];
 			const char *from = scalar(m, "from"), *to = scalar(m, "to");
+			char *to_dir = override_dir_url(to, &rnode_get(m, "to")->origin);
+
+			if (to_dir)
+				to = to_dir;
 			if (url_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
-			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to"))
+			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to")) {
+				free(to_dir);
 				return -1;
+			}
 			p->mirrors[i].from = xstrdup(from);
 			p->mirrors[i].to = xstrdup(to);
+			free(to_dir);
 			p->mirrors[i].origin = m->origin;
 			p->nmirrors++;
 		}
@@ -2812,6 +3021,7 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	memset(plan, 0, sizeof(*plan));
 	memset(&r, 0, sizeof(r));
 	r.plan = plan;
+	r.in = in;
 	r.e = e;
 	plan->recipe_path = xstrdup(in->recipe);
 	ret = load_layers(&r, in);

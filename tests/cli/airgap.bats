@@ -133,3 +133,28 @@ two_mirrors() {
 	wb fetch img.yaml --offline --no-progress
 	assert_status 0
 }
+
+@test "issue 28: air gap in one step: mirror writes the export's own override; moved elsewhere, no server running, a build uses only it" {
+	wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+	assert_output_has "air gap: winbuild build t -O M/winbuild-override.yaml"
+	grep -q '^mirror_only: true$' M/winbuild-override.yaml
+	grep -qF '{from: "https://github.com/", to: "file://${override_dir}/github.com/"}' M/winbuild-override.yaml
+	grep -qF '{from: "https://dl.k8s.io/", to: "file://${override_dir}/dl.k8s.io/"}' M/winbuild-override.yaml
+	# not the server the export was fetched through
+	! grep -q 127.0.0.1 M/winbuild-override.yaml
+	# moved, the servers stopped, a fresh cache: nothing but the export
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
+	mv M "$BATS_TEST_TMPDIR/elsewhere/export"
+	stop_servers
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-airgap"
+	wb build img.yaml -O "$BATS_TEST_TMPDIR/elsewhere/export/winbuild-override.yaml" --builder azure-arm --no-progress
+	assert_status 0
+	assert_output_has "fetched a.bin"
+	assert_output_has "minisign key"
+	[ -f out/t/packer/t.pkr.hcl ]
+	# the override is what makes it work: without it nothing is found offline
+	rm -rf "$WINBUILD_CACHE" out
+	wb fetch img.yaml --offline --no-progress
+	assert_status 3
+}

@@ -51,3 +51,20 @@ commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print 
 	assert_output_has "docs/winbuild.1 /dest/usr/share/man/man1/winbuild.1"
 	assert_output_has "/dest/usr/share/bash-completion/completions/winbuild"
 }
+
+@test "issue 28: completion offers shipped recipe names, shipped override names after -O, and --set keys of the recipe" {
+	common_setup
+	cd "$WORK"
+	run bash -c "
+		PATH='$(dirname "$WINBUILD")':\$PATH
+		source '$WB_SRC/docs/winbuild.bash-completion'
+		COMP_WORDS=(winbuild plan win); COMP_CWORD=2; _winbuild; echo \"r:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild build windows-2022-containerd -O ent); COMP_CWORD=4; _winbuild; echo \"o:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild plan windows-2022-containerd --set components.containerd.ver); COMP_CWORD=4; _winbuild; echo \"s:\${COMPREPLY[*]}\"
+		COMP_WORDS=(winbuild list ''); COMP_CWORD=2; _winbuild; echo \"l:\${COMPREPLY[*]}\""
+	assert_status 0
+	assert_output_has "r:windows-2019-containerd windows-2022-containerd windows-2025-containerd"
+	assert_output_has "o:enterprise-mirror enterprise-replace"
+	assert_output_has "s:components.containerd.version="
+	grep -q "^l:.*recipes overrides" <<<"$output"
+}

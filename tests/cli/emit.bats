@@ -279,7 +279,7 @@ PY
 	assert_output_has "unknown builder 'virtualbox-iso'"
 	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]' --builder azure-arm
 	assert_status 2
-	assert_output_has "not in the recipe"
+	assert_output_has "not one of the recipe's packer.builders"
 	wb emit "$(recipe 2022)" --set 'packer.builders=[qemu]'
 	assert_status 0
 	[ "$(grep -c '^source ' out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl)" -eq 1 ]
@@ -375,4 +375,67 @@ PY
 	assert_status 2
 	wb emit "$(recipe 2022)" --format rpm --mirror-url http://m/
 	assert_status 2
+}
+
+# emit_blocked SIGNAL: emit for azure-arm with one staged file turned into
+# a FIFO, so emit blocks in the payload archive with its temp dir (and the
+# one-off password files) written; SIGNAL it; sets $status and $output
+emit_blocked() {
+	staged windows-2022-containerd 2022
+	f=out/windows-2022-containerd/tree/k/kubelet.exe
+	mv "$f" kubelet.keep && mkfifo "$f"
+	"$WINBUILD" emit "$(recipe 2022)" --builder azure-arm --builder qemu >emit.out 2>&1 &
+	pid=$!
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ls -d out/windows-2022-containerd/.packer.tmp.* 2>/dev/null)" ] &&
+			[ -e out/windows-2022-containerd/.packer.tmp.$pid/payload.zip ] && break
+		sleep 0.05
+	done
+	[ -e out/windows-2022-containerd/.packer.tmp.$pid/iso-admin.auto.pkrvars.hcl ]
+	sleep 0.2
+	kill -"$1" "$pid"
+	# an emit that ignores the signal (a background job inherits SIGINT
+	# ignored) would block on the FIFO for ever: give it 10 s
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" || true
+		echo "emit did not stop on SIG$1" >&2
+		return 1
+	fi
+	status=0
+	wait "$pid" || status=$?
+	output=$(cat emit.out)
+}
+
+@test "issue 28: SIGINT or SIGTERM during emit: exit 130, no temp dir (nor its one-off password) left, no packer/" {
+	for sig in INT TERM; do
+		rm -rf out
+		emit_blocked "$sig"
+		assert_status 130
+		assert_output_has "interrupted while archiving 'k/kubelet.exe'"
+		[ -z "$(ls -A out/windows-2022-containerd | grep -v -x -e tree -e manifest.json)" ] || {
+			ls -la out/windows-2022-containerd >&2; return 1; }
+		! grep -rq "AdministratorPassword\|iso_admin_password" out/windows-2022-containerd --include='*.hcl' --include='*.xml'
+	done
+}
+
+@test "issue 28: what a killed emit left (.packer.tmp.PID of a dead process) is removed by the next emit; a live run's is kept" {
+	emit_blocked KILL
+	assert_status 137
+	dead=$(ls -d out/windows-2022-containerd/.packer.tmp.*)
+	[ -e "$dead/iso-admin.auto.pkrvars.hcl" ]
+	# a live process's temp dir (this shell's) is not ours to remove
+	mkdir out/windows-2022-containerd/.packer.tmp.$$ out/windows-2022-containerd/.packer.old.999999999
+	rm out/windows-2022-containerd/tree/k/kubelet.exe
+	mv kubelet.keep out/windows-2022-containerd/tree/k/kubelet.exe
+	wb emit "$(recipe 2022)" --builder qemu
+	assert_status 0
+	[ ! -e "$dead" ]
+	[ ! -e out/windows-2022-containerd/.packer.old.999999999 ]
+	[ -d out/windows-2022-containerd/.packer.tmp.$$ ]
+	[ -f out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl ]
 }

@@ -3,7 +3,7 @@
 # stops with a clear error and the documented exit code, and never leaves a
 # corrupt cache entry, a temp file, or a half-written output at its final
 # path. Each case asserts the exit code, the message, assert_cache_intact,
-# and that the previous output (winbuild.lock from an earlier good run, and
+# and that the previous output (t.lock from an earlier good run, and
 # its cache entry) is intact.
 load helpers
 load ../lib/servers
@@ -48,18 +48,18 @@ assert_cache_intact() {
 
 entry_of() { local s; s=$(sha_of "$1"); echo "$WINBUILD_CACHE/sha256/${s:0:2}/$s"; }
 
-# prev_output: a good run first — b.bin cached, winbuild.lock written and
+# prev_output: a good run first — b.bin cached, t.lock written and
 # kept as prev.lock
 prev_output() {
 	art b "$(H)/b.bin" "sha256: $(sha_of b.bin)" | recipe
 	wb lock img.yaml
 	assert_status 0
-	cp winbuild.lock prev.lock
+	cp t.lock prev.lock
 }
 
 # the previous output is still there, byte for byte
 assert_prev_intact() {
-	cmp winbuild.lock prev.lock
+	cmp t.lock prev.lock
 	[ -f "$(entry_of b.bin)" ]
 }
 
@@ -80,7 +80,7 @@ fault_case() {
 	assert_cache_intact
 	if [ "$2" -eq 0 ]; then
 		[ -f "$(entry_of a.bin)" ]
-		grep -q "$(sha_of a.bin)" winbuild.lock
+		grep -q "$(sha_of a.bin)" t.lock
 	else
 		[ ! -e "$(entry_of a.bin)" ]
 		assert_prev_intact
@@ -129,6 +129,14 @@ fault_case() {
 
 @test "fault: a 404 everywhere is exit 3 naming HTTP 404" {
 	fault_case "$(F)/404/a.bin" 3 "HTTP 404"
+	# issue 28: and what to check: the version, where it was set
+	assert_output_has "HTTP 404 (no such file: is version '1.0' of demo right? 'winbuild plan --explain' shows where it was set)"
+}
+
+@test "issue 28: HTTP 401 and 403 are exit 3 and say the server wants credentials" {
+	for code in 401 403; do
+		fault_case "$(F)/$code/a.bin" 3 "HTTP $code (the server wants credentials winbuild does not send"
+	done
 }
 
 @test "fault: connection refused is exit 3" {
@@ -176,6 +184,12 @@ fault_case() {
 @test "fault: a certificate for the wrong host is exit 3" {
 	FAULT_ARGS="--cacert $CA/ca.crt" fault_case "https://localhost:$WRONG_PORT/a.bin" 3 "localhost"
 	assert_output_has "certificate"
+}
+
+@test "issue 28: a certificate no trusted CA signed is exit 3 and names --cacert and SSL_CERT_FILE" {
+	# the good server, without its test CA: what a TLS-inspecting proxy looks like
+	unset SSL_CERT_FILE
+	fault_case "https://localhost:$NGINX_TLS_PORT/a.bin" 3 "give its certificate with --cacert FILE or SSL_CERT_FILE=FILE"
 }
 
 @test "fault: an expired certificate is exit 3" {

@@ -68,6 +68,15 @@ need_dep() {
 	fi
 }
 
+# need_ps_node: node and the npm modules of tests/ps (the PowerShell
+# parser and the 5.1 lint); with node but without the modules the test
+# skips saying so, instead of failing on "Cannot find module"
+need_ps_node() {
+	need_dep node -e 1 -- "node not installed (make deps)"
+	need_dep test -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" -- \
+		"the npm modules of tests/ps are missing (make deps: npm ci in tests/ps)"
+}
+
 # iso_password PACKER_DIR: the one-off Administrator password of that emit
 iso_password() {
 	sed -n 's/^iso_admin_password = "\(.*\)"$/\1/p' "$1/iso-admin.auto.pkrvars.hcl"

@@ -23,7 +23,7 @@ teardown_file() {
 	assert_status 0
 	python3 - "$(sha_of a.bin)" "$(H)" <<-'PY'
 		import json, sys
-		d = json.load(open("winbuild.lock"))
+		d = json.load(open("t.lock"))
 		a = d["artifacts"]["a"]
 		assert a["sha256"] == sys.argv[1] and a["size"] == 150000
 		assert a["url"] == sys.argv[2] + "/a.bin"
@@ -45,7 +45,7 @@ teardown_file() {
 	art a "$(H)/a.bin" "sha256_url: $(H)/a.bin.sha256" | recipe
 	wb lock img.yaml
 	assert_status 0
-	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" winbuild.lock
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" t.lock
 	rm -rf "$WINBUILD_CACHE"
 	wb fetch img.yaml --locked
 	assert_status 1
@@ -67,7 +67,7 @@ teardown_file() {
 	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
 	wb fetch img.yaml --locked
 	assert_status 2
-	assert_output_has "winbuild.lock"
+	assert_output_has "t.lock"
 }
 
 @test "needs_pin: fetch refuses until lock --accept-new pinned it" {
@@ -77,11 +77,11 @@ teardown_file() {
 	assert_output_has "--accept-new"
 	wb lock img.yaml
 	assert_status 2
-	[ ! -e winbuild.lock ]
+	[ ! -e t.lock ]
 	wb lock img.yaml --accept-new
 	assert_status 0
 	assert_output_has "pinned v: sha256 $(sha_of v.bin)"
-	grep -q '"accepted_new": true' winbuild.lock
+	grep -q '"accepted_new": true' t.lock
 	wb fetch img.yaml
 	assert_status 0
 }
@@ -90,7 +90,7 @@ teardown_file() {
 	art v "$(H)/v.bin" "needs_pin: upstream publishes no digest" | recipe
 	wb lock img.yaml --accept-new
 	assert_status 0
-	sed -i "s/$(sha_of v.bin)/$(sha_of b.bin)/" winbuild.lock
+	sed -i "s/$(sha_of v.bin)/$(sha_of b.bin)/" t.lock
 	rm -rf "$WINBUILD_CACHE"
 	wb fetch img.yaml
 	assert_status 1
@@ -131,4 +131,30 @@ teardown_file() {
 @test "cache with an unknown subcommand is a usage error" {
 	wb cache frob
 	assert_status 2
+}
+
+@test "issue 28: one lock per image: the default lock is <image name>.lock; a lock made for another image is refused, naming both" {
+	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+	sed 's/^name: t$/name: other/' img.yaml >other.yaml
+	wb lock img.yaml
+	assert_status 0
+	assert_output_has "wrote 't.lock'"
+	wb lock other.yaml
+	assert_status 0
+	assert_output_has "wrote 'other.lock'"
+	# neither overwrote the other
+	[ "$(python3 -c 'import json; print(json.load(open("t.lock"))["recipe"])')" = t ]
+	[ "$(python3 -c 'import json; print(json.load(open("other.lock"))["recipe"])')" = other ]
+	[ ! -e winbuild.lock ]
+	wb fetch img.yaml --locked --no-progress
+	assert_status 0
+	# another image's lock: --locked refuses it (exit 1), naming both images
+	wb build other.yaml --locked --lock t.lock --no-progress --builder azure-arm
+	assert_status 1
+	assert_output_has "the lock file 't.lock' was made for image 't', not 'other'"
+	[ ! -e out ]
+	# and without --locked its pins are not used either (exit 2)
+	wb fetch other.yaml --lock t.lock --no-progress --json
+	assert_status 2
+	assert_output_has "was made for image 't', not 'other'"
 }

@@ -89,7 +89,7 @@ assert_kubeadm_flags() {
 }
 
 @test "item 4/8: every emitted .ps1 (Packer steps and the tree's scripts) passes the PowerShell 5.1 lint" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	cp "$WORK/fixtures.yaml" "$WORK/fix-sc.yaml"
 	replace_entry nssm nssm-2.24.zip >>"$WORK/fixtures.yaml"
 	for sm in sc nssm; do
@@ -108,7 +108,7 @@ assert_kubeadm_flags() {
 }
 
 @test "item 8: the lint finds 2>&1 under Stop, && / || / ?? / ?: / -Parallel and unchecked native calls" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	cat >"$WORK/bad.ps1" <<-'PS'
 	$ErrorActionPreference = 'Stop'
 	& $exe @a 2>&1 | Out-Null

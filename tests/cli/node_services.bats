@@ -153,7 +153,7 @@ assert [s["name"] for s in p["services"]] == ["containerd", "kubelet"], p["servi
 }
 
 @test "item 7: --set components.csi-proxy.enabled=true adds it: artifact planned and fetched, service registered by the generic step" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	replace_entry csi-proxy csi-proxy-v1.1.2-hotfix.20230807.tar.gz >>"$WORK/fixtures.yaml"
 	# planned from the shipped YAML (Microsoft's AKS build, pinned by the lock)
 	run "$WINBUILD" plan "$RECIPE" --set components.csi-proxy.enabled=true
@@ -191,7 +191,7 @@ assert c["sc_args"] == ["-windows-service"] and c["origin"].endswith(":57:5"), c
 }
 
 @test "item 7: a made-up service in YAML only is built, generated and registered with the exact argv (sc and nssm)" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	echo_recipe
 	NAME=echo-node
 	wb build "$WORK/img/echo.yaml" -O "$WORK/fixtures.yaml" --no-progress

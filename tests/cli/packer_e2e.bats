@@ -35,32 +35,75 @@ PK=out/windows-2022-containerd/packer
 
 # ---- the Windows ISO is verified ----
 
-@test "iso: an ISO builder without windows.iso_sha256 is refused at plan time with file:line:col" {
+@test "iso: an ISO builder without windows.iso_sha256: plan warns, emit and build refuse with file:line:col" {
 	image '{version: "2022"}'
+	# plan downloads nothing: it says what a build will need
 	wb plan img2.yaml
-	assert_status 2
-	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders is not pinned"
-	assert_output_has "windows.iso_sha256"
-	# every command resolves the plan first: nothing is fetched or written
+	assert_status 0
+	assert_output_has "winbuild: warning: img2.yaml:3:10: the Windows ISO of the ISO builders (vsphere-iso, qemu, hyperv-iso) is not pinned"
+	assert_output_has "(emit and build refuse until then)"
+	assert_output_has "windows iso: NOT PINNED: emit and build need 'windows.iso_sha256' for vsphere-iso qemu hyperv-iso"
+	"$WINBUILD" plan img2.yaml --json >plan.json 2>/dev/null
+	python3 -c 'import json; i = json.load(open("plan.json"))["image"]["windows_iso"]; assert i["missing"] is True and i["sha256"] is None, i'
+	# build refuses before anything is fetched or written
 	wb build img2.yaml --builder qemu
 	assert_status 2
-	[ ! -e out ] && [ ! -e winbuild.lock ]
-	# the shipped recipes leave it to the user
-	wb plan "$(recipe 2022)"
+	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders (qemu) is not pinned"
+	assert_output_has "--builder azure-arm"
+	[[ "$output" != *"warning"* ]]
+	[ ! -e out ]
+	[ ! -e winbuild.lock ]
+	[ ! -e t.lock ]
+	wb emit img2.yaml --builder hyperv-iso --json
 	assert_status 2
-	assert_output_has "windows-2022-containerd.yaml:"
-	assert_output_has "is not pinned"
+	assert_output_has '"exit": 2'
+	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders (hyperv-iso) is not pinned"
+	[ ! -e out ]
+	# the shipped recipes leave it to the user: plan works out of the box
+	wb plan "$(recipe 2022)"
+	assert_status 0
+	assert_output_has "warning: $(recipe 2022):13:3: the Windows ISO"
+}
+
+@test "--builder narrows packer.builders on plan, fetch, stage, emit, build: only ISO builders ask for the ISO" {
+	image '{version: "2022"}'
+	for cmd in plan fetch stage; do
+		"$WINBUILD" help $cmd | grep -q -- "-b, --builder NAME"
+	done
+	wb plan img2.yaml --builder azure-arm -b amazon-ebs --json
+	assert_status 0
+	[[ "$output" != *"winbuild: warning"* ]]
+	python3 -c 'import json,sys; p = json.loads(sys.argv[1]); assert p["image"]["builders"] == ["azure-arm", "amazon-ebs"], p["image"]["builders"]; assert p["image"]["windows_iso"]["missing"] is False' "$output"
+	wb plan img2.yaml --builder qemu
+	assert_status 0
+	assert_output_has "ISO builders (qemu) is not pinned"
+	# a name outside packer.builders (or unknown) is a usage error naming the list
+	wb plan img2.yaml --set 'packer.builders=[azure-arm]' --builder qemu
+	assert_status 2
+	assert_output_has "--builder 'qemu' is not one of the recipe's packer.builders (azure-arm; --set #1)"
+	wb fetch img2.yaml --builder nosuch --no-progress
+	assert_status 2
+	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
+	# a cloud-only build of an unpinned recipe gets as far as emit
+	staged t 2022
+	wb emit img2.yaml --builder azure-arm
+	assert_status 0
+	assert_output_has "builders: azure-arm"
+	[ ! -e out/t/packer/answer ]
 }
 
 @test "iso: iso_sha256 none and a malformed digest are refused where they are written" {
 	image '{version: "2022", iso_sha256: none}'
 	wb plan img2.yaml
+	assert_status 0
+	assert_output_has "warning: img2.yaml:3:40: the Windows ISO of the ISO builders (vsphere-iso, qemu, hyperv-iso) is not verified (iso_sha256: none)"
+	wb emit img2.yaml
 	assert_status 2
-	assert_output_has "img2.yaml:3:40: the Windows ISO of the ISO builders is not verified (iso_sha256: none)"
+	assert_output_has "img2.yaml:3:40: the Windows ISO of the ISO builders (vsphere-iso, qemu, hyperv-iso) is not verified (iso_sha256: none)"
 	image '{version: "2022"}'
-	wb plan img2.yaml --set windows.iso_sha256=none
+	wb build img2.yaml --set windows.iso_sha256=none
 	assert_status 2
-	assert_output_has "--set #1: the Windows ISO of the ISO builders is not verified"
+	assert_output_has "--set #1: the Windows ISO of the ISO builders (vsphere-iso, qemu, hyperv-iso) is not verified"
 	for bad in 1234 "sha256:$TEST_ISO_SHA256" "${TEST_ISO_SHA256}0" "${TEST_ISO_SHA256:1}g"; do
 		wb plan img2.yaml --set "windows.iso_sha256=$bad"
 		assert_status 2
@@ -75,8 +118,8 @@ PK=out/windows-2022-containerd/packer
 	[[ "$output" != *"windows iso"* ]]
 	# ... until an ISO builder is added
 	wb plan img2.yaml --set 'packer.builders=[azure-arm, qemu]'
-	assert_status 2
-	assert_output_has "is not pinned"
+	assert_status 0
+	assert_output_has "ISO builders (qemu) is not pinned"
 }
 
 @test "iso: the digest is shown by plan, --explain and --json, lowercased" {
@@ -94,7 +137,7 @@ PK=out/windows-2022-containerd/packer
 	python3 - "$output" "$TEST_ISO_SHA256" <<'PY'
 import json, sys
 p = json.loads(sys.argv[1])
-assert p["image"]["windows_iso"] == {"sha256": sys.argv[2], "verified": True,
+assert p["image"]["windows_iso"] == {"sha256": sys.argv[2], "verified": True, "missing": False,
                                      "origin": "img2.yaml:3:40"}, p["image"]["windows_iso"]
 assert p["policy"]["unverified_iso"] == "forbid"
 PY
@@ -117,14 +160,14 @@ assert p["policy"]["unverified_iso"] == "allow"
 PY
 	# an override that forbids it wins, and a later --set cannot undo that
 	printf 'kind: override\npolicy: {unverified_iso: forbid}\n' >strict.yaml
-	wb plan img2.yaml -O strict.yaml --set policy.unverified_iso=allow
+	wb emit img2.yaml -O strict.yaml --set policy.unverified_iso=allow
 	assert_status 2
 	assert_output_has "is not verified (iso_sha256: none)"
 	assert_output_has "policy.unverified_iso: forbid (strict.yaml:2:26)"
 	# and an allow in a later layer cannot undo an earlier forbid either
 	image '{version: "2022", iso_sha256: none}' 'policy: {unverified_iso: forbid}'
 	printf 'kind: override\npolicy: {unverified_iso: allow}\n' >loose.yaml
-	wb plan img2.yaml -O loose.yaml
+	wb emit img2.yaml -O loose.yaml
 	assert_status 2
 	assert_output_has "is not verified"
 }
@@ -165,7 +208,7 @@ PY
 	assert_status 0
 	python3 - "$TEST_ISO_SHA256" <<'PY'
 import json, sys
-d = json.load(open("winbuild.lock"))
+d = json.load(open("t.lock"))
 assert d["windows_iso"] == {"sha256": sys.argv[1]}, d
 PY
 	wb fetch img2.yaml --locked --no-progress
@@ -174,9 +217,9 @@ PY
 	other=$(printf 'another iso' | sha256sum | cut -c1-64)
 	wb fetch img2.yaml --locked --no-progress --set "windows.iso_sha256=$other"
 	assert_status 1
-	assert_output_has "--locked: the lock file 'winbuild.lock' pins the Windows ISO at '$TEST_ISO_SHA256', the plan at '$other'"
+	assert_output_has "--locked: the lock file 't.lock' pins the Windows ISO at '$TEST_ISO_SHA256', the plan at '$other'"
 	# a lock with a malformed ISO digest is refused
-	python3 -c 'import json; d=json.load(open("winbuild.lock")); d["windows_iso"]["sha256"]="none"; json.dump(d, open("winbuild.lock","w"))'
+	python3 -c 'import json; d=json.load(open("t.lock")); d["windows_iso"]["sha256"]="none"; json.dump(d, open("t.lock","w"))'
 	wb fetch img2.yaml --locked --no-progress
 	assert_status 2
 	assert_output_has '"windows_iso" needs a lowercase hex "sha256"'

@@ -164,7 +164,7 @@ assert p["schema"] == 1
 assert p["image"]["name"] == "test-img" and p["image"]["windows_version"] == "2022"
 assert p["policy"] == {"require": "digest", "allow_http": True, "checksum_urls": "allow",
                        "unverified_iso": "forbid"}
-assert p["image"]["windows_iso"] == {"sha256": "eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12", "verified": True,
+assert p["image"]["windows_iso"] == {"sha256": "eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12", "verified": True, "missing": False,
                                      "origin": "img.yaml:5:33"}, p["image"]["windows_iso"]
 names = [a["name"] for a in p["artifacts"]]
 assert names == sorted(names) == ["containerd", "kubelet", "nssm"], names
@@ -503,4 +503,49 @@ Y
 	wb plan img.yaml
 	assert_status 2
 	assert_output_has "missing required key 'missing'"
+}
+
+@test "issue 28: a later replace.X.verify replaces an earlier one whole (doc, --explain, behaviour agree); null unsets, never trust" {
+	R="$WB_SRC/recipes/windows-2022-containerd.yaml"
+	D=$(printf x | sha256sum | cut -c1-64)
+	printf 'kind: override\nreplace:\n  containerd:\n    url: https://a.example/c.tgz\n    verify:\n      sha256_url: https://a.example/c.tgz.sha256\n' >r1.yaml
+	printf 'kind: override\nreplace:\n  containerd:\n    verify:\n      sha256: %s\n' "$D" >r2.yaml
+	"$WINBUILD" plan "$R" -O r1.yaml -O r2.yaml --json >p.json 2>/dev/null
+	python3 - "$(cat p.json)" "$D" <<-'PY'
+		import json, sys
+		p = json.loads(sys.argv[1])
+		a = next(a for a in p["artifacts"] if a["name"] == "containerd")
+		v = a["verify"]
+		assert v["sha256"] == sys.argv[2], v
+		# r1's checksum file is gone: replaced, not merged
+		assert v["sha256_urls"] == [], v
+		vals = {x["key"]: x["origin"] for x in p["values"]}
+		assert not any(k.startswith("replace.containerd.verify.sha256_url") for k in vals), vals
+		assert vals["replace.containerd.verify.sha256"].startswith("r2.yaml:5:"), vals
+		assert vals["replace.containerd.url"].startswith("r1.yaml:4:"), vals
+	PY
+	wb plan "$R" -O r1.yaml -O r2.yaml --explain
+	assert_output_has "verify:  sha256 $D    <- r2.yaml:5:15"
+	[[ "$output" != *"c.tgz.sha256"* ]]
+	# null unsets an ordinary value (its default comes back) ...
+	printf 'kind: override\nnode:\n  pause_image: example.com/p:1\n' >o1.yaml
+	printf 'kind: override\nnode:\n  pause_image: ~\n' >o2.yaml
+	"$WINBUILD" plan "$R" -O o1.yaml -O o2.yaml --json >p.json 2>/dev/null
+	python3 -c 'import json,sys; p = json.load(open("p.json")); assert p["image"]["pause_image"] == "registry.k8s.io/pause:3.10", p["image"]["pause_image"]' 
+	# ... and the component file's transparency-log source, so a layer can give the entry instead
+	wb plan "$R" --set 'components.kubernetes.artifacts.kubelet.verify.cosign.rekor=~'
+	assert_status 0
+	# never trust: a pin, a requirement, the policy, mirror_only
+	for k in components.kubernetes.artifacts.kubelet.verify.sha256_url \
+		components.kubernetes.artifacts.kubelet.verify.cosign \
+		components.kubernetes.artifacts.kubelet.verify policy.require mirror_only \
+		replace.containerd.verify windows.iso_sha256; do
+		wb plan "$R" -O r1.yaml --set "$k=~"
+		assert_status 2
+		assert_output_has "--set #1: '$k' cannot be unset (null): that would loosen"
+	done
+	printf 'kind: override\npolicy:\n  require: null\n' >o3.yaml
+	wb plan "$R" -O o3.yaml
+	assert_status 2
+	assert_output_has "o3.yaml:3:12: 'policy.require' cannot be unset"
 }

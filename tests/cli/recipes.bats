@@ -214,3 +214,15 @@ PY
 		return 1
 	fi
 }
+
+@test "issue 28: overrides/enterprise-replace.yaml points at builds of the plan's own versions, and follows a version change" {
+	R="$WB_SRC/recipes/windows-2022-containerd.yaml"
+	run "$WINBUILD" plan "$R" -O "$WB_SRC/overrides/enterprise-mirror.yaml" -O "$WB_SRC/overrides/enterprise-replace.yaml"
+	assert_status 0
+	assert_output_has "/builds/kubernetes/v1.36.4-corp1/windows/amd64/kubelet.exe"
+	assert_output_has "/builds/containerd/2.3.5-corp1/containerd-2.3.5-corp1-windows-amd64.tar.gz"
+	[[ "$output" != *1.33.5* ]]
+	run "$WINBUILD" plan "$R" -O "$WB_SRC/overrides/enterprise-replace.yaml" --set vars.kubernetes_version=1.35.2
+	assert_status 0
+	assert_output_has "/builds/kubernetes/v1.35.2-corp1/windows/amd64/kubelet.exe"
+}

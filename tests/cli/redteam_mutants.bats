@@ -168,13 +168,13 @@ good_lock() {
 	art a "file://$WWW/a.bin" "minisign: {keys: [{key: $PUB_A}]}" | recipe
 	wb lock img.yaml
 	assert_status 0
-	cp winbuild.lock "$BATS_TEST_TMPDIR/lock.before"
+	cp t.lock "$BATS_TEST_TMPDIR/lock.before"
 	find "$WINBUILD_CACHE/sha256" -type f | sort >"$BATS_TEST_TMPDIR/entries.before"
 }
 
 # previous_lock_intact: the lock and the cache entries are as good_lock left them
 previous_lock_intact() {
-	cmp winbuild.lock "$BATS_TEST_TMPDIR/lock.before"
+	cmp t.lock "$BATS_TEST_TMPDIR/lock.before"
 	find "$WINBUILD_CACHE/sha256" -type f | sort | cmp - "$BATS_TEST_TMPDIR/entries.before"
 	[ -z "$(find "$WINBUILD_CACHE/tmp" -type f)" ]
 }
@@ -236,7 +236,7 @@ assert v["sha256_urls"] == [] and v["sha512_urls"] == [], v' <<<"$output"
 	assert_status 0
 	python3 - <<-'PY'
 		import json
-		a = json.load(open("winbuild.lock"))["artifacts"]["a"]
+		a = json.load(open("t.lock"))["artifacts"]["a"]
 		assert a["verified_by"]["pinned"] == ["sha256"], a
 		assert "checksum" not in json.dumps(a["verified_by"]), a
 	PY

@@ -53,14 +53,14 @@ good_first() {
 	art a "$(H)/a.bin" "$(key "$PUB_A")" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	cp winbuild.lock good.lock
+	cp t.lock good.lock
 	snap "$WINBUILD_CACHE" >cache.before
 }
 
 intact() {
 	snap "$WINBUILD_CACHE" >cache.after
 	diff cache.before cache.after
-	cmp good.lock winbuild.lock
+	cmp good.lock t.lock
 }
 
 # ---- class 4: signature requirements are layered ---------------------------
@@ -91,7 +91,7 @@ intact() {
 	assert_status 0
 	assert_output_has "minisign key $(kid "$PUB_A")"
 	assert_output_has "and minisign key $(kid "$PUB_B")"
-	python3 - winbuild.lock "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
+	python3 - t.lock "$(kid "$PUB_A")" "$(kid "$PUB_B")" <<-'PY'
 		import json, sys
 		a = json.load(open(sys.argv[1]))["artifacts"]["a"]["verified_by"]
 		assert a["minisign"]["key_id"] == sys.argv[2], a
@@ -120,7 +120,7 @@ intact() {
 		assert p["also_signed_by"].startswith(sys.argv[3] + " 'timestamp:"), p
 	PY
 	# the site URL signed by the component's key instead: refused
-	cp good.lock winbuild.lock
+	cp good.lock t.lock
 	printf 'kind: override\nsignatures:\n  url: "${url}.sitea.minisig"\n  keys: [{key: %s}]\n' "$PUB_B" >site2.yaml
 	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
 	wb fetch img.yaml -O site2.yaml --no-progress
@@ -128,7 +128,7 @@ intact() {
 	assert_output_has "signature required by site2.yaml"
 	assert_output_has "a.bin.sitea.minisig"
 	[ "$(snap "$WINBUILD_CACHE/sha256")" = - ] || [ -z "$(snap "$WINBUILD_CACHE/sha256")" ]
-	cmp good.lock winbuild.lock
+	cmp good.lock t.lock
 }
 
 @test "c4: a later --set cannot swap the key behind a name the override relies on" {
@@ -217,7 +217,7 @@ intact() {
 	assert_output_has "artifact 'c' has no signature (minisign, sigstore, attestation, cosign), but policy.require is 'signature' (--set #66)"
 	snap "$WINBUILD_CACHE" >cache.after
 	diff cache.before cache.after
-	cmp good.lock winbuild.lock
+	cmp good.lock t.lock
 }
 
 @test "c10: the 70th override file's allow_http: false holds" {
@@ -515,7 +515,7 @@ assert v.get("vars." + l + "A") == "one" and v.get("vars." + l + "B") == "two", 
 	assert_status 0
 	snap "$WINBUILD_CACHE" >cache.after
 	diff cache.before cache.after
-	cmp good.lock winbuild.lock
+	cmp good.lock t.lock
 }
 
 @test "c4: a later layer cannot turn off or replace an override's per-component Authenticode settings" {

@@ -186,7 +186,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 }
 
 @test "class 5: a firewall rule name: quotes are escaped and parse; a typographic quote (non-ASCII, read as ANSI by PowerShell 5.1) is refused" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	NAME=windows-2022-containerd
 	good_emit
 	cp "$WORK/r/components/kubernetes.yaml" "$WORK/kubernetes.yaml.good"
@@ -213,7 +213,7 @@ imports = ['C:/evil.toml']" 'x"y' 'registry.k8s.io/pause:3.10 #' 'Registry/Pause
 }
 
 @test "class 5: the renderer fuzzer (fixed seed): every output parses with its sink's parser and decodes to the value, or is refused" {
-	need_dep node -e 1 -- "node not installed (make deps)"
+	need_ps_node
 	need_dep command -v packer -- "packer not installed (make deps)"
 	# built by make unit (make check builds it first)
 	[ -x "$WB_SRC/build/tests/render_oracle" ]

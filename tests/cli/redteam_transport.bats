@@ -307,8 +307,8 @@ swap_ref_site_signature() {
 	assert_status 0
 	wb stage img.yaml --no-progress --locked
 	assert_status 0
-	cp winbuild.lock good.lock
-	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" winbuild.lock
+	cp t.lock good.lock
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" t.lock
 	for cmd in fetch stage; do
 		wb "$cmd" img.yaml --locked --no-progress
 		assert_status 1
@@ -329,7 +329,7 @@ swap_ref_site_signature() {
 	} | recipe
 	wb lock img.yaml
 	assert_status 0
-	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" winbuild.lock
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" t.lock
 	wb fetch img.yaml --locked
 	assert_status 1
 	assert_output_has "the lock file pins sha256 $(sha_of b.bin)"

@@ -95,7 +95,7 @@ validator() {
 	assert_status 0
 	wb lock "$RECIPE" -O fixtures.yaml --no-progress -q
 	assert_status 0
-	[ -f winbuild.lock ]
+	[ -f windows-2022-containerd.lock ]
 	cp -a "$(O)" first
 	rm -rf out
 	wb build "$RECIPE" -O fixtures.yaml --locked --offline --no-progress

@@ -55,7 +55,7 @@ untouched() {
 	[ "$(nginx_requests /s/a.txt.sigstore.json)" -ge 1 ]
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$ID" "$ISS" "$(H)" <<-'PY'
+	python3 - t.lock "$ID" "$ISS" "$(H)" <<-'PY'
 		import json, sys
 		s = json.load(open(sys.argv[1]))["artifacts"]["a.txt"]["verified_by"]["sigstore"]
 		assert s["identity"] == sys.argv[2] and s["issuer"] == sys.argv[3], s
@@ -83,7 +83,7 @@ untouched() {
 	art a.txt "$(H)/s/a.txt" "sigstore: {bundle: \"\${url}.key.sigstore.json\", trusted_root: \"$V/trusted_root/production-sigstore-python.json\", key: \"$V/conformance/managed-key-happy-path/key.pub\"}" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock <<-'PY'
+	python3 - t.lock <<-'PY'
 		import json, sys
 		s = json.load(open(sys.argv[1]))["artifacts"]["a.txt"]["verified_by"]["sigstore"]
 		assert len(s["key_sha256"]) == 64 and "identity" not in s, s

@@ -56,7 +56,7 @@ untouched() {
 	assert_output_has "attestation by $ID ($GHA), builder $ID, source https://github.com/containerd/containerd@refs/tags/v2.0.0"
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$ID" <<-'PY'
+	python3 - t.lock "$ID" <<-'PY'
 		import json, sys
 		s = json.load(open(sys.argv[1]))["artifacts"]["containerd-2.0.0-windows-amd64.tar.gz"]["verified_by"]["attestation"]
 		assert s["identity"] == sys.argv[2], s

@@ -76,7 +76,7 @@ untouched() {
 	[ "$(nginx_requests /k/kubelet.exe.cert)" -ge 1 ]
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$ID" "$ISS" "$(H)" "$REKOR" "$W/detached/entry.json" <<-'PY'
+	python3 - t.lock "$ID" "$ISS" "$(H)" "$REKOR" "$W/detached/entry.json" <<-'PY'
 		import json, sys
 		lock, ident, iss, h, rekor, entry = sys.argv[1:]
 		c = json.load(open(lock))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
@@ -95,7 +95,7 @@ untouched() {
 	art a.txt "$(H)/k/a.txt" "cosign: {trusted_root: \"$V/trusted_root/public-good.json\", identity: \"$BEACON\", issuer: \"$GHA\", rekor: \"$REKOR\"}" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$REAL/entry.json" <<-'PY'
+	python3 - t.lock "$REAL/entry.json" <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["a.txt"]["verified_by"]["cosign"]
 		e = json.load(open(sys.argv[2]))
@@ -253,7 +253,7 @@ untouched() {
 	assert_output_has "tlog: none: NO transparency-log proof"
 	assert_output_has "NO transparency-log proof (tlog: none)"
 	wb lock img.yaml --no-progress
-	python3 - winbuild.lock <<-'PY'
+	python3 - t.lock <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
 		assert c["tlog"] == "none" and "log_index" not in c and "tlog_entry" not in c, c
@@ -429,7 +429,7 @@ locked_kubelet() {
 	[ "$(nginx_requests /k/kubelet.exe)" = "$n" ]
 	wb lock img.yaml -O airgap.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock "$PWD/M/127.0.0.1_$NGINX_PORT" <<-'PY'
+	python3 - t.lock "$PWD/M/127.0.0.1_$NGINX_PORT" <<-'PY'
 		import json, sys
 		c = json.load(open(sys.argv[1]))["artifacts"]["kubelet.exe"]["verified_by"]["cosign"]
 		assert c["tlog_entry_url"] == "file://" + sys.argv[2] + "/k/kubelet.exe.rekor.json", c
@@ -460,4 +460,60 @@ locked_kubelet() {
 		p = {x["name"]: x["value"] for x in c["properties"]}
 		assert p["winbuild:cosign_log_index"] == "5", p
 	PY
+}
+
+@test "issue 28: tampered bytes are reported as such before any Rekor wording: exit 1" {
+	# bytes nobody signed (the log has no entry for them): said first
+	start_rekor "$W/detached/entry-other.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "winbuild: artifact 'kubelet.exe': the bytes differ from what was signed: no transparency-log entry for sha256:$SHA in rekor '$REKOR'"
+	untouched kubelet.exe
+	kill "$REKOR_PID"
+	start_rekor "$W/detached/entry.json"
+	# the published .sha256 names other bytes than served: a tampered kubelet
+	other=$(printf 'not kubelet' | sha256sum | cut -c1-64)
+	echo "$other" >"$WWW/k/kubelet-tampered.sha256"
+	art kubelet.exe "$(H)/k/kubelet.exe" "sha256_url: \"$(H)/k/kubelet-tampered.sha256\"" \
+		"$(cosign "rekor: \"$REKOR\"")" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "did not verify: sha256 (from checksum file '$(H)/k/kubelet-tampered.sha256') mismatch"
+	assert_output_has "expected $other"
+	[[ "$output" != *rekor* ]]
+	untouched kubelet.exe
+	rm -f "$WWW/k/kubelet-tampered.sha256"
+}
+
+@test "issue 28: mirror's own override switches the Rekor lookup to the exported entry and copies the trusted root: moved, Rekor and nginx stopped, it verifies" {
+	start_rekor "$W/detached/entry.json"
+	kubelet | recipe
+	wb mirror img.yaml M --no-progress
+	assert_status 0
+	o=M/winbuild-override.yaml
+	grep -qF 'rekor: ~' "$o"
+	grep -qF 'tlog_entry: "${url}.rekor.json"' "$o"
+	grep -qF 'trusted_root: "trust/root.json"' "$o"
+	cmp M/trust/root.json "$W/root.json"
+	mkdir -p "$BATS_TEST_TMPDIR/far"
+	mv M "$BATS_TEST_TMPDIR/far/M"
+	kill "$REKOR_PID"
+	wait "$REKOR_PID" 2>/dev/null || true
+	port=$NGINX_PORT
+	stop_nginx
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache-far"
+	wb stage img.yaml -O "$BATS_TEST_TMPDIR/far/M/winbuild-override.yaml" --no-progress
+	assert_status 0
+	assert_output_has "cosign $ID ($ISS), log index 5"
+	# the exported entry is still checked: edited, it fails (exit 1)
+	python3 - "$BATS_TEST_TMPDIR/far/M/127.0.0.1_$port/k/kubelet.exe.rekor.json" <<-'PY'
+		import json, sys
+		e = json.load(open(sys.argv[1]))
+		next(iter(e.values()))["logIndex"] += 1
+		json.dump(e, open(sys.argv[1], "w"))
+	PY
+	rm -rf "$WINBUILD_CACHE" out
+	wb fetch img.yaml -O "$BATS_TEST_TMPDIR/far/M/winbuild-override.yaml" --no-progress
+	assert_status 1
 }

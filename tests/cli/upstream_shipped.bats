@@ -299,7 +299,7 @@ kube_cached() { cat "$WINBUILD_CACHE"/refs/* 2>/dev/null | grep -cE '"(kubelet|k
 	[ "$(grep -c "POST /api/v1/index/retrieve" "$REKOR_LOG")" -ge 5 ]
 	kwb lock --set components.kubernetes.vars.sigstore_trusted_root="$WORK/w/root.json"
 	assert_status 0
-	python3 - winbuild.lock "$KREL" "$GOOGLE" "$KUBE" <<-'PY'
+	python3 - k.lock "$KREL" "$GOOGLE" "$KUBE" <<-'PY'
 		import json, sys
 		l = json.load(open(sys.argv[1]))["artifacts"]
 		for k in sys.argv[4].split():

@@ -63,18 +63,18 @@ O() { echo "$WORK/out/$NAME"; }
 @test "verify --lock: clean cache 0; a changed entry 1 (quarantined); a missing entry 1" {
 	wb lock "$RECIPE" -O fixtures.yaml --no-progress -q
 	assert_status 0
-	wb verify --lock winbuild.lock
+	wb verify --lock windows-2022-containerd.lock
 	assert_status 0
 	assert_output_has "ok        kubelet"
-	sha=$(python3 -c 'import json; print(json.load(open("winbuild.lock"))["artifacts"]["kubelet"]["sha256"])')
+	sha=$(python3 -c 'import json; print(json.load(open("windows-2022-containerd.lock"))["artifacts"]["kubelet"]["sha256"])')
 	f="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
 	chmod u+w "$f" "$(dirname "$f")"
 	printf 'X' | dd of="$f" bs=1 seek=10 conv=notrunc 2>/dev/null
-	wb verify --lock winbuild.lock
+	wb verify --lock windows-2022-containerd.lock
 	assert_status 1
 	assert_output_has "modified  kubelet"
 	assert_output_has "quarantined"
-	wb verify --lock winbuild.lock
+	wb verify --lock windows-2022-containerd.lock
 	assert_status 1
 	assert_output_has "missing   kubelet"
 }

@@ -113,3 +113,23 @@ assert v["kubernetes"] == "1.35.2" and v["crictl"] == "1.35.0", v' "$WORK/p.json
 	assert_status 0
 	assert_output_has "winbuild: warning: --set #2: containerd 3.0.0"
 }
+
+@test "issue 28: a version with a leading 'v' is refused where the 'v' was written (file:line:col), never planned as .../vv1.35.2/..." {
+	wb plan "$R" --set vars.kubernetes_version=v1.35.2
+	assert_status 2
+	assert_output_has "--set #1: vars.kubernetes_version is 'v1.35.2' (giving components.kubernetes.version 'v1.35.2'): write versions without a leading 'v' ('1.35.2')"
+	[[ "$output" != *vv1.35* ]]
+	wb plan "$R" --set components.containerd.version=v2.1.5 --json
+	assert_status 2
+	assert_output_has "components.containerd.version is 'v2.1.5': write versions without a leading 'v' ('2.1.5')"
+	# in an override file: its own file:line:col
+	printf 'kind: override\nvars:\n  kubernetes_version: v1.35.2\n' >"$WORK/semver.yaml"
+	wb plan "$R" -O "$WORK/semver.yaml"
+	assert_status 2
+	assert_output_has "$WORK/semver.yaml:3:23: vars.kubernetes_version is 'v1.35.2'"
+	# without the v all is well, and URLs carry exactly one
+	wb plan "$R" --set vars.kubernetes_version=1.35.2 --json
+	assert_status 0
+	assert_output_has "/release/v1.35.2/"
+	assert_output_has "crictl-v1.35.0-windows-amd64"
+}

@@ -48,6 +48,8 @@ Paths (FILE is a path under --root; ".." is refused with 400):
   /5xx-N/FILE           the first N requests for this target get 500.
   /always500/FILE       500, every time.
   /404/FILE             404, every time (whether FILE exists or not).
+  /401/FILE, /403/FILE  401 (with a WWW-Authenticate challenge) or 403,
+                        every time: a server that wants credentials.
   /slow/FILE            200 with full Content-Length; the first 64 bytes at
                         once, then 1 byte per second.
   /hold/FILE            200 with full Content-Length; half the body, then
@@ -281,6 +283,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if seg == "404":
             self.fault = "404"
             self.send_simple(404, b"injected 404\n")
+            return
+
+        if seg in ("401", "403"):
+            self.fault = seg
+            self.send_simple(int(seg), b"injected %s\n" % seg.encode(),
+                             [("WWW-Authenticate", 'Basic realm="mirror"')] if seg == "401" else [])
             return
 
         if seg == "redirect":
