@@ -202,7 +202,7 @@ foreach ($builder in $Builders) {
                 # powershell.exe -Command: an uncaught terminating error is exit 1
                 $e = $_.Exception
                 while ($e -is [System.Management.Automation.MethodInvocationException] -and $null -ne $e.InnerException) { $e = $e.InnerException }
-                Add-Content -LiteralPath $log -Value "    TERMINATING ERROR: $($e.Message)"
+                Add-Content -LiteralPath $log -Value "    TERMINATING ERROR: $($e.Message -replace '\r?\n', ' | ')"
                 if ($e -is [System.Management.Automation.IContainsErrorRecord] -and $null -ne $e.ErrorRecord.InvocationInfo) {
                     Add-Content -LiteralPath $log -Value ("    at " + $e.ErrorRecord.InvocationInfo.PositionMessage)
                 }
