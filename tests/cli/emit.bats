@@ -299,7 +299,7 @@ PY
 	assert_output_has "stage again"
 }
 
-# lock NAME...: a winbuild.lock with a random digest per artifact
+# lock NAME...: the image's lock (windows-2022-containerd.lock) with a random digest per artifact
 write_lock() {
 	python3 - "$@" <<'PY'
 import hashlib, json, sys
@@ -309,7 +309,7 @@ for n in sys.argv[1:]:
                "sha256": hashlib.sha256(("lock " + n).encode()).hexdigest(),
                "verified_by": {"pinned": ["sha256"]}}
 json.dump({"version": 1, "recipe": "windows-2022-containerd", "artifacts": arts},
-          open("winbuild.lock", "w"), indent=2, sort_keys=True)
+          open("windows-2022-containerd.lock", "w"), indent=2, sort_keys=True)
 PY
 }
 
@@ -319,7 +319,7 @@ PY
 	assert_status 0
 	f=out/windows-2022-containerd/image-builder/windows-2022-containerd.json
 	[ -f "$f" ]
-	python3 - "$f" winbuild.lock <<'PY'
+	python3 - "$f" windows-2022-containerd.lock <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
 lock = json.load(open(sys.argv[2]))["artifacts"]

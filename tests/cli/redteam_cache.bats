@@ -266,8 +266,8 @@ edit_evidence() {
 	edit_evidence
 	wb lock img.yaml
 	assert_status 0
-	! grep -q "forged\|evil.example" winbuild.lock
-	grep -q "$(H)/a.bin.sha256" winbuild.lock
+	! grep -q "forged\|evil.example" t.lock
+	grep -q "$(H)/a.bin.sha256" t.lock
 	edit_evidence
 	echo "# touch" >>components/demo.yaml
 	wb stage img.yaml --no-progress
@@ -376,7 +376,7 @@ lock_then_offline() {
 	lock_then_offline
 	# and a lock edited to pin other bytes never passes offline: those bytes
 	# are not in the cache (exit 3), the tree stays
-	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" winbuild.lock
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" t.lock
 	wb build img.yaml --locked --offline --no-progress
 	assert_status 3
 	assert_output_has "not in the cache"
@@ -421,13 +421,13 @@ lock_then_offline() {
 	art v "$(H)/$N.bin" "needs_pin: upstream publishes no digest" | recipe
 	wb lock img.yaml --accept-new
 	assert_status 0
-	cp winbuild.lock good.lock
+	cp t.lock good.lock
 	# upstream (or a mirror) now serves other bytes under the same name
 	cp "$WWW/b.bin" "$WWW/$N.bin"
 	rm -rf "$WINBUILD_CACHE"
 	wb lock img.yaml --accept-new
 	assert_status 1
 	assert_output_has "artifact 'v'"
-	cmp winbuild.lock good.lock
-	! grep -q "$(sha_of b.bin)" winbuild.lock
+	cmp t.lock good.lock
+	! grep -q "$(sha_of b.bin)" t.lock
 }

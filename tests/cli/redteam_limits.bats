@@ -50,14 +50,14 @@ good_first() {
 	art a "$(H)/a.bin" "$(key "$PUB_A")" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	cp winbuild.lock good.lock
+	cp t.lock good.lock
 	snap "$WINBUILD_CACHE" >cache.before
 }
 
 intact() {
 	snap "$WINBUILD_CACHE" >cache.after
 	diff cache.before cache.after
-	cmp good.lock winbuild.lock
+	cmp good.lock t.lock
 }
 
 # ---- limits from the environment -------------------------------------------
@@ -182,7 +182,7 @@ check_art() {
 	art a "$(H)/latin1.bin" "$(key "$PUB_A")" | recipe
 	wb lock img.yaml --no-progress
 	assert_status 0
-	python3 - winbuild.lock <<-'PY'
+	python3 - t.lock <<-'PY'
 		import json, sys
 		a = json.load(open(sys.argv[1]))["artifacts"]["a"]["verified_by"]["minisign"]
 		assert a["trusted_comment"] == "caf\\xe9 build\\x09file:latin1.bin", a
