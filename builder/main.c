@@ -93,7 +93,7 @@ static const struct wb_command commands[] = {
 	  "list the recipes and overrides a name finds, shipped and local",
 	  "Shipped recipes and overrides (in the data directory: the source tree,\n"
 	  "or share/winbuild after make install) are found by name from any\n"
-	  "directory: 'winbuild plan windows-2022-containerd -O enterprise-mirror'.\n"
+	  "directory: 'winbuild plan RECIPE -O enterprise-mirror' (names from 'winbuild list').\n"
 	  "Local ones are the *.yaml files of that kind in this directory and in\n"
 	  "./recipes, ./overrides; give those by path.\n", "" },
 	{ "cache", cmd_cache, "cache ls|gc [--cache DIR] [--json]",
