@@ -309,6 +309,7 @@ PY
 
 @test "D6/D7: amazon-ebs: WinRM bootstrap user data, disable_stop_instance, EC2Launch v1 outside the script's StrictMode" {
 	need_dep command -v packer -- "packer not installed (make deps)"
+	need_ps_node   # the user data is parsed with tests/ps's grammar
 	staged windows-2022-containerd 2022
 	wb emit "$(recipe 2022)" --builder amazon-ebs
 	assert_status 0
