@@ -108,11 +108,44 @@ out:
 	return rel;
 }
 
+/* R asks a transparency log at fetch time (not an entry of its own) */
+static int req_lookup(const struct trust_req *r)
+{
+	const struct trust_method *m = r->method;
+
+	return m->lookup_param && r->lookup.nr && !trust_req_urls(r, m->lookup_aux)->nr;
+}
+
+/* Component COMP's lookups can all be switched by its one line
+ * `tlog_source: exported`: it has one, and no replaced artifact of it has
+ * one (a replacement keeps its own URLs and its own lookup, its entry is
+ * not in the export; the other artifacts then get a stanza each). */
+static int component_lookups(const struct plan *p, const char *comp)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		const struct plan_artifact *a = &p->artifacts[i];
+
+		if (strcmp(a->component, comp))
+			continue;
+		for (size_t q = 0; q < a->verify.nreqs; q++) {
+			if (a->verify.reqs[q].layered || !req_lookup(&a->verify.reqs[q]))
+				continue;
+			if (a->replaced)
+				return 0;
+			any = 1;
+		}
+	}
+	return any;
+}
+
 /*
  * DIR/winbuild-override.yaml: what an air-gapped build needs besides the
  * recipe, relative to wherever DIR is moved: every upstream host mirrored
  * to DIR (mirror_only), each online transparency-log lookup replaced by the
- * exported entry (tlog_entry, beside the artifact), each trusted root read
+ * exported entry beside the artifact (one `tlog_source: exported` line per
+ * component, else tlog_entry per artifact), each trusted root read
  * from the copy in DIR/trust/. Replaced artifacts keep their own URLs.
  */
 static int write_override(const struct plan *p, const char *dir, struct wb_err *e)
@@ -160,8 +193,13 @@ static int write_override(const struct plan *p, const char *dir, struct wb_err *
 	}
 	buf_adds(&out, "components:\n");
 	for (size_t c = 0; c < p->ncomponents; c++) {
-		int head = 0;
+		int head = 0, one_line = component_lookups(p, p->components[c].name);
 
+		/* the one line that switches every lookup of the component */
+		if (one_line) {
+			buf_addf(&out, "  %s:\n    tlog_source: exported\n", p->components[c].name);
+			head = 1;
+		}
 		for (size_t i = 0; i < p->nartifacts; i++) {
 			const struct plan_artifact *a = &p->artifacts[i];
 			int ahead = 0;
@@ -173,8 +211,7 @@ static int write_override(const struct plan *p, const char *dir, struct wb_err *
 				const struct trust_method *m = r->method;
 				const char *root = trust_req_param(r, "trusted_root", NULL);
 				char *rel = NULL;
-				int lookup = m->lookup_param && r->lookup.nr &&
-					     !trust_req_urls(r, m->lookup_aux)->nr;
+				int lookup = !one_line && req_lookup(r);
 
 				if (r->layered || (!lookup && !root))
 					continue;
@@ -187,10 +224,13 @@ static int write_override(const struct plan *p, const char *dir, struct wb_err *
 				if (root && !(rel = copy_trust(dir, root, &copied, e)))
 					goto out;
 				if (!head)
-					buf_addf(&out, "  %s:\n    artifacts:\n", p->components[c].name);
+					buf_addf(&out, "  %s:\n", p->components[c].name);
+				if (head < 2)
+					buf_adds(&out, "    artifacts:\n");
 				if (!ahead)
 					buf_addf(&out, "      %s:\n        verify:\n", a->name);
-				head = ahead = 1;
+				head = 2;
+				ahead = 1;
 				buf_addf(&out, "          %s:\n", m->name);
 				if (lookup)   /* the entry instead of the log (null: unset) */
 					buf_addf(&out, "            %s: ~\n            %s: \"${url}%s\"\n",

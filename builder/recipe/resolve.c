@@ -57,6 +57,9 @@ struct resolver {
 	} image_vars;                  /* the image's vars (borrowed strings) */
 	struct rnode *comp_auth;       /* the last component file's own
 					  authenticode map (load_component) */
+	const struct rnode *tlog_exported; /* the component being converted
+					  says `tlog_source: exported` (its
+					  node), else NULL */
 };
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
@@ -1035,6 +1038,34 @@ fail:
 
 /* `verify.<name>` of a method of the table that declares its recipe
  * settings (trust/method.h): its file's URLs and its params. */
+/*
+ * `components.<n>.tlog_source: exported` (one line in any layer): each
+ * transparency-log lookup of the component's artifacts (cosign's `rekor`)
+ * is replaced by the entry `winbuild mirror` exported beside the artifact
+ * (the method's aux file "${url}<suffix>", mirror rules applied), whatever
+ * the artifact's own map says about the log's URL. The entry is checked
+ * exactly as a lookup's answer is, so the switch never loosens trust. An
+ * artifact that names its own entry keeps it; one that asks no log
+ * (cosign's `tlog: none`) is left alone.
+ */
+static int exported_entry(struct resolver *r, const struct rnode *n,
+			  const struct trust_method *m, struct trust_req *q,
+			  const struct vars *vs, struct plan_artifact *a, const char *ctx)
+{
+	struct trust_aux_def d;
+	char tmpl[64], what[256];
+
+	if (!r->tlog_exported || !m->lookup_param || trust_req_urls(q, m->lookup_aux)->nr ||
+	    (m->lookup_wanted && !m->lookup_wanted(q)))
+		return 0;
+	d = trust_method_aux(m, m->lookup_aux);
+	snprintf(tmpl, sizeof(tmpl), "${url}%s", d.suffix);
+	snprintf(what, sizeof(what), "%s.verify.%s.%s (tlog_source: exported)", ctx, m->name,
+		 d.param);
+	return aux_urls(r, n, NULL, tmpl, vs, a, what, "signature URL",
+			trust_req_urls_mut(q, m->lookup_aux));
+}
+
 static int convert_method(struct resolver *r, const struct trust_method *m,
 			  const struct rnode *n, const struct vars *vs,
 			  struct plan_artifact *a, const char *ctx)
@@ -1079,6 +1110,8 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	}
 	if ((ln = rnode_get(n, "since")) && convert_since(r, ln, vs, a, m, &n->origin, ctx))
 		return -1;
+	if (exported_entry(r, n, m, q, vs, a, ctx))
+		return -1;
 	if (m->validate && m->validate(q, &me) < 0)
 		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
 	if (m->warning && m->warning(q))
@@ -1088,7 +1121,7 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	/* the lookup after the download (a Rekor search): its base URL obeys
 	 * the mirror rules like any URL, so mirror_only without a rule for it
 	 * is an error here, never a connection to the internet at fetch time */
-	ln = rnode_get(n, m->lookup_param);
+	ln = r->tlog_exported ? NULL : rnode_get(n, m->lookup_param);
 	if (ln && trust_req_urls(q, m->lookup_aux)->nr)
 		return err_at(r, &ln->origin, "%s.verify.%s: give either '%s' or '%s', not both",
 			      ctx, m->name, m->lookup_param,
@@ -2249,6 +2282,7 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	struct plan_component *c;
 	const struct rnode *n, *arts;
 	char ctx[256];
+	int ret;
 
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	if (schema_check(cn, schema_component, ctx, 0, r->e))
@@ -2330,7 +2364,11 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		ALLOC_GROW(p->artifacts, p->nartifacts + 1, p->alloc_artifacts);
 		a = &p->artifacts[p->nartifacts++];
 		memset(a, 0, sizeof(*a));
-		if (convert_artifact(r, an, c, vs, a))
+		n = rnode_get(cn, "tlog_source");
+		r->tlog_exported = n && !strcmp(n->scalar, "exported") ? n : NULL;
+		ret = convert_artifact(r, an, c, vs, a);
+		r->tlog_exported = NULL;
+		if (ret)
 			return -1;
 	}
 	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs) ||

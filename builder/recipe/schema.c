@@ -170,6 +170,7 @@ const struct schema_key schema_component[] = {
 	{ "services", S_LISTOF, schema_service, NULL, 0 },
 	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
+	{ "tlog_source", S_ENUM, NULL, "lookup|exported", 0 },
 	/* set by the image recipe, beside the component's own keys */
 	{ "file", S_STR, NULL, NULL, 0 },
 	{ "enabled", S_BOOL, NULL, NULL, 0 },

@@ -59,6 +59,17 @@ cosign() {
 
 kubelet() { art kubelet.exe "$(H)/k/kubelet.exe" "$(cosign "${1:-rekor: \"$REKOR\"}")"; }
 
+# edit_entry FILE: a Rekor API entry with its log index changed (its
+# signed timestamp no longer covers it)
+edit_entry() {
+	python3 - "$1" <<-'PY'
+		import json, sys
+		e = json.load(open(sys.argv[1]))
+		next(iter(e.values()))["logIndex"] += 1
+		json.dump(e, open(sys.argv[1], "w"))
+	PY
+}
+
 # untouched NAME: nothing was cached as verified for NAME
 untouched() {
 	! grep -qs "\"artifact\": \"$1\"" "$WINBUILD_CACHE"/refs/* &&
@@ -436,15 +447,63 @@ locked_kubelet() {
 		assert c["log_index"] == "5", c
 	PY
 	# the exported entry edited: exit 1
-	python3 - "$d/kubelet.exe.rekor.json" <<-'PY'
-		import json, sys
-		e = json.load(open(sys.argv[1]))
-		next(iter(e.values()))["logIndex"] += 1
-		json.dump(e, open(sys.argv[1], "w"))
-	PY
+	edit_entry "$d/kubelet.exe.rekor.json"
 	rm -rf "$WINBUILD_CACHE"
 	wb fetch img.yaml -O airgap.yaml --no-progress
 	assert_status 1
+}
+
+# exported ENTRY: the entry beside kubelet.exe and its copy kubeadm.exe
+# (same bytes, same signature), where `winbuild mirror` puts it
+exported() {
+	for f in kubelet kubeadm; do
+		cp "$1" "$WWW/k/$f.exe.rekor.json"
+		[ "$f" = kubelet ] || for x in "" .sig .cert; do cp "$WWW/k/kubelet.exe$x" "$WWW/k/$f.exe$x"; done
+	done
+}
+
+@test "issue 28: one line, components.<n>.tlog_source: exported, switches every Rekor lookup of the component to the exported entry; the entry is still checked" {
+	exported "$W/detached/entry.json"
+	# no Rekor runs: the component's own rekor URL answers nothing
+	{ kubelet 'rekor: "http://127.0.0.1:9"'
+	  art kubeadm.exe "$(H)/k/kubeadm.exe" "$(cosign 'rekor: "http://127.0.0.1:9"')"; } | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 3
+	assert_output_has "Couldn't connect"
+	rm -rf "$WINBUILD_CACHE"
+	printf 'kind: override\ncomponents:\n  demo: {tlog_source: exported}\n' >ov.yaml
+	wb fetch img.yaml -O ov.yaml --no-progress
+	assert_status 0
+	[ "$(grep -c "cosign $ID ($ISS), log index 5" <<<"$output")" -eq 2 ]
+	[ "$(nginx_requests /k/kubelet.exe.rekor.json)" -ge 1 ]
+	[ "$(nginx_requests /k/kubeadm.exe.rekor.json)" -ge 1 ]
+	wb plan img.yaml -O ov.yaml --explain
+	assert_output_has "tlog_source"
+	# --set is the same one line; the lock records the entry's URL
+	rm -rf "$WINBUILD_CACHE"
+	wb lock img.yaml --set components.demo.tlog_source=exported --no-progress
+	assert_status 0
+	python3 - t.lock "$(H)" <<-'PY'
+		import json, sys
+		a = json.load(open(sys.argv[1]))["artifacts"]
+		for n in ("kubelet.exe", "kubeadm.exe"):
+		    c = a[n]["verified_by"]["cosign"]
+		    assert c["tlog_entry_url"] == sys.argv[2] + "/k/" + n + ".rekor.json", c
+	PY
+	# an edited entry fails as a lookup's answer would: exit 1, nothing cached
+	edit_entry "$WWW/k/kubeadm.exe.rekor.json"
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml -O ov.yaml --no-progress
+	assert_status 1
+	assert_output_has "artifact 'kubeadm.exe'"
+	! grep -qs '"artifact": "kubeadm.exe"' "$WINBUILD_CACHE"/refs/*
+	# a value it does not know: where it was written
+	printf 'kind: override\ncomponents:\n  demo: {tlog_source: offline}\n' >ov.yaml
+	wb plan img.yaml -O ov.yaml
+	assert_status 2
+	assert_output_has "ov.yaml:3:"
+	assert_output_has "lookup|exported"
+	rm -f "$WWW"/k/kube*.exe.rekor.json "$WWW"/k/kubeadm.exe*
 }
 
 # last: it stops the file's nginx
@@ -492,9 +551,14 @@ locked_kubelet() {
 	wb mirror img.yaml M --no-progress
 	assert_status 0
 	o=M/winbuild-override.yaml
-	grep -qF 'rekor: ~' "$o"
-	grep -qF 'tlog_entry: "${url}.rekor.json"' "$o"
-	grep -qF 'trusted_root: "trust/root.json"' "$o"
+	# one line for the component's lookups, a stanza only for the root
+	python3 - "$o" <<-'PY'
+		import sys, yaml
+		d = yaml.safe_load(open(sys.argv[1]))["components"]["demo"]
+		assert d["tlog_source"] == "exported", d
+		v = d["artifacts"]["kubelet.exe"]["verify"]["cosign"]
+		assert v == {"trusted_root": "trust/root.json"}, v
+	PY
 	cmp M/trust/root.json "$W/root.json"
 	mkdir -p "$BATS_TEST_TMPDIR/far"
 	mv M "$BATS_TEST_TMPDIR/far/M"
@@ -507,12 +571,7 @@ locked_kubelet() {
 	assert_status 0
 	assert_output_has "cosign $ID ($ISS), log index 5"
 	# the exported entry is still checked: edited, it fails (exit 1)
-	python3 - "$BATS_TEST_TMPDIR/far/M/127.0.0.1_$port/k/kubelet.exe.rekor.json" <<-'PY'
-		import json, sys
-		e = json.load(open(sys.argv[1]))
-		next(iter(e.values()))["logIndex"] += 1
-		json.dump(e, open(sys.argv[1], "w"))
-	PY
+	edit_entry "$BATS_TEST_TMPDIR/far/M/127.0.0.1_$port/k/kubelet.exe.rekor.json"
 	rm -rf "$WINBUILD_CACHE" out
 	wb fetch img.yaml -O "$BATS_TEST_TMPDIR/far/M/winbuild-override.yaml" --no-progress
 	assert_status 1
