@@ -153,14 +153,6 @@ static void log_emit(struct wb_log *log, int level, const char *msg)
 
 /* ---- the driver ------------------------------------------------------- */
 
-static int url_in(const struct wb_strlist *l, const char *url)
-{
-	for (size_t i = 0; i < l->nr; i++)
-		if (!strcmp(l->v[i], url))
-			return 1;
-	return 0;
-}
-
 /* --locked: every artifact in the lock, at a URL the plan still has, and
  * nothing in the lock that the plan lost. */
 static int check_locked(const struct plan *plan, const struct lockfile *lf,
@@ -174,7 +166,7 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 			return wb_error(e, WB_EVERIFY,
 					"--locked: artifact '%s' is not in the lock file '%s'; "
 					"run 'winbuild lock'", a->name, path);
-		if (!url_in(&a->urls, le->url))
+		if (!wb_strlist_has(&a->urls, le->url))
 			return wb_error(e, WB_EVERIFY,
 					"--locked: artifact '%s' is locked at '%s', which the "
 					"plan no longer uses (plan: '%s')", a->name, le->url,

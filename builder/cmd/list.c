@@ -14,11 +14,6 @@
 
 #define LIST_USAGE "list [recipes|overrides] [--names] [--json]"
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The value of the first top-level "kind:" line of PATH, in KIND (LEN). */
 static void file_kind(const char *path, char *kind, size_t len)
 {
@@ -65,8 +60,7 @@ static void scan(const char *dir, const char *kind, int as_path, struct wb_strli
 	}
 	if (d)
 		closedir(d);
-	if (out->nr > 1)
-		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
+	wb_strlist_sort(out);
 }
 
 static json_t *strlist_json(const struct wb_strlist *l)

@@ -44,14 +44,6 @@ static int load_seckey(const char *path, struct minisign_seckey *sk)
 	return ret;
 }
 
-static int has(const struct wb_strlist *l, const char *s)
-{
-	for (size_t i = 0; i < l->nr; i++)
-		if (!strcmp(l->v[i], s))
-			return 1;
-	return 0;
-}
-
 /* "scheme://host[:port]/" of URL in FROM, "host[_port]" (the export's
  * directory) in DIR; 0 when URL has no host part. */
 static int url_root(const char *url, struct buf *from, struct buf *dir)
@@ -92,7 +84,7 @@ static char *copy_trust(const char *dir, const char *file, struct wb_strlist *co
 		    old.len == b.len && !memcmp(old.ptr, b.ptr, b.len)))
 			rel = n ? xasprintf("trust/%d-%s", n, base) : xasprintf("trust/%s", base);
 	}
-	if (rel && !has(copied, rel)) {
+	if (rel && !wb_strlist_has(copied, rel)) {
 		if (fs_write_atomic(path, b.ptr, b.len, 0644, e)) {
 			free(rel);
 			rel = NULL;
@@ -175,7 +167,7 @@ static int write_override(const struct plan *p, const char *dir, struct wb_err *
 					char *in_dir;
 					int there;
 
-					if (!url_root(url, &from, &hdir) || has(&seen, from.ptr))
+					if (!url_root(url, &from, &hdir) || wb_strlist_has(&seen, from.ptr))
 						continue;
 					/* a host the export holds (not a mirror the
 					 * export was fetched through) */

@@ -79,10 +79,7 @@ static void hcl_list(struct buf *b, const char *const *v, size_t n)
 
 static int selected(const struct emit_opts *o, const char *name)
 {
-	for (size_t i = 0; i < o->builders->nr; i++)
-		if (!strcmp(o->builders->v[i], name))
-			return 1;
-	return 0;
+	return wb_strlist_has(o->builders, name);
 }
 
 /*

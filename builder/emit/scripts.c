@@ -26,9 +26,8 @@ const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
 static void push_from(struct wb_strlist *l, struct wb_strlist *from, const char *s,
 		      const char *where)
 {
-	for (size_t i = 0; i < l->nr; i++)
-		if (!strcmp(l->v[i], s))
-			return;
+	if (wb_strlist_has(l, s))
+		return;
 	wb_strlist_push(l, s);
 	wb_strlist_push(from, where);
 }

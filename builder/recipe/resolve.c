@@ -2763,10 +2763,8 @@ static int narrow_builders(struct resolver *r, const struct rnode *n)
 		return 0;
 	for (size_t i = 0; i < r->in->nbuilders; i++) {
 		const char *b = r->in->builders[i];
-		int in_plan = 0;
+		int in_plan = wb_strlist_has(&p->builders, b);
 
-		for (size_t k = 0; k < p->builders.nr; k++)
-			in_plan |= !strcmp(p->builders.v[k], b);
 		if (!in_plan && !platform_builder(b)) {
 			char names[256];
 

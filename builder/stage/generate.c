@@ -217,10 +217,7 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	for (size_t b = 0; component(plan, "cloudbase-init") && b < plan->builders.nr; b++) {
 		const char *prov = plan->builder_providers.v[b];
 
-		for (size_t k = 0; k < done.nr; k++)
-			if (!strcmp(done.v[k], prov))
-				prov = NULL;
-		if (!prov)
+		if (wb_strlist_has(&done, prov))
 			continue;
 		wb_strlist_push(&done, prov);
 		if (render_provider(t, templates_dir, prov, &vars, e) < 0)
