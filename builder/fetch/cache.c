@@ -20,7 +20,6 @@
 /* a ref keeps every file that verified its entry (each capped by its
  * method, trust/method.h) */
 #define REF_MAX (16 << 20)
-#define CACHE_READ_SIZE (1 << 20)   /* a hit is hashed in chunks of this */
 
 char *cache_default_dir(const char *opt, struct wb_err *e)
 {
@@ -293,36 +292,6 @@ static int entry_open(struct cache *c, const char *hex, int *fd, struct stat *st
 	return r;
 }
 
-/* Hash the open file FD (its whole content, from offset 0). */
-static int hash_fd(int fd, const char *what, unsigned algs, struct digest_result *r,
-		   struct wb_err *e)
-{
-	struct digest_ctx d;
-	unsigned char *chunk;
-	off_t off = 0;
-	ssize_t n;
-
-	memset(&d, 0, sizeof(d));
-	if (digest_init(&d, algs, e) < 0)
-		return -1;
-	chunk = xmalloc(CACHE_READ_SIZE);
-	while ((n = pread(fd, chunk, CACHE_READ_SIZE, off)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			free(chunk);
-			digest_release(&d);
-			return wb_error(e, WB_EIO, "cannot read '%s': %s", what,
-					strerror(errno));
-		}
-		digest_update(&d, chunk, (size_t)n);
-		off += n;
-	}
-	free(chunk);
-	digest_final(&d, r);
-	return 0;
-}
-
 int cache_lookup_digests(struct cache *c, const char *hex, unsigned algs,
 			 struct digest_result *r, char **quarantined, int *fdp,
 			 struct wb_err *e)
@@ -338,7 +307,7 @@ int cache_lookup_digests(struct cache *c, const char *hex, unsigned algs,
 	if (ret <= 0)
 		return ret;
 	path = cache_entry_path(c, hex);
-	ret = hash_fd(fd, path, algs | DIGEST_SHA256, r, e);
+	ret = digest_fd(fd, path, algs | DIGEST_SHA256, r, e);
 	free(path);
 	if (ret < 0) {
 		close(fd);

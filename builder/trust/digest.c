@@ -84,41 +84,43 @@ void digest_release(struct digest_ctx *c)
 	}
 }
 
-int digest_file(const char *path, unsigned algs, struct digest_result *r,
-		struct wb_err *e)
+int digest_fd(int fd, const char *what, unsigned algs, struct digest_result *r,
+	      struct wb_err *e)
 {
 	struct digest_ctx c;
 	unsigned char *chunk;
+	off_t off = 0;
 	ssize_t n;
-	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return wb_error(e, WB_EIO, "cannot open '%s': %s", path,
-				strerror(errno));
-	if (digest_init(&c, algs, e) < 0) {
-		close(fd);
+	if (digest_init(&c, algs, e) < 0)
 		return -1;
-	}
 	chunk = xmalloc(DIGEST_READ_SIZE);
-	while ((n = read(fd, chunk, DIGEST_READ_SIZE)) != 0) {
+	while ((n = pread(fd, chunk, DIGEST_READ_SIZE, off)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			ret = wb_error(e, WB_EIO, "cannot read '%s': %s", path,
-				       strerror(errno));
-			break;
+			free(chunk);
+			digest_release(&c);
+			return wb_error(e, WB_EIO, "cannot read '%s': %s", what, strerror(errno));
 		}
 		digest_update(&c, chunk, (size_t)n);
+		off += n;
 	}
 	free(chunk);
-	close(fd);
-	if (ret < 0) {
-		digest_release(&c);
-		return ret;
-	}
 	digest_final(&c, r);
 	return 0;
+}
+
+int digest_file(const char *path, unsigned algs, struct digest_result *r,
+		struct wb_err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", path, strerror(errno));
+	ret = digest_fd(fd, path, algs, r, e);
+	close(fd);
+	return ret;
 }
 
 void digest_hex(const unsigned char *bytes, size_t len, char *out)

@@ -46,7 +46,12 @@ void digest_final(struct digest_ctx *c, struct digest_result *r);
 /* Release without finishing (error paths). Safe on a zeroed ctx. */
 void digest_release(struct digest_ctx *c);
 
-/* Digest a whole file (streaming, 1 MiB reads). Errors are WB_EIO. */
+/* Digest the whole content of the open file FD, from offset 0 whatever its
+ * position (pread, 1 MiB at a time): the bytes of that descriptor, not of
+ * whatever a path names later. WHAT names it in errors (WB_EIO). */
+int digest_fd(int fd, const char *what, unsigned algs, struct digest_result *r,
+	      struct wb_err *e);
+/* digest_fd over the file at PATH. */
 int digest_file(const char *path, unsigned algs, struct digest_result *r,
 		struct wb_err *e);
 
