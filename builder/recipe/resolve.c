@@ -2165,7 +2165,28 @@ out:
 
 static void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 
-/* VS: the component's variables, released by the caller. */
+/* Tree paths A and B are one directory on Windows (case, 8.3 names and
+ * trailing dots and spaces folded: lib/winreserved.c). */
+static int same_dir(const char *a, const char *b)
+{
+	return winreserved_under(a, b) && winreserved_under(b, a);
+}
+
+/* Directory DIR is the one the file at tree path FILE lands in. */
+static int in_parent_of(const char *dir, const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	char *parent;
+	int ret;
+
+	if (!slash)
+		return 0;
+	parent = xstrndup(file, (size_t)(slash - file));
+	ret = same_dir(dir, parent);
+	free(parent);
+	return ret;
+}
+
 /*
  * What a component adds to the machine PATH or to Defender's exclusions
  * must be a directory it owns (docs/recipes.md, "path"): one of its own
@@ -2200,37 +2221,23 @@ static int owned_dirs(struct resolver *r, const struct rnode *l, const char *wha
 		for (size_t k = 0; !owned && k < c->directories.nr; k++) {
 			char *d = winpath_to_tree(c->directories.v[k], &why);
 
-			owned = d && winreserved_under(t, d) && winreserved_under(d, t);
+			owned = d && same_dir(t, d);
 			free(d);
 		}
 		for (size_t k = 0; !owned && k < p->nartifacts; k++) {
 			const struct plan_artifact *a = &p->artifacts[k];
-			char *slash;
 
 			if (strcmp(a->component, c->name))
 				continue;
-			if (a->action == PLAN_UNPACK) {
+			if (a->action == PLAN_UNPACK)
 				owned = winreserved_under(t, a->dest_tree);
-				continue;
-			}
-			slash = strrchr(a->dest_tree, '/');
-			if (slash) {
-				char *parent = xstrndup(a->dest_tree, (size_t)(slash - a->dest_tree));
-
-				owned = winreserved_under(t, parent) && winreserved_under(parent, t);
-				free(parent);
-			}
+			else
+				owned = in_parent_of(t, a->dest_tree);
 		}
 		for (size_t k = 0; !owned && k < p->ngenerate; k++) {
 			const struct plan_generate *g = &p->generate[k];
-			const char *slash = strrchr(g->dest_tree, '/');
 
-			if (!strcmp(g->component, c->name) && slash) {
-				char *parent = xstrndup(g->dest_tree, (size_t)(slash - g->dest_tree));
-
-				owned = winreserved_under(t, parent) && winreserved_under(parent, t);
-				free(parent);
-			}
+			owned = !strcmp(g->component, c->name) && in_parent_of(t, g->dest_tree);
 		}
 		free(t);
 		if (!owned)
@@ -2275,6 +2282,7 @@ static int leading_v(struct resolver *r, const struct rnode *cn, const struct rn
 		      "(.../v${version}/...)", what, at->scalar, giving, at->scalar + 1);
 }
 
+/* VS: the component's variables, released by the caller. */
 static int convert_component_in(struct resolver *r, struct rnode *cn,
 				const struct vars *image_vars, struct vars *vs)
 {
