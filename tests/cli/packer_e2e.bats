@@ -49,7 +49,7 @@ PK=out/windows-2022-containerd/packer
 	wb build img2.yaml --builder qemu
 	assert_status 2
 	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders (qemu) is not pinned"
-	assert_output_has "--builder azure-arm"
+	assert_output_has "or build only cloud builders (--builder azure-arm, --builder amazon-ebs)"
 	[[ "$output" != *"warning"* ]]
 	[ ! -e out ]
 	[ ! -e winbuild.lock ]
