@@ -68,3 +68,16 @@ commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print 
 	assert_output_has "s:components.containerd.version="
 	grep -q "^l:.*recipes overrides" <<<"$output"
 }
+
+@test "every function the architecture and hardening docs name, as \`name()\`, exists in builder/ or tests/" {
+	# a renamed or removed function leaves the docs pointing nowhere
+	# (issue 29: a stale name in docs/hardening.md); "`x()`/`_y()`" short
+	# forms are skipped
+	missing=
+	for f in "$WB_SRC/docs/architecture.md" "$WB_SRC/docs/hardening.md"; do
+		for n in $(grep -o '`[a-z][a-z_0-9]*()`' "$f" | tr -d '`()' | sort -u); do
+			grep -rqw -- "$n" "$WB_SRC/builder" "$WB_SRC/tests" || missing="$missing ${f##*/}:$n"
+		done
+	done
+	[ -z "$missing" ] || { echo "docs name functions that do not exist:$missing" >&2; return 1; }
+}
