@@ -201,8 +201,48 @@ static size_t only_list(const struct emit_opts *o, enum platform_transfer transf
 	return n;
 }
 
-static int emit_hcl(const struct plan *p, const struct emit_opts *o,
-		    const char *tmp, int has_sbom, struct wb_err *e)
+/* 1 if the staged manifest M holds a file below tree directory DIR. */
+static int manifest_has_dir(const struct staged_manifest *m, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	for (size_t i = 0; len && i < m->nfiles; i++)
+		if (!strncmp(m->files[i].tree_path, dir, len) &&
+		    m->files[i].tree_path[len] == '/')
+			return 1;
+	return 0;
+}
+
+/*
+ * B's `cd_files` into OUT: its firmware's answer file, the tree, the
+ * manifest (and the SBOM), and B's own windowsPE drivers when the image
+ * carries any (platform_winpe_dir()): each CD builder's list is its own,
+ * so no builder's drivers reach another's Setup. Sets "winpe_drivers" in
+ * V ("1" or "") for the source's device choices.
+ */
+static void cd_files(const struct platform_builder *b, const struct staged_manifest *m,
+		     int has_sbom, struct tmpl_vars *v, struct buf *out)
+{
+	char dir[256];
+	int drivers = !platform_winpe_dir(b, dir, sizeof(dir)) && manifest_has_dir(m, dir);
+
+	buf_reset(out);
+	buf_addf(out, "[\"${path.root}/answer/%s/Autounattend.xml\", "
+		 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
+		 b->fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
+	if (has_sbom)
+		buf_adds(out, ", \"${path.root}/../sbom.cdx.json\"");
+	/* platform_winpe_dir() names only [a-z0-9-], '/' and '$WinPEDriver$':
+	 * nothing HCL would read as an interpolation ("${") or a quote */
+	if (drivers)
+		buf_addf(out, ", \"${path.root}/../tree/%s\"", dir);
+	buf_addc(out, ']');
+	tmpl_set(v, "winpe_drivers", drivers ? "1" : "");
+}
+
+static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
+		    const struct emit_opts *o, const char *tmp, int has_sbom,
+		    struct wb_err *e)
 {
 	struct tmpl_vars v = TMPL_VARS_INIT;
 	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, readme = BUF_INIT,
@@ -230,17 +270,6 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	} else {
 		/* only under policy.unverified_iso: allow (recipe/resolve.c) */
 		tmpl_set(&v, "iso_checksum", "none");
-	}
-	for (int fw = PLATFORM_FW_BIOS; fw <= PLATFORM_FW_UEFI; fw++) {
-		buf_reset(&tmp_b);
-		buf_addf(&tmp_b, "[\"${path.root}/answer/%s/Autounattend.xml\", "
-			 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
-			 fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
-		if (has_sbom)
-			buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
-		buf_addc(&tmp_b, ']');
-		tmpl_set_trusted(&v, fw == PLATFORM_FW_UEFI ? "cd_files_uefi" : "cd_files_bios",
-				 tmp_b.ptr);
 	}
 
 	for (size_t i = 0; i < platform_nbuilders && ns < NB_MAX; i++) {
@@ -281,6 +310,10 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		}
 		/* D15: the base image is the recipe's installation type */
 		tmpl_set(&v, "base_image", base ? base : "");
+		if (b->transfer == PLATFORM_CD) {
+			cd_files(b, m, has_sbom, &v, &tmp_b);
+			tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);
+		}
 		tmpl_set_trusted(&v, "plugin", b->plugin);
 		tmpl_set(&v, "plugin_source", b->plugin_source);
 		tmpl_set(&v, "plugin_version", b->plugin_version);
@@ -496,7 +529,7 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	sub = fs_join(tmp, "init");
 	if (fs_mkdir_p(sub, 0755, e))
 		goto out;
-	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || interrupted(o, e) ||
+	if (emit_hcl(p, m, o, tmp, fs_exists(sbom), e) || interrupted(o, e) ||
 	    emit_scripts(p, m, o, tmp, e) || interrupted(o, e) ||
 	    emit_answer(p, o, tmp, e) || interrupted(o, e))
 		goto out;

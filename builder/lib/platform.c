@@ -202,6 +202,38 @@ const char *platform_base_image(const struct platform_builder *b, const char *ve
 	return NULL;
 }
 
+/*
+ * The folder name is Windows Setup's own: Setup.exe loads every driver
+ * below a "$WinPEDriver$" folder at the root of any attached drive, in
+ * windowsPE and into the installed image (Microsoft KB 2686316,
+ * "Limitations of $WinPeDriver$"). image-builder instead lists `a:\` in
+ * the answer file's PnpCustomizationsWinPE DriverPaths and carries the
+ * pvscsi driver on a floppy (packer/ova/packer-windows.json floppy_dirs,
+ * packer/ova/windows/windows-2022-efi/autounattend.xml): a floppy has a
+ * fixed drive letter, but holds 1.44 MB and generation 2 Hyper-V has none,
+ * while a CD's letter in windowsPE depends on the order the install
+ * media, the payload CD and any tools ISO are found. Packer's CD step
+ * puts a directory at the CD root under its own name
+ * (packer-plugin-sdk multistep/commonsteps/step_create_cdrom.go), hence
+ * the folder's name in the tree.
+ */
+int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len)
+{
+	int n;
+
+	if (!len)
+		return -1;
+	*out = '\0';
+	if (!b || b->fw == PLATFORM_FW_NONE)
+		return -1;
+	n = snprintf(out, len, "ProgramData/winbuild/winpe/%s/$WinPEDriver$", b->name);
+	if (n < 0 || (size_t)n >= len) {
+		*out = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 const char *platform_gvlk(const struct platform_windows *w, const char *edition)
 {
 	for (size_t i = 0; w && i < ARRAY_SIZE(w->gvlk); i++)

@@ -113,6 +113,16 @@ const char *platform_provider_for(const struct platform_builder *b, const char *
 const char *platform_base_image(const struct platform_builder *b, const char *version,
 				int desktop);
 
+/*
+ * Where the staged tree holds the drivers Windows Setup of ISO builder B
+ * loads in windowsPE: "ProgramData/winbuild/winpe/<name>/$WinPEDriver$"
+ * ('/'-separated, relative to the tree, as manifest tree paths are), into
+ * OUT (LEN bytes). Only B's own CD carries that folder, at its root, where
+ * Setup looks for it (docs/packer.md, "Drivers in Setup"). Returns -1 (OUT
+ * empty) for a builder that installs no ISO or a name too long for OUT.
+ */
+int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len);
+
 /* The GVLK of W's EDITION, or NULL. */
 const char *platform_gvlk(const struct platform_windows *w, const char *edition);
 
