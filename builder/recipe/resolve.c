@@ -1255,8 +1255,8 @@ static int strcmp_ptr(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int convert_action(struct resolver *r, const struct rnode *an,
-			  struct plan_artifact *a, const char *ctx)
+static int convert_action(struct resolver *r, const struct vars *vs,
+			  const struct rnode *an, struct plan_artifact *a, const char *ctx)
 {
 	const struct rnode *un = rnode_get(an, "unpack"), *in = rnode_get(an, "install");
 	const struct rnode *pn = rnode_get(an, "payload"), *n;
@@ -1273,9 +1273,18 @@ static int convert_action(struct resolver *r, const struct rnode *an,
 		a->strip = (n = rnode_get(un, "strip")) ? (int)to_ull(n) : 0;
 		if (a->strip > 64)
 			return err_at(r, &n->origin, "'%s.unpack.strip' must be at most 64", ctx);
+		/* ${var}s expand in the globs, so a component can pick the
+		 * folder of the image's Windows (virtio-win's 2k22/) */
+		snprintf(what, sizeof(what), "%s.unpack.include", ctx);
 		if ((n = rnode_get(un, "include")))
-			for (size_t i = 0; i < n->nr; i++)
-				wb_strlist_push(&a->include, n->items[i]->scalar);
+			for (size_t i = 0; i < n->nr; i++) {
+				char *g = expand(r, vs, n->items[i], what);
+
+				if (!g)
+					return -1;
+				wb_strlist_push(&a->include, g);
+				free(g);
+			}
 		a->format = xstrdup((n = rnode_get(un, "format")) ? n->scalar : "auto");
 		n = rnode_get(un, "limits");
 		a->limits.max_bytes = to_ull(rnode_get(n, "max_bytes"));
@@ -1415,7 +1424,7 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 	if (convert_verify(r, vn, vs, a, ctx) ||
 	    convert_signatures(r, vs, a, ctx))
 		return -1;
-	if (convert_action(r, an, a, ctx))
+	if (convert_action(r, vs, an, a, ctx))
 		return -1;
 	return policy_check_artifact(r, a, vn);
 }

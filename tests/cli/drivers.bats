@@ -6,6 +6,7 @@
 # the emitted HCL, Debian's `packer validate` where 1.6.6 can judge.
 
 load helpers
+load ../lib/servers
 
 setup() {
 	common_setup
@@ -15,6 +16,50 @@ setup() {
 	R="$WB_SRC/recipes/windows-2022-containerd.yaml"
 	PK=out/windows-2022-containerd/packer
 	HCL=$PK/windows-2022-containerd.pkr.hcl
+}
+
+teardown() { stop_servers; }
+
+# virtio_iso DIR: an ISO 9660 image laid out as virtio-win's (Rock Ridge +
+# Joliet, as xorriso writes it), with drivers for two Windows versions and
+# files the component must leave out; prints its path
+virtio_iso() {
+	local src="$1/src"
+	for d in viostor vioscsi NetKVM; do
+		for os in 2k19 2k22; do
+			mkdir -p "$src/$d/$os/amd64" "$src/$d/$os/x86"
+			for ext in inf sys cat; do
+				echo "$d $os amd64 $ext" >"$src/$d/$os/amd64/$(tr A-Z a-z <<<"$d").$ext"
+				echo "$d $os x86 $ext" >"$src/$d/$os/x86/$(tr A-Z a-z <<<"$d").$ext"
+			done
+		done
+	done
+	mkdir -p "$src/guest-agent" && echo msi >"$src/guest-agent/qemu-ga-x86_64.msi"
+	echo "readme" >"$src/README.md"
+	xorriso -as mkisofs -r -J -V virtio-win -o "$1/virtio-win.iso" "$src" >/dev/null 2>&1
+	echo "$1/virtio-win.iso"
+}
+
+# virtio_recipe ISO_URL SHA256: img.yaml with the shipped virtio-win
+# component for the qemu builder, and fixture.yaml replacing its URL
+virtio_recipe() {
+	cat >img.yaml <<-EOF
+		kind: image
+		name: t
+		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
+		vars: {virtio_win_os: 2k22}
+		components:
+		  virtio-win:
+		    file: $WB_SRC/recipes/components/virtio-win.yaml
+		packer: {builders: [qemu]}
+	EOF
+	cat >fixture.yaml <<-EOF
+		kind: override
+		replace:
+		  virtio-win:
+		    url: $1
+		    verify: {sha256: $2}
+	EOF
 }
 
 staged() {
@@ -80,4 +125,74 @@ facts() {
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	run packer fmt -check "$PK"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
+
+@test "drivers: the shipped virtio-win component stages an ISO's drivers for the recipe's Windows into qemu's windowsPE folder, and qemu goes virtio" {
+	need_dep command -v xorriso -- "xorriso not installed"
+	mkdir www
+	iso=$(virtio_iso www)
+	start_nginx "$WORK/www"
+	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(sha256sum "$iso" | cut -d' ' -f1)"
+	wb stage img.yaml -O fixture.yaml --no-progress
+	assert_status 0
+	wp='out/t/tree/ProgramData/winbuild/winpe/qemu/$WinPEDriver$'
+	(cd "$wp" && find . -type f | sort) >got
+	for d in viostor vioscsi NetKVM; do
+		l=$(tr A-Z a-z <<<"$d")
+		for ext in cat inf sys; do echo "./$d/2k22/amd64/$l.$ext"; done
+	done | sort >want
+	diff want got
+	grep -qx "viostor 2k22 amd64 sys" "$wp/viostor/2k22/amd64/viostor.sys"
+	# the manifest records them, and emit puts the folder on qemu's CD
+	grep -q 'ProgramData/winbuild/winpe/qemu/\$WinPEDriver\$/NetKVM/2k22/amd64/netkvm.inf' out/t/manifest.json
+	wb emit img.yaml -O fixture.yaml --builder qemu
+	assert_status 0
+	HCL=out/t/packer/t.pkr.hcl
+	run facts qemu
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	grep -qF '${path.root}/../tree/ProgramData/winbuild/winpe/qemu/$WinPEDriver$|"virtio"|"virtio-net"' <<<"$output"
+	need_dep command -v packer -- "packer not installed (make deps)"
+	run packer validate out/t/packer
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
+
+@test "drivers: virtio-win's ISO with another digest is refused (exit 1), no tree" {
+	need_dep command -v xorriso -- "xorriso not installed"
+	mkdir www
+	iso=$(virtio_iso www)
+	start_nginx "$WORK/www"
+	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(printf '%064d' 0)"
+	wb stage img.yaml -O fixture.yaml --no-progress
+	assert_status 1
+	assert_output_has "virtio-win"
+	[ ! -e out/t/tree ]
+}
+
+@test "drivers: virtio-win without vars.virtio_win_os is a recipe error naming the variable" {
+	virtio_recipe "http://127.0.0.1:1/virtio-win.iso" "$(printf '%064d' 0)"
+	sed -i '/virtio_win_os/d' img.yaml
+	wb plan img.yaml -O fixture.yaml
+	assert_status 2
+	assert_output_has "virtio_win_os"
+}
+
+@test "drivers: an ISO 9660 artifact is extracted under the same rules as tar and zip (symlink refused, format enforced)" {
+	need_dep command -v xorriso -- "xorriso not installed"
+	mkdir -p www src/viostor/2k22/amd64
+	echo inf >src/viostor/2k22/amd64/viostor.inf
+	ln -s /etc/passwd src/viostor/2k22/amd64/evil-link.sys
+	xorriso -as mkisofs -r -J -V x -o www/virtio-win.iso src >/dev/null 2>&1
+	start_nginx "$WORK/www"
+	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(sha256sum www/virtio-win.iso | cut -d' ' -f1)"
+	wb stage img.yaml -O fixture.yaml --no-progress
+	assert_status 4
+	assert_output_has "evil-link.sys"
+	[ ! -e out/t/tree ]
+	# a tarball where the component says iso is refused before extraction
+	rm src/viostor/2k22/amd64/evil-link.sys
+	tar -C src -czf www/virtio-win.iso .
+	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(sha256sum www/virtio-win.iso | cut -d' ' -f1)"
+	wb stage img.yaml -O fixture.yaml --no-progress
+	assert_status 4
+	assert_output_has "unpack.format is 'iso' but the file is a gzip stream"
 }
