@@ -1,4 +1,5 @@
 /* Packer HCL2 template, var file, scripts and payload (see emit/emit.h). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -215,16 +216,17 @@ static int manifest_has_dir(const struct staged_manifest *m, const char *dir)
 
 /*
  * B's `cd_files` into OUT: its firmware's answer file, the tree, the
- * manifest (and the SBOM), and B's own windowsPE drivers when the image
- * carries any (platform_winpe_dir()): each CD builder's list is its own,
- * so no builder's drivers reach another's Setup. Sets "winpe_drivers" in
- * V ("1" or "") for the source's device choices.
+ * manifest (and the SBOM), then each folder of B's `winpe` list that the
+ * image holds files in (platform_winpe_dir()): each CD builder's list is
+ * its own, so no builder's drivers or tools reach another's Setup. Sets
+ * "cd_<folder>" in V to "1" or "" for the source's device choices (the
+ * name lowercased, [a-z0-9_] kept: "cd_winpedriver", "cd_vmwaretools").
  */
 static void cd_files(const struct platform_builder *b, const struct staged_manifest *m,
 		     int has_sbom, struct tmpl_vars *v, struct buf *out)
 {
-	char dir[256];
-	int drivers = !platform_winpe_dir(b, dir, sizeof(dir)) && manifest_has_dir(m, dir);
+	char dir[256], sub[512];
+	int have_dir = !platform_winpe_dir(b, dir, sizeof(dir));
 
 	buf_reset(out);
 	buf_addf(out, "[\"${path.root}/answer/%s/Autounattend.xml\", "
@@ -232,12 +234,24 @@ static void cd_files(const struct platform_builder *b, const struct staged_manif
 		 b->fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
 	if (has_sbom)
 		buf_adds(out, ", \"${path.root}/../sbom.cdx.json\"");
-	/* platform_winpe_dir() names only [a-z0-9-], '/' and '$WinPEDriver$':
-	 * nothing HCL would read as an interpolation ("${") or a quote */
-	if (drivers)
-		buf_addf(out, ", \"${path.root}/../tree/%s\"", dir);
+	for (size_t k = 0; k < ARRAY_SIZE(b->winpe) && b->winpe[k]; k++) {
+		char var[64] = "cd_";
+		size_t n = 3;
+		int here;
+
+		snprintf(sub, sizeof(sub), "%s/%s", dir, b->winpe[k]);
+		here = have_dir && manifest_has_dir(m, sub);
+		/* the table's names are [A-Za-z0-9._$-]: nothing an HCL string
+		 * would read as an interpolation ("${"), a quote or an escape */
+		if (here)
+			buf_addf(out, ", \"${path.root}/../tree/%s\"", sub);
+		for (const char *c = b->winpe[k]; *c && n < sizeof(var) - 1; c++)
+			if (isalnum((unsigned char)*c) || *c == '_')
+				var[n++] = (char)tolower((unsigned char)*c);
+		var[n] = '\0';
+		tmpl_set(v, var, here ? "1" : "");
+	}
 	buf_addc(out, ']');
-	tmpl_set(v, "winpe_drivers", drivers ? "1" : "");
 }
 
 static int emit_hcl(const struct plan *p, const struct staged_manifest *m,

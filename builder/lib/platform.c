@@ -40,6 +40,9 @@ const struct platform_builder platform_builders[] = {
 		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "vsphere", .plugin_source = "github.com/vmware/vsphere",
 		.plugin_version = "2.0.0",
+		/* pvscsi for Setup; VMware Tools, which the answer file runs at
+		 * first logon (recipes/components/vmware-tools.yaml) */
+		.winpe = { PLATFORM_WINPE_DRIVERS, "VMwareTools" },
 		.secrets = { "vsphere_password" },
 		.base_var = "vsphere_guest_os_type",
 		.base = {
@@ -56,6 +59,8 @@ const struct platform_builder platform_builders[] = {
 		.fw = PLATFORM_FW_BIOS, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "qemu", .plugin_source = "github.com/hashicorp/qemu",
 		.plugin_version = "1.1.4",
+		/* viostor, vioscsi, NetKVM (recipes/components/virtio-win.yaml) */
+		.winpe = { PLATFORM_WINPE_DRIVERS },
 	},
 	{
 		.name = "hyperv-iso", .provider = "nocloud", .providers = "|nocloud|",
@@ -215,7 +220,7 @@ const char *platform_base_image(const struct platform_builder *b, const char *ve
  * media, the payload CD and any tools ISO are found. Packer's CD step
  * puts a directory at the CD root under its own name
  * (packer-plugin-sdk multistep/commonsteps/step_create_cdrom.go), hence
- * the folder's name in the tree.
+ * PLATFORM_WINPE_DRIVERS as a folder's name in the tree.
  */
 int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len)
 {
@@ -226,7 +231,7 @@ int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len)
 	*out = '\0';
 	if (!b || b->fw == PLATFORM_FW_NONE)
 		return -1;
-	n = snprintf(out, len, "ProgramData/winbuild/winpe/%s/$WinPEDriver$", b->name);
+	n = snprintf(out, len, "ProgramData/winbuild/winpe/%s", b->name);
 	if (n < 0 || (size_t)n >= len) {
 		*out = '\0';
 		return -1;
