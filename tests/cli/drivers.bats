@@ -95,7 +95,7 @@ facts() {
 	echo "$output"
 	tree='${path.root}/../tree/ProgramData/winbuild/winpe'
 	grep -qF "qemu \${path.root}/answer/bios/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json $tree/qemu/\$WinPEDriver\$|\"virtio\"|\"virtio-net\"" <<<"$output"
-	grep -qF "vsphere-iso \${path.root}/answer/uefi/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json $tree/vsphere-iso/\$WinPEDriver\$|[\"pvscsi\"]|\"vmxnet3\"" <<<"$output"
+	grep -qF "vsphere-iso \${path.root}/answer/uefi/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json $tree/vsphere-iso/\$WinPEDriver\$|[\"pvscsi\"]|\"e1000e\"" <<<"$output"
 	# hyperv-iso has no drivers staged: its CD is the plain one
 	grep -qxF "hyperv-iso \${path.root}/answer/uefi/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json|-|-" <<<"$output"
 	# Packer's CD step puts a directory at the CD root under its own name
@@ -195,4 +195,80 @@ facts() {
 	wb stage img.yaml -O fixture.yaml --no-progress
 	assert_status 4
 	assert_output_has "unpack.format is 'iso' but the file is a gzip stream"
+}
+
+# tools_iso DIR: an ISO laid out as VMware's Windows Tools ISO: setup64.exe
+# at the root, drivers under Program Files/VMware/VMware Tools/Drivers
+tools_iso() {
+	local src="$1/tsrc" d="Program Files/VMware/VMware Tools/Drivers"
+	mkdir -p "$src/$d/pvscsi/Win10/amd64" "$src/$d/pvscsi/Win8/amd64" "$src/$d/vmxnet3/Win10/amd64"
+	for ext in inf sys cat; do
+		echo "pvscsi Win10 $ext" >"$src/$d/pvscsi/Win10/amd64/pvscsi.$ext"
+		echo "pvscsi Win8 $ext" >"$src/$d/pvscsi/Win8/amd64/pvscsi.$ext"
+		echo "vmxnet3 $ext" >"$src/$d/vmxnet3/Win10/amd64/vmxnet3.$ext"
+	done
+	echo "MZ setup64" >"$src/setup64.exe"
+	echo "MZ setup" >"$src/setup.exe"
+	xorriso -as mkisofs -r -J -V VMware-Tools -o "$1/VMware-tools.iso" "$src" >/dev/null 2>&1
+	echo "$1/VMware-tools.iso"
+}
+
+@test "drivers: the shipped vmware-tools component puts pvscsi and Tools on the vsphere-iso CD only; tools.conf excludes HNS and CNI NICs; the answer file installs Tools" {
+	need_dep command -v xorriso -- "xorriso not installed"
+	mkdir www
+	iso=$(tools_iso www)
+	start_nginx "$WORK/www"
+	sum=$(sha256sum "$iso" | cut -d' ' -f1)
+	cat >img.yaml <<-EOF2
+		kind: image
+		name: t
+		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
+		components:
+		  vmware-tools:
+		    file: $WB_SRC/recipes/components/vmware-tools.yaml
+		packer: {builders: [vsphere-iso, hyperv-iso]}
+	EOF2
+	cat >fixture.yaml <<-EOF2
+		kind: override
+		replace:
+		  vmware-tools: {url: "http://127.0.0.1:$NGINX_PORT/VMware-tools.iso", verify: {sha256: $sum}}
+		  pvscsi: {url: "http://127.0.0.1:$NGINX_PORT/VMware-tools.iso", verify: {sha256: $sum}}
+	EOF2
+	wb stage img.yaml -O fixture.yaml --no-progress
+	assert_status 0
+	t=out/t/tree/ProgramData
+	(cd "$t/winbuild/winpe/vsphere-iso" && find . -type f | sort) >got
+	printf '%s\n' './$WinPEDriver$/Program Files/VMware/VMware Tools/Drivers/pvscsi/Win10/amd64/pvscsi.cat' \
+		'./$WinPEDriver$/Program Files/VMware/VMware Tools/Drivers/pvscsi/Win10/amd64/pvscsi.inf' \
+		'./$WinPEDriver$/Program Files/VMware/VMware Tools/Drivers/pvscsi/Win10/amd64/pvscsi.sys' \
+		./VMwareTools/setup64.exe >want
+	diff want got
+	grep -qx 'exclude-nics=vEthernet\*,antrea-\*,cali\*,cilium\*,lxc\*,ovs-system,flannel\*,veth\*,vxlan_sys_\*,genev_sys_\*,gre_sys_\*,stt_sys_\*,????????-??????' \
+		"$t/VMware/VMware Tools/tools.conf"
+	grep -qx '\[guestinfo\]' "$t/VMware/VMware Tools/tools.conf"
+	wb emit img.yaml -O fixture.yaml
+	assert_status 0
+	HCL=out/t/packer/t.pkr.hcl
+	run facts vsphere-iso hyperv-iso
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	echo "$output"
+	w='${path.root}/../tree/ProgramData/winbuild/winpe/vsphere-iso'
+	grep -qF "sbom.cdx.json $w/\$WinPEDriver\$ $w/VMwareTools|[\"pvscsi\"]|\"vmxnet3\"" <<<"$output"
+	grep -qxF 'hyperv-iso ${path.root}/answer/uefi/Autounattend.xml ${path.root}/../tree ${path.root}/../manifest.json ${path.root}/../sbom.cdx.json|-|-' <<<"$output"
+	# the answer file: Tools from the CD's \VMwareTools, else the host's ISO,
+	# after the WinRM commands
+	python3 - out/t/packer/answer/uefi/Autounattend.xml <<-'PY'
+		import sys, xml.etree.ElementTree as ET
+		U = "{urn:schemas-microsoft-com:unattend}"
+		cmds = {}
+		for c in ET.parse(sys.argv[1]).getroot().iter(U + "SynchronousCommand"):
+		    cmds[int(c.find(U + "Order").text)] = c.find(U + "CommandLine").text
+		assert sorted(cmds) == list(range(1, 9)), sorted(cmds)
+		assert r'%d:\VMwareTools\setup64.exe /s /v "/qn REBOOT=R"' in cmds[7], cmds[7]
+		assert r'if not exist "C:\Program Files\VMware\VMware Tools\vmtoolsd.exe"' in cmds[8], cmds[8]
+		assert r'%d:\setup64.exe /s /v "/qn REBOOT=R"' in cmds[8], cmds[8]
+	PY
+	need_dep command -v packer -- "packer not installed (make deps)"
+	PKR_VAR_vsphere_password=s run packer validate out/t/packer
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 }
