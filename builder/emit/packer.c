@@ -318,8 +318,12 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		if (!selected(o, b->name))
 			continue;
 		if (b->base_var && !base) {
-			wb_error(e, WB_EUSAGE, "no %s for Windows Server '%s' in the platform "
-				 "table (builder '%s')", b->base_var, p->windows_version, b->name);
+			wb_error(e, WB_EUSAGE, "no %s for Windows Server '%s' %s in the "
+				 "platform table (builder '%s')%s", b->base_var, p->windows_version,
+				 p->windows_desktop ? "with the Desktop Experience" : "Server Core",
+				 b->name, p->windows_desktop ? "" : ": its platform publishes no "
+				 "Server Core image; set windows.desktop_experience: true or "
+				 "choose another builder");
 			goto out;
 		}
 		/* D15: the base image is the recipe's installation type */

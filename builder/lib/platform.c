@@ -85,6 +85,30 @@ const struct platform_builder platform_builders[] = {
 			  "Windows_Server-2025-English-Full-Base-*" },
 		},
 	},
+	{
+		/* Oracle Cloud Infrastructure, as image-builder builds Windows
+		 * there (images/capi/packer/oci/packer-windows.json): cloudbase-init
+		 * with HttpService, OCI's OpenStack-compatible metadata endpoint;
+		 * WinRM over HTTPS as opc, set up by user data
+		 * (packer/oci/scripts/winrm_bootstrap_template.txt); sysprep with
+		 * cloudbase-init's Unattend.xml and /quit, then OCI images the
+		 * instance (packer/oci/scripts/sysprep.ps1). Base images: OCI's
+		 * Windows platform images, by operating_system_version; OCI
+		 * publishes no Server Core image, so a Server Core recipe has no
+		 * base image here (D15: never the Desktop Experience instead). */
+		.name = "oracle-oci", .provider = "openstack", .providers = "|openstack|",
+		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "oci",
+		.plugin = "oracle", .plugin_source = "github.com/hashicorp/oracle",
+		.plugin_version = "1.1.2",
+		.secrets = { "oci_winrm_password" },
+		.files = { "oci/oci-winrm-bootstrap.txt" },
+		.base_var = "oci_operating_system_version",
+		.base = {
+			{ "2019", NULL, "Server 2019 Datacenter" },
+			{ "2022", NULL, "Server 2022 Datacenter" },
+			{ "2025", NULL, "Server 2025 Datacenter" },
+		},
+	},
 };
 const size_t platform_nbuilders = ARRAY_SIZE(platform_builders);
 

@@ -2790,8 +2790,14 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 					      n->items[i]->scalar, names);
 		copy_strlist(n, &p->builders);
 	} else {
+		/* every builder of the table that has an image of the recipe's
+		 * Windows to start from (oracle-oci has no Server Core: a
+		 * Server Core recipe that names no builders does not get it) */
 		for (size_t i = 0; i < platform_nbuilders; i++)
-			wb_strlist_push(&p->builders, platform_builders[i].name);
+			if (!platform_builders[i].base_var ||
+			    platform_base_image(&platform_builders[i], p->windows_version,
+						p->windows_desktop))
+				wb_strlist_push(&p->builders, platform_builders[i].name);
 	}
 	if (narrow_builders(r, n))
 		return -1;
@@ -2817,6 +2823,17 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 				      "Datacenter only (use edition: datacenter, or narrow "
 				      "packer.builders to the ISO builders)",
 				      p->windows_edition, b->name);
+		/* D15: never the other installation type instead: a platform
+		 * without a Server Core image (oracle-oci) takes no Server Core
+		 * recipe */
+		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_desktop))
+			return err_at(r, rnode_get(win, "desktop_experience") ?
+				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
+				      "Packer builder '%s' has no %s image of Windows Server %s "
+				      "to start from (use windows.desktop_experience: %s, or "
+				      "narrow packer.builders)", b->name,
+				      p->windows_desktop ? "Desktop Experience" : "Server Core",
+				      p->windows_version, p->windows_desktop ? "false" : "true");
 	}
 	return 0;
 }

@@ -83,7 +83,7 @@ PK=out/windows-2022-containerd/packer
 	assert_output_has "--builder 'qemu' is not one of the recipe's packer.builders (azure-arm; --set #1)"
 	wb fetch img2.yaml --builder nosuch --no-progress
 	assert_status 2
-	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
+	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs, oracle-oci)"
 	# a cloud-only build of an unpinned recipe gets as far as emit
 	staged t 2022
 	wb emit img2.yaml --builder azure-arm

@@ -91,10 +91,10 @@ stray_names() {
 	assert_output_has "'cloudbase_init.provider' must be one of auto|azure|aws|vsphere|nocloud|openstack|nutanix|generic-http, not 'gce'"
 	wb plan "$(recipe 2022)" --set 'packer.builders=[qemu, oci]'
 	assert_status 2
-	assert_output_has "unknown Packer builder 'oci' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
+	assert_output_has "unknown Packer builder 'oci' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs, oracle-oci)"
 	wb emit "$(recipe 2022)" --builder oci
 	assert_status 2
-	assert_output_has "unknown builder 'oci' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
+	assert_output_has "unknown builder 'oci' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs, oracle-oci)"
 }
 
 @test "D17: packer validate -only=<builder>.node passes for every builder alone with only that builder's secrets" {
