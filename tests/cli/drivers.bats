@@ -62,6 +62,15 @@ virtio_recipe() {
 	EOF
 }
 
+# packer_ok DIR: Debian's Packer 1.6.6 validates DIR and finds it fmt-clean
+packer_ok() {
+	need_dep command -v packer -- "packer not installed (make deps)"
+	PKR_VAR_vsphere_password=s run packer validate "$1"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	run packer fmt -check "$1"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+}
+
 staged() {
 	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022 "$@"
 }
@@ -103,11 +112,7 @@ facts() {
 	for b in qemu vsphere-iso; do
 		[ -f "out/windows-2022-containerd/tree/ProgramData/winbuild/winpe/$b/\$WinPEDriver\$/drv/drv.inf" ]
 	done
-	need_dep command -v packer -- "packer not installed (make deps)"
-	PKR_VAR_vsphere_password=s run packer validate "$PK"
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
-	run packer fmt -check "$PK"
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	packer_ok "$PK"
 }
 
 @test "drivers: without staged drivers qemu and vsphere-iso use devices Setup has inbox drivers for" {
@@ -120,11 +125,7 @@ facts() {
 	grep -q '^qemu .*manifest.json|"ide"|"e1000"$' <<<"$output"
 	grep -q '^vsphere-iso .*manifest.json|\["lsilogic-sas"\]|"e1000e"$' <<<"$output"
 	! grep -q 'WinPEDriver' "$HCL"
-	need_dep command -v packer -- "packer not installed (make deps)"
-	PKR_VAR_vsphere_password=s run packer validate "$PK"
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
-	run packer fmt -check "$PK"
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	packer_ok "$PK"
 }
 
 @test "drivers: the shipped virtio-win component stages an ISO's drivers for the recipe's Windows into qemu's windowsPE folder, and qemu goes virtio" {
@@ -151,9 +152,7 @@ facts() {
 	run facts qemu
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	grep -qF '${path.root}/../tree/ProgramData/winbuild/winpe/qemu/$WinPEDriver$|"virtio"|"virtio-net"' <<<"$output"
-	need_dep command -v packer -- "packer not installed (make deps)"
-	run packer validate out/t/packer
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	packer_ok out/t/packer
 }
 
 @test "drivers: virtio-win's ISO with another digest is refused (exit 1), no tree" {
@@ -268,7 +267,5 @@ tools_iso() {
 		assert r'if not exist "C:\Program Files\VMware\VMware Tools\vmtoolsd.exe"' in cmds[8], cmds[8]
 		assert r'%d:\setup64.exe /s /v "/qn REBOOT=R"' in cmds[8], cmds[8]
 	PY
-	need_dep command -v packer -- "packer not installed (make deps)"
-	PKR_VAR_vsphere_password=s run packer validate out/t/packer
-	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	packer_ok out/t/packer
 }
