@@ -469,7 +469,12 @@ assert "Invoke-Native -FilePath $powershell -ArgumentList $args1" in aws
 assert aws.index("ec2launch2") < aws.index("InitializeInstance")
 # natives by $LASTEXITCODE (Invoke-Native), never a bare sysprep.exe call
 assert not re.search(r"^\s*&\s*\$Sysprep", src, re.M)
-assert src.count("Invoke-Native -FilePath $Sysprep") == 2
+assert src.count("Invoke-Native -FilePath $Sysprep") == 3
+# oci (oracle-oci): cloudbase-init's Unattend.xml, /quit, then the image
+# state (image-builder packer/oci/scripts/sysprep.ps1)
+oci = block("oci")
+assert oci.index("Remove-LeftoverUnattend") < oci.index("$Sysprep") < oci.index("Wait-Generalized")
+assert re.search(r"'/generalize', '/oobe', '/mode:vm', '/quiet', '/quit', \"/unattend:\$unattend\"", oci)
 PY
 	# a mode that does not fit the platform is refused before anything runs
 	grep -q "does not fit platform" "$s"
