@@ -2791,8 +2791,8 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 		copy_strlist(n, &p->builders);
 	} else {
 		/* every builder of the table that has an image of the recipe's
-		 * Windows to start from (oracle-oci has no Server Core: a
-		 * Server Core recipe that names no builders does not get it) */
+		 * Windows to start from (a cloud without Server Core images is
+		 * left out of a Server Core recipe that names no builders) */
 		for (size_t i = 0; i < platform_nbuilders; i++)
 			if (!platform_builders[i].base_var ||
 			    platform_base_image(&platform_builders[i], p->windows_version,
@@ -2824,8 +2824,7 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 				      "packer.builders to the ISO builders)",
 				      p->windows_edition, b->name);
 		/* D15: never the other installation type instead: a platform
-		 * without a Server Core image (oracle-oci) takes no Server Core
-		 * recipe */
+		 * without a Server Core image takes no Server Core recipe */
 		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_desktop))
 			return err_at(r, rnode_get(win, "desktop_experience") ?
 				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
