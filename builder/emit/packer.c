@@ -1,4 +1,5 @@
 /* Packer HCL2 template, var file, scripts and payload (see emit/emit.h). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -198,8 +199,61 @@ static size_t only_list(const struct emit_opts *o, enum platform_transfer transf
 	return n;
 }
 
-static int emit_hcl(const struct plan *p, const struct emit_opts *o,
-		    const char *tmp, int has_sbom, struct wb_err *e)
+/* 1 if the staged manifest M holds a file below tree directory DIR. */
+static int manifest_has_dir(const struct staged_manifest *m, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	for (size_t i = 0; len && i < m->nfiles; i++)
+		if (!strncmp(m->files[i].tree_path, dir, len) &&
+		    m->files[i].tree_path[len] == '/')
+			return 1;
+	return 0;
+}
+
+/*
+ * B's `cd_files` into OUT: its firmware's answer file, the tree, the
+ * manifest (and the SBOM), then each folder of B's `winpe` list that the
+ * image holds files in (platform_winpe_dir()): each CD builder's list is
+ * its own, so no builder's drivers or tools reach another's Setup. Sets
+ * "cd_<folder>" in V to "1" or "" for the source's device choices (the
+ * name lowercased, [a-z0-9_] kept: "cd_winpedriver", "cd_vmwaretools").
+ */
+static void cd_files(const struct platform_builder *b, const struct staged_manifest *m,
+		     int has_sbom, struct tmpl_vars *v, struct buf *out)
+{
+	char dir[256], sub[512];
+	int have_dir = !platform_winpe_dir(b, dir, sizeof(dir));
+
+	buf_reset(out);
+	buf_addf(out, "[\"${path.root}/answer/%s/Autounattend.xml\", "
+		 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
+		 b->fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
+	if (has_sbom)
+		buf_adds(out, ", \"${path.root}/../sbom.cdx.json\"");
+	for (size_t k = 0; k < ARRAY_SIZE(b->winpe) && b->winpe[k]; k++) {
+		char var[64] = "cd_";
+		size_t n = 3;
+		int here;
+
+		snprintf(sub, sizeof(sub), "%s/%s", dir, b->winpe[k]);
+		here = have_dir && manifest_has_dir(m, sub);
+		/* the table's names are [A-Za-z0-9._$-]: nothing an HCL string
+		 * would read as an interpolation ("${"), a quote or an escape */
+		if (here)
+			buf_addf(out, ", \"${path.root}/../tree/%s\"", sub);
+		for (const char *c = b->winpe[k]; *c && n < sizeof(var) - 1; c++)
+			if (isalnum((unsigned char)*c) || *c == '_')
+				var[n++] = (char)tolower((unsigned char)*c);
+		var[n] = '\0';
+		tmpl_set(v, var, here ? "1" : "");
+	}
+	buf_addc(out, ']');
+}
+
+static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
+		    const struct emit_opts *o, const char *tmp, int has_sbom,
+		    struct wb_err *e)
 {
 	struct tmpl_vars v = TMPL_VARS_INIT;
 	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, readme = BUF_INIT,
@@ -227,17 +281,6 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 	} else {
 		/* only under policy.unverified_iso: allow (recipe/resolve.c) */
 		tmpl_set(&v, "iso_checksum", "none");
-	}
-	for (int fw = PLATFORM_FW_BIOS; fw <= PLATFORM_FW_UEFI; fw++) {
-		buf_reset(&tmp_b);
-		buf_addf(&tmp_b, "[\"${path.root}/answer/%s/Autounattend.xml\", "
-			 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
-			 fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
-		if (has_sbom)
-			buf_adds(&tmp_b, ", \"${path.root}/../sbom.cdx.json\"");
-		buf_addc(&tmp_b, ']');
-		tmpl_set_trusted(&v, fw == PLATFORM_FW_UEFI ? "cd_files_uefi" : "cd_files_bios",
-				 tmp_b.ptr);
 	}
 
 	for (size_t i = 0; i < platform_nbuilders && ns < NB_MAX; i++) {
@@ -272,12 +315,20 @@ static int emit_hcl(const struct plan *p, const struct emit_opts *o,
 		if (!selected(o, b->name))
 			continue;
 		if (b->base_var && !base) {
-			wb_error(e, WB_EUSAGE, "no %s for Windows Server '%s' in the platform "
-				 "table (builder '%s')", b->base_var, p->windows_version, b->name);
+			wb_error(e, WB_EUSAGE, "no %s for Windows Server '%s' %s in the "
+				 "platform table (builder '%s')%s", b->base_var, p->windows_version,
+				 p->windows_desktop ? "with the Desktop Experience" : "Server Core",
+				 b->name, p->windows_desktop ? "" : ": its platform publishes no "
+				 "Server Core image; set windows.desktop_experience: true or "
+				 "choose another builder");
 			goto out;
 		}
 		/* D15: the base image is the recipe's installation type */
 		tmpl_set(&v, "base_image", base ? base : "");
+		if (b->transfer == PLATFORM_CD) {
+			cd_files(b, m, has_sbom, &v, &tmp_b);
+			tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);
+		}
 		tmpl_set_trusted(&v, "plugin", b->plugin);
 		tmpl_set(&v, "plugin_source", b->plugin_source);
 		tmpl_set(&v, "plugin_version", b->plugin_version);
@@ -493,7 +544,7 @@ int emit_packer(const struct plan *p, const struct staged_manifest *m,
 	sub = fs_join(tmp, "init");
 	if (fs_mkdir_p(sub, 0755, e))
 		goto out;
-	if (emit_hcl(p, o, tmp, fs_exists(sbom), e) || interrupted(o, e) ||
+	if (emit_hcl(p, m, o, tmp, fs_exists(sbom), e) || interrupted(o, e) ||
 	    emit_scripts(p, m, o, tmp, e) || interrupted(o, e) ||
 	    emit_answer(p, o, tmp, e) || interrupted(o, e))
 		goto out;

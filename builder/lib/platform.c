@@ -40,6 +40,9 @@ const struct platform_builder platform_builders[] = {
 		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "vsphere", .plugin_source = "github.com/vmware/vsphere",
 		.plugin_version = "2.0.0",
+		/* pvscsi for Setup; VMware Tools, which the answer file runs at
+		 * first logon (recipes/components/vmware-tools.yaml) */
+		.winpe = { PLATFORM_WINPE_DRIVERS, "VMwareTools" },
 		.secrets = { "vsphere_password" },
 		.base_var = "vsphere_guest_os_type",
 		.base = {
@@ -56,6 +59,8 @@ const struct platform_builder platform_builders[] = {
 		.fw = PLATFORM_FW_BIOS, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "qemu", .plugin_source = "github.com/hashicorp/qemu",
 		.plugin_version = "1.1.4",
+		/* viostor, vioscsi, NetKVM (recipes/components/virtio-win.yaml) */
+		.winpe = { PLATFORM_WINPE_DRIVERS },
 	},
 	{
 		.name = "hyperv-iso", .provider = "nocloud", .providers = "|nocloud|",
@@ -78,6 +83,30 @@ const struct platform_builder platform_builders[] = {
 			  "Windows_Server-2022-English-Full-Base-*" },
 			{ "2025", "Windows_Server-2025-English-Core-Base-*",
 			  "Windows_Server-2025-English-Full-Base-*" },
+		},
+	},
+	{
+		/* Oracle Cloud Infrastructure, as image-builder builds Windows
+		 * there (images/capi/packer/oci/packer-windows.json): cloudbase-init
+		 * with HttpService, OCI's OpenStack-compatible metadata endpoint;
+		 * WinRM over HTTPS as opc, set up by user data
+		 * (packer/oci/scripts/winrm_bootstrap_template.txt); sysprep with
+		 * cloudbase-init's Unattend.xml and /quit, then OCI images the
+		 * instance (packer/oci/scripts/sysprep.ps1). Base images: OCI's
+		 * Windows platform images, by operating_system_version; OCI
+		 * publishes no Server Core image, so a Server Core recipe has no
+		 * base image here (D15: never the Desktop Experience instead). */
+		.name = "oracle-oci", .provider = "openstack", .providers = "|openstack|",
+		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "oci",
+		.plugin = "oracle", .plugin_source = "github.com/hashicorp/oracle",
+		.plugin_version = "1.1.2",
+		.secrets = { "oci_winrm_password" },
+		.files = { "oci/oci-winrm-bootstrap.txt" },
+		.base_var = "oci_operating_system_version",
+		.base = {
+			{ "2019", NULL, "Server 2019 Datacenter" },
+			{ "2022", NULL, "Server 2022 Datacenter" },
+			{ "2025", NULL, "Server 2025 Datacenter" },
 		},
 	},
 };
@@ -205,6 +234,38 @@ const char *platform_base_image(const struct platform_builder *b, const char *ve
 		if (b->base[i].version && !strcmp(b->base[i].version, version))
 			return desktop ? b->base[i].desktop : b->base[i].core;
 	return NULL;
+}
+
+/*
+ * The folder name is Windows Setup's own: Setup.exe loads every driver
+ * below a "$WinPEDriver$" folder at the root of any attached drive, in
+ * windowsPE and into the installed image (Microsoft KB 2686316,
+ * "Limitations of $WinPeDriver$"). image-builder instead lists `a:\` in
+ * the answer file's PnpCustomizationsWinPE DriverPaths and carries the
+ * pvscsi driver on a floppy (packer/ova/packer-windows.json floppy_dirs,
+ * packer/ova/windows/windows-2022-efi/autounattend.xml): a floppy has a
+ * fixed drive letter, but holds 1.44 MB and generation 2 Hyper-V has none,
+ * while a CD's letter in windowsPE depends on the order the install
+ * media, the payload CD and any tools ISO are found. Packer's CD step
+ * puts a directory at the CD root under its own name
+ * (packer-plugin-sdk multistep/commonsteps/step_create_cdrom.go), hence
+ * PLATFORM_WINPE_DRIVERS as a folder's name in the tree.
+ */
+int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len)
+{
+	int n;
+
+	if (!len)
+		return -1;
+	*out = '\0';
+	if (!b || b->fw == PLATFORM_FW_NONE)
+		return -1;
+	n = snprintf(out, len, "ProgramData/winbuild/winpe/%s", b->name);
+	if (n < 0 || (size_t)n >= len) {
+		*out = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 const char *platform_gvlk(const struct platform_windows *w, const char *edition)

@@ -36,6 +36,7 @@ struct platform_base {
 
 #define PLATFORM_MAX_SECRETS 4
 #define PLATFORM_MAX_VERSIONS 4
+#define PLATFORM_MAX_WINPE 3
 
 struct platform_builder {
 	const char *name;           /* Packer builder type; its source is "<name>.node" */
@@ -58,6 +59,11 @@ struct platform_builder {
 	/* more files the builder's source reads: packer/<file>.in is rendered
 	 * to <file without its directory> beside the template */
 	const char *files[2];
+	/* ISO builders: the folders of its windowsPE folder in the tree
+	 * (platform_winpe_dir()) that go on its CD when staged, each at the CD
+	 * root under its name, and set "cd_<name lowercased, [a-z0-9_] kept>" for
+	 * its template (NULL-terminated; [A-Za-z0-9._$-] only) */
+	const char *winpe[PLATFORM_MAX_WINPE];
 };
 
 /* A product key: the edition it installs, and Microsoft's published KMS
@@ -114,6 +120,19 @@ const char *platform_provider_for(const struct platform_builder *b, const char *
  * NULL if B has none (ISO builders) or none for VERSION. */
 const char *platform_base_image(const struct platform_builder *b, const char *version,
 				int desktop);
+
+/*
+ * The staged tree's folder for what Windows Setup on ISO builder B's CD
+ * reads: "ProgramData/winbuild/winpe/<name>" ('/'-separated, relative to
+ * the tree, as manifest tree paths are), into OUT (LEN bytes). Each folder
+ * of B's `winpe` list in it goes on B's CD only, at the CD root under its
+ * own name: PLATFORM_WINPE_DRIVERS, whose drivers Setup loads in
+ * windowsPE, and any other the answer file looks for (docs/packer.md,
+ * "Drivers in Setup"). Returns -1 (OUT empty) for a builder that installs no ISO
+ * or a name too long for OUT.
+ */
+int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len);
+#define PLATFORM_WINPE_DRIVERS "$WinPEDriver$"
 
 /* The GVLK of W's EDITION, or NULL. */
 const char *platform_gvlk(const struct platform_windows *w, const char *edition);

@@ -1288,8 +1288,8 @@ static int strcmp_ptr(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int convert_action(struct resolver *r, const struct rnode *an,
-			  struct plan_artifact *a, const char *ctx)
+static int convert_action(struct resolver *r, const struct vars *vs,
+			  const struct rnode *an, struct plan_artifact *a, const char *ctx)
 {
 	const struct rnode *un = rnode_get(an, "unpack"), *in = rnode_get(an, "install");
 	const struct rnode *pn = rnode_get(an, "payload"), *n;
@@ -1306,9 +1306,18 @@ static int convert_action(struct resolver *r, const struct rnode *an,
 		a->strip = (n = rnode_get(un, "strip")) ? (int)to_ull(n) : 0;
 		if (a->strip > 64)
 			return err_at(r, &n->origin, "'%s.unpack.strip' must be at most 64", ctx);
+		/* ${var}s expand in the globs, so a component can pick the
+		 * folder of the image's Windows (virtio-win's 2k22/) */
+		snprintf(what, sizeof(what), "%s.unpack.include", ctx);
 		if ((n = rnode_get(un, "include")))
-			for (size_t i = 0; i < n->nr; i++)
-				wb_strlist_push(&a->include, n->items[i]->scalar);
+			for (size_t i = 0; i < n->nr; i++) {
+				char *g = expand(r, vs, n->items[i], what);
+
+				if (!g)
+					return -1;
+				wb_strlist_push(&a->include, g);
+				free(g);
+			}
 		a->format = xstrdup((n = rnode_get(un, "format")) ? n->scalar : "auto");
 		n = rnode_get(un, "limits");
 		a->limits.max_bytes = to_ull(rnode_get(n, "max_bytes"));
@@ -1448,7 +1457,7 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 	if (convert_verify(r, vn, vs, a, ctx) ||
 	    convert_signatures(r, vs, a, ctx))
 		return -1;
-	if (convert_action(r, an, a, ctx))
+	if (convert_action(r, vs, an, a, ctx))
 		return -1;
 	return policy_check_artifact(r, a, vn);
 }
@@ -2825,8 +2834,14 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 					      n->items[i]->scalar, names);
 		copy_strlist(n, &p->builders);
 	} else {
+		/* every builder of the table that has an image of the recipe's
+		 * Windows to start from (a cloud without Server Core images is
+		 * left out of a Server Core recipe that names no builders) */
 		for (size_t i = 0; i < platform_nbuilders; i++)
-			wb_strlist_push(&p->builders, platform_builders[i].name);
+			if (!platform_builders[i].base_var ||
+			    platform_base_image(&platform_builders[i], p->windows_version,
+						p->windows_desktop))
+				wb_strlist_push(&p->builders, platform_builders[i].name);
 	}
 	if (narrow_builders(r, n))
 		return -1;
@@ -2852,6 +2867,16 @@ static int convert_builders(struct resolver *r, const struct rnode *top)
 				      "Datacenter only (use edition: datacenter, or narrow "
 				      "packer.builders to the ISO builders)",
 				      p->windows_edition, b->name);
+		/* D15: never the other installation type instead: a platform
+		 * without a Server Core image takes no Server Core recipe */
+		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_desktop))
+			return err_at(r, rnode_get(win, "desktop_experience") ?
+				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
+				      "Packer builder '%s' has no %s image of Windows Server %s "
+				      "to start from (use windows.desktop_experience: %s, or "
+				      "narrow packer.builders)", b->name,
+				      p->windows_desktop ? "Desktop Experience" : "Server Core",
+				      p->windows_version, p->windows_desktop ? "false" : "true");
 	}
 	return 0;
 }

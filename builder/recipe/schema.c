@@ -92,7 +92,7 @@ static const struct schema_key schema_unpack[] = {
 	{ "into", S_STR, NULL, NULL, S_REQUIRED },
 	{ "strip", S_INT, NULL, NULL, 0 },
 	{ "include", S_STRLIST, NULL, NULL, 0 },
-	{ "format", S_ENUM, NULL, "auto|tar.gz|tgz|zip", 0 },
+	{ "format", S_ENUM, NULL, "auto|tar.gz|tgz|zip|iso", 0 },
 	{ "limits", S_MAP, schema_limits, NULL, 0 },
 	END
 };

@@ -79,7 +79,8 @@ struct ctx {
 	size_t nnodes, cap;
 	unsigned char *wbuf;       /* IO_BLOCK bytes for entry data */
 	struct archive *a;         /* set once the filter chain is built */
-	int is_zip;                /* zip container (else tar) */
+	int is_zip;                /* zip container (else tar or ISO 9660) */
+	int is_iso;                /* ISO 9660 image (CD/DVD), read front to back */
 	int filter;                /* ARCHIVE_FILTER_* around the tar */
 	long long deadline_ms;     /* CLOCK_MONOTONIC */
 	unsigned long long max_seconds;
@@ -832,11 +833,12 @@ struct container {
 	const char *what;          /* for messages */
 	int filter;                /* ARCHIVE_FILTER_* (tar inside it) */
 	int zip;
+	int iso;
 };
 
 /*
- * What the file is, from its first bytes: a zip, or a tar inside at most
- * one compressed stream. libarchive is then told exactly that (one filter
+ * What the file is, from its first bytes: a zip, an ISO 9660 image, or a
+ * tar inside at most one compressed stream. libarchive is then told exactly that (one filter
  * appended, filter bidding bypassed), so it can never stack decoders: a
  * stream that decompresses to another compressed stream (a recursive gzip)
  * is "no tar archive inside", refused at once.
@@ -869,7 +871,7 @@ static int sniff(struct ctx *c, struct container *k)
 		return wb_error(c->e, WB_EIO, "archive '%s': read error: %s", c->name,
 				strerror(errno));
 	}
-	k->zip = 0;
+	k->zip = k->iso = 0;
 	k->filter = ARCHIVE_FILTER_NONE;
 	k->what = "a tar archive";
 	if (n >= 4 && m[0] == 'P' && m[1] == 'K' &&
@@ -893,6 +895,24 @@ static int sniff(struct ctx *c, struct container *k)
 	} else if (n >= 5 && !(n == 512 && tar_header(m)) && lzma_alone(m)) {
 		k->filter = ARCHIVE_FILTER_LZMA;
 		k->what = "an lzma stream";
+	} else if (!(n == 512 && tar_header(m))) {
+		/* ISO 9660 (ECMA-119 8.1): the first volume descriptor is at
+		 * sector 16 (byte 32768), type byte then "CD001". The 32 KiB
+		 * before it are the system area, zeros or a hybrid MBR: no
+		 * magic at byte 0, so it is asked only when nothing else
+		 * matched and the first block is no tar header. Distributors
+		 * of Windows drivers ship CD images (virtio-win, VMware
+		 * Tools), the media Setup reads them from. */
+		unsigned char vd[6];
+		ssize_t r;
+
+		do
+			r = pread(c->src.fd, vd, sizeof(vd), 32768);
+		while (r < 0 && errno == EINTR);
+		if (r == (ssize_t)sizeof(vd) && !memcmp(vd + 1, "CD001", 5)) {
+			k->iso = 1;
+			k->what = "an ISO 9660 image";
+		}
 	}
 	return 0;
 }
@@ -904,7 +924,7 @@ static int format_ok(struct ctx *c, const struct container *k)
 
 	if (!f || !strcmp(f, "auto"))
 		return 0;
-	if (!strcmp(f, "zip") ? k->zip :
+	if (!strcmp(f, "zip") ? k->zip : !strcmp(f, "iso") ? k->iso :
 	    (!strcmp(f, "tar.gz") || !strcmp(f, "tgz")) ?
 	    !k->zip && k->filter == ARCHIVE_FILTER_GZIP : 0)
 		return 0;
@@ -1192,14 +1212,16 @@ static int read_entries(struct ctx *c, struct archive *a)
 		free(c->prev);
 		c->prev = name ? xstrdup(name) : NULL;
 		if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) !=
-		    (c->is_zip ? ARCHIVE_FORMAT_ZIP : ARCHIVE_FORMAT_TAR))
+		    (c->is_zip ? ARCHIVE_FORMAT_ZIP : c->is_iso ? ARCHIVE_FORMAT_ISO9660 :
+		     ARCHIVE_FORMAT_TAR))
 			return header_error(c, WB_ESTAGE, "not a %s entry",
-					    c->is_zip ? "zip" : "tar");
+					    c->is_zip ? "zip" : c->is_iso ? "ISO 9660" : "tar");
 		if (bounds_check(c, name) < 0 || do_entry(c, a, ae) < 0)
 			return -1;
 		/* Skipped entries' data is read (and hashed) without being
 		 * written; zip seeks past it (the central directory knows where
-		 * the next entry is), tar reads it block by block. */
+		 * the next entry is), tar and ISO 9660 read it block by
+		 * block. */
 		if (c->is_zip) {
 			r = archive_read_data_skip(a);
 			if (r != ARCHIVE_OK)
@@ -1262,7 +1284,7 @@ static int extract(int src_fd, const char *archive_path, const char *expect_sha2
 		   struct extract_result *res, struct wb_err *e)
 {
 	struct ctx c = { 0 };
-	struct container k = { "a tar archive", ARCHIVE_FILTER_NONE, 0 };
+	struct container k = { "a tar archive", ARCHIVE_FILTER_NONE, 0, 0 };
 	struct archive *a = NULL;
 	struct stat st;
 	int ret = -1;
@@ -1328,6 +1350,7 @@ static int extract(int src_fd, const char *archive_path, const char *expect_sha2
 	if (sniff(&c, &k) < 0 || format_ok(&c, &k) < 0)
 		goto out;
 	c.is_zip = k.zip;
+	c.is_iso = k.iso;
 	c.filter = k.filter;
 	if (c.is_zip && zip_names_agree(&c) < 0)
 		goto out;
@@ -1344,6 +1367,12 @@ static int extract(int src_fd, const char *archive_path, const char *expect_sha2
 		/* Seekable only: the streaming reader would take a symlink for
 		 * a file, and names from headers zip_names_agree() did not see. */
 		archive_read_support_format_zip_seekable(a);
+	} else if (c.is_iso) {
+		/* Rock Ridge and Joliet names as libarchive prefers them; its
+		 * reader goes front to back (a body laid out before its
+		 * directory record is a warning, refused below), so the hash
+		 * follows as it does for tar. */
+		archive_read_support_format_iso9660(a);
 	} else {
 		archive_read_support_format_tar(a);
 		if (c.filter != ARCHIVE_FILTER_NONE &&
@@ -1368,8 +1397,8 @@ static int extract(int src_fd, const char *archive_path, const char *expect_sha2
 		else
 			wb_error(e, c.src.io_errno ? WB_EIO : WB_ESTAGE,
 				 "archive '%s': not an archive winbuild reads (%s): tar (raw "
-				 "or in one gzip, bzip2, xz, lzma or zstd stream) or zip "
-				 "starting with an entry", archive_path,
+				 "or in one gzip, bzip2, xz, lzma or zstd stream), zip "
+				 "starting with an entry, or an ISO 9660 image", archive_path,
 				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
 		goto out;
 	}

@@ -64,7 +64,7 @@ struct extract_spec {
 	struct extract_limits limits;
 	time_t mtime;              /* every file and directory gets this mtime */
 	const char *format;        /* unpack.format: "auto" (or NULL), "tar.gz",
-				      "tgz", "zip" */
+				      "tgz", "zip", "iso" */
 	long long deadline_ms;     /* CLOCK_MONOTONIC ms; 0 = start +
 				      limits.max_seconds (tests set it) */
 };

@@ -83,7 +83,7 @@ PK=out/windows-2022-containerd/packer
 	assert_output_has "--builder 'qemu' is not one of the recipe's packer.builders (azure-arm; --set #1)"
 	wb fetch img2.yaml --builder nosuch --no-progress
 	assert_status 2
-	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs)"
+	assert_output_has "unknown builder 'nosuch' (azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs, oracle-oci)"
 	# a cloud-only build of an unpinned recipe gets as far as emit
 	staged t 2022
 	wb emit img2.yaml --builder azure-arm
@@ -469,7 +469,12 @@ assert "Invoke-Native -FilePath $powershell -ArgumentList $args1" in aws
 assert aws.index("ec2launch2") < aws.index("InitializeInstance")
 # natives by $LASTEXITCODE (Invoke-Native), never a bare sysprep.exe call
 assert not re.search(r"^\s*&\s*\$Sysprep", src, re.M)
-assert src.count("Invoke-Native -FilePath $Sysprep") == 2
+assert src.count("Invoke-Native -FilePath $Sysprep") == 3
+# oci (oracle-oci): cloudbase-init's Unattend.xml, /quit, then the image
+# state (image-builder packer/oci/scripts/sysprep.ps1)
+oci = block("oci")
+assert oci.index("Remove-LeftoverUnattend") < oci.index("$Sysprep") < oci.index("Wait-Generalized")
+assert re.search(r"'/generalize', '/oobe', '/mode:vm', '/quiet', '/quit', \"/unattend:\$unattend\"", oci)
 PY
 	# a mode that does not fit the platform is refused before anything runs
 	grep -q "does not fit platform" "$s"

@@ -30,6 +30,7 @@ PLUGINS = {
     "qemu": ("hashicorp+packer-plugin-qemu", "builder/qemu/config.hcl2spec.go"),
     "hyperv-iso": ("hashicorp+packer-plugin-hyperv", "builder/hyperv/iso/builder.hcl2spec.go"),
     "amazon-ebs": ("hashicorp+packer-plugin-amazon", "builder/ebs/builder.hcl2spec.go"),
+    "oracle-oci": ("hashicorp+packer-plugin-oracle", "builder/oci/config.hcl2spec.go"),
 }
 
 FUNC = re.compile(r'func \(\*(Flat\w+)\) HCL2Spec\(\) map\[string\]hcldec\.Spec \{\n(.*?)\n\treturn s\n\}', re.S)

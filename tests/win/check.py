@@ -32,11 +32,14 @@ CLOUDBASE = 'C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init'
 ENV_KEY = 'hklm:\\system\\currentcontrolset\\control\\session manager\\environment'
 POWERSHELL = '%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe'
 PROVIDER = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'vsphere-iso': 'vsphere',
-            'qemu': 'nocloud', 'hyperv-iso': 'nocloud'}
-PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws'}
+            'qemu': 'nocloud', 'hyperv-iso': 'nocloud', 'oracle-oci': 'openstack'}
+PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'oracle-oci': 'oci'}
 ISO_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet',
                '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/shutdown']
 AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm']
+# image-builder packer/oci/scripts/sysprep.ps1: cloudbase-init's Unattend.xml, /quit
+OCI_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet', '/quit',
+               '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml']
 
 
 class Checks:
@@ -246,6 +249,12 @@ def main():
         c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
              'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
         c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)
+    elif platform == 'oci':
+        c.eq('sysprep', st.get('sysprep'), OCI_SYSPREP)
+        c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
+             'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
+        # OCI images the instance itself: the VM stays on for it
+        c.eq('power', st['power'], 'on')
     else:
         c.eq('sysprep', st.get('sysprep'), ['ec2launch', 'sysprep', '--shutdown'])
         c.eq('power', st['power'], 'off')
