@@ -154,11 +154,6 @@ const char *platform_set_item(enum platform_set set, size_t i)
 	case PLATFORM_SET_EDITIONS:
 		return i < ARRAY_SIZE(platform_windows[0].gvlk) ?
 			platform_windows[0].gvlk[i].edition : NULL;
-	case PLATFORM_SET_CLOUD_BUILDERS:
-		for (size_t k = 0; k < platform_nbuilders; k++)
-			if (platform_builders[k].fw == PLATFORM_FW_NONE && !i--)
-				return platform_builders[k].name;
-		return NULL;
 	}
 	return NULL;
 }

@@ -92,8 +92,6 @@ enum platform_set {
 	PLATFORM_SET_PROVIDERS,     /* cloudbase_init.provider (with "auto") */
 	PLATFORM_SET_VERSIONS,      /* windows.version */
 	PLATFORM_SET_EDITIONS,      /* windows.edition */
-	PLATFORM_SET_CLOUD_BUILDERS, /* builders that start from a cloud's
-				       image, not the ISO */
 };
 
 /* The I-th name of SET (from 0), or NULL past its end. */

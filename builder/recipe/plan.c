@@ -193,8 +193,8 @@ void plan_authenticode_release(struct plan_authenticode *a)
 
 int plan_require_iso(const struct plan *p, struct wb_err *e)
 {
-	struct buf iso = BUF_INIT;
-	char where[512] = "", cloud[256];
+	struct buf iso = BUF_INIT, cloud = BUF_INIT;
+	char where[512] = "";
 	int ret;
 
 	if (!p->iso_missing)
@@ -202,16 +202,24 @@ int plan_require_iso(const struct plan *p, struct wb_err *e)
 	for (size_t i = 0; i < p->builders.nr; i++)
 		if (platform_builder_is_iso(p->builders.v[i]))
 			buf_addf(&iso, "%s%s", iso.len ? ", " : "", p->builders.v[i]);
-	platform_set_join(PLATFORM_SET_CLOUD_BUILDERS, ", --builder ", cloud, sizeof(cloud));
+	/* the cloud builders that have an image of the recipe's Windows */
+	for (size_t i = 0; i < platform_nbuilders; i++) {
+		const struct platform_builder *b = &platform_builders[i];
+
+		if (b->fw == PLATFORM_FW_NONE &&
+		    platform_base_image(b, p->windows_version, p->windows_desktop))
+			buf_addf(&cloud, "%s--builder %s", cloud.len ? ", " : "", b->name);
+	}
 	if (p->policy.unverified_iso_origin.file)
 		wb_origin_format(&p->policy.unverified_iso_origin, where, sizeof(where));
 	ret = wb_origin_error(e, &p->iso_missing_origin,
 			      "the Windows ISO of the ISO builders (%s) is %s: set 'windows.iso_sha256' "
 			      "to its SHA-256 (docs/packer.md says where Microsoft publishes it), "
-			      "or build only cloud builders (--builder %s)%s%s%s",
+			      "or build only cloud builders (%s)%s%s%s",
 			      iso.ptr, p->iso_missing == 2 ? "not verified (iso_sha256: none)" : "not pinned",
-			      cloud,
+			      cloud.len ? cloud.ptr : "none has an image of this Windows",
 			      *where ? "; policy.unverified_iso: forbid (" : "", where, *where ? ")" : "");
 	buf_release(&iso);
+	buf_release(&cloud);
 	return ret;
 }

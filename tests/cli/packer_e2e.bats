@@ -50,6 +50,10 @@ PK=out/windows-2022-containerd/packer
 	assert_status 2
 	assert_output_has "img2.yaml:3:10: the Windows ISO of the ISO builders (qemu) is not pinned"
 	assert_output_has "or build only cloud builders (--builder azure-arm, --builder amazon-ebs)"
+	# only those with an image of the recipe's Windows: OCI has no Server Core
+	wb build img2.yaml --builder qemu --set windows.desktop_experience=true
+	assert_status 2
+	assert_output_has "or build only cloud builders (--builder azure-arm, --builder amazon-ebs, --builder oracle-oci)"
 	[[ "$output" != *"warning"* ]]
 	[ ! -e out ]
 	[ ! -e winbuild.lock ]
