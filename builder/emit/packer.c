@@ -42,28 +42,20 @@ static int render(const char *data_dir, const char *rel,
 	return ret;
 }
 
-static int write_mode(const char *dir, const char *rel, const struct buf *b,
-		      mode_t mode, struct wb_err *e)
+#define MODE_PUBLIC 0644
+/* A file holding the one-off Administrator password: the user's alone (in
+ * a 0700 directory for the answer files), created so. */
+#define MODE_SECRET 0600
+
+/* B into DIR/REL, created with MODE. */
+static int write_buf(const char *dir, const char *rel, const struct buf *b, mode_t mode,
+		     struct wb_err *e)
 {
 	char *path = fs_join(dir, rel);
 	int ret = fs_write_atomic(path, b->ptr, b->len, mode, e);
 
 	free(path);
 	return ret;
-}
-
-static int write_buf(const char *dir, const char *rel, const struct buf *b,
-		     struct wb_err *e)
-{
-	return write_mode(dir, rel, b, 0644, e);
-}
-
-/* A file holding the one-off Administrator password: the user's alone
- * (0600, in a 0700 directory for the answer files), created so. */
-static int write_secret(const char *dir, const char *rel, const struct buf *b,
-			struct wb_err *e)
-{
-	return write_mode(dir, rel, b, 0600, e);
 }
 
 /* HCL list of strings: ["a", "b"] */
@@ -161,12 +153,12 @@ static int emit_answer(const struct plan *p, const struct emit_opts *o,
 		buf_reset(&out);
 		if (fs_mkdir_p(dir, 0700, e) ||
 		    render(o->data_dir, "answer/Autounattend.xml.in", &v, &out, e) ||
-		    write_secret(dir, "Autounattend.xml", &out, e))
+		    write_buf(dir, "Autounattend.xml", &out, MODE_SECRET, e))
 			goto done;
 	}
 	buf_reset(&out);
 	if (render(o->data_dir, "hcl/iso-admin.pkrvars.hcl.in", &v, &out, e) ||
-	    write_secret(tmp, "iso-admin.auto.pkrvars.hcl", &out, e))
+	    write_buf(tmp, "iso-admin.auto.pkrvars.hcl", &out, MODE_SECRET, e))
 		goto done;
 	ret = 0;
 done:
@@ -350,7 +342,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 			free(rel);
 			rel = xasprintf("%s.in", b->files[k]);
 			if (render(o->data_dir, rel, &v, &tmp_b, e) ||
-			    write_buf(tmp, base_name ? base_name + 1 : b->files[k], &tmp_b, e))
+			    write_buf(tmp, base_name ? base_name + 1 : b->files[k], &tmp_b, MODE_PUBLIC, e))
 				goto out;
 		}
 	}
@@ -386,13 +378,13 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 
 	free(rel);
 	rel = xasprintf("%s.pkr.hcl", p->name);
-	if (write_buf(tmp, rel, &hcl, e))
+	if (write_buf(tmp, rel, &hcl, MODE_PUBLIC, e))
 		goto out;
 	free(rel);
 	rel = xasprintf("%s.auto.pkrvars.hcl", p->name);
-	if (write_buf(tmp, rel, &vars, e) ||
-	    write_buf(tmp, "init/required_plugins.pkr.hcl", &plug, e) ||
-	    write_buf(tmp, "README.md", &readme, e))
+	if (write_buf(tmp, rel, &vars, MODE_PUBLIC, e) ||
+	    write_buf(tmp, "init/required_plugins.pkr.hcl", &plug, MODE_PUBLIC, e) ||
+	    write_buf(tmp, "README.md", &readme, MODE_PUBLIC, e))
 		goto out;
 	ret = 0;
 out:
@@ -459,7 +451,7 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 			r = render(o->data_dir, rel, &v, &out, e);
 		}
 		if (!r)
-			r = write_buf(tmp, dst, &out, e);
+			r = write_buf(tmp, dst, &out, MODE_PUBLIC, e);
 		if (!r && o->sign) {
 			char *path = fs_join(tmp, dst);
 			r = sign_script(o->sign, path, e);
