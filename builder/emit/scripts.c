@@ -209,6 +209,8 @@ static int service_records(const struct plan *p, const struct staged_manifest *m
 			cmdline_add(&bin, s->log_runner, 1);
 			cmdline_add(&bin, lf, 0);
 			free(lf);
+			for (size_t k = 0; k < s->log_runner_args.nr; k++)
+				cmdline_add(&bin, s->log_runner_args.v[k], 0);
 		}
 		if (s->kubeadm_flags) {
 			cmdline_add(&bin, POWERSHELL_EXE, 1);

@@ -113,10 +113,15 @@ def main():
     for f in feats or []:
         c.eq('feature %s installed' % f, st['features'].get(f, {}).get('installed'), True)
     c.eq('dism Microsoft-Hyper-V', st['dism'].get('Microsoft-Hyper-V'), 'enabled')
+    # D5: the Hyper-V PowerShell module, whatever the recipe's feature list
+    c.eq('feature Hyper-V-PowerShell installed', st['features'].get('Hyper-V-PowerShell', {}).get('installed'), True)
 
     # registry values (image-builder's systemprep, docs/node.md "Node settings")
     hns = 'HKLM:\\SYSTEM\\CurrentControlSet\\Services\\hns\\State'
-    want = [(hns, 'EnableCompartmentNamespace', 1)]
+    au = 'HKLM:\\SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU'
+    want = [(hns, 'EnableCompartmentNamespace', 1),
+            # D11: Windows Update notifies only (image-builder systemprep)
+            (au, 'NoAutoUpdate', 1), (au, 'AUOptions', 2)]
     if winver == '2019':
         want += [(hns, 'HNSControlFlag', 0x50),
                  ('HKLM:\\SYSTEM\\CurrentControlSet\\Services\\wcifs', 'WcifsSOPCountDisabled', 0)]
@@ -184,8 +189,9 @@ def main():
         wrapper = decl.get('wrapper')
         if manager == 'sc':
             if decl.get('log_runner'):
-                want_bin = '"%s" --log-file=%s "%s" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % (
-                    decl['log_runner'], decl['log_file'], POWERSHELL, wrapper)
+                want_bin = '"%s" --log-file=%s %s"%s" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % (
+                    decl['log_runner'], decl['log_file'],
+                    ''.join(a + ' ' for a in decl.get('log_runner_args', [])), POWERSHELL, wrapper)
             else:
                 want_bin = ' '.join(['"%s"' % svc['binary']] + [win_quote(a) for a in svc['sc_args'] + svc['args']])
             c.eq('service %s binPath' % name, got['binPath'], want_bin)
@@ -207,7 +213,7 @@ def main():
             if rec['AppStdout']:
                 c.eq('service %s nssm AppStdout' % name, n.get('AppStdout'), rec['AppStdout'])
                 c.eq('service %s nssm AppStderr' % name, n.get('AppStderr'), rec['AppStderr'])
-            for k, v in (('AppRotateFiles', '1'), ('AppRotateBytes', '10485760')):
+            for k, v in (('AppRotateFiles', '1'), ('AppRotateOnline', '1'), ('AppRotateBytes', '10485760')):
                 c.eq('service %s nssm %s' % (name, k), n.get(k), v)
         c.eq('service %s status after the restart' % name, got['status'],
              'Running' if st['restarts'] > 0 and False else got['status'])

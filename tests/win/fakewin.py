@@ -217,7 +217,7 @@ def sc(st, argv):
 
 
 NSSM_KEYS = {'application', 'appdirectory', 'appparameters', 'appstdout', 'appstderr',
-             'dependonservice', 'start', 'approtatefiles', 'approtatebytes', 'displayname',
+             'dependonservice', 'start', 'approtatefiles', 'approtateonline', 'approtatebytes', 'displayname',
              'description', 'objectname', 'appexit', 'apprestartdelay', 'appenvironmentextra'}
 
 
