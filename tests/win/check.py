@@ -36,7 +36,9 @@ PROVIDER = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'vsphere-iso': 'vsphere',
 PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws'}
 ISO_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet',
                '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/shutdown']
-AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm']
+AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm',
+                 '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml']
+WIRESERVER_RULE = 'winbuild-block-wireserver-cve-2021-27075'
 
 
 class Checks:
@@ -93,9 +95,13 @@ def main():
                 else:
                     c.true('pass %d changed %s: %s -> %s' % (i + 1, k, json.dumps(a.get(k))[:600], json.dumps(b.get(k))[:600]), False)
 
-    # every manifest file in place with its SHA-256
+    # every manifest file in place with its SHA-256, and writable (D12: the
+    # CD's ReadOnly attribute does not travel with the copy)
     for f in manifest['files']:
         c.eq('file %s' % f['path'], files.get(f['path']), f['sha256'])
+        hp = os.path.join(sim, 'C', *f['path'][3:].split('\\'))
+        if os.path.isfile(hp):
+            c.true('file %s is read-only' % f['path'], os.stat(hp).st_mode & 0o200)
     for d in manifest.get('directories', []):
         c.true('directory %s missing' % d, any(p.lower().startswith(d.lower() + '\\') for p in files)
                or os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
@@ -160,9 +166,10 @@ def main():
         for r in comp['firewall']:
             name = 'winbuild-%s-%s-%s' % (r['name'], r['protocol'], r['port'])
             want_fw[name] = (r['protocol'], [str(r['port'])])
-    got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in st['firewall'].items()}
+    inbound = {n: r for n, r in st['firewall'].items() if n != WIRESERVER_RULE}
+    got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in inbound.items()}
     c.eq('firewall rules', got_fw, want_fw)
-    for n, r in st['firewall'].items():
+    for n, r in inbound.items():
         c.eq('firewall %s direction/action' % n, (r['Direction'], r['Action'], r['Enabled']), ('Inbound', 'Allow', 'True'))
     for comp in plan['components']:
         for d in comp['directories']:
@@ -247,8 +254,23 @@ def main():
         c.eq('DefaultPassword', reg(st, wl, 'DefaultPassword'), None)
         c.eq('AutoLogonCount', reg(st, wl, 'AutoLogonCount'), None)
         c.eq('power', st['power'], 'off')
+        c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
     elif platform == 'azure':
         c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
+        # D8: image-builder's fix for OSProvisioningTimedOut (sysprep.ps1,
+        # commit 00da1b465) and the WireServer block (CVE-2021-27075,
+        # roles/providers/tasks/azure.yml)
+        c.eq('built-in Administrator enabled', st['users']['administrator']['Enabled'], False)
+        c.eq('net accounts /maxpwage', st['accounts']['maxpwage'], 'unlimited')
+        ws = st['firewall'].get(WIRESERVER_RULE)
+        c.true('no WireServer block rule', ws is not None)
+        group = st['groups'].get('wireserveraccess')
+        c.true('no WireServerAccess group', group is not None)
+        if ws and group:
+            c.eq('WireServer rule', (ws['Direction'], ws['Action'], ws['Protocol'], ws['RemoteAddress'], ws['RemotePort'], ws['Enabled']),
+                 ('Outbound', 'Block', 'TCP', ['168.63.129.16'], ['80'], 'True'))
+            c.eq('WireServer rule exceptions', ws['LocalUser'],
+                 'O:LSD:(D;;CC;;;S-1-5-18)(D;;CC;;;%s)(A;;CC;;;S-1-1-0)' % group['SID'])
         c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
              'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
         c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)

@@ -81,7 +81,11 @@ def init(state, root, builder, winver):
           'registry': {}, 'features': {}, 'dism': {}, 'firewall': {},
           'defender': {'ExclusionPath': []}, 'calls': [], 'restarts': 0,
           'pending_restart': False, 'msiexec_busy': 1, 'power': 'on',
-          'admin_password_changes': 0, 'sleeps': 0}
+          'admin_password_changes': 0, 'sleeps': 0,
+          # local accounts (Microsoft.PowerShell.LocalAccounts) and `net accounts`
+          'users': {'administrator': {'Name': 'Administrator', 'Enabled': True,
+                                      'SID': 'S-1-5-21-1004336348-1177238915-682003330-500'}},
+          'groups': {}, 'accounts': {'maxpwage': '42'}}
     for f in ('Containers', 'Hyper-V', 'Hyper-V-PowerShell', 'NET-Framework-45-Core'):
         st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
     st['dism']['Microsoft-Hyper-V'] = 'disabled'
@@ -97,7 +101,7 @@ def init(state, root, builder, winver):
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\Sysprep\\sysprep.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -331,6 +335,21 @@ def sysprep(st, argv):
     return 0
 
 
+def net(st, argv):
+    """net accounts /maxpwage:N|unlimited (the password policy); other
+    verbs are not modelled."""
+    if argv[:1] != ['accounts'] or len(argv) != 2 or not argv[1].lower().startswith('/maxpwage:'):
+        sys.stderr.write('fakewin: net %s is not modelled\n' % ' '.join(argv))
+        return 1
+    v = argv[1].split(':', 1)[1].lower()
+    if v != 'unlimited' and not v.isdigit():
+        print('The syntax of this command is:')
+        return 1
+    st['accounts']['maxpwage'] = v
+    print('The command completed successfully.')
+    return 0
+
+
 def ec2launch(st, argv):
     if argv[:1] != ['sysprep']:
         return 1
@@ -346,6 +365,7 @@ def run(winpath, argv):
     progs = {'sc.exe': lambda: sc(st, argv), 'nssm.exe': lambda: nssm(st, argv, winpath),
              'dism.exe': lambda: dism(st, argv), 'msiexec.exe': lambda: msiexec(st, argv),
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
+             'net.exe': lambda: net(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),
              'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
     if base not in progs:
