@@ -97,7 +97,18 @@ def main():
 
     # every manifest file in place with its SHA-256, and writable (D12: the
     # CD's ReadOnly attribute does not travel with the copy)
+    # D24: the cloudbase-init MSI and the conf pairs are consumed by step 03
+    # and removed by step 07 (07-provenance.ps1's $ConsumedFiles)
+    consumed = {p.lower() for p in winnode.ps_string_list(open(
+        os.path.join(scripts, '07-provenance.ps1'), encoding='utf-8').read(), 'ConsumedFiles')}
     for f in manifest['files']:
+        low = f['path'].lower()
+        if low.startswith('c:\\programdata\\winbuild\\installers\\') or \
+                low.startswith('c:\\programdata\\winbuild\\cloudbase-init\\'):
+            c.true('consumed file %s not named in $ConsumedFiles' % f['path'], low in consumed)
+        if low in consumed:
+            c.eq('consumed file %s left in the image' % f['path'], files.get(f['path']), None)
+            continue
         c.eq('file %s' % f['path'], files.get(f['path']), f['sha256'])
         hp = os.path.join(sim, 'C', *f['path'][3:].split('\\'))
         if os.path.isfile(hp):
@@ -255,6 +266,7 @@ def main():
         c.eq('AutoLogonCount', reg(st, wl, 'AutoLogonCount'), None)
         c.eq('power', st['power'], 'off')
         c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
+        c.true('sysprep.ps1 left in the image', 'C:\\ProgramData\\winbuild\\sysprep.ps1' not in files)
     elif platform == 'azure':
         c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
         # D8: image-builder's fix for OSProvisioningTimedOut (sysprep.ps1,
