@@ -177,6 +177,7 @@ def main():
         for r in comp['firewall']:
             name = 'winbuild-%s-%s-%s' % (r['name'], r['protocol'], r['port'])
             want_fw[name] = (r['protocol'], [str(r['port'])])
+    # (the answer file's WinRM rules must be gone: they fail this check)
     inbound = {n: r for n, r in st['firewall'].items() if n != WIRESERVER_RULE}
     got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in inbound.items()}
     c.eq('firewall rules', got_fw, want_fw)
@@ -267,6 +268,11 @@ def main():
         c.eq('power', st['power'], 'off')
         c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
         c.true('sysprep.ps1 left in the image', 'C:\\ProgramData\\winbuild\\sysprep.ps1' not in files)
+        # D19: WinRM back to Windows' own state: no Basic authentication, no
+        # HTTPS listener, no firewall rule of the answer file
+        c.eq('WinRM Basic authentication', st['winrm']['basic'], False)
+        c.eq('WinRM listeners', sorted(tuple(v) for v in st['winrm']['listeners'].values()),
+             [('Transport=HTTP', 'Address=*')])
     elif platform == 'azure':
         c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
         # D8: image-builder's fix for OSProvisioningTimedOut (sysprep.ps1,

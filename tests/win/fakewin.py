@@ -95,6 +95,18 @@ def init(state, root, builder, winver):
     reg_set(st, WINLOGON_KEY, 'DefaultPassword', 'String', 'packer-one-off')
     reg_set(st, WINLOGON_KEY, 'AutoLogonCount', 'DWord', 1)
     service(st, 'WinRM', start='auto', status='Running', binPath='C:\\Windows\\System32\\svchost.exe -k NetworkService')
+    # WinRM as Packer reaches it: Basic authentication, the HTTP listener
+    # and an HTTPS one (the ISO builders' answer file, packer/answer/
+    # Autounattend.xml.in, also adds two firewall rules for every profile;
+    # amazon-ebs' user data the same without them; azure-arm's own setup)
+    st['winrm'] = {'basic': True, 'listeners': {
+        'Listener_1084132640': ['Transport=HTTP', 'Address=*'],
+        'Listener_1305953032': ['Transport=HTTPS', 'Address=*']}}
+    if builder not in ('azure-arm', 'amazon-ebs'):
+        for i, (disp, port) in enumerate((('WinRM HTTP (winbuild)', '5985'), ('WinRM HTTPS (winbuild)', '5986'))):
+            name = '{6f1b2c3d-0000-4000-8000-00000000000%d}' % i
+            st['firewall'][name] = {'Name': name, 'DisplayName': disp, 'Direction': 'Inbound', 'Action': 'Allow',
+                                    'Protocol': 'TCP', 'LocalPort': [port], 'Enabled': 'True', 'Profile': ['Any']}
     os.makedirs(host_path('C:\\Windows\\System32\\Sysprep'), exist_ok=True)
     os.makedirs(host_path('C:\\Windows\\Temp'), exist_ok=True)
     os.makedirs(host_path('C:\\Windows\\Panther'), exist_ok=True)

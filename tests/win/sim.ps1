@@ -225,6 +225,17 @@ function global:Get-NetFirewallRule {
         [string[]]$PolicyStore
     )
     $st = Wb-Load
+    if ($PSBoundParameters.ContainsKey('DisplayName')) {
+        foreach ($d in @($DisplayName)) {
+            $hits = @($st.firewall.Values | Where-Object { $_.DisplayName -eq $d })
+            if ($hits.Count -eq 0) {
+                $e = [System.Management.Automation.ItemNotFoundException]::new("No MSFT_NetFirewallRule objects found with property 'DisplayName' equal to '$d'.")
+                $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'CmdletizationQuery_NotFound_DisplayName,Get-NetFirewallRule', 'ObjectNotFound', $d))
+            }
+            foreach ($r in $hits) { [pscustomobject]$r }
+        }
+        return
+    }
     foreach ($n in @($Name)) {
         $r = $st.firewall[$n]
         if ($null -eq $r) {
@@ -234,6 +245,21 @@ function global:Get-NetFirewallRule {
         }
         [pscustomobject]$r
     }
+}
+
+function global:Remove-NetFirewallRule {
+    [CmdletBinding(SupportsShouldProcess = $true)]
+    param(
+        [Parameter(Position = 0)][Alias('ID')][string[]]$Name,
+        [string[]]$DisplayName,
+        [string[]]$PolicyStore
+    )
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        if (-not $st.firewall.ContainsKey($n)) { throw "No MSFT_NetFirewallRule objects found with property 'InstanceID' equal to '$n'." }
+        $st.firewall.Remove($n)
+    }
+    Wb-Save $st
 }
 
 function global:New-NetFirewallRule {
