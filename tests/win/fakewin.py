@@ -330,7 +330,8 @@ def setsetupcomplete(st, argv):
         # its `mkdir %SYSTEMROOT%\Setup\Scripts` (WINDOWS-NODE.md)
         sys.stderr.write('A subdirectory or file C:\\Windows\\Setup\\Scripts already exists.\n')
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, 'SetupComplete.cmd'), 'a', encoding='ascii', newline='\r\n') as f:
+    # `echo ... > SetupComplete.cmd`: it overwrites (issue 27, D27)
+    with open(os.path.join(d, 'SetupComplete.cmd'), 'w', encoding='ascii', newline='\r\n') as f:
         f.write('"%s\\bin\\OnStart.cmd"\n' % CLOUDBASE)
     return 0
 
