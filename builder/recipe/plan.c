@@ -20,6 +20,7 @@ void plan_service_release(struct plan_service *s)
 	free(s->manager);
 	free(s->log_runner);
 	free(s->log_file);
+	wb_strlist_release(&s->log_runner_args);
 	free(s->wrapper);
 	free(s->dep_origins);
 	memset(s, 0, sizeof(*s));

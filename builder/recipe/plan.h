@@ -113,6 +113,7 @@ struct plan_service {
 	char *manager;                 /* "sc" or "nssm" (node: resolved) */
 	char *log_runner;              /* or NULL */
 	char *log_file;                /* or NULL */
+	struct wb_strlist log_runner_args; /* LOG_RUNNER's own flags after --log-file */
 	int kubeadm_flags;
 	char *wrapper;                 /* Windows path, when kubeadm_flags */
 	struct wb_origin origin, binary_origin, manager_origin;

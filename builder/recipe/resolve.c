@@ -2066,6 +2066,7 @@ static int convert_services(struct resolver *r, const struct rnode *cn,
 		     native_arg_ok(r, n, what, s->log_file)))
 			goto fail;
 		if (expand_list(r, vs, rnode_get(sn, "args"), what, &s->args) ||
+		    expand_list(r, vs, rnode_get(sn, "log_runner_args"), what, &s->log_runner_args) ||
 		    expand_list(r, vs, rnode_get(sn, "sc_args"), what, &s->sc_args))
 			goto fail;
 		if ((n = rnode_get(sn, "depends_on"))) {
@@ -2096,6 +2097,10 @@ static int convert_services(struct resolver *r, const struct rnode *cn,
 			return err_at(r, &s->manager_origin, "'%s': under sc.exe a service with "
 				      "kubeadm_flags runs through 'log_runner' (kube-log-runner), "
 				      "and none is declared", what);
+		if (s->log_runner_args.nr && !s->log_runner)
+			return err_at(r, &rnode_get(sn, "log_runner_args")->origin, "'%s': "
+				      "'log_runner_args' are flags of 'log_runner', and none "
+				      "is declared", what);
 		if (s->log_runner && !s->log_file)
 			return err_at(r, &rnode_get(sn, "log_runner")->origin, "'%s': "
 				      "'log_runner' needs 'log_file'", what);

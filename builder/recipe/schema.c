@@ -134,6 +134,7 @@ static const struct schema_key schema_service[] = {
 	{ "manager", S_ENUM, NULL, "node|sc|nssm", 0 },
 	{ "log_runner", S_STR, NULL, NULL, 0 },
 	{ "log_file", S_STR, NULL, NULL, 0 },
+	{ "log_runner_args", S_STRLIST, NULL, NULL, 0 },
 	{ "kubeadm_flags", S_BOOL, NULL, NULL, 0 },
 	{ "wrapper", S_STR, NULL, NULL, 0 },
 	END

@@ -49,7 +49,7 @@ assert_kubeadm_flags() {
 	echo "$output"
 	assert_status 0
 	# sc.exe -> kube-log-runner -> powershell.exe -File StartKubelet.ps1 -> kubelet
-	[ "$(echo "$output" | sed -n 2p)" = '["C:\\k\\kube-log-runner.exe", "--log-file=C:\\var\\log\\kubelet\\kubelet.log", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File", "C:\\k\\StartKubelet.ps1"]' ]
+	[ "$(echo "$output" | sed -n 2p)" = '["C:\\k\\kube-log-runner.exe", "--log-file=C:\\var\\log\\kubelet\\kubelet.log", "--log-file-size=100Mi", "--log-file-age=168h", "--flush-interval=5s", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File", "C:\\k\\StartKubelet.ps1"]' ]
 	last=$(echo "$output" | tail -n 1)
 	assert_kubeadm_flags "$last"
 	# kubelet itself answers the service manager under sc.exe

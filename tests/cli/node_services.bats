@@ -89,14 +89,14 @@ echo_recipe() {
 	svc containerd
 	echo "$output"
 	assert_status 0
-	[ "$(echo "$output" | sed -n 1p)" = '["sc.exe", "create", "containerd", "binPath=", "\"C:\\Program Files\\containerd\\containerd.exe\" --run-service --config \"C:\\Program Files\\containerd\\config.toml\"", "start=", "auto"]' ]
-	[ "$(echo "$output" | tail -n 1)" = '["C:\\Program Files\\containerd\\containerd.exe", "--run-service", "--config", "C:\\Program Files\\containerd\\config.toml"]' ]
+	[ "$(echo "$output" | sed -n 1p)" = '["sc.exe", "create", "containerd", "binPath=", "\"C:\\Program Files\\containerd\\containerd.exe\" --run-service --config \"C:\\Program Files\\containerd\\config.toml\" --log-file C:\\var\\log\\containerd\\containerd.log", "start=", "auto"]' ]
+	[ "$(echo "$output" | tail -n 1)" = '["C:\\Program Files\\containerd\\containerd.exe", "--run-service", "--config", "C:\\Program Files\\containerd\\config.toml", "--log-file", "C:\\var\\log\\containerd\\containerd.log"]' ]
 	# kubelet: sc.exe -> kube-log-runner -> powershell.exe -> StartKubelet.ps1 -> kubelet
 	svc kubelet
 	echo "$output"
 	assert_status 0
-	[ "$(echo "$output" | sed -n 1p)" = '["sc.exe", "create", "kubelet", "binPath=", "\"C:\\k\\kube-log-runner.exe\" --log-file=C:\\var\\log\\kubelet\\kubelet.log \"%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe\" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File \"C:\\k\\StartKubelet.ps1\"", "start=", "auto", "depend=", "containerd"]' ]
-	[ "$(echo "$output" | tail -n 1)" = '["C:\\k\\kubelet.exe", "--windows-service", "--cert-dir=C:\\var\\lib\\kubelet\\pki", "--config=C:\\var\\lib\\kubelet\\config.yaml", "--bootstrap-kubeconfig=C:\\etc\\kubernetes\\bootstrap-kubelet.conf", "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf", "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--resolv-conf=", "--hostname-override=win-node1"]' ]
+	[ "$(echo "$output" | sed -n 1p)" = '["sc.exe", "create", "kubelet", "binPath=", "\"C:\\k\\kube-log-runner.exe\" --log-file=C:\\var\\log\\kubelet\\kubelet.log --log-file-size=100Mi --log-file-age=168h --flush-interval=5s \"%SystemRoot%\\System32\\WindowsPowerShell\\v1.0\\powershell.exe\" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File \"C:\\k\\StartKubelet.ps1\"", "start=", "auto", "depend=", "containerd"]' ]
+	[ "$(echo "$output" | tail -n 1)" = '["C:\\k\\kubelet.exe", "--windows-service", "--cert-dir=C:\\var\\lib\\kubelet\\pki", "--config=C:\\var\\lib\\kubelet\\config.yaml", "--bootstrap-kubeconfig=C:\\etc\\kubernetes\\bootstrap-kubelet.conf", "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf", "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--resolv-conf="]' ]
 	# the special-cased registrations are gone
 	! grep -rq -- '--register-service' "$(S)"
 	! grep -q "'kubelet'" "$(S)/05-services.ps1"

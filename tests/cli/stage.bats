@@ -152,7 +152,8 @@ d = c["DEFAULT"]
 ms = d["metadata_services"].split(",")
 assert "cloudbaseinit.metadata.services." + sys.argv[2] in ms, ms
 assert d["username"] and d["groups"] == "Administrators"
-assert d["logging_serial_port_settings"].startswith("COM1")
+# Azure: COM2, COM1 is its serial console (issue 27, D26)
+assert d["logging_serial_port_settings"].startswith("COM2" if sys.argv[2].startswith("azureservice.") else "COM1"), d["logging_serial_port_settings"]
 assert all(p.startswith("cloudbaseinit.plugins.") for p in d["plugins"].split(","))
 ' "$(T)/ProgramData/winbuild/cloudbase-init/$prov/$f" "${rest#*:}"
 		done

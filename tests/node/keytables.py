@@ -67,10 +67,36 @@ def walk(d, path, out):
             walk(v, (path + '.' if path else '') + k, out)
 
 
+# What containerd 2.x's own Windows default runtime carries
+# (internal/cri/config/config_windows.go, DefaultRuntimeConfig): a config
+# that declares a runtime of that name replaces the default as a whole, so
+# it must set these itself (D21).
+V3_DEFAULT_RUNTIME = ('runhcs-wcow-process', {
+    'runtime_type': 'io.containerd.runhcs.v1',
+    'container_annotations': ['io.microsoft.container.*'],
+    'options': {'ScrubLogs': True},
+})
+
+
 def check_containerd(version, path):
     want_version, cni_key, table = containerd_table(version)
     cfg = tomllib.load(open(path, 'rb'))
     bad = []
+    if want_version == 3:
+        name, want = V3_DEFAULT_RUNTIME
+        runtimes = cfg.get('plugins', {}).get('io.containerd.cri.v1.runtime', {}) \
+            .get('containerd', {}).get('runtimes', {})
+        if name in runtimes:
+            got = runtimes[name]
+            for k, v in want.items():
+                if k == 'options':
+                    for ok, ov in v.items():
+                        if got.get('options', {}).get(ok) != ov:
+                            bad.append('runtime %s: options.%s is %r, containerd\'s default '
+                                       'sets %r' % (name, ok, got.get('options', {}).get(ok), ov))
+                elif got.get(k) != v:
+                    bad.append('runtime %s: %s is %r, containerd\'s default sets %r'
+                               % (name, k, got.get(k), v))
     if cfg.get('version') != want_version:
         bad.append('version = %r, containerd %s reads %d' % (cfg.get('version'), version,
                                                               want_version))
@@ -83,6 +109,8 @@ def check_containerd(version, path):
             allowed = table.get(parent)
         if tbl.endswith('.runtimes'):
             continue    # runtime names are the user's
+        if '.runtimes.' in tbl and tbl.endswith('.options'):
+            continue    # the shim's own options (hcsshim runhcs Options)
         if allowed is None or k not in allowed:
             bad.append('[%s] %s' % (tbl, k))
     cni = [k for tbl, k in keys if tbl.endswith('.cni')]

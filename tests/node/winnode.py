@@ -99,18 +99,17 @@ def ps_string_list(src, var):
 
 
 def start_kubelet(script, flags_env):
-    """The argv kubelet gets from StartKubelet.ps1: its $KubeletArgs, the
-    hostname, then KUBELET_KUBEADM_ARGS split at blanks, handed over by
-    PowerShell 5.1 and split by kubelet (Go)."""
+    """The argv kubelet gets from StartKubelet.ps1: its $KubeletArgs, then
+    KUBELET_KUBEADM_ARGS split at blanks (the host name is kubeadm's to set,
+    D13), handed over by PowerShell 5.1 and split by kubelet (Go)."""
     if not re.search(r"^& \$Kubelet @KubeletArgs$", script, re.M):
         raise ModelError('StartKubelet.ps1 does not run & $Kubelet @KubeletArgs')
-    if "$KubeletArgs += '--hostname-override=' + $env:COMPUTERNAME.ToLower()" not in script:
-        raise ModelError('StartKubelet.ps1: hostname line changed; update the model')
+    if 'hostname' in re.sub(r'(?m)^\s*#.*$', '', script).lower():
+        raise ModelError('StartKubelet.ps1 sets the host name; the model (kubeadm decides, D13) does not')
     if not re.search(r"Test-Path -LiteralPath \$FlagsFile", script) or \
             ps_literal(script, 'FlagsFile') != 'C:\\var\\lib\\kubelet\\kubeadm-flags.env':
         raise ModelError('StartKubelet.ps1 does not read kubeadm-flags.env')
     args = ps_string_list(script, 'KubeletArgs')
-    args.append('--hostname-override=' + COMPUTERNAME.lower())
     if flags_env is not None:
         for line in flags_env.splitlines():
             m = re.match(r'^\s*KUBELET_KUBEADM_ARGS\s*=\s*(.*?)\s*$', line)

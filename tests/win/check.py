@@ -36,10 +36,12 @@ PROVIDER = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'vsphere-iso': 'vsphere',
 PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'oracle-oci': 'oci'}
 ISO_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet',
                '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/shutdown']
-AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm']
+AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm',
+                 '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml']
 # image-builder packer/oci/scripts/sysprep.ps1: cloudbase-init's Unattend.xml, /quit
 OCI_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet', '/quit',
                '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml']
+WIRESERVER_RULE = 'winbuild-block-wireserver-cve-2021-27075'
 
 
 class Checks:
@@ -96,9 +98,24 @@ def main():
                 else:
                     c.true('pass %d changed %s: %s -> %s' % (i + 1, k, json.dumps(a.get(k))[:600], json.dumps(b.get(k))[:600]), False)
 
-    # every manifest file in place with its SHA-256
+    # every manifest file in place with its SHA-256, and writable (D12: the
+    # CD's ReadOnly attribute does not travel with the copy)
+    # D24: the cloudbase-init MSI and the conf pairs are consumed by step 03
+    # and removed by step 07 (07-provenance.ps1's $ConsumedFiles)
+    consumed = {p.lower() for p in winnode.ps_string_list(open(
+        os.path.join(scripts, '07-provenance.ps1'), encoding='utf-8').read(), 'ConsumedFiles')}
     for f in manifest['files']:
+        low = f['path'].lower()
+        if low.startswith('c:\\programdata\\winbuild\\installers\\') or \
+                low.startswith('c:\\programdata\\winbuild\\cloudbase-init\\'):
+            c.true('consumed file %s not named in $ConsumedFiles' % f['path'], low in consumed)
+        if low in consumed:
+            c.eq('consumed file %s left in the image' % f['path'], files.get(f['path']), None)
+            continue
         c.eq('file %s' % f['path'], files.get(f['path']), f['sha256'])
+        hp = os.path.join(sim, 'C', *f['path'][3:].split('\\'))
+        if os.path.isfile(hp):
+            c.true('file %s is read-only' % f['path'], os.stat(hp).st_mode & 0o200)
     for d in manifest.get('directories', []):
         c.true('directory %s missing' % d, any(p.lower().startswith(d.lower() + '\\') for p in files)
                or os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
@@ -116,10 +133,15 @@ def main():
     for f in feats or []:
         c.eq('feature %s installed' % f, st['features'].get(f, {}).get('installed'), True)
     c.eq('dism Microsoft-Hyper-V', st['dism'].get('Microsoft-Hyper-V'), 'enabled')
+    # D5: the Hyper-V PowerShell module, whatever the recipe's feature list
+    c.eq('feature Hyper-V-PowerShell installed', st['features'].get('Hyper-V-PowerShell', {}).get('installed'), True)
 
     # registry values (image-builder's systemprep, docs/node.md "Node settings")
     hns = 'HKLM:\\SYSTEM\\CurrentControlSet\\Services\\hns\\State'
-    want = [(hns, 'EnableCompartmentNamespace', 1)]
+    au = 'HKLM:\\SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU'
+    want = [(hns, 'EnableCompartmentNamespace', 1),
+            # D11: Windows Update notifies only (image-builder systemprep)
+            (au, 'NoAutoUpdate', 1), (au, 'AUOptions', 2)]
     if winver == '2019':
         want += [(hns, 'HNSControlFlag', 0x50),
                  ('HKLM:\\SYSTEM\\CurrentControlSet\\Services\\wcifs', 'WcifsSOPCountDisabled', 0)]
@@ -158,9 +180,11 @@ def main():
         for r in comp['firewall']:
             name = 'winbuild-%s-%s-%s' % (r['name'], r['protocol'], r['port'])
             want_fw[name] = (r['protocol'], [str(r['port'])])
-    got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in st['firewall'].items()}
+    # (the answer file's WinRM rules must be gone: they fail this check)
+    inbound = {n: r for n, r in st['firewall'].items() if n != WIRESERVER_RULE}
+    got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in inbound.items()}
     c.eq('firewall rules', got_fw, want_fw)
-    for n, r in st['firewall'].items():
+    for n, r in inbound.items():
         c.eq('firewall %s direction/action' % n, (r['Direction'], r['Action'], r['Enabled']), ('Inbound', 'Allow', 'True'))
     for comp in plan['components']:
         for d in comp['directories']:
@@ -187,8 +211,9 @@ def main():
         wrapper = decl.get('wrapper')
         if manager == 'sc':
             if decl.get('log_runner'):
-                want_bin = '"%s" --log-file=%s "%s" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % (
-                    decl['log_runner'], decl['log_file'], POWERSHELL, wrapper)
+                want_bin = '"%s" --log-file=%s %s"%s" -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "%s"' % (
+                    decl['log_runner'], decl['log_file'],
+                    ''.join(a + ' ' for a in decl.get('log_runner_args', [])), POWERSHELL, wrapper)
             else:
                 want_bin = ' '.join(['"%s"' % svc['binary']] + [win_quote(a) for a in svc['sc_args'] + svc['args']])
             c.eq('service %s binPath' % name, got['binPath'], want_bin)
@@ -210,7 +235,7 @@ def main():
             if rec['AppStdout']:
                 c.eq('service %s nssm AppStdout' % name, n.get('AppStdout'), rec['AppStdout'])
                 c.eq('service %s nssm AppStderr' % name, n.get('AppStderr'), rec['AppStderr'])
-            for k, v in (('AppRotateFiles', '1'), ('AppRotateBytes', '10485760')):
+            for k, v in (('AppRotateFiles', '1'), ('AppRotateOnline', '1'), ('AppRotateBytes', '10485760')):
                 c.eq('service %s nssm %s' % (name, k), n.get(k), v)
         c.eq('service %s status after the restart' % name, got['status'],
              'Running' if st['restarts'] > 0 and False else got['status'])
@@ -244,8 +269,29 @@ def main():
         c.eq('DefaultPassword', reg(st, wl, 'DefaultPassword'), None)
         c.eq('AutoLogonCount', reg(st, wl, 'AutoLogonCount'), None)
         c.eq('power', st['power'], 'off')
+        c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
+        c.true('sysprep.ps1 left in the image', 'C:\\ProgramData\\winbuild\\sysprep.ps1' not in files)
+        # D19: WinRM back to Windows' own state: no Basic authentication, no
+        # HTTPS listener, no firewall rule of the answer file
+        c.eq('WinRM Basic authentication', st['winrm']['basic'], False)
+        c.eq('WinRM listeners', sorted(tuple(v) for v in st['winrm']['listeners'].values()),
+             [('Transport=HTTP', 'Address=*')])
     elif platform == 'azure':
         c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
+        # D8: image-builder's fix for OSProvisioningTimedOut (sysprep.ps1,
+        # commit 00da1b465) and the WireServer block (CVE-2021-27075,
+        # roles/providers/tasks/azure.yml)
+        c.eq('built-in Administrator enabled', st['users']['administrator']['Enabled'], False)
+        c.eq('net accounts /maxpwage', st['accounts']['maxpwage'], 'unlimited')
+        ws = st['firewall'].get(WIRESERVER_RULE)
+        c.true('no WireServer block rule', ws is not None)
+        group = st['groups'].get('wireserveraccess')
+        c.true('no WireServerAccess group', group is not None)
+        if ws and group:
+            c.eq('WireServer rule', (ws['Direction'], ws['Action'], ws['Protocol'], ws['RemoteAddress'], ws['RemotePort'], ws['Enabled']),
+                 ('Outbound', 'Block', 'TCP', ['168.63.129.16'], ['80'], 'True'))
+            c.eq('WireServer rule exceptions', ws['LocalUser'],
+                 'O:LSD:(D;;CC;;;S-1-5-18)(D;;CC;;;%s)(A;;CC;;;S-1-1-0)' % group['SID'])
         c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
              'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
         c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)

@@ -81,7 +81,11 @@ def init(state, root, builder, winver):
           'registry': {}, 'features': {}, 'dism': {}, 'firewall': {},
           'defender': {'ExclusionPath': []}, 'calls': [], 'restarts': 0,
           'pending_restart': False, 'msiexec_busy': 1, 'power': 'on',
-          'admin_password_changes': 0, 'sleeps': 0}
+          'admin_password_changes': 0, 'sleeps': 0,
+          # local accounts (Microsoft.PowerShell.LocalAccounts) and `net accounts`
+          'users': {'administrator': {'Name': 'Administrator', 'Enabled': True,
+                                      'SID': 'S-1-5-21-1004336348-1177238915-682003330-500'}},
+          'groups': {}, 'accounts': {'maxpwage': '42'}}
     for f in ('Containers', 'Hyper-V', 'Hyper-V-PowerShell', 'NET-Framework-45-Core'):
         st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
     st['dism']['Microsoft-Hyper-V'] = 'disabled'
@@ -91,13 +95,25 @@ def init(state, root, builder, winver):
     reg_set(st, WINLOGON_KEY, 'DefaultPassword', 'String', 'packer-one-off')
     reg_set(st, WINLOGON_KEY, 'AutoLogonCount', 'DWord', 1)
     service(st, 'WinRM', start='auto', status='Running', binPath='C:\\Windows\\System32\\svchost.exe -k NetworkService')
+    # WinRM as Packer reaches it: Basic authentication, the HTTP listener
+    # and an HTTPS one (the ISO builders' answer file, packer/answer/
+    # Autounattend.xml.in, also adds two firewall rules for every profile;
+    # amazon-ebs' user data the same without them; azure-arm's own setup)
+    st['winrm'] = {'basic': True, 'listeners': {
+        'Listener_1084132640': ['Transport=HTTP', 'Address=*'],
+        'Listener_1305953032': ['Transport=HTTPS', 'Address=*']}}
+    if builder not in ('azure-arm', 'amazon-ebs'):
+        for i, (disp, port) in enumerate((('WinRM HTTP (winbuild)', '5985'), ('WinRM HTTPS (winbuild)', '5986'))):
+            name = '{6f1b2c3d-0000-4000-8000-00000000000%d}' % i
+            st['firewall'][name] = {'Name': name, 'DisplayName': disp, 'Direction': 'Inbound', 'Action': 'Allow',
+                                    'Protocol': 'TCP', 'LocalPort': [port], 'Enabled': 'True', 'Profile': ['Any']}
     os.makedirs(host_path('C:\\Windows\\System32\\Sysprep'), exist_ok=True)
     os.makedirs(host_path('C:\\Windows\\Temp'), exist_ok=True)
     os.makedirs(host_path('C:\\Windows\\Panther'), exist_ok=True)
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\Sysprep\\sysprep.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -217,7 +233,7 @@ def sc(st, argv):
 
 
 NSSM_KEYS = {'application', 'appdirectory', 'appparameters', 'appstdout', 'appstderr',
-             'dependonservice', 'start', 'approtatefiles', 'approtatebytes', 'displayname',
+             'dependonservice', 'start', 'approtatefiles', 'approtateonline', 'approtatebytes', 'displayname',
              'description', 'objectname', 'appexit', 'apprestartdelay', 'appenvironmentextra'}
 
 
@@ -314,7 +330,8 @@ def setsetupcomplete(st, argv):
         # its `mkdir %SYSTEMROOT%\Setup\Scripts` (WINDOWS-NODE.md)
         sys.stderr.write('A subdirectory or file C:\\Windows\\Setup\\Scripts already exists.\n')
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, 'SetupComplete.cmd'), 'a', encoding='ascii', newline='\r\n') as f:
+    # `echo ... > SetupComplete.cmd`: it overwrites (issue 27, D27)
+    with open(os.path.join(d, 'SetupComplete.cmd'), 'w', encoding='ascii', newline='\r\n') as f:
         f.write('"%s\\bin\\OnStart.cmd"\n' % CLOUDBASE)
     return 0
 
@@ -328,6 +345,21 @@ def sysprep(st, argv):
         reg_set(st, STATE_KEY, 'ImageState', 'String', 'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
     if '/shutdown' in low:
         st['power'] = 'off'
+    return 0
+
+
+def net(st, argv):
+    """net accounts /maxpwage:N|unlimited (the password policy); other
+    verbs are not modelled."""
+    if argv[:1] != ['accounts'] or len(argv) != 2 or not argv[1].lower().startswith('/maxpwage:'):
+        sys.stderr.write('fakewin: net %s is not modelled\n' % ' '.join(argv))
+        return 1
+    v = argv[1].split(':', 1)[1].lower()
+    if v != 'unlimited' and not v.isdigit():
+        print('The syntax of this command is:')
+        return 1
+    st['accounts']['maxpwage'] = v
+    print('The command completed successfully.')
     return 0
 
 
@@ -346,6 +378,7 @@ def run(winpath, argv):
     progs = {'sc.exe': lambda: sc(st, argv), 'nssm.exe': lambda: nssm(st, argv, winpath),
              'dism.exe': lambda: dism(st, argv), 'msiexec.exe': lambda: msiexec(st, argv),
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
+             'net.exe': lambda: net(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),
              'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
     if base not in progs:

@@ -159,6 +159,9 @@ foreach ($builder in $Builders) {
                 Copy-Item -LiteralPath $p -Destination $cdDir -Recurse -Force
             }
         }
+        # every file on an ISO 9660 CD is read-only (the ReadOnly attribute
+        # on Windows; no write bit here, which .NET maps to IsReadOnly)
+        Get-ChildItem -LiteralPath $cdDir -Recurse -File | ForEach-Object { $_.IsReadOnly = $true }
         $cd = "$cdDir|$($source.cd_label)"
     }
 

@@ -136,3 +136,34 @@ if (-not $PSBoundParameters.ContainsKey('OutFile')) { throw 'simulated network: 
 Microsoft.PowerShell.Management\Copy-Item -LiteralPath $src -Destination $OutFile -Force
 '@
 
+
+# The WSMan: drive (WinRM's configuration, Windows only): what the ISO
+# builders' sysprep step changes (D19). State: winrm.basic, winrm.listeners
+# (name -> Keys), set up by fakewin.py init as the answer file leaves them.
+Wb-Proxy 'Set-Item' @'
+if ("$Path" -notmatch '^WSMan:') { return (& $real @PSBoundParameters) }
+if ("$Path" -ne 'WSMan:\localhost\Service\Auth\Basic') { throw "simulated WSMan: '$Path' is not modelled" }
+$st = Wb-Load
+$st.winrm.basic = [bool]::Parse("$Value")
+Wb-Save $st
+'@
+
+Wb-Proxy 'Get-ChildItem' @'
+if ("$Path" -notmatch '^WSMan:') { return (& $real @PSBoundParameters) }
+if ("$Path" -ne 'WSMan:\localhost\Listener') { throw "simulated WSMan: '$Path' is not modelled" }
+$st = Wb-Load
+foreach ($k in @($st.winrm.listeners.Keys | Sort-Object)) {
+    [pscustomobject]@{ Name = $k; Keys = [string[]]$st.winrm.listeners[$k]
+        PSPath = "Microsoft.WSMan.Management\WSMan::localhost\Listener\$k" }
+}
+'@
+
+Wb-Proxy 'Remove-Item' @'
+$p = if ($PSBoundParameters.ContainsKey('Path')) { "$Path" } else { "$LiteralPath" }
+if ($p -notmatch '^(WSMan:|Microsoft\.WSMan\.Management\\WSMan::)') { return (& $real @PSBoundParameters) }
+if ($p -notmatch '\\Listener\\(Listener_[0-9]+)$') { throw "simulated WSMan: '$p' is not modelled" }
+$st = Wb-Load
+if (-not $st.winrm.listeners.ContainsKey($Matches[1])) { throw "simulated WSMan: no listener $($Matches[1])" }
+$st.winrm.listeners.Remove($Matches[1])
+Wb-Save $st
+'@

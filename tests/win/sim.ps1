@@ -225,6 +225,17 @@ function global:Get-NetFirewallRule {
         [string[]]$PolicyStore
     )
     $st = Wb-Load
+    if ($PSBoundParameters.ContainsKey('DisplayName')) {
+        foreach ($d in @($DisplayName)) {
+            $hits = @($st.firewall.Values | Where-Object { $_.DisplayName -eq $d })
+            if ($hits.Count -eq 0) {
+                $e = [System.Management.Automation.ItemNotFoundException]::new("No MSFT_NetFirewallRule objects found with property 'DisplayName' equal to '$d'.")
+                $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'CmdletizationQuery_NotFound_DisplayName,Get-NetFirewallRule', 'ObjectNotFound', $d))
+            }
+            foreach ($r in $hits) { [pscustomobject]$r }
+        }
+        return
+    }
     foreach ($n in @($Name)) {
         $r = $st.firewall[$n]
         if ($null -eq $r) {
@@ -234,6 +245,21 @@ function global:Get-NetFirewallRule {
         }
         [pscustomobject]$r
     }
+}
+
+function global:Remove-NetFirewallRule {
+    [CmdletBinding(SupportsShouldProcess = $true)]
+    param(
+        [Parameter(Position = 0)][Alias('ID')][string[]]$Name,
+        [string[]]$DisplayName,
+        [string[]]$PolicyStore
+    )
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        if (-not $st.firewall.ContainsKey($n)) { throw "No MSFT_NetFirewallRule objects found with property 'InstanceID' equal to '$n'." }
+        $st.firewall.Remove($n)
+    }
+    Wb-Save $st
 }
 
 function global:New-NetFirewallRule {
@@ -254,17 +280,78 @@ function global:New-NetFirewallRule {
         [string[]]$RemoteAddress,
         [string]$Program,
         [string]$Service,
+        [string]$LocalUser,
+        [string]$RemoteUser,
         [string]$PolicyStore
     )
     $st = Wb-Load
     if ($Name -eq '') { $Name = [guid]::NewGuid().ToString('B') }
     if ($st.firewall.ContainsKey($Name)) { throw "Cannot create a file when that file already exists. (firewall rule '$Name')" }
     if ($Protocol -notmatch '^(TCP|UDP|ICMPv4|ICMPv6|Any|\d+)$') { throw "The protocol '$Protocol' is not valid" }
-    foreach ($p in @($LocalPort)) { if ("$p" -notmatch '^(\d+(-\d+)?|Any|RPC|RPCEPMap)$') { throw "The port '$p' is not valid" } }
+    foreach ($p in @($LocalPort) + @($RemotePort)) { if ($null -ne $p -and "$p" -notmatch '^(\d+(-\d+)?|Any|RPC|RPCEPMap)$') { throw "The port '$p' is not valid" } }
+    foreach ($a in @($RemoteAddress)) { if ($null -ne $a -and -not [System.Net.IPAddress]::TryParse("$a", [ref]$null)) { throw "The address '$a' is not valid" } }
+    # -LocalUser is an SDDL string (O:, D: and ACEs); Windows refuses others
+    if ($LocalUser -ne '' -and $LocalUser -notmatch '^O:[A-Z]{2}D:(\([ADU];;CC;;;S-1-[0-9-]+\))+$') { throw "The SDDL '$LocalUser' is not valid" }
     $st.firewall[$Name] = [ordered]@{ Name = $Name; DisplayName = $DisplayName; Direction = $Direction; Action = $Action
-        Protocol = $Protocol; LocalPort = @($LocalPort | ForEach-Object { "$_" }); Enabled = $Enabled; Profile = @($Profile) }
+        Protocol = $Protocol; LocalPort = @($LocalPort | ForEach-Object { "$_" }); Enabled = $Enabled; Profile = @($Profile)
+        RemoteAddress = @($RemoteAddress | ForEach-Object { "$_" }); RemotePort = @($RemotePort | ForEach-Object { "$_" }); LocalUser = $LocalUser }
     Wb-Save $st
     return [pscustomobject]$st.firewall[$Name]
+}
+
+# Microsoft.PowerShell.LocalAccounts (Windows only): the documented
+# parameters; a missing name is ObjectNotFound (UserNotFound/GroupNotFound)
+function global:Get-LocalUser {
+    [CmdletBinding()]
+    param([Parameter(Position = 0)][string[]]$Name, [string[]]$SID)
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        $u = $st.users[$n.ToLowerInvariant()]
+        if ($null -eq $u) {
+            $e = [System.Management.Automation.ItemNotFoundException]::new("User $n was not found.")
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'UserNotFound,Microsoft.PowerShell.Commands.GetLocalUserCommand', 'ObjectNotFound', $n))
+            continue
+        }
+        [pscustomobject]@{ Name = $u.Name; Enabled = $u.Enabled; SID = [pscustomobject]@{ Value = $u.SID } }
+    }
+}
+
+function global:Disable-LocalUser {
+    [CmdletBinding(SupportsShouldProcess = $true)]
+    param([Parameter(Position = 0)][string[]]$Name, [Parameter(ValueFromPipeline = $true)][object[]]$InputObject, [string[]]$SID)
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        $u = $st.users[$n.ToLowerInvariant()]
+        if ($null -eq $u) { throw "User $n was not found." }
+        $u.Enabled = $false
+    }
+    Wb-Save $st
+}
+
+function global:Get-LocalGroup {
+    [CmdletBinding()]
+    param([Parameter(Position = 0)][string[]]$Name, [string[]]$SID)
+    $st = Wb-Load
+    foreach ($n in @($Name)) {
+        $g = $st.groups[$n.ToLowerInvariant()]
+        if ($null -eq $g) {
+            $e = [System.Management.Automation.ItemNotFoundException]::new("Group $n was not found.")
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'GroupNotFound,Microsoft.PowerShell.Commands.GetLocalGroupCommand', 'ObjectNotFound', $n))
+            continue
+        }
+        [pscustomobject]@{ Name = $g.Name; Description = $g.Description; SID = [pscustomobject]@{ Value = $g.SID } }
+    }
+}
+
+function global:New-LocalGroup {
+    [CmdletBinding(SupportsShouldProcess = $true)]
+    param([Parameter(Mandatory = $true, Position = 0)][string]$Name, [string]$Description)
+    $st = Wb-Load
+    if ($st.groups.ContainsKey($Name.ToLowerInvariant())) { throw "Group $Name already exists." }
+    $sid = 'S-1-5-21-1004336348-1177238915-682003330-' + (1000 + $st.groups.Count)
+    $st.groups[$Name.ToLowerInvariant()] = [ordered]@{ Name = $Name; Description = $Description; SID = $sid }
+    Wb-Save $st
+    return [pscustomobject]@{ Name = $Name; Description = $Description; SID = [pscustomobject]@{ Value = $sid } }
 }
 
 function global:Get-MpPreference {

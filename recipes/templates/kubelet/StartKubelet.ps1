@@ -21,7 +21,12 @@ $Kubelet = {{ps_binpath:binary}}
 # quote, an empty element or a trailing backslash, which Windows PowerShell
 # 5.1 would pass mangled (an empty value is written --flag=, never --flag="").
 $KubeletArgs = @({{ps_native:args}})
-$KubeletArgs += '--hostname-override=' + $env:COMPUTERNAME.ToLower()
+# D13: no --hostname-override here. $env:COMPUTERNAME is the NetBIOS name
+# (15 characters at most, upper case); kubeadm names the node after Go's
+# os.Hostname(), the DNS host name, and writes --hostname-override into
+# kubeadm-flags.env itself when the node name differs from it
+# (kubernetes cmd/kubeadm/app/phases/kubelet/flags.go). kubelet without the
+# flag takes the same os.Hostname(), lowercased.
 
 # KUBELET_KUBEADM_ARGS="--a=b --c=d": kubeadm's flags come last, so they win
 # over a default of the same name (kubelet keeps the last value).
