@@ -197,25 +197,7 @@ out:
 	return ret;
 }
 
-/* The options of emit and build: one table, each option a bit; build
- * takes all but the image-builder ones (EMIT_OPTS, BUILD_OPTS). */
-enum emit_opt {
-	EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
-	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
-	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
-	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
-};
-#define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
-#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
-
-struct emit_args {
-	const char *format, *mirror_url;
-	struct sign_opts so;
-	int sign_scripts;
-	struct cmd_opt table[11];
-};
-
-static void emit_args_init(struct emit_args *a)
+void cmd_emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
 		{ EO_SIGN_SCRIPTS, "--sign-scripts", NULL, NULL,
@@ -250,7 +232,7 @@ static void emit_args_init(struct emit_args *a)
 }
 
 /* Check the combination of emit options; prints and returns WB_EUSAGE. */
-static int emit_args_check(struct emit_args *a)
+static int emit_args_check(struct emit_args *a, struct wb_run *run, int build)
 {
 	struct wb_err e = WB_ERR_INIT;
 	const char *format = a->format;
@@ -263,7 +245,9 @@ static int emit_args_check(struct emit_args *a)
 		cmd_errorf("--format image-builder needs --mirror-url URL");
 		return WB_EUSAGE;
 	}
-	if (a->sign_scripts != sign_requested(&a->so) ||
+	/* build stages too: its key may be only for the recipe's site_signing */
+	if ((a->sign_scripts && !sign_requested(&a->so)) ||
+	    (!build && !a->sign_scripts && sign_requested(&a->so)) ||
 	    (a->sign_scripts && strcmp(format, "packer"))) {
 		cmd_errorf("%s", a->sign_scripts && strcmp(format, "packer") ?
 			"--sign-scripts applies to --format packer only" : a->sign_scripts ?
@@ -273,6 +257,10 @@ static int emit_args_check(struct emit_args *a)
 	}
 	if (a->sign_scripts && sign_check_opts(&a->so, &e))
 		return cmd_fail(&e);
+	if (build && sign_requested(&a->so)) {
+		run->sign = &a->so;
+		run->sign_strict = !a->sign_scripts;
+	}
 	return 0;
 }
 
@@ -320,7 +308,7 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 	struct emit_args a;
 	int ret;
 
-	emit_args_init(&a);
+	cmd_emit_args_init(&a);
 	set.own = a.table;
 	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
@@ -328,7 +316,7 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 		ret = cmd_usage("%s", EMIT_USAGE);
 		goto out;
 	}
-	if (!(ret = emit_args_check(&a)))
+	if (!(ret = emit_args_check(&a, run, 0)))
 		ret = emit_recipe(run, &a, 0);
 out:
 	return ret;
@@ -340,7 +328,7 @@ int cmd_build(int argc, char **argv, struct wb_run *run)
 	struct emit_args a;
 	int ret;
 
-	emit_args_init(&a);
+	cmd_emit_args_init(&a);
 	set.own = a.table;
 	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		goto out;
@@ -348,7 +336,7 @@ int cmd_build(int argc, char **argv, struct wb_run *run)
 		ret = cmd_usage("%s", BUILD_USAGE);
 		goto out;
 	}
-	if (!(ret = emit_args_check(&a)))
+	if (!(ret = emit_args_check(&a, run, 1)))
 		ret = emit_recipe(run, &a, 1);
 out:
 	return ret;

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "emit/sign.h"
+#include "trust/sign.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 
