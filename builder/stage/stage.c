@@ -403,8 +403,10 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 			free(l);
 		}
 	}
-	if (check_authenticode(t, plan, e) < 0 ||
-	    sitesign_tree(t, plan, o->sign, o->source_date_epoch, e) < 0)
+	if (check_authenticode(t, plan, e) < 0)
+		return -1;
+	hook_at(o, "sign");
+	if (sitesign_tree(t, plan, o->sign, o->source_date_epoch, e) < 0)
 		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
 		return -1;

@@ -53,6 +53,7 @@ struct stage_opts {
 	const struct sign_opts *sign;
 	int sign_strict;           /* a key without site_signing is an error */
 	/* Test hook, called at named points: "begin", "artifact",
+	 * "sign" (upstream checks done, before site signing),
 	 * "generated", "before-swap", "after-swap", "done". May be NULL. */
 	tree_hook_fn *hook;
 	void *hook_ctx;
