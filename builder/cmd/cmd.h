@@ -185,7 +185,11 @@ struct emit_args {
 	struct cmd_opt table[11];
 };
 
-void cmd_emit_args_init(struct emit_args *a);
+/* Parse ARGV with the common options of stage and the options of MASK
+ * from A's table; exactly one positional argument (else USAGE). 0, or
+ * the exit code (CMD_HELP_SHOWN for -h). */
+int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
+			struct emit_args *a, struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the

@@ -197,7 +197,7 @@ out:
 	return ret;
 }
 
-void cmd_emit_args_init(struct emit_args *a)
+static void emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
 		{ EO_SIGN_SCRIPTS, "--sign-scripts", NULL, NULL,
@@ -301,43 +301,36 @@ out:
 	return ret;
 }
 
+int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
+			struct emit_args *a, struct wb_run *run)
+{
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, mask, usage };
+	int ret;
+
+	emit_args_init(a);
+	set.own = a->table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+		return ret;
+	return run->positional.nr != 1 ? cmd_usage("%s", usage) : 0;
+}
+
 int cmd_emit(int argc, char **argv, struct wb_run *run)
 {
 	/* --lock: the digests of --format image-builder */
-	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, EMIT_OPTS, EMIT_USAGE };
 	struct emit_args a;
-	int ret;
+	int ret = cmd_emit_args_parse(argc, argv, EMIT_OPTS, EMIT_USAGE, &a, run);
 
-	cmd_emit_args_init(&a);
-	set.own = a.table;
-	if ((ret = cmd_parse_options(argc, argv, &set, run)))
-		goto out;
-	if (run->positional.nr != 1) {
-		ret = cmd_usage("%s", EMIT_USAGE);
-		goto out;
-	}
-	if (!(ret = emit_args_check(&a, run, 0)))
+	if (!ret && !(ret = emit_args_check(&a, run, 0)))
 		ret = emit_recipe(run, &a, 0);
-out:
 	return ret;
 }
 
 int cmd_build(int argc, char **argv, struct wb_run *run)
 {
-	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, BUILD_OPTS, BUILD_USAGE };
 	struct emit_args a;
-	int ret;
+	int ret = cmd_emit_args_parse(argc, argv, BUILD_OPTS, BUILD_USAGE, &a, run);
 
-	cmd_emit_args_init(&a);
-	set.own = a.table;
-	if ((ret = cmd_parse_options(argc, argv, &set, run)))
-		goto out;
-	if (run->positional.nr != 1) {
-		ret = cmd_usage("%s", BUILD_USAGE);
-		goto out;
-	}
-	if (!(ret = emit_args_check(&a, run, 1)))
+	if (!ret && !(ret = emit_args_check(&a, run, 1)))
 		ret = emit_recipe(run, &a, 1);
-out:
 	return ret;
 }

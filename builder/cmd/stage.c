@@ -485,17 +485,12 @@ out:
 
 int cmd_stage(int argc, char **argv, struct wb_run *run)
 {
-	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, STAGE_SIGN_OPTS, STAGE_USAGE };
-	struct emit_args a;
-	int ret;
-
 	/* the key options of emit's table: the site's key for site_signing */
-	cmd_emit_args_init(&a);
-	set.own = a.table;
-	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+	struct emit_args a;
+	int ret = cmd_emit_args_parse(argc, argv, STAGE_SIGN_OPTS, STAGE_USAGE, &a, run);
+
+	if (ret)
 		return ret;
-	if (run->positional.nr != 1)
-		return cmd_usage("%s", STAGE_USAGE);
 	if (sign_requested(&a.so)) {
 		run->sign = &a.so;
 		run->sign_strict = 1;
