@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # issue 27 item 2: image-builder's optional Windows components as winbuild
 # components, off in the shipped images: the debug tools
-# (recipes/components/debug-tools.yaml) and the ACR credential provider
-# (recipes/components/acr-credential-provider.yaml). Planned from the
+# (recipes/components/debug-tools.yaml) and the ACR and ECR credential
+# providers (recipes/components/{acr,ecr}-credential-provider.yaml). Planned from the
 # shipped YAML (real upstream URLs and pins), enabled with --set, fetched
 # from the fixture server through `replace:`, staged where image-builder
 # puts them; the kubelet argv with CAPZ's kubeadm flags is computed by
@@ -32,6 +32,12 @@ setup_file() {
 	  matchImages: ["*.azurecr.io"]
 	  args: ['c:\k\azure.json']
 	EOF
+	# artifacts.k8s.io's layout, with the bare-digest .sha256 beside
+	ecr="$WWW/mirror/cloud-provider-aws/v1.36.1/windows/amd64"
+	mkdir -p "$ecr"
+	cp "$WWW/good/kubeadm.exe" "$ecr/ecr-credential-provider-windows-amd64"
+	sha256sum "$ecr/ecr-credential-provider-windows-amd64" | cut -d' ' -f1 \
+		>"$ecr/ecr-credential-provider-windows-amd64.sha256"
 	start_nginx "$WWW"
 }
 
@@ -50,6 +56,12 @@ debug_key() {
 	local b=${1%.*}
 	b=$(echo "$b" | tr 'A-Z_' 'a-z-')
 	case $1 in *.cmd) echo "debug-$b-cmd" ;; *) echo "debug-$b" ;; esac
+}
+
+# the fixtures override plus a mirror of artifacts.k8s.io's binaries
+ecr_mirror() {
+	printf 'mirrors:\n  - {from: "https://artifacts.k8s.io/binaries/", to: "%s/mirror/"}\n' "$(H)" \
+		>>"$WORK/fixtures.yaml"
 }
 
 # plan_json ARGS...: the plan as JSON into $WORK/plan.json
@@ -155,4 +167,49 @@ plan_json() {
 	build
 	assert_status 0
 	[ ! -e "$(O)/tree/var/lib/kubelet/credential-provider" ]
+}
+
+@test "ECR credential provider: verified by its .sha256 file, installed as .exe beside ACR's, its config generated as JSON with AWS_PROFILE escaped" {
+	need_ps_node
+	ecr_mirror
+	build --set components.ecr-credential-provider.enabled=true \
+		--set 'components.ecr-credential-provider.vars.aws_profile=ops "blue"'
+	assert_status 0
+	assert_output_has "checksum file $(H)/mirror/cloud-provider-aws/v1.36.1/windows/amd64/ecr-credential-provider-windows-amd64.sha256)"
+	cmp "$(O)/tree/var/lib/kubelet/credential-provider/ecr-credential-provider.exe" "$WWW/good/kubeadm.exe"
+	conf="$(O)/tree/var/lib/kubelet/ecr-credential-provider-config.json"
+	python3 - "$conf" <<-'PY'
+	import json, sys
+	c = json.load(open(sys.argv[1]))
+	assert (c["apiVersion"], c["kind"]) == ("kubelet.config.k8s.io/v1", "CredentialProviderConfig"), c
+	p = c["providers"][0]
+	assert p["name"] == "ecr-credential-provider", p
+	assert p["matchImages"] == ["*.dkr.ecr.*.amazonaws.com", "*.dkr.ecr.*.amazonaws.com.cn"], p
+	assert p["defaultCacheDuration"] == "12h", p
+	assert p["env"] == [{"name": "AWS_PROFILE", "value": 'ops "blue"'}], p
+	PY
+	printf '%s\n' 'KUBELET_KUBEADM_ARGS="--image-credential-provider-bin-dir=/var/lib/kubelet/credential-provider --image-credential-provider-config=/var/lib/kubelet/ecr-credential-provider-config.json"' >"$WORK/flags.env"
+	run python3 "$WB_SRC/tests/node/winnode.py" service "$(O)/packer/scripts" "$(O)/tree" kubelet "$WORK/flags.env"
+	assert_status 0
+	python3 - "$(echo "$output" | tail -n 1)" "$(O)/tree" <<-'PY'
+	import json, os, sys
+	argv, tree = json.loads(sys.argv[1]), sys.argv[2]
+	flags = dict(a[2:].split("=", 1) for a in argv if a.startswith("--image-credential-provider"))
+	conf = json.load(open(os.path.join(tree, flags["image-credential-provider-config"].lstrip("/"))))
+	bindir = os.path.join(tree, flags["image-credential-provider-bin-dir"].lstrip("/"))
+	for p in conf["providers"]:
+	    assert os.path.isfile(os.path.join(bindir, p["name"] + ".exe")), p["name"]
+	PY
+}
+
+@test "ECR credential provider: a binary that does not match its .sha256 file fails (exit 1)" {
+	ecr_mirror
+	ecr="$WWW/mirror/cloud-provider-aws/v1.36.1/windows/amd64"
+	cp "$ecr/ecr-credential-provider-windows-amd64.sha256" "$BATS_TEST_TMPDIR/keep"
+	sha256sum "$WWW/good/kubectl.exe" | cut -d' ' -f1 >"$ecr/ecr-credential-provider-windows-amd64.sha256"
+	build --set components.ecr-credential-provider.enabled=true
+	cp "$BATS_TEST_TMPDIR/keep" "$ecr/ecr-credential-provider-windows-amd64.sha256"
+	assert_status 1
+	assert_output_has "ecr-credential-provider"
+	[ ! -e "$(O)/tree" ]
 }
