@@ -52,10 +52,14 @@ static int verify_tree(struct wb_run *run, const char *dir, const char *site_roo
 	cmd_json_set(run, "directories", json_integer((json_int_t)res.ndirs));
 	cmd_json_set(run, "site_signatures", json_integer((json_int_t)res.nsigned));
 	if (res.nr) {
+		char sigs[64] = "";
+
+		if (count[TREECHECK_SIGNATURE])
+			snprintf(sigs, sizeof(sigs), ", %zu bad site signatures",
+				 count[TREECHECK_SIGNATURE]);
 		cmd_errorf("%s does not match its manifest: %zu modified, "
-			   "%zu missing, %zu extra, %zu bad site signatures", dir,
-			   count[TREECHECK_MODIFIED], count[TREECHECK_MISSING],
-			   count[TREECHECK_EXTRA], count[TREECHECK_SIGNATURE]);
+			   "%zu missing, %zu extra%s", dir, count[TREECHECK_MODIFIED],
+			   count[TREECHECK_MISSING], count[TREECHECK_EXTRA], sigs);
 		treecheck_release(&res);
 		return WB_EVERIFY;
 	}
