@@ -46,11 +46,14 @@ static const struct wb_command commands[] = {
 	  "Builds the Windows system drive of the image in OUT/<name>/tree (default\n"
 	  "OUT: out) from verified cache entries, with the generated config files,\n"
 	  "and OUT/<name>/manifest.json (docs/stage.md, docs/manifest.md). The\n"
-	  "tree is built beside the old one and swapped in only when complete.\n",
+	  "tree is built beside the old one and swapped in only when complete.\n"
+	  "A recipe's site_signing needs the site's key (--sign-*): the selected\n"
+	  ".exe, .dll and .msi files get the site's Authenticode signature after\n"
+	  "the upstream checks (docs/authenticode.md, \"Site signing\").\n",
 	  "environment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
 	  "315532800, 1980-01-01), WINBUILD_TEMPLATES (template directory)\n"
 	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
-	  "quarantined), 2 recipe or template error, 3 network error, 4 hostile or\n"
+	  "quarantined) or a signature failed, 2 recipe or template error, 3 network error, 4 hostile or\n"
 	  "broken archive, colliding paths, 5 I/O error\n" },
 	{ "emit", cmd_emit,
 	  "emit RECIPE [--builder NAME]... [-o OUT] [options]",
@@ -71,15 +74,17 @@ static const struct wb_command commands[] = {
 	  "or --mirror-url).\n",
 	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
-	{ "verify", cmd_verify, "verify OUTDIR | verify --lock FILE [--cache DIR]",
+	{ "verify", cmd_verify, "verify OUTDIR [--site-roots FILE] | verify --lock FILE [--cache DIR]",
 	  "re-check a staged output against its manifest, or the cache against a lock",
 	  "verify OUTDIR (OUT/<name>, as stage and build write it): re-hash every\n"
 	  "file of OUTDIR/tree against OUTDIR/manifest.json and report each\n"
-	  "modified, missing and extra file or directory.\n"
+	  "modified, missing and extra file or directory; with --site-roots, the\n"
+	  "site signature of every file the site signed (site_signing).\n"
 	  "verify --lock FILE: re-hash the cache entry of every artifact of the\n"
 	  "lock; a changed entry is quarantined.\n",
 	  "exit codes: 0 everything matches, 1 something is modified, missing or\n"
-	  "extra, 2 usage or unreadable manifest/lock, 5 I/O error\n" },
+	  "extra, or a site signature fails, 2 usage or unreadable manifest/lock\n"
+	  "(or site-signed files without --site-roots), 5 I/O error\n" },
 	{ "mirror", cmd_mirror, "mirror RECIPE DIR [--sign KEYFILE] [options]",
 	  "export the verified artifacts, checksums and signatures for air-gapped use",
 	  "Fetch and verify every artifact of RECIPE, then write DIR/<host>/<path>\n"

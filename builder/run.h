@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 struct json_t;
+struct sign_opts;
 
 #include "lib/log.h"
 #include "lib/strlist.h"
@@ -37,6 +38,11 @@ struct wb_run {
 	int verbose;                  /* -v (repeatable) */
 	int quiet;                    /* -q */
 	int no_progress;              /* --no-progress, or stderr not a TTY */
+	/* stage, build: the --sign-* key for the recipe's site_signing
+	 * (cmd/emit.c's table), or NULL; SIGN_STRICT: a key that signs
+	 * nothing is a usage error (stage, build without --sign-scripts) */
+	const struct sign_opts *sign;
+	int sign_strict;
 
 	struct json_t *json_result;   /* --json: the result (cmd/json.c) */
 	int json_done;                /* --json: the result was printed */

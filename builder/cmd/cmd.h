@@ -10,6 +10,7 @@
 
 #include "lib/err.h"
 #include "run.h"
+#include "trust/sign.h"
 
 struct wb_command {
 	const char *name;
@@ -161,6 +162,34 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run);
  * of `winbuild stage`, shared with `emit` and `build`. Prints its errors;
  * returns the exit code. */
 int cmd_stage_recipe(struct wb_run *run);
+
+/* The options of emit, build and stage: one table (cmd/emit.c), each
+ * option a bit; build takes all but the image-builder ones, stage only the
+ * key options, which sign the files the recipe's site_signing selects
+ * (EMIT_OPTS, BUILD_OPTS, STAGE_SIGN_OPTS). */
+enum emit_opt {
+	EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
+	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
+	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
+	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
+};
+#define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
+#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
+#define STAGE_SIGN_OPTS (EO_SIGN_CERT | EO_SIGN_KEY | EO_SIGN_PKCS12 | EO_SIGN_PKCS11_URI | \
+			 EO_SIGN_PKCS11_MODULE | EO_SIGN_PASS_FILE | EO_SIGN_TIMESTAMP)
+
+struct emit_args {
+	const char *format, *mirror_url;
+	struct sign_opts so;
+	int sign_scripts;
+	struct cmd_opt table[11];
+};
+
+/* Parse ARGV with the common options of stage and the options of MASK
+ * from A's table; exactly one positional argument (else USAGE). 0, or
+ * the exit code (CMD_HELP_SHOWN for -h). */
+int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
+			struct emit_args *a, struct wb_run *run);
 
 /*
  * The fetch driver shared by fetch, lock (and stage/build): resolve the

@@ -197,24 +197,6 @@ out:
 	return ret;
 }
 
-/* The options of emit and build: one table, each option a bit; build
- * takes all but the image-builder ones (EMIT_OPTS, BUILD_OPTS). */
-enum emit_opt {
-	EO_SIGN_SCRIPTS = 1u << 1, EO_SIGN_CERT = 1u << 2,
-	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
-	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
-	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
-};
-#define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
-#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
-
-struct emit_args {
-	const char *format, *mirror_url;
-	struct sign_opts so;
-	int sign_scripts;
-	struct cmd_opt table[11];
-};
-
 static void emit_args_init(struct emit_args *a)
 {
 	const struct cmd_opt t[] = {
@@ -250,7 +232,7 @@ static void emit_args_init(struct emit_args *a)
 }
 
 /* Check the combination of emit options; prints and returns WB_EUSAGE. */
-static int emit_args_check(struct emit_args *a)
+static int emit_args_check(struct emit_args *a, struct wb_run *run, int build)
 {
 	struct wb_err e = WB_ERR_INIT;
 	const char *format = a->format;
@@ -263,7 +245,9 @@ static int emit_args_check(struct emit_args *a)
 		cmd_errorf("--format image-builder needs --mirror-url URL");
 		return WB_EUSAGE;
 	}
-	if (a->sign_scripts != sign_requested(&a->so) ||
+	/* build stages too: its key may be only for the recipe's site_signing */
+	if ((a->sign_scripts && !sign_requested(&a->so)) ||
+	    (!build && !a->sign_scripts && sign_requested(&a->so)) ||
 	    (a->sign_scripts && strcmp(format, "packer"))) {
 		cmd_errorf("%s", a->sign_scripts && strcmp(format, "packer") ?
 			"--sign-scripts applies to --format packer only" : a->sign_scripts ?
@@ -273,6 +257,10 @@ static int emit_args_check(struct emit_args *a)
 	}
 	if (a->sign_scripts && sign_check_opts(&a->so, &e))
 		return cmd_fail(&e);
+	if (build && sign_requested(&a->so)) {
+		run->sign = &a->so;
+		run->sign_strict = !a->sign_scripts;
+	}
 	return 0;
 }
 
@@ -313,43 +301,36 @@ out:
 	return ret;
 }
 
+int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
+			struct emit_args *a, struct wb_run *run)
+{
+	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, mask, usage };
+	int ret;
+
+	emit_args_init(a);
+	set.own = a->table;
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+		return ret;
+	return run->positional.nr != 1 ? cmd_usage("%s", usage) : 0;
+}
+
 int cmd_emit(int argc, char **argv, struct wb_run *run)
 {
 	/* --lock: the digests of --format image-builder */
-	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, EMIT_OPTS, EMIT_USAGE };
 	struct emit_args a;
-	int ret;
+	int ret = cmd_emit_args_parse(argc, argv, EMIT_OPTS, EMIT_USAGE, &a, run);
 
-	emit_args_init(&a);
-	set.own = a.table;
-	if ((ret = cmd_parse_options(argc, argv, &set, run)))
-		goto out;
-	if (run->positional.nr != 1) {
-		ret = cmd_usage("%s", EMIT_USAGE);
-		goto out;
-	}
-	if (!(ret = emit_args_check(&a)))
+	if (!ret && !(ret = emit_args_check(&a, run, 0)))
 		ret = emit_recipe(run, &a, 0);
-out:
 	return ret;
 }
 
 int cmd_build(int argc, char **argv, struct wb_run *run)
 {
-	struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, BUILD_OPTS, BUILD_USAGE };
 	struct emit_args a;
-	int ret;
+	int ret = cmd_emit_args_parse(argc, argv, BUILD_OPTS, BUILD_USAGE, &a, run);
 
-	emit_args_init(&a);
-	set.own = a.table;
-	if ((ret = cmd_parse_options(argc, argv, &set, run)))
-		goto out;
-	if (run->positional.nr != 1) {
-		ret = cmd_usage("%s", BUILD_USAGE);
-		goto out;
-	}
-	if (!(ret = emit_args_check(&a)))
+	if (!ret && !(ret = emit_args_check(&a, run, 1)))
 		ret = emit_recipe(run, &a, 1);
-out:
 	return ret;
 }

@@ -20,12 +20,14 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "recipe/plan.h"
+#include "stage/sitesign.h"
 #include "stage/stage.h"
 #include "stage/stamp.h"
 
 #define STAGE_USAGE \
 	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] " \
-	"[--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [-q]"
+	"[--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [-q] " \
+	"[--sign-cert FILE --sign-key FILE | --sign-pkcs12 FILE | --sign-pkcs11-uri URI ...]"
 
 /* 1980-01-01T00:00:00Z: the earliest time zip, FAT and ISO 9660 hold. */
 #define STAGE_DEFAULT_EPOCH 315532800L
@@ -195,6 +197,7 @@ static int stage_key(struct up_to_date *u, const struct plan *plan,
 	in.sha256s = sha256s;
 	in.templates_dir = u->templates_dir;
 	in.epoch = u->epoch;
+	in.sign = u->run->sign;
 	ret = stamp_key(&in, key, e);
 	for (size_t i = 0; i < plan->nartifacts; i++)
 		free(specs[i]);
@@ -253,7 +256,9 @@ static int stage_gate(void *ctx, const struct plan *plan,
 	int ok = 1;
 
 	u->dir = fs_join(u->run->out_dir, plan->name);
-	ok = !u->never;
+	/* a signing key the plan does not take (or the reverse) is never up
+	 * to date: stage_begin reports it */
+	ok = !u->never && sitesign_check(plan, u->o->sign, u->o->sign_strict, &e) == 0;
 	for (size_t i = 0; ok && i < plan->nartifacts; i++) {
 		ok = ref_sha256(c, plan, &items[i], shas[i], &urls[i]);
 		sp[i] = shas[i];
@@ -400,6 +405,8 @@ int cmd_stage_recipe(struct wb_run *run)
 	u.never = setup_test_hook(&th);
 	o.out_dir = run->out_dir;
 	o.templates_dir = tdir;
+	o.sign = run->sign;
+	o.sign_strict = run->sign_strict;
 	if (th.kill_point[0] || th.run_cmd) {
 		o.hook = test_hook;
 		o.hook_ctx = &th;
@@ -478,12 +485,17 @@ out:
 
 int cmd_stage(int argc, char **argv, struct wb_run *run)
 {
-	static const struct cmd_optset set = { OPTS_STAGE | OPT_JSON, NULL, 0, STAGE_USAGE };
-	int ret = cmd_parse_options(argc, argv, &set, run);
+	/* the key options of emit's table: the site's key for site_signing */
+	struct emit_args a;
+	int ret = cmd_emit_args_parse(argc, argv, STAGE_SIGN_OPTS, STAGE_USAGE, &a, run);
 
 	if (ret)
 		return ret;
-	if (run->positional.nr != 1)
-		return cmd_usage("%s", STAGE_USAGE);
-	return cmd_stage_recipe(run);
+	if (sign_requested(&a.so)) {
+		run->sign = &a.so;
+		run->sign_strict = 1;
+	}
+	ret = cmd_stage_recipe(run);
+	run->sign = NULL;
+	return ret;
 }

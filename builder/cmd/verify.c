@@ -18,19 +18,19 @@
 #include "fetch/lockfile.h"
 #include "lib/buf.h"
 
-#define VERIFY_USAGE "verify OUTDIR [-q]\n" \
+#define VERIFY_USAGE "verify OUTDIR [--site-roots FILE] [-q]\n" \
 	"       winbuild verify --lock FILE [--cache DIR] [-q]"
 
-static int verify_tree(struct wb_run *run, const char *dir)
+static int verify_tree(struct wb_run *run, const char *dir, const char *site_roots)
 {
 	struct treecheck res;
 	struct wb_err e = WB_ERR_INIT;
-	size_t count[4] = { 0 };
+	size_t count[TREECHECK_SIGNATURE + 1] = { 0 };
 	json_t *problems;
 
 	cmd_json_set(run, "mode", json_string("tree"));
 	cmd_json_set(run, "dir", json_string(dir));
-	if (treecheck_run(dir, &res, &e) < 0)
+	if (treecheck_run(dir, site_roots, &res, &e) < 0)
 		return cmd_fail(&e);
 	problems = json_array();
 	for (size_t i = 0; i < res.nr; i++) {
@@ -50,16 +50,22 @@ static int verify_tree(struct wb_run *run, const char *dir)
 	cmd_json_set(run, "problems", problems);
 	cmd_json_set(run, "files", json_integer((json_int_t)res.nfiles));
 	cmd_json_set(run, "directories", json_integer((json_int_t)res.ndirs));
+	cmd_json_set(run, "site_signatures", json_integer((json_int_t)res.nsigned));
 	if (res.nr) {
+		char sigs[64] = "";
+
+		if (count[TREECHECK_SIGNATURE])
+			snprintf(sigs, sizeof(sigs), ", %zu bad site signatures",
+				 count[TREECHECK_SIGNATURE]);
 		cmd_errorf("%s does not match its manifest: %zu modified, "
-			   "%zu missing, %zu extra", dir, count[TREECHECK_MODIFIED],
-			   count[TREECHECK_MISSING], count[TREECHECK_EXTRA]);
+			   "%zu missing, %zu extra%s", dir, count[TREECHECK_MODIFIED],
+			   count[TREECHECK_MISSING], count[TREECHECK_EXTRA], sigs);
 		treecheck_release(&res);
 		return WB_EVERIFY;
 	}
 	if (!run->quiet && !run->json)
-		printf("%s: %zu files and %zu directories match manifest.json\n", dir,
-		       res.nfiles, res.ndirs);
+		printf("%s: %zu files and %zu directories match manifest.json%s\n", dir,
+		       res.nfiles, res.ndirs, res.nsigned ? "; the site signatures verify" : "");
 	treecheck_release(&res);
 	return WB_OK;
 }
@@ -146,9 +152,11 @@ out:
 
 int cmd_verify(int argc, char **argv, struct wb_run *run)
 {
-	const char *lock = NULL;
+	const char *lock = NULL, *site_roots = NULL;
 	const struct cmd_opt own[] = {
 		{ 0, "--lock", NULL, "FILE", "check the cache against this lock file", &lock, NULL, NULL },
+		{ 0, "--site-roots", NULL, "FILE", "the site's roots (PEM): check the signature\n"
+		  "of every file the site signed (site_signing)", &site_roots, NULL, NULL },
 		{ 0 },
 	};
 	const struct cmd_optset set = { OPT_CACHE | OPT_QUIET | OPT_JSON, own, 0, VERIFY_USAGE };
@@ -160,5 +168,5 @@ int cmd_verify(int argc, char **argv, struct wb_run *run)
 		return verify_lock(run, lock);
 	if (lock || run->positional.nr != 1)
 		return cmd_usage("%s", VERIFY_USAGE);
-	return verify_tree(run, run->positional.v[0]);
+	return verify_tree(run, run->positional.v[0], site_roots);
 }

@@ -19,7 +19,7 @@
 #include <signal.h>
 
 #include "stage/manifest.h"
-#include "emit/sign.h"
+#include "trust/sign.h"
 #include "lib/err.h"
 #include "lib/strlist.h"
 #include "recipe/plan.h"

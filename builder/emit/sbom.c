@@ -111,6 +111,23 @@ static json_t *file_component(const struct staged_file *f)
 		prop(props, "authenticode:digest", f->auth_digest);
 		prop(props, "authenticode:timestamp", f->auth_timestamp);
 	}
+	if (f->site_signed) {
+		/* the site re-signed the upstream file (docs/authenticode.md,
+		 * "Site signing"): CycloneDX's pedigree names what it came from */
+		json_t *anc = json_object(), *ah = json_array(), *ped = json_object();
+
+		prop(props, "upstream_sha256", f->upstream_sha256);
+		prop(props, "site_signature:signer", f->site_signer);
+		prop(props, "site_signature:thumbprint_sha256", f->site_thumbprint);
+		json_object_set_new(anc, "type", json_string("file"));
+		json_object_set_new(anc, "name", json_string(f->path));
+		json_array_append_new(ah, hash("SHA-256", f->upstream_sha256));
+		json_object_set_new(anc, "hashes", ah);
+		json_object_set_new(ped, "ancestors", json_pack("[o]", anc));
+		json_object_set_new(ped, "notes", json_string("the upstream file, verified, then "
+							      "Authenticode-signed by the site"));
+		json_object_set_new(c, "pedigree", ped);
+	}
 	set_nonempty(c, "properties", props);
 	return c;
 }

@@ -11,6 +11,7 @@
 #include "lib/fs.h"
 #include "lib/strlist.h"
 #include "lib/winpath.h"
+#include "trust/authenticode.h"
 #include "trust/digest.h"
 
 const char *treecheck_kind_name(enum treecheck_kind k)
@@ -19,6 +20,7 @@ const char *treecheck_kind_name(enum treecheck_kind k)
 	case TREECHECK_MODIFIED: return "modified";
 	case TREECHECK_MISSING: return "missing";
 	case TREECHECK_EXTRA: return "extra";
+	case TREECHECK_SIGNATURE: return "signature";
 	}
 	return "?";
 }
@@ -101,8 +103,31 @@ static int needed_dir(const struct wb_strlist *paths, const char *d)
 	return 0;
 }
 
+/* F's site signature, once its bytes matched: under ROOTS, from the
+ * certificate the manifest recorded (its thumbprint is the publisher). */
+static void check_site_signature(const char *full, const struct staged_file *f,
+				 const char *roots, struct treecheck *res)
+{
+	const char *pub[1] = { f->site_thumbprint };
+	struct authenticode_policy pol;
+	struct authenticode_result r;
+	struct wb_err e = WB_ERR_INIT;
+
+	memset(&pol, 0, sizeof(pol));
+	memset(&r, 0, sizeof(r));
+	pol.require = 1;
+	pol.roots = roots;
+	pol.publishers = pub;
+	pol.npublishers = 1;
+	if (authenticode_verify_path(full, f->tree_path, &pol, &r, &e) < 0)
+		add(res, TREECHECK_SIGNATURE, f->tree_path, xstrdup(e.msg));
+	else
+		res->nsigned++;
+	authenticode_result_release(&r);
+}
+
 static void check_file(const char *tree, const struct staged_file *f,
-		       struct treecheck *res)
+		       const char *roots, struct treecheck *res)
 {
 	char *full = fs_join(tree, f->tree_path), hex[65];
 	struct digest_result r;
@@ -121,11 +146,14 @@ static void check_file(const char *tree, const struct staged_file *f,
 			add(res, TREECHECK_MODIFIED, f->tree_path,
 			    xasprintf("size %llu, sha256 %s; manifest: size %llu, sha256 %s",
 				      r.size, hex, f->size, f->sha256));
+		else if (f->site_signed)
+			check_site_signature(full, f, roots, res);
 	}
 	free(full);
 }
 
-int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e)
+int treecheck_run(const char *dir, const char *site_roots, struct treecheck *res,
+		  struct wb_err *e)
 {
 	struct staged_manifest m;
 	struct wb_strlist files = WB_STRLIST_INIT, dirs = WB_STRLIST_INIT;
@@ -144,6 +172,14 @@ int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e)
 		goto out;
 	res->nfiles = m.nfiles;
 	res->ndirs = m.ndirectories;
+	for (size_t i = 0; !site_roots && i < m.nfiles; i++)
+		if (m.files[i].site_signed) {
+			wb_error(e, WB_EUSAGE, "'%s' holds files the site signed ('%s', ...): "
+				 "give --site-roots FILE (the PEM its recipe's "
+				 "site_signing.roots names) to verify their signatures",
+				 dir, m.files[i].path);
+			goto out;
+		}
 	for (size_t i = 0; i < m.nfiles; i++)
 		wb_strlist_push(&want, m.files[i].tree_path);
 	for (size_t i = 0; i < m.ndirectories; i++) {
@@ -170,7 +206,7 @@ int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e)
 	if (walk(tree, "", &files, &dirs, e) < 0)
 		goto out;
 	for (size_t i = 0; i < m.nfiles; i++)
-		check_file(tree, &m.files[i], res);
+		check_file(tree, &m.files[i], site_roots, res);
 	for (size_t i = 0; i < files.nr; i++)
 		if (!listed(&want, files.v[i]))
 			add(res, TREECHECK_EXTRA, files.v[i], NULL);

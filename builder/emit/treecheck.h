@@ -2,7 +2,10 @@
  * Re-check a staged output (OUT/<name>/: manifest.json + tree/) against its
  * manifest, for `winbuild verify`: every file the manifest lists must exist
  * with its size and SHA-256, every directory it lists must exist, and
- * nothing else may be in the tree. Nothing here prints.
+ * nothing else may be in the tree; every file the site signed
+ * (stage/sitesign.h) must carry a site signature that verifies with the
+ * site's roots, from the certificate the manifest names. Nothing here
+ * prints.
  */
 #ifndef WB_EMIT_TREECHECK_H
 #define WB_EMIT_TREECHECK_H
@@ -15,6 +18,7 @@ enum treecheck_kind {
 	TREECHECK_MODIFIED = 1,  /* size or SHA-256 differs, or not a file */
 	TREECHECK_MISSING,       /* listed in the manifest, absent */
 	TREECHECK_EXTRA,         /* in the tree, not in the manifest */
+	TREECHECK_SIGNATURE,     /* its site signature does not verify */
 };
 
 struct treecheck_problem {
@@ -27,11 +31,15 @@ struct treecheck {
 	struct treecheck_problem *v;   /* sorted by path */
 	size_t nr, alloc;
 	size_t nfiles, ndirs;          /* what the manifest lists */
+	size_t nsigned;                /* site signatures checked */
 };
 
-/* Check DIR (holding manifest.json and tree/). Returns 0 with RES filled
- * (RES->nr problems), or -1: WB_EIO unreadable, WB_ESTAGE bad manifest. */
-int treecheck_run(const char *dir, struct treecheck *res, struct wb_err *e);
+/* Check DIR (holding manifest.json and tree/), the site signatures with
+ * SITE_ROOTS (a PEM file). Returns 0 with RES filled (RES->nr problems),
+ * or -1: WB_EIO unreadable, WB_ESTAGE bad manifest, WB_EUSAGE site-signed
+ * files and no SITE_ROOTS. */
+int treecheck_run(const char *dir, const char *site_roots, struct treecheck *res,
+		  struct wb_err *e);
 void treecheck_release(struct treecheck *res);
 const char *treecheck_kind_name(enum treecheck_kind k);
 

@@ -1,4 +1,5 @@
 /* struct plan lifetime and lookups. */
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,10 @@ void plan_release(struct plan *p)
 	}
 	free(p->mirrors);
 	plan_authenticode_release(&p->authenticode);
+	wb_strlist_release(&p->site_signing.components);
+	wb_strlist_release(&p->site_signing.files);
+	wb_strlist_release(&p->site_signing.publishers);
+	free(p->site_signing.roots);
 	for (size_t i = 0; i < p->nvalues; i++) {
 		free(p->values[i].key);
 		free(p->values[i].value);
@@ -190,6 +195,26 @@ void plan_authenticode_release(struct plan_authenticode *a)
 {
 	trust_authsets_release(a->sets, a->nsets);
 	memset(a, 0, sizeof(*a));
+}
+
+int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
+			  const char *path)
+{
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	int comp = 0;
+
+	if (!s->set || !component || !authenticode_wants(path))
+		return 0;
+	for (size_t i = 0; !comp && i < s->components.nr; i++)
+		comp = !strcmp(s->components.v[i], component);
+	if (!comp)
+		return 0;
+	if (!s->files.nr)
+		return 1;
+	for (size_t i = 0; i < s->files.nr; i++)
+		if (!fnmatch(s->files.v[i], name, FNM_CASEFOLD))
+			return 1;
+	return 0;
 }
 
 int plan_require_iso(const struct plan *p, struct wb_err *e)

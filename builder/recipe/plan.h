@@ -88,6 +88,27 @@ void plan_authenticode_policy(const struct plan_authenticode *a,
 void plan_authenticode_policy_release(struct authenticode_policy *out);
 void plan_authenticode_release(struct plan_authenticode *a);
 
+/*
+ * `site_signing:` (docs/authenticode.md, "Site signing"): the site's own
+ * Authenticode signature replaces the upstream one on every staged .exe,
+ * .dll and .msi of COMPONENTS whose file name matches one of FILES (shell
+ * patterns, case-insensitive; none: all three kinds), after the upstream
+ * verification. ROOTS (relative to the declaring file) and PUBLISHERS are
+ * what the signed files must verify against, at stage and in `verify`.
+ */
+struct plan_sitesign {
+	int set;
+	struct wb_strlist components;
+	struct wb_strlist files;
+	char *roots;
+	struct wb_strlist publishers;
+	struct wb_origin origin;       /* of the map */
+};
+
+/* 1 when S selects the staged file at tree path PATH of COMPONENT. */
+int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
+			  const char *path);
+
 struct plan_firewall {
 	char *name;
 	int port;
@@ -192,6 +213,7 @@ struct plan {
 
 	struct trust_policy policy;
 	struct plan_authenticode authenticode;  /* the global `authenticode:` */
+	struct plan_sitesign site_signing;      /* `site_signing:` */
 	struct plan_mirror *mirrors;
 	size_t nmirrors;
 	int mirror_only;

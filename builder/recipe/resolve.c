@@ -427,7 +427,7 @@ static int is_null(const struct rnode *n)
 static int unset_loosens(const char *path)
 {
 	static const char *const roots[] = { "policy", "signatures", "keys", "authenticode",
-					      "mirror_only", "windows.iso_sha256" };
+					      "site_signing", "mirror_only", "windows.iso_sha256" };
 	const char *v = strstr(path, ".verify");
 
 	for (size_t i = 0; i < ARRAY_SIZE(roots); i++) {
@@ -1587,6 +1587,50 @@ static int add_map_trust(struct resolver *r, const struct rnode *n, const char *
 		return -1;
 	}
 	add_authreq(a, roots, &pubs, rk ? &rk->origin : fallback_origin);
+	return 0;
+}
+
+/*
+ * `site_signing:` N (or none) into the plan, once the components are known:
+ * every name in `components` must be an enabled component of the image (a
+ * typo would leave its files upstream-signed on a cluster that enforces
+ * the site's signature), `roots` readable now (relative to its file).
+ */
+static int convert_site_signing(struct resolver *r, const struct rnode *n)
+{
+	struct plan_sitesign *s = &r->plan->site_signing;
+	const struct rnode *k;
+
+	if (!n)
+		return 0;
+	s->origin = n->origin;
+	k = rnode_get(n, "components");
+	if (!k->nr)
+		return err_at(r, &k->origin, "'site_signing.components' is empty: name the "
+			      "components whose executables the site signs");
+	for (size_t i = 0; i < k->nr; i++) {
+		if (!plan_find_component(r->plan, k->items[i]->scalar))
+			return err_at(r, &k->items[i]->origin, "'site_signing.components' names "
+				      "'%s', which is not an enabled component of this image",
+				      k->items[i]->scalar);
+		wb_strlist_push(&s->components, k->items[i]->scalar);
+	}
+	if ((k = rnode_get(n, "files"))) {
+		for (size_t i = 0; i < k->nr; i++) {
+			const char *v = k->items[i]->scalar;
+
+			if (!*v || strchr(v, '/') || strchr(v, '\\'))
+				return err_at(r, &k->items[i]->origin, "'site_signing.files' "
+					      "entries are file-name patterns ('*.exe', "
+					      "'kube*.exe'), not '%s'", v);
+			wb_strlist_push(&s->files, v);
+		}
+	}
+	if (auth_roots(r, rnode_get(n, "roots"), "site_signing", &s->roots) ||
+	    ((k = rnode_get(n, "publishers")) &&
+	     auth_publishers(r, k, "site_signing", &s->publishers)))
+		return -1;
+	s->set = 1;
 	return 0;
 }
 
@@ -3061,7 +3105,7 @@ static int convert_top(struct resolver *r)
 	    versions_agree(r, image_vars))
 		return -1;
 	version_warnings(r);
-	if (since_met(r))
+	if (since_met(r) || convert_site_signing(r, rnode_get(top, "site_signing")))
 		return -1;
 	if ((n = rnode_get(top, "replace"))) {
 		for (size_t i = 0; i < n->nr; i++)

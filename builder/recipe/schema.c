@@ -154,6 +154,16 @@ const struct schema_key schema_authenticode[] = {
 	END
 };
 
+/* site_signing: the site's own Authenticode signature on staged files
+ * (stage/sitesign.c, docs/authenticode.md "Site signing") */
+static const struct schema_key schema_site_signing[] = {
+	{ "components", S_STRLIST, NULL, NULL, S_REQUIRED },
+	{ "files", S_STRLIST, NULL, NULL, 0 },
+	{ "roots", S_STR, NULL, NULL, S_REQUIRED },
+	{ "publishers", S_STRLIST, NULL, NULL, 0 },
+	END
+};
+
 const struct schema_key schema_component[] = {
 	{ "kind", S_ENUM, NULL, "component", S_REQUIRED },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
@@ -245,6 +255,7 @@ const struct schema_key schema_image[] = {
 	{ "packer", S_MAP, schema_packer, NULL, 0 },
 	{ "policy", S_MAP, schema_policy, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
+	{ "site_signing", S_MAP, schema_site_signing, NULL, 0 },
 	{ "keys", S_MAPOF, schema_key_map, NULL, 0 },
 	{ "mirrors", S_LISTOF, schema_mirror, NULL, 0 },
 	{ "mirror_only", S_BOOL, NULL, NULL, 0 },

@@ -84,6 +84,11 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "generated", json_boolean(!f->artifact));
 		if (f->authenticode)
 			json_object_set_new(o, "authenticode", authenticode_json(f->authenticode));
+		if (f->site_signature) {
+			json_object_set_new(o, "upstream_sha256", json_string(f->upstream_sha256));
+			json_object_set_new(o, "site_signature",
+					    authenticode_json(f->site_signature));
+		}
 		json_array_append_new(files, o);
 		free(w);
 	}
@@ -225,6 +230,21 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 			f->auth_digest = opt_str(ac, "digest");
 			f->auth_timestamp = opt_str(ac, "timestamp");
 		}
+		if (json_object_get(it, "site_signature") || json_object_get(it, "upstream_sha256")) {
+			json_t *ss = json_object_get(it, "site_signature");
+			const char *up = json_string_value(json_object_get(it, "upstream_sha256"));
+
+			f->site_signer = opt_str(ss, "signer");
+			f->site_thumbprint = opt_str(ss, "thumbprint_sha256");
+			if (!json_is_object(ss) || !is_hex64(up) || !f->site_thumbprint) {
+				wb_error(e, WB_ESTAGE, "'%s': files[%zu]: a site-signed file needs "
+					 "'upstream_sha256' and 'site_signature' with "
+					 "'thumbprint_sha256'", path, i);
+				goto out;
+			}
+			memcpy(f->upstream_sha256, up, 65);
+			f->site_signed = 1;
+		}
 		if (!f->path || !f->tree_path || !safe_tree_path(f->tree_path)) {
 			wb_error(e, WB_ESTAGE, "'%s': files[%zu]: missing or unsafe path", path, i);
 			goto out;
@@ -285,6 +305,8 @@ void staged_manifest_release(struct staged_manifest *m)
 		free(m->files[i].auth_thumbprint);
 		free(m->files[i].auth_digest);
 		free(m->files[i].auth_timestamp);
+		free(m->files[i].site_signer);
+		free(m->files[i].site_thumbprint);
 	}
 	for (size_t i = 0; i < m->ndirectories; i++)
 		free(m->directories[i]);

@@ -30,6 +30,11 @@ struct staged_file {
 	int has_authenticode, auth_signed;
 	char *auth_signer, *auth_issuer, *auth_thumbprint, *auth_digest,
 		*auth_timestamp;
+	/* a file the site signed (stage/sitesign.h): the upstream digest,
+	 * and the site signature's signer and certificate thumbprint */
+	int site_signed;
+	char upstream_sha256[65];
+	char *site_signer, *site_thumbprint;
 };
 
 struct staged_manifest {

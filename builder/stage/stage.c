@@ -10,6 +10,7 @@
 #include "lib/fs.h"
 #include "lib/winpath.h"
 #include "stage/manifest.h"
+#include "stage/sitesign.h"
 #include "stage/stage.h"
 #include "stage/stamp.h"
 #include "trust/authenticode.h"
@@ -203,7 +204,10 @@ void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 		if (stamp_prep_key(&s->plan->artifacts[i], in->sha256, w->epoch,
 				   sl->key, &ignore) < 0)
 			sl->key[0] = '\0';
-		sl->reuse = sl->old_key && sl->key[0] && !strcmp(sl->key, sl->old_key);
+		/* a site-signed file in the previous tree is not the upstream
+		 * file the upstream check and the signer must see */
+		sl->reuse = sl->old_key && sl->key[0] && !strcmp(sl->key, sl->old_key) &&
+			    !sitesign_artifact(s->plan, &s->plan->artifacts[i]);
 		w->in[i] = *in;
 		if (!sl->scratch)
 			sl->scratch = tree_scratch(&s->t, s->plan->artifacts[i].name);
@@ -340,6 +344,8 @@ int stage_begin(struct stage *s, const struct plan *plan,
 	s->plan = plan;
 	s->o = o;
 	s->t = (struct tree)TREE_INIT;
+	if (sitesign_check(plan, o->sign, o->sign_strict, e) < 0)
+		return -1;
 	w = s->w = xcalloc(1, sizeof(*w));
 	w->plan = plan;
 	w->o = o;
@@ -398,6 +404,9 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 		}
 	}
 	if (check_authenticode(t, plan, e) < 0)
+		return -1;
+	hook_at(o, "sign");
+	if (sitesign_tree(t, plan, o->sign, o->source_date_epoch, e) < 0)
 		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
 		return -1;

@@ -17,6 +17,7 @@
 #include "lib/err.h"
 #include "recipe/plan.h"
 #include "stage/tree.h"
+#include "trust/sign.h"
 
 /* One plan artifact's verified bytes (parallel to plan->artifacts). */
 struct stage_input {
@@ -47,7 +48,12 @@ struct stage_opts {
 	const char *out_dir;       /* OUT */
 	const char *templates_dir; /* recipes/templates */
 	time_t source_date_epoch;  /* every mtime in the tree */
+	/* the site's code-signing key for the recipe's site_signing
+	 * (stage/sitesign.h); NULL: none given */
+	const struct sign_opts *sign;
+	int sign_strict;           /* a key without site_signing is an error */
 	/* Test hook, called at named points: "begin", "artifact",
+	 * "sign" (upstream checks done, before site signing),
 	 * "generated", "before-swap", "after-swap", "done". May be NULL. */
 	tree_hook_fn *hook;
 	void *hook_ctx;

@@ -149,7 +149,8 @@ static int hash_roots(struct digest_ctx *d, const struct plan_authenticode *a,
  * changed in place must change the key. */
 static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb_err *e)
 {
-	if (hash_roots(d, &p->authenticode, e) < 0)
+	if (hash_roots(d, &p->authenticode, e) < 0 ||
+	    (p->site_signing.set && hash_file(d, "site_roots", p->site_signing.roots, e) < 0))
 		return -1;
 	for (size_t i = 0; i < p->ngenerate; i++)
 		if (hash_file(d, "generate", p->generate[i].template_path, e) < 0)
@@ -164,6 +165,23 @@ static int hash_plan_files(struct digest_ctx *d, const struct plan *p, struct wb
 			if (hash_req_files(d, &v->reqs[q], e) < 0)
 				return -1;
 	}
+	return 0;
+}
+
+/* The site's signing key (site_signing): another certificate or key signs
+ * other bytes. A PKCS#11 key is named by its URI and module only. */
+static int hash_sign(struct digest_ctx *d, const struct sign_opts *o, struct wb_err *e)
+{
+	hash_str(d, "sign_pkcs11", o->pkcs11_uri);
+	hash_str(d, "sign_module", o->pkcs11_module);
+	hash_str(d, "sign_ts", o->timestamp_url);
+	if (o->cert && strncmp(o->cert, "pkcs11:", 7) && hash_file(d, "sign_cert", o->cert, e) < 0)
+		return -1;
+	if (o->cert && !strncmp(o->cert, "pkcs11:", 7))
+		hash_str(d, "sign_cert", o->cert);
+	if ((o->key && hash_file(d, "sign_key", o->key, e) < 0) ||
+	    (o->pkcs12 && hash_file(d, "sign_pkcs12", o->pkcs12, e) < 0))
+		return -1;
 	return 0;
 }
 
@@ -194,6 +212,8 @@ int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e)
 	}
 	if (!ret)
 		ret = hash_dir(&d, in->templates_dir, 0, e);
+	if (!ret && in->sign && p->site_signing.set)
+		ret = hash_sign(&d, in->sign, e);
 	snprintf(epoch, sizeof(epoch), "%lld", (long long)in->epoch);
 	hash_str(&d, "epoch", epoch);
 	if (ret < 0) {

@@ -23,6 +23,7 @@
 #include "lib/err.h"
 #include "lib/strlist.h"
 #include "recipe/plan.h"
+#include "trust/sign.h"
 
 struct stamp_inputs {
 	const struct plan *plan;
@@ -32,6 +33,7 @@ struct stamp_inputs {
 	const char *const *sha256s;      /* per artifact: the verified digest */
 	const char *templates_dir;
 	time_t epoch;                    /* SOURCE_DATE_EPOCH */
+	const struct sign_opts *sign;    /* the site's key (site_signing), or NULL */
 };
 
 /* OUT: 64 hex. Hashes the winbuild version and binary, the contents of
@@ -39,7 +41,8 @@ struct stamp_inputs {
  * components, overrides) and of every file it names (Authenticode roots of
  * every layer and component, minisign key files), the --set/WINBUILD_SET
  * pairs, each artifact's ref spec and digest, the contents of every
- * template (an error past 64 directories deep), the epoch. */
+ * template (an error past 64 directories deep), the site's signing key
+ * and roots when the plan has site_signing, the epoch. */
 int stamp_key(const struct stamp_inputs *in, char out[65], struct wb_err *e);
 
 /* 1 when DIR (OUT/<name>) holds a stamp with KEY, no temp dir of another

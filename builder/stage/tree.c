@@ -216,6 +216,8 @@ static void record(struct tree *t, const char *path, unsigned long long size,
 	f->artifact = artifact;
 	f->component = component;
 	f->authenticode = NULL;
+	f->upstream_sha256[0] = '\0';
+	f->site_signature = NULL;
 }
 
 /* ---- begin / release ---------------------------------------------------- */
@@ -325,6 +327,9 @@ void tree_release(struct tree *t)
 		if (t->files[i].authenticode)
 			authenticode_result_release(t->files[i].authenticode);
 		free(t->files[i].authenticode);
+		if (t->files[i].site_signature)
+			authenticode_result_release(t->files[i].site_signature);
+		free(t->files[i].site_signature);
 	}
 	free(t->files);
 	t->files = NULL;

@@ -34,6 +34,11 @@ struct tree_file {
 	const char *component;      /* borrowed */
 	struct authenticode_result *authenticode; /* owned; set when the
 					 file's Authenticode was checked */
+	/* set when the site signed the file (stage/sitesign.c): the digest
+	 * of the upstream bytes (SHA256 is then the signed file's) and the
+	 * site signature as verified after signing */
+	char upstream_sha256[65];
+	struct authenticode_result *site_signature;  /* owned */
 };
 
 struct tree {

@@ -1,4 +1,4 @@
-/* emit/sign: option checks, and signing a script with osslsigncode using a
+/* trust/sign: option checks, and signing a script with osslsigncode using a
  * code-signing certificate made by openssl at test time. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "emit/sign.h"
+#include "trust/sign.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 
@@ -130,12 +130,53 @@ static void test_sign_failure_leaves_script(void **state)
 	buf_release(&after);
 }
 
+/* sign_file: a new inode replaces the file (a hard link to the old one,
+ * like a cache entry's, keeps the unsigned bytes), and a fixed signing
+ * time gives the same bytes twice. */
+static void test_sign_file_new_inode_and_deterministic(void **state)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct sign_opts o;
+	struct buf orig = BUF_INIT, linked = BUF_INIT, one = BUF_INIT, two = BUF_INIT;
+	char *a = fs_join(dir, "a.ps1"), *b = fs_join(dir, "b.ps1"), *l = fs_join(dir, "l.ps1");
+
+	(void)state;
+	assert_int_equal(fs_write_atomic(a, "Write-Host 1\r\n", 14, 0644, &e), 0);
+	assert_int_equal(fs_write_atomic(b, "Write-Host 1\r\n", 14, 0644, &e), 0);
+	unlink(l);
+	assert_int_equal(link(a, l), 0);
+	memset(&o, 0, sizeof(o));
+	o.cert = xasprintf("%s/c.pem", dir);
+	o.key = xasprintf("%s/k.pem", dir);
+	assert_int_equal(fs_read_file(a, 1 << 20, WB_EIO, &orig, &e), 0);
+	assert_int_equal(sign_file(&o, a, 1700000000, &e), 0);
+	assert_int_equal(sign_file(&o, b, 1700000000, &e), 0);
+	assert_int_equal(fs_read_file(l, 1 << 20, WB_EIO, &linked, &e), 0);
+	assert_int_equal(fs_read_file(a, 1 << 20, WB_EIO, &one, &e), 0);
+	assert_int_equal(fs_read_file(b, 1 << 20, WB_EIO, &two, &e), 0);
+	assert_int_equal(linked.len, orig.len);
+	assert_memory_equal(linked.ptr, orig.ptr, orig.len);
+	assert_true(one.len > orig.len);
+	assert_int_equal(one.len, two.len);
+	assert_memory_equal(one.ptr, two.ptr, one.len);
+	free((char *)o.cert);
+	free((char *)o.key);
+	free(a);
+	free(b);
+	free(l);
+	buf_release(&orig);
+	buf_release(&linked);
+	buf_release(&one);
+	buf_release(&two);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_opts),
 		cmocka_unit_test(test_sign_and_verify),
 		cmocka_unit_test(test_sign_failure_leaves_script),
+		cmocka_unit_test(test_sign_file_new_inode_and_deterministic),
 	};
 
 	return cmocka_run_group_tests(tests, setup_pki, teardown_pki);

@@ -1,7 +1,9 @@
 /*
- * Authenticode signing of the emitted PowerShell scripts with osslsigncode
- * (Debian's osslsigncode, spawned without a shell), so Packer can run them
- * under `execution_policy = "allsigned"` (docs/authenticode.md).
+ * Authenticode signing with osslsigncode (Debian's osslsigncode, spawned
+ * without a shell): the emitted PowerShell scripts, so Packer can run them
+ * under `execution_policy = "allsigned"`, and the staged executables a
+ * recipe's `site_signing` selects (stage/sitesign.c; docs/authenticode.md).
+ * In trust/ so both stage/ and emit/ can reach it.
  *
  * Exactly one key source: a PEM certificate and key (CERT + KEY), a
  * PKCS#12 file (PKCS12), or a key in a PKCS#11 token (PKCS11_URI, with
@@ -9,8 +11,8 @@
  * a command line: a key, PKCS#12 or token PIN password is read by
  * osslsigncode from PASS_FILE.
  */
-#ifndef WB_EMIT_SIGN_H
-#define WB_EMIT_SIGN_H
+#ifndef WB_TRUST_SIGN_H
+#define WB_TRUST_SIGN_H
 
 #include "lib/err.h"
 
@@ -38,5 +40,16 @@ int sign_check_opts(const struct sign_opts *o, struct wb_err *e);
  * with osslsigncode's last message.
  */
 int sign_script(const struct sign_opts *o, const char *path, struct wb_err *e);
+
+/*
+ * The same for any file osslsigncode signs (PE, MSI, PowerShell), with the
+ * signing time SIGN_TIME (seconds since 1970; osslsigncode's -time) when
+ * it is >= 0, so the same key gives the same bytes. An existing signature
+ * is replaced, not nested. The file at PATH is replaced by a new inode
+ * (rename), never written in place: a hard link to it elsewhere keeps the
+ * old bytes.
+ */
+int sign_file(const struct sign_opts *o, const char *path, long long sign_time,
+	      struct wb_err *e);
 
 #endif

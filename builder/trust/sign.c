@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "emit/sign.h"
+#include "trust/sign.h"
 #include "lib/buf.h"
 
 extern char **environ;
@@ -53,11 +53,12 @@ static const char *last_line(char *text)
 	return p ? p + 1 : text;
 }
 
-int sign_script(const struct sign_opts *o, const char *path, struct wb_err *e)
+int sign_file(const struct sign_opts *o, const char *path, long long sign_time,
+	      struct wb_err *e)
 {
 	const char *argv[32];
 	size_t n = 0;
-	char *tmp = xasprintf("%s.sign.tmp", path);
+	char *tmp = xasprintf("%s.sign.tmp", path), when[32];
 	posix_spawn_file_actions_t fa;
 	struct buf err = BUF_INIT;
 	int pipefd[2] = { -1, -1 }, status = 0, ret = -1, fa_ok = 0;
@@ -90,6 +91,11 @@ int sign_script(const struct sign_opts *o, const char *path, struct wb_err *e)
 	if (o->timestamp_url) {
 		argv[n++] = "-ts";
 		argv[n++] = o->timestamp_url;
+	}
+	if (sign_time >= 0) {
+		snprintf(when, sizeof(when), "%lld", sign_time);
+		argv[n++] = "-time";
+		argv[n++] = when;
 	}
 	argv[n++] = "-h";
 	argv[n++] = "sha256";
@@ -152,4 +158,9 @@ out:
 	free(tmp);
 	buf_release(&err);
 	return ret;
+}
+
+int sign_script(const struct sign_opts *o, const char *path, struct wb_err *e)
+{
+	return sign_file(o, path, -1, e);
 }

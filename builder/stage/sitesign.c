@@ -1,0 +1,113 @@
+/* The site's Authenticode signature on selected staged files (sitesign.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "stage/sitesign.h"
+#include "trust/authenticode.h"
+#include "trust/digest.h"
+
+int sitesign_check(const struct plan *plan, const struct sign_opts *so,
+		   int require_use, struct wb_err *e)
+{
+	const struct plan_sitesign *s = &plan->site_signing;
+
+	if (s->set && !so) {
+		char at[512];
+
+		wb_origin_format(&s->origin, at, sizeof(at));
+		return wb_error(e, WB_EUSAGE, "%s: 'site_signing' needs the site's code-signing "
+				"key: give --sign-key with --sign-cert, --sign-pkcs12 or "
+				"--sign-pkcs11-uri (docs/authenticode.md, \"Site signing\")", at);
+	}
+	if (!s->set && so && require_use)
+		return wb_error(e, WB_EUSAGE, "the --sign-* options sign nothing here: the "
+				"recipe has no 'site_signing' (docs/authenticode.md)");
+	return so && s->set ? sign_check_opts(so, e) : 0;
+}
+
+int sitesign_artifact(const struct plan *plan, const struct plan_artifact *a)
+{
+	const struct plan_sitesign *s = &plan->site_signing;
+
+	for (size_t i = 0; s->set && i < s->components.nr; i++)
+		if (!strcmp(s->components.v[i], a->component))
+			return 1;
+	return 0;
+}
+
+/* Sign F (at FULL) and check the result; fills F on success. */
+static int sign_one(struct tree_file *f, const char *full, const struct plan *plan,
+		    const struct sign_opts *so, time_t epoch, struct wb_err *e)
+{
+	const struct plan_sitesign *s = &plan->site_signing;
+	const struct plan_component *c = plan_find_component(plan, f->component);
+	struct authenticode_policy pol;
+	struct authenticode_result *r;
+	struct digest_result d;
+	char hex[65];
+
+	/* the upstream check comes first, on the upstream bytes: a component
+	 * with an Authenticode policy has its result here already */
+	if (c && c->authenticode.set && !f->authenticode)
+		return wb_error(e, WB_EVERIFY, "'%s': its upstream Authenticode signature "
+				"was not checked before site signing", f->path);
+	/* sign exactly the bytes that were verified */
+	if (digest_file(full, DIGEST_SHA256, &d, e) < 0)
+		return -1;
+	digest_hex(d.sha256, 32, hex);
+	if (strcmp(hex, f->sha256))
+		return wb_error(e, WB_EVERIFY, "'%s' changed after it was verified (expected "
+				"sha256 %s, got %s); nothing signed", f->path, f->sha256, hex);
+	if (sign_file(so, full, (long long)epoch, e) < 0)
+		return -1;
+	if (digest_file(full, DIGEST_SHA256, &d, e) < 0)
+		return -1;
+	memset(&pol, 0, sizeof(pol));
+	pol.require = 1;
+	pol.roots = s->roots;
+	pol.publishers = (const char *const *)s->publishers.v;
+	pol.npublishers = s->publishers.nr;
+	r = xcalloc(1, sizeof(*r));
+	if (authenticode_verify_path(full, f->path, &pol, r, e) < 0) {
+		authenticode_result_release(r);
+		free(r);
+		if (e->code != WB_EIO)
+			e->code = WB_EVERIFY;
+		wb_error_prefix(e, "the site-signed file does not verify with "
+				"site_signing.roots and publishers");
+		return -1;
+	}
+	memcpy(f->upstream_sha256, f->sha256, sizeof(f->upstream_sha256));
+	digest_hex(d.sha256, 32, f->sha256);
+	f->size = d.size;
+	f->site_signature = r;
+	return 0;
+}
+
+int sitesign_tree(struct tree *t, const struct plan *plan,
+		  const struct sign_opts *so, time_t epoch, struct wb_err *e)
+{
+	if (!plan->site_signing.set)
+		return 0;
+	if (!so)
+		return sitesign_check(plan, so, 0, e);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tree_file *f = &t->files[i];
+		char *full;
+		int ret;
+
+		if (!f->artifact ||
+		    !plan_sitesign_selects(&plan->site_signing, f->component, f->path))
+			continue;
+		full = fs_join(t->root, f->path);
+		ret = sign_one(f, full, plan, so, epoch, e);
+		free(full);
+		if (ret < 0) {
+			wb_error_prefix(e, "site signing: artifact '%s'", f->artifact);
+			return -1;
+		}
+	}
+	return 0;
+}
