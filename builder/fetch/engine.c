@@ -328,7 +328,7 @@ static int same_scheme(CURL *h, const char *url)
 
 /*
  * The current transfer (of URL, the plan's) answered with a redirect:
- * check the hop against the transport policy and follow it as a new
+ * judge the hop by the hop policy (hop_judge) and follow it as a new
  * transfer, or refuse it (WB_EVERIFY: nothing from that URL is used; the
  * next URL is tried). Cleans up H.
  */
@@ -338,9 +338,11 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 	const char *from = j->hop_url ? j->hop_url : url, *why;
 	struct wb_err e = WB_ERR_INIT;
 	char *to = NULL, *shown;
+	enum hop_verdict v;
 
 	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
-	if (!to) {
+	v = hop_judge(&en->plan->policy, 0, from, to, j->hops, &why);
+	if (v == HOP_NO_LOCATION) {
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld without a Location",
 			 j->it->art->name, job_target_what(j, j->target), url, code);
 		curl_easy_cleanup(h);
@@ -348,9 +350,8 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 		return;
 	}
 	shown = xfer_shown_url(to);
-	why = hop_refused(&en->plan->policy, from, to);
-	if (why || j->hops >= FETCH_MAX_REDIRS) {
-		if (why)
+	if (v != HOP_FOLLOW) {
+		if (v == HOP_REFUSED)
 			wb_error(&e, WB_EVERIFY,
 				 "artifact '%s': %s '%s' redirects to '%s', which is refused: %s",
 				 j->it->art->name, job_target_what(j, j->target), url, shown, why);
@@ -359,7 +360,7 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 				 "artifact '%s': %s '%s': more than %d redirects (the last to '%s')",
 				 j->it->art->name, job_target_what(j, j->target), url,
 				 FETCH_MAX_REDIRS, shown);
-		if (why)
+		if (v == HOP_REFUSED)
 			note_verify_failure(j, &e);
 		if (j->url_idx + 1 < j->urls[j->target].nr)
 			engine_log(en, WB_LOG_WARN, "%s; trying the next URL", e.msg);

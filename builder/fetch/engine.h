@@ -168,9 +168,33 @@ char *xfer_shown_url(const char *url);
 
 /* hop.c */
 void hop_url_scheme(const char *url, char out[16]);
-/* Why a redirect from FROM to TO breaks the transport policy, or NULL. */
-const char *hop_refused(const struct trust_policy *policy, const char *from,
-			const char *to);
+/*
+ * The hop policy: what a client does with a redirect (an HTTP 3xx) from
+ * FROM (the URL just requested: the plan's, or the last hop) whose
+ * Location is TO (NULL: none), after HOPS redirects followed from the
+ * plan's URL. libcurl never follows one itself (hop_transport_setopts).
+ * Every client that follows redirects asks this, and words the refusal
+ * for its own context: the engine's transfers (follow_redirect in
+ * engine.c), a request outside the engine (fetch_request), the size
+ * probe (probe.c, which only stops).
+ *   HOP_NEVER        NO_REDIRECT: the answer is never a redirect (the
+ *                    Rekor API); WB_ENET
+ *   HOP_NO_LOCATION  a 3xx without a Location; WB_ENET
+ *   HOP_REFUSED      the transport policy forbids the hop (hop_refused;
+ *                    *WHY, when WHY is not NULL, says why); WB_EVERIFY:
+ *                    nothing from that URL is used
+ *   HOP_TOO_MANY     FETCH_MAX_REDIRS followed already; WB_ENET
+ *   HOP_FOLLOW       request TO next (and count the hop)
+ */
+enum hop_verdict {
+	HOP_FOLLOW,
+	HOP_NEVER,
+	HOP_NO_LOCATION,
+	HOP_REFUSED,
+	HOP_TOO_MANY,
+};
+enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
+			   const char *from, const char *to, int hops, const char **why);
 /* J's current URL back to the plan's (no hop followed). */
 void hop_reset(struct job *j);
 /* The transport policy, TLS and User-Agent of a request for URL on H. */

@@ -28,8 +28,8 @@ void hop_url_scheme(const char *url, char out[16])
  * http (the https in a recipe or mirror is a promise a server must not
  * take back).
  */
-const char *hop_refused(const struct trust_policy *policy, const char *from,
-			       const char *to)
+static const char *hop_refused(const struct trust_policy *policy, const char *from,
+			      const char *to)
 {
 	char fs[16], ts[16];
 
@@ -42,6 +42,34 @@ const char *hop_refused(const struct trust_policy *policy, const char *from,
 	if (!strcmp(ts, "http") && strcmp(fs, "http"))
 		return "a redirect from https never leads to plain http";
 	return NULL;
+}
+
+/*
+ * The hop policy, for every client that follows redirects (the engine's
+ * transfers, a request outside it, the size probe): see engine.h. The
+ * order of the checks decides the message when several apply: a request
+ * that takes no redirect at all, then a missing Location, then the
+ * transport policy (hop_refused), then the count.
+ */
+enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
+			   const char *from, const char *to, int hops, const char **why)
+{
+	const char *r;
+
+	if (why)
+		*why = NULL;
+	if (no_redirect)
+		return HOP_NEVER;
+	if (!to)
+		return HOP_NO_LOCATION;
+	if ((r = hop_refused(policy, from, to))) {
+		if (why)
+			*why = r;
+		return HOP_REFUSED;
+	}
+	if (hops >= FETCH_MAX_REDIRS)
+		return HOP_TOO_MANY;
+	return HOP_FOLLOW;
 }
 
 /* The protocols libcurl may use for URL (and, were it to follow one, for
@@ -67,8 +95,8 @@ void hop_reset(struct job *j)
 
 /* What every request for URL on H obeys: the transport policy (no
  * redirect followed by libcurl: transfer_done, probe_sizes and
- * fetch_request follow them, one checked hop at a time), TLS verification,
- * the User-Agent. */
+ * fetch_request follow them, one hop_judge'd hop at a time), TLS
+ * verification, the User-Agent. */
 void hop_transport_setopts(CURL *h, const struct trust_policy *policy, const char *cacert,
 			      const char *user_agent, long connect_timeout, const char *url)
 {

@@ -49,8 +49,8 @@ static int probe_done(struct engine *en, CURLM *m, struct probe *p, CURLcode rc)
 	if (rc == CURLE_OK && code >= 200 && code < 300 && cl > 0 &&
 	    (unsigned long long)cl <= en->max_size && !p->j->total)
 		p->j->total = (unsigned long long)cl;
-	if (rc == CURLE_OK && code >= 300 && code < 400 && to &&
-	    p->hops < FETCH_MAX_REDIRS && !hop_refused(&en->plan->policy, p->url, to)) {
+	if (rc == CURLE_OK && code >= 300 && code < 400 &&
+	    hop_judge(&en->plan->policy, 0, p->url, to, p->hops, NULL) == HOP_FOLLOW) {
 		char *next = xstrdup(to);
 
 		curl_multi_remove_handle(m, p->h);

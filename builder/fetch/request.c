@@ -128,21 +128,28 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 		} else if (rc != CURLE_OK) {
 			request_error(e, WB_ENET, cur, errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		} else if (code >= 300 && code < 400) {
-			if (no_redirect)
+			switch (hop_judge(t->policy, no_redirect, cur, to, hops, &why)) {
+			case HOP_NEVER:
 				request_error(e, WB_ENET, cur, "redirect refused (a Rekor API "
 					      "answer is never a redirect)");
-			else if (!to)
+				break;
+			case HOP_NO_LOCATION:
 				request_error(e, WB_ENET, cur, "a redirect without a Location");
-			else if ((why = hop_refused(t->policy, cur, to))) {
+				break;
+			case HOP_REFUSED: {
 				char *shown = xfer_shown_url(to), msg[600];
 
 				snprintf(msg, sizeof(msg), "redirects to '%s', which is refused: %s",
 					 shown, why);
 				free(shown);
 				request_error(e, WB_EVERIFY, cur, msg);
-			} else if (++hops > FETCH_MAX_REDIRS)
+				break;
+			}
+			case HOP_TOO_MANY:
 				request_error(e, WB_ENET, cur, "too many redirects");
-			else {
+				break;
+			case HOP_FOLLOW:
+				hops++;
 				free(cur);
 				cur = to;
 				tries = 0;
