@@ -10,7 +10,7 @@
  *               callback and the sink, what a failure means (remedy, retry)
  *   hop.c       the transport policy on every request and every redirect hop
  *   request.c   one request outside the engine (fetch_request: lookups)
- *   refs.c      the cache refs and cache hits (try_cache)
+ *   refs.c      the cache refs and cache hits (refs_try_cache)
  *   probe.c     sizes up front for the progress totals (HEAD)
  *   dlock.c     one download per artifact across processes
  */
