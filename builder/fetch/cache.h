@@ -182,7 +182,7 @@ int cache_list(struct cache *c, struct cache_listing *out, struct wb_err *e);
 void cache_listing_release(struct cache_listing *l);
 
 /*
- * Download locks. KEY (64 hex digits) names what the bytes are (fetch.c:
+ * Download locks. KEY (64 hex digits) names what the bytes are (fetch/dlock.c:
  * the pinned SHA-256, else the ref spec). cache_dl_trylock tries to take
  * the lock KEY without blocking into L (CACHE_DL_LOCK_INIT at first; its
  * file stays open between tries). Returns 1 when held (this process's pid

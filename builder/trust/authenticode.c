@@ -29,6 +29,7 @@
 #include "lib/buf.h"
 #include "trust/authenticode.h"
 #include "trust/digest.h"
+#include "trust/timestamp.h"
 
 #define OID_SPC_INDIRECT_DATA "1.3.6.1.4.1.311.2.1.4"
 #define OID_SPC_PE_IMAGE_DATA "1.3.6.1.4.1.311.2.1.15"
@@ -759,70 +760,30 @@ static void format_time(time_t t, char out[21])
 
 /*
  * An RFC 3161 timestamp token (DER of a ContentInfo) countersigning SI:
- * the TSTInfo's message imprint must be the hash of SI's signature value,
- * the token's signature must verify, and the TSA must chain to STORE with
- * the time-stamping EKU at the token's own time. Sets *AT.
+ * its message imprint is the hash of SI's signature value, and the token
+ * passes the one RFC 3161 verifier (timestamp_verify_token in
+ * trust/timestamp.c, Sigstore's too) with STORE's roots as its anchors.
+ * Sets *AT to genTime.
+ *
+ * Stricter than `osslsigncode verify` (osslsigncode.c), which accepts a
+ * SHA-1 imprint and a token without the ESS signing-certificate attribute
+ * (RFC 3161 2.4.1 requires one; tests/cli/authenticode.bats shows both):
+ * one verifier, the strict one, for every timestamp winbuild trusts.
  */
 static int timestamp_rfc3161(const ASN1_TYPE *val, PKCS7_SIGNER_INFO *si,
 			     X509_STORE *store, time_t *at, struct wb_err *e)
 {
-	const unsigned char *p;
-	PKCS7 *tok = NULL;
-	TS_TST_INFO *tst = NULL;
-	const EVP_MD *md;
-	unsigned char h[EVP_MAX_MD_SIZE];
-	unsigned hl = 0;
-	const ASN1_OCTET_STRING *imp;
-	struct tm tm;
-	X509 *tsa;
-	char why[256];
-	int ret = -1;
+	struct timestamp_result r;
 
-	if (val->type != V_ASN1_SEQUENCE) {
-		wb_error(e, WB_EUSAGE, "timestamp countersignature is malformed");
-		goto out;
-	}
-	p = val->value.sequence->data;
-	tok = d2i_PKCS7(NULL, &p, val->value.sequence->length);
-	if (!tok || !PKCS7_type_is_signed(tok) || !(tst = PKCS7_to_TS_TST_INFO(tok))) {
-		wb_error(e, WB_EUSAGE, "timestamp countersignature is malformed");
-		goto out;
-	}
-	md = EVP_get_digestbyobj(TS_MSG_IMPRINT_get_algo(TS_TST_INFO_get_msg_imprint(tst))->algorithm);
-	imp = TS_MSG_IMPRINT_get_msg(TS_TST_INFO_get_msg_imprint(tst));
-	if (!md || !EVP_Digest(si->enc_digest->data, (size_t)si->enc_digest->length,
-			       h, &hl, md, NULL) ||
-	    (int)hl != imp->length || memcmp(h, imp->data, hl)) {
-		wb_error(e, WB_EVERIFY, "timestamp countersignature is for another signature");
-		goto out;
-	}
-	if (!ASN1_TIME_to_tm(TS_TST_INFO_get_time(tst), &tm)) {
-		wb_error(e, WB_EUSAGE, "timestamp time is malformed");
-		goto out;
-	}
-	*at = timegm(&tm);
-	if (PKCS7_verify(tok, NULL, NULL, NULL, NULL, PKCS7_NOVERIFY) != 1) {
-		wb_error(e, WB_EVERIFY, "timestamp signature does not verify: %s",
-			 ossl_reason());
-		goto out;
-	}
-	if (!(tsa = sole_signer(tok))) {
-		wb_error(e, WB_EVERIFY, "timestamp has no signer certificate");
-		goto out;
-	}
-	if (!chain_ok(store, tsa, tok->d.sign->cert, *at, X509_PURPOSE_TIMESTAMP_SIGN,
-		      why, sizeof(why))) {
-		char *s = name_rfc2253(X509_get_subject_name(tsa));
-		wb_error(e, WB_EVERIFY, "timestamp authority '%s' is not trusted: %s", s, why);
-		free(s);
-		goto out;
-	}
-	ret = 0;
-out:
-	TS_TST_INFO_free(tst);
-	PKCS7_free(tok);
-	ERR_clear_error();
-	return ret;
+	if (val->type != V_ASN1_SEQUENCE)
+		return wb_error(e, WB_EUSAGE, "timestamp countersignature is malformed");
+	if (timestamp_verify_token(val->value.sequence->data,
+				   (size_t)val->value.sequence->length,
+				   si->enc_digest->data, (size_t)si->enc_digest->length,
+				   store, &r, e) < 0)
+		return -1;
+	*at = (time_t)r.gen_time;
+	return 0;
 }
 
 /* Find and verify a timestamp among SI's unsigned attributes. Returns 1

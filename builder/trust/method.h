@@ -44,7 +44,7 @@ enum {
 /*
  * One auxiliary file of a method (a method declares a list: trust_method.aux;
  * the older methods one file, from their single fields): fetched
- * generically by fetch/fetch.c before the artifact, through the URL list
+ * generically by fetch/ (engine.c) before the artifact, through the URL list
  * trust_req_urls(r, k).
  */
 struct trust_aux_def {
@@ -61,7 +61,7 @@ struct trust_aux_def {
 };
 
 /*
- * The transport a lookup asks through (fetch/fetch.c's: TLS and --cacert,
+ * The transport a lookup asks through (fetch/request.c's: TLS and --cacert,
  * proxy, timeouts, retries, the transport policy on every hop). GET URL, or
  * POST the JSON POST_JSON to it; the answer (at most MAX bytes) in OUT and
  * the HTTP status in *STATUS; anything but 200 and 404 is an error

@@ -7,7 +7,7 @@
  * trusted root.
  *
  * The protocol only: every request goes through the caller's transport
- * (struct trust_http, trust/method.h; fetch_request() in fetch/fetch.c:
+ * (struct trust_http, trust/method.h; fetch_request() in fetch/request.c:
  * TLS and --cacert, proxy, timeouts, retries, the transport policy). The
  * index POST is never redirected (a redirect is refused, WB_ENET); an
  * entry's GET follows redirects hop by hop under the transport policy.

@@ -7,6 +7,7 @@
  */
 #include "trust/timestamp.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,17 +29,27 @@ void timestamp_authority_release(struct timestamp_authority *a)
 
 /* The last queued OpenSSL error's reason (the TS layer's own, pushed over
  * the lower layers' causes) with its detail text, or FALLBACK; clears the
- * queue. */
-static const char *ossl_reason(char *out, size_t outsz, const char *fallback)
+ * queue. When the signer's chain did not verify, CHAIN (if not NULL) gets
+ * X509_verify_cert's reason, else "". */
+static const char *ossl_reason(char *out, size_t outsz, const char *fallback,
+			       char *chain, size_t chainsz)
 {
+	static const char verify_error[] = "Verify error:";
 	unsigned long code = 0, c;
 	const char *data = NULL, *d, *r;
 	int flags = 0, f;
 
+	if (chain)
+		chain[0] = '\0';
 	while ((c = ERR_get_error_all(NULL, NULL, NULL, &d, &f))) {
 		code = c;
 		data = d;
 		flags = f;
+		/* ts_verify_cert's: "Verify error:<X509_verify_cert_error_string>" */
+		if (chain && ERR_GET_LIB(c) == ERR_LIB_TS &&
+		    ERR_GET_REASON(c) == TS_R_CERTIFICATE_VERIFY_ERROR && d &&
+		    (f & ERR_TXT_STRING) && !strncmp(d, verify_error, sizeof(verify_error) - 1))
+			snprintf(chain, chainsz, "%s", d + sizeof(verify_error) - 1);
 	}
 	r = code ? ERR_reason_error_string(code) : NULL;
 	if (!r)
@@ -86,8 +97,10 @@ static int gen_time(const ASN1_GENERALIZEDTIME *g, int64_t *secs, long *ns)
 	return 0;
 }
 
-static int token_parse(const unsigned char *der, size_t len, struct token *t,
-		       struct wb_err *e)
+/* DER: a TimeStampResp (granted) or a bare TimeStampToken; with
+ * TOKEN_ONLY, only the latter (Authenticode's attribute holds a token). */
+static int token_parse(const unsigned char *der, size_t len, int token_only,
+		       struct token *t, struct wb_err *e)
 {
 	const unsigned char *p = der;
 	TS_RESP *resp;
@@ -96,7 +109,7 @@ static int token_parse(const unsigned char *der, size_t len, struct token *t,
 	memset(t, 0, sizeof(*t));
 	if (len == 0 || len > TIMESTAMP_DER_MAX)
 		return wb_error(e, WB_EUSAGE, "timestamp: empty or larger than %d bytes", TIMESTAMP_DER_MAX);
-	resp = d2i_TS_RESP(NULL, &p, (long)len);
+	resp = token_only ? NULL : d2i_TS_RESP(NULL, &p, (long)len);
 	if (resp && p == der + len) {
 		const ASN1_INTEGER *st = TS_STATUS_INFO_get0_status(TS_RESP_get_status_info(resp));
 		long status = ASN1_INTEGER_get(st);
@@ -122,14 +135,83 @@ static int token_parse(const unsigned char *der, size_t len, struct token *t,
 		char why[256];
 
 		token_release(t);
-		return wb_error(e, WB_EUSAGE, "timestamp: not a DER TimeStampResp or TimeStampToken (%s)",
-				ossl_reason(why, sizeof(why), "no token"));
+		return wb_error(e, WB_EUSAGE, "timestamp: not a DER %s (%s)",
+				token_only ? "TimeStampToken" : "TimeStampResp or TimeStampToken",
+				ossl_reason(why, sizeof(why), "no token", NULL, 0));
 	}
 	g = TS_TST_INFO_get_time(t->tst);
 	if (!g || gen_time(g, &t->gen_time, &t->gen_ns) < 0) {
 		token_release(t);
 		return wb_error(e, WB_EUSAGE, "timestamp: genTime does not parse");
 	}
+	return 0;
+}
+
+/*
+ * The checks every token gets, whoever vouches for it (a Sigstore trusted
+ * root's authority, Authenticode's roots): TS_RESP_verify_token with the
+ * version, the CMS signature (one signer, the ESS signing-certificate
+ * attribute bound to its certificate), the signer's chain to STORE at
+ * genTime under the time-stamping purpose (the timeStamping EKU, critical
+ * and sole: X509_PURPOSE_TIMESTAMP_SIGN, set by OpenSSL itself) with
+ * UNTRUSTED (may be NULL) and the token's own certificates completing it,
+ * and the message imprint over SIGNED. STORE and UNTRUSTED stay the
+ * caller's; STORE's check time is genTime afterwards. -1 with WB_EVERIFY
+ * and OpenSSL's reason; when the chain was what failed, CHAIN (CHAINSZ
+ * bytes) holds X509_verify_cert's reason, else "".
+ */
+static int token_check(const struct token *t, const unsigned char *signed_bytes,
+		       size_t signed_len, X509_STORE *store, STACK_OF(X509) *untrusted,
+		       char *chain, size_t chainsz, struct wb_err *e)
+{
+	TS_VERIFY_CTX *ctx = TS_VERIFY_CTX_new();
+	STACK_OF(X509) *certs = untrusted ? X509_chain_up_ref(untrusted) : sk_X509_new_null();
+	BIO *data = BIO_new_mem_buf(signed_bytes, (int)signed_len);
+	int r = -1;
+
+	chain[0] = '\0';
+	if (!ctx || !certs || !data || signed_len > INT_MAX || !X509_STORE_up_ref(store)) {
+		sk_X509_pop_free(certs, X509_free);
+		BIO_free(data);
+		TS_VERIFY_CTX_free(ctx);
+		return wb_error(e, WB_EIO, "timestamp: out of memory");
+	}
+	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(store), (time_t)t->gen_time);
+	TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_SIGNATURE | TS_VFY_DATA);
+	/* the context owns what it is given: a reference to STORE, the copy
+	 * of UNTRUSTED, DATA (TS_VERIFY_CTX_free frees them) */
+	TS_VERIFY_CTX_set_store(ctx, store);
+	TS_VERIFY_CTX_set_data(ctx, data);
+	TS_VERIFY_CTX_set_certs(ctx, certs);
+	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
+		char why[512];
+
+		wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why), "token does not verify",
+							  chain, chainsz));
+		goto out;
+	}
+	r = 0;
+out:
+	TS_VERIFY_CTX_free(ctx);
+	ERR_clear_error();
+	return r;
+}
+
+/* T's imprint algorithm is SHA-256, SHA-384 or SHA-512 (RFC 3161 leaves
+ * it open; a SHA-1 imprint is a SHA-1 collision away from another
+ * signature). */
+static int imprint_alg_ok(const struct token *t, struct wb_err *e)
+{
+	const X509_ALGOR *alg = TS_MSG_IMPRINT_get_algo(TS_TST_INFO_get_msg_imprint(t->tst));
+	const ASN1_OBJECT *obj;
+	int nid;
+
+	X509_ALGOR_get0(&obj, NULL, NULL, alg);
+	nid = OBJ_obj2nid(obj);
+	if (nid != NID_sha256 && nid != NID_sha384 && nid != NID_sha512)
+		return wb_error(e, WB_EVERIFY,
+				"timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
+				nid == NID_undef ? "(unknown)" : OBJ_nid2sn(nid));
 	return 0;
 }
 
@@ -140,44 +222,27 @@ static int try_tsa(const struct token *t, const unsigned char *signed_bytes,
 {
 	int n = a->chain ? sk_X509_num(a->chain) : 0;
 	X509_STORE *store = NULL;
-	STACK_OF(X509) *untrusted = NULL, *own_untrusted = NULL, *signers = NULL;
-	TS_VERIFY_CTX *ctx = NULL;
-	BIO *data = NULL;
+	STACK_OF(X509) *untrusted = NULL, *signers = NULL;
+	char chain[256];
 	int r = -1;
 
 	if (n < 1)
 		return wb_error(e, WB_EUSAGE, "timestamp authority has no certificates");
 	store = X509_STORE_new();
-	untrusted = own_untrusted = sk_X509_new_null();
-	ctx = TS_VERIFY_CTX_new();
-	data = BIO_new_mem_buf(signed_bytes, (int)signed_len);
-	if (!store || !untrusted || !ctx || !data) {
+	untrusted = sk_X509_new_null();
+	if (!store || !untrusted) {
 		wb_error(e, WB_EIO, "timestamp: out of memory");
 		goto out;
 	}
 	/* the root is the one trust anchor; the rest of the chain (the TSA
 	 * certificate first) may complete a token that embeds no certificate */
 	X509_STORE_add_cert(store, sk_X509_value(a->chain, n - 1));
-	X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(store), (time_t)t->gen_time);
 	for (int i = 0; i < n - 1; i++) {
 		X509_up_ref(sk_X509_value(a->chain, i));
 		sk_X509_push(untrusted, sk_X509_value(a->chain, i));
 	}
-	TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_SIGNATURE | TS_VFY_DATA);
-	TS_VERIFY_CTX_set_store(ctx, store);
-	store = NULL;
-	TS_VERIFY_CTX_set_data(ctx, data);
-	data = NULL;
-	/* the context owns UNTRUSTED after this (freed with it); the signer
-	 * lookup below borrows it while the context lives */
-	TS_VERIFY_CTX_set_certs(ctx, untrusted);
-	own_untrusted = NULL;
-	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
-		char why[512];
-
-		wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why), "token does not verify"));
+	if (token_check(t, signed_bytes, signed_len, store, untrusted, chain, sizeof(chain), e) < 0)
 		goto out;
-	}
 	/* when the root names the TSA's own certificate, the token's signer
 	 * must be that certificate, not another the same CA issued */
 	if (n >= 2) {
@@ -200,10 +265,8 @@ static int try_tsa(const struct token *t, const unsigned char *signed_bytes,
 	r = 0;
 out:
 	sk_X509_free(signers);
-	TS_VERIFY_CTX_free(ctx);   /* frees the store, data and certs it holds */
 	X509_STORE_free(store);
-	BIO_free(data);
-	sk_X509_pop_free(own_untrusted, X509_free);
+	sk_X509_pop_free(untrusted, X509_free);
 	ERR_clear_error();
 	return r;
 }
@@ -214,21 +277,13 @@ int timestamp_verify(const unsigned char *der, size_t der_len,
 		     struct timestamp_result *res, struct wb_err *e)
 {
 	struct token t;
-	const X509_ALGOR *alg;
-	const ASN1_OBJECT *obj;
-	int nid;
 
 	memset(res, 0, sizeof(*res));
-	if (token_parse(der, der_len, &t, e) < 0)
+	if (token_parse(der, der_len, 0, &t, e) < 0)
 		return -1;
-	alg = TS_MSG_IMPRINT_get_algo(TS_TST_INFO_get_msg_imprint(t.tst));
-	X509_ALGOR_get0(&obj, NULL, NULL, alg);
-	nid = OBJ_obj2nid(obj);
-	if (nid != NID_sha256 && nid != NID_sha384 && nid != NID_sha512) {
+	if (imprint_alg_ok(&t, e) < 0) {
 		token_release(&t);
-		return wb_error(e, WB_EVERIFY,
-				"timestamp: message imprint algorithm %s is not SHA-256, SHA-384 or SHA-512",
-				nid == NID_undef ? "(unknown)" : OBJ_nid2sn(nid));
+		return -1;
 	}
 	if (!ntsas) {
 		token_release(&t);
@@ -251,12 +306,59 @@ int timestamp_verify(const unsigned char *der, size_t der_len,
 	return -1;
 }
 
+/* The token's signer's subject, RFC 2253, in OUT ("?" when unknown). */
+static void signer_subject(const struct token *t, char *out, size_t outsz)
+{
+	STACK_OF(X509) *s = PKCS7_get0_signers(t->p7, NULL, 0);
+	BIO *b = BIO_new(BIO_s_mem());
+	int n = 0;
+
+	if (s && sk_X509_num(s) == 1 && b &&
+	    X509_NAME_print_ex(b, X509_get_subject_name(sk_X509_value(s, 0)), 0,
+			       XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0)
+		n = BIO_read(b, out, (int)outsz - 1);
+	out[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(out, outsz, "?");
+	BIO_free(b);
+	sk_X509_free(s);
+	ERR_clear_error();
+}
+
+int timestamp_verify_token(const unsigned char *der, size_t der_len,
+			   const unsigned char *signed_bytes, size_t signed_len,
+			   X509_STORE *roots, struct timestamp_result *res, struct wb_err *e)
+{
+	struct token t;
+	char chain[256] = "", who[256];
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (token_parse(der, der_len, 1, &t, e) < 0)
+		return -1;
+	r = imprint_alg_ok(&t, e);
+	if (!r)
+		r = token_check(&t, signed_bytes, signed_len, roots, NULL, chain, sizeof(chain), e);
+	/* the caller's store checks at its own time again */
+	X509_VERIFY_PARAM_clear_flags(X509_STORE_get0_param(roots), X509_V_FLAG_USE_CHECK_TIME);
+	if (r < 0 && chain[0]) {
+		signer_subject(&t, who, sizeof(who));
+		wb_error(e, WB_EVERIFY, "timestamp authority '%s' is not trusted: %s", who, chain);
+	}
+	if (!r) {
+		res->gen_time = t.gen_time;
+		res->gen_time_ns = t.gen_ns;
+	}
+	token_release(&t);
+	return r;
+}
+
 int timestamp_peek_time(const unsigned char *der, size_t der_len,
 			int64_t *gen_time_out, struct wb_err *e)
 {
 	struct token t;
 
-	if (token_parse(der, der_len, &t, e) < 0)
+	if (token_parse(der, der_len, 0, &t, e) < 0)
 		return -1;
 	*gen_time_out = t.gen_time;
 	token_release(&t);

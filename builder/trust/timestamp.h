@@ -1,9 +1,14 @@
 /*
- * RFC 3161 signed timestamps, as Sigstore bundles carry them
- * (verificationMaterial.timestampVerificationData.rfc3161Timestamps[]
- * .signedTimestamp: DER of a TimeStampResp or a bare TimeStampToken),
- * verified offline with OpenSSL <openssl/ts.h> against the timestamp
- * authorities of a trusted root. No recipe/ include.
+ * RFC 3161 signed timestamps: the one verifier, for Sigstore and
+ * Authenticode alike, offline with OpenSSL <openssl/ts.h>. Sigstore
+ * bundles carry them as
+ * verificationMaterial.timestampVerificationData.rfc3161Timestamps[]
+ * .signedTimestamp (DER of a TimeStampResp or a bare TimeStampToken),
+ * trusted through the timestamp authorities of a trusted root
+ * (timestamp_verify); an Authenticode signature carries a bare token in
+ * its unsigned attribute 1.3.6.1.4.1.311.3.3.1, trusted through the roots
+ * file (timestamp_verify_token). Both get the same checks of the token
+ * itself (below). No recipe/ include.
  *
  * What is timestamped: the message imprint covers the signature bytes —
  * messageSignature.signature for a message signature, the first DSSE
@@ -62,6 +67,24 @@ int timestamp_verify(const unsigned char *der, size_t der_len,
 		     const unsigned char *signed_bytes, size_t signed_len,
 		     const struct timestamp_authority *tsas, size_t ntsas,
 		     struct timestamp_result *res, struct wb_err *e);
+
+/*
+ * Verify DER, a bare TimeStampToken (a CMS ContentInfo; no TimeStampResp
+ * around it), over SIGNED (Authenticode: the signature value of the
+ * signer it countersigns) with the checks of the token timestamp_verify
+ * makes: the imprint algorithm is SHA-256/384/512, the token's version,
+ * its signature with the ESS signing-certificate attribute bound to the
+ * signer, the signer's chain to ROOTS at genTime with the time-stamping
+ * purpose (timeStamping EKU, critical and sole), the message imprint. The
+ * Sigstore-only checks (the authority's own certificate, its validity
+ * window) have no counterpart: ROOTS is a set of trust anchors, nothing
+ * more. ROOTS stays the caller's, its check time as before. A signer that
+ * does not chain is "timestamp authority 'SUBJECT' is not trusted: WHY"
+ * (WB_EVERIFY). res->tsa_index is 0.
+ */
+int timestamp_verify_token(const unsigned char *der, size_t der_len,
+			   const unsigned char *signed_bytes, size_t signed_len,
+			   X509_STORE *roots, struct timestamp_result *res, struct wb_err *e);
 
 /* Read genTime from DER without verifying anything (for messages only).
  * Returns 0, or -1 with WB_EUSAGE when it does not parse. */

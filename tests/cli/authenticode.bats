@@ -123,6 +123,31 @@ refuses() {
 	assert_output_has "timestamp authority 'CN=Test TSA' is not trusted"
 }
 
+# One RFC 3161 verifier for Authenticode and Sigstore (trust/timestamp.c,
+# issue 29): a token must carry the ESS signing-certificate attribute and
+# a SHA-2 imprint. osslsigncode verify accepts both forgeries below.
+@test "a timestamp token without the ESS signing-certificate attribute is refused (osslsigncode accepts it)" {
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/ess.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key"
+	wb sig authenticode "$BATS_TEST_TMPDIR/ess.exe" --roots "$FX/ca.pem"
+	assert_status 0
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/noess.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --no-ess
+	ossl_verify "$BATS_TEST_TMPDIR/noess.exe"
+	wb sig authenticode "$BATS_TEST_TMPDIR/noess.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "signer 'O=Example Corp,CN=Example Code Signing': missing signing certificate attribute"
+}
+
+@test "a timestamp with a SHA-1 message imprint is refused, its token otherwise sound (osslsigncode accepts it)" {
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/sha1.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --sha1-imprint
+	ossl_verify "$BATS_TEST_TMPDIR/sha1.exe"
+	wb sig authenticode "$BATS_TEST_TMPDIR/sha1.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "timestamp: message imprint algorithm SHA1 is not SHA-256, SHA-384 or SHA-512"
+}
+
 @test "could not verify exits 2: missing file, not PE/MSI, unreadable roots" {
 	wb sig authenticode "$FX/missing.exe" --roots "$FX/ca.pem"
 	assert_status 2

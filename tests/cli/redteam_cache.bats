@@ -27,7 +27,7 @@ setup() {
 }
 
 entry() { echo "$WINBUILD_CACHE/sha256/${1:0:2}/$1"; }
-# dl_lock SHA: the download lock file of bytes pinned to SHA (fetch.c dl_lock_key)
+# dl_lock SHA: the download lock file of bytes pinned to SHA (fetch/dlock.c dl_lock_key)
 dl_lock() {
 	echo "$WINBUILD_CACHE/locks/dl-$(printf 'winbuild-download 1\nsha256 %s\n' "$1" | sha256sum | cut -d' ' -f1)"
 }

@@ -119,7 +119,7 @@ forge_rsa() {
 	previous_tree_intact
 }
 
-# --- authenticode-tsa-any-purpose (trust/authenticode.c, timestamp_rfc3161)
+# --- timestamp-signer-unchecked (trust/timestamp.c, token_check: the one RFC 3161 verifier; was authenticode-tsa-any-purpose)
 
 @test "redteam mutants: a timestamp signed by a code-signing (not time-stamping) certificate is refused" {
 	good_stage

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""forge_timestamp.py IN.exe OUT.exe CERT.pem KEY.pem
+"""forge_timestamp.py IN.exe OUT.exe CERT.pem KEY.pem [--no-ess] [--sha1-imprint]
 
 OUT is IN (a PE whose Authenticode signature carries an RFC 3161
 timestamp) with the timestamp token re-signed by CERT/KEY: the same
 TSTInfo (so its imprint still matches the signature), a new CMS SignedData
-made by `openssl cms -sign`. No TSA tool will issue a token from a
+made by `openssl cms -sign -cades` (with the ESS signing-certificate
+attribute RFC 3161 2.4.1 requires). No TSA tool will issue a token from a
 certificate without the time-stamping EKU (osslsigncode and `openssl ts`
 refuse), so this is how a test gets one. With the real TSA's certificate
 and key the output verifies (the control).
+  --no-ess        sign without the ESS signing-certificate attribute
+  --sha1-imprint  the TSTInfo's message imprint made SHA-1 (over the same
+                  signature value, so it still matches)
 """
-import struct, subprocess, sys
+import hashlib, struct, subprocess, sys
 
 def tlv(b, o=0):
     tag = b[o]; l = b[o + 1]; h = 2
@@ -59,6 +63,8 @@ def find_token(b):
     return None
 
 src, dst, cert, key = sys.argv[1:5]
+flags = sys.argv[5:]
+assert set(flags) <= {"--no-ess", "--sha1-imprint"}, flags
 d = bytearray(open(src, "rb").read())
 pe = struct.unpack_from("<I", d, 0x3c)[0]
 magic = struct.unpack_from("<H", d, pe + 24)[0]
@@ -72,9 +78,21 @@ eci = children(sd)[1][2]                            # encapContentInfo
 octet = children(children(eci)[1][1])[1][0]         # [0] -> OCTET STRING
 _, c, l = tlv(octet)
 tst = octet[c:c + l]
+if "--sha1-imprint" in flags:
+    # the signature value the token countersigns: the outer SignerInfo's
+    # encryptedDigest (its first OCTET STRING)
+    si = children(children(children(p7)[1][1])[1][0])[1][-1]
+    si = children(si)[1][0]
+    enc_digest = next(k for k in children(si)[1] if k[0] == 0x04)
+    _, c, l = tlv(enc_digest)
+    sha1_alg = bytes.fromhex("300906052b0e03021a0500")
+    imprint = enc(0x30, sha1_alg + enc(0x04, hashlib.sha1(enc_digest[c:c + l]).digest()))
+    _, kids = children(tst)
+    tst = enc(0x30, b"".join(kids[:2] + [imprint] + kids[3:]))
 new_tok = subprocess.run(
-    ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256",
-     "-econtent_type", "1.2.840.113549.1.9.16.1.4", "-signer", cert, "-inkey", key,
+    ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256"] +
+    ([] if "--no-ess" in flags else ["-cades"]) +
+    ["-econtent_type", "1.2.840.113549.1.9.16.1.4", "-signer", cert, "-inkey", key,
      "-outform", "DER"], input=tst, capture_output=True, check=True).stdout
 p7 = rewrite(p7, tok, new_tok)
 wc = struct.pack("<IHH", 8 + len(p7), 0x0200, 2) + p7

@@ -530,6 +530,58 @@ static void test_own_tsa(void **state)
 	tsa_free(&other);
 }
 
+/* Authenticode's entry (timestamp_verify_token): a bare token only, the
+ * same checks of the token, trusted through a store of roots; the
+ * caller's store keeps checking at its own time afterwards. */
+static void test_token_in_store(void **state)
+{
+	static const char sig[] = "the signature value";
+	struct tsa good;
+	struct timestamp_result res;
+	struct wb_err e = WB_ERR_INIT;
+	unsigned char *der, *tok = NULL;
+	const unsigned char *p;
+	X509_STORE *roots = X509_STORE_new(), *none = X509_STORE_new();
+	TS_RESP *resp;
+	size_t len;
+	int toklen;
+
+	(void)state;
+	tsa_init(&good, "critical,timeStamping");
+	X509_STORE_add_cert(roots, good.ca);
+	der = stamp(good.cert, good.key, EVP_sha256(), sig, strlen(sig), 1800000000, 0, 0, &len);
+	/* a TimeStampResp is not what an Authenticode attribute holds */
+	assert_int_equal(timestamp_verify_token(der, len, (const unsigned char *)sig, strlen(sig),
+						roots, &res, &e), -1);
+	assert_err(&e, WB_EUSAGE, "not a DER TimeStampToken");
+	p = der;
+	resp = d2i_TS_RESP(NULL, &p, (long)len);
+	assert_non_null(resp);
+	toklen = i2d_PKCS7(TS_RESP_get_token(resp), &tok);
+	assert_true(toklen > 0);
+	wb_err_clear(&e);
+	assert_int_equal(timestamp_verify_token(tok, (size_t)toklen, (const unsigned char *)sig,
+						strlen(sig), roots, &res, &e), 0);
+	assert_int_equal(res.gen_time, 1800000000);
+	assert_false(X509_VERIFY_PARAM_get_flags(X509_STORE_get0_param(roots)) &
+		     X509_V_FLAG_USE_CHECK_TIME);
+	/* another signature */
+	assert_int_equal(timestamp_verify_token(tok, (size_t)toklen, (const unsigned char *)sig,
+						strlen(sig) - 1, roots, &res, &e), -1);
+	assert_err(&e, WB_EVERIFY, "message imprint mismatch");
+	/* roots without the TSA's: the signer named, with the chain's reason */
+	wb_err_clear(&e);
+	assert_int_equal(timestamp_verify_token(tok, (size_t)toklen, (const unsigned char *)sig,
+						strlen(sig), none, &res, &e), -1);
+	assert_err(&e, WB_EVERIFY, "timestamp authority 'CN=test tsa' is not trusted: unable to get local issuer certificate");
+	OPENSSL_free(tok);
+	TS_RESP_free(resp);
+	OPENSSL_free(der);
+	X509_STORE_free(roots);
+	X509_STORE_free(none);
+	tsa_free(&good);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_real_token_forgeries),
 		cmocka_unit_test(test_bare_token),
 		cmocka_unit_test(test_own_tsa),
+		cmocka_unit_test(test_token_in_store),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,214 @@
+/*
+ * The fetch engine's private state, shared by the files of builder/fetch/
+ * that make up fetch_all() (fetch.h); nothing outside builder/fetch/
+ * includes this. One struct engine per fetch_all() call, one struct job per
+ * artifact. Who does what:
+ *   engine.c    the engine: setup, job progression (a target's end, the
+ *               next URL, the checks after a download), progress, the
+ *               run loop and fetch_all()
+ *   transfer.c  one transfer of the engine: its curl handle, the write
+ *               callback and the sink, what a failure means (remedy, retry)
+ *   hop.c       the transport policy on every request and every redirect hop
+ *   request.c   one request outside the engine (fetch_request: lookups)
+ *   refs.c      the cache refs and cache hits (refs_try_cache)
+ *   probe.c     sizes up front for the progress totals (HEAD)
+ *   dlock.c     one download per artifact across processes
+ */
+#ifndef WB_FETCH_ENGINE_H
+#define WB_FETCH_ENGINE_H
+
+#include <curl/curl.h>
+
+#include "fetch/fetch.h"
+#include "fetch/sink.h"
+#include "lib/buf.h"
+
+#define FETCH_BUFFER_SIZE (512L * 1024)
+#define FETCH_MAX_REDIRS 10
+
+enum job_state {
+	J_WAIT,      /* ready to start (or waiting for its backoff) */
+	J_RUNNING,   /* a transfer is in the multi handle */
+	J_DONE,
+};
+
+struct job {
+	struct fetch_item *it;
+	struct verify_needs needs;
+	enum job_state state;
+	size_t target;                 /* a slot: one auxiliary file of one
+					* requirement (slot_req, slot_k), or
+					* nslots: the artifact itself (T_MAIN) */
+	size_t nslots;                 /* every file of every requirement, in
+					* the spec's order (trust_spec_slot) */
+	size_t *slot_req, *slot_k;
+	struct wb_strlist *urls;       /* allowed URLs per target (nslots + 1) */
+	size_t url_idx;
+	char *hop_url;                 /* where the current URL redirected us
+					* (checked by hop_refused), or NULL */
+	int hops;                      /* redirects followed from the URL */
+	int tries;                     /* failed attempts on this URL */
+	int resumes;                   /* resumed attempts (progress made) */
+	double not_before;             /* backoff: monotonic seconds */
+	int saw_verify_failure;
+	struct wb_err first_verify;    /* the first verification failure */
+	int offline_blocked;           /* --offline: a needed file has no
+					* file:// URL, so only the cache can help */
+	size_t absent;                 /* URLs of this target that said the
+					  file does not exist (404, 410) */
+
+	/* the current transfer */
+	CURLM *multi;                  /* the engine's, for wake_engine */
+	CURL *h;
+	char errbuf[CURL_ERROR_SIZE];
+	int too_big;
+	int io_error;
+	unsigned long long attempt_bytes;
+
+	/* aux targets: fetched text (NULL text_url: not fetched) */
+	struct buf *text;
+	char **text_url;
+
+	/* main target: the temp file and the running digests */
+	char *tmp_path;
+	int fd;
+	struct digest_ctx dc;
+	int dc_live;
+	struct sink sink;              /* writes and hashes on worker threads */
+	int tee_fd;                    /* the opts' tee_open file, or -1 */
+	int tee_asked, tee_bad;        /* tee_open called; the tee failed */
+	int paused;                    /* the sink refused bytes: paused until
+					* it has room (run_engine resumes it) */
+	int can_pause;                 /* not file://: libcurl fails a paused
+					* FILE transfer, so that one waits */
+	unsigned long long have;       /* bytes written to the temp file */
+	unsigned long long total;      /* expected size, 0 when unknown */
+	unsigned long long max_size;   /* WINBUILD_MAX_SIZE */
+
+	/* the download lock around the artifact target (dl_lock) */
+	struct cache_dl_lock dl;
+	enum { DL_NONE, DL_WAITING, DL_HELD, DL_SKIP } dl_state;
+	double dl_since;               /* when the wait began */
+	long dl_holder;                /* the other winbuild's pid, 0 unknown */
+};
+
+#define T_MAIN(j) ((j)->nslots)
+
+/* The requirement of slot T, and its file's definition. */
+static inline const struct trust_req *slot_req(const struct job *j, size_t t)
+{
+	return &j->it->art->verify.reqs[j->slot_req[t]];
+}
+
+static inline struct trust_aux_def slot_def(const struct job *j, size_t t)
+{
+	return trust_method_aux(slot_req(j, t)->method, j->slot_k[t]);
+}
+
+
+struct engine {
+	const struct plan *plan;
+	const struct fetch_opts *o;
+	struct cache *c;
+	CURLM *multi;
+	struct job *jobs;
+	size_t njobs;
+	size_t *order;                 /* the order jobs start in */
+	int running;
+	double t0;
+	double last_progress;
+	unsigned long long bytes_now;
+	size_t done;
+	/* tunables */
+	int max_tries;
+	long backoff_ms;
+	long connect_timeout, low_speed_time, low_speed_limit;
+	unsigned long long max_size;
+	long lock_timeout;             /* WINBUILD_LOCK_TIMEOUT */
+	char user_agent[64];
+};
+
+/* engine.c */
+/* Monotonic seconds. */
+double engine_now(void);
+/* A message to opts->log (when there is one) at LEVEL (lib/log.h). */
+void engine_log(struct engine *en, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* What file target T of J is, for messages ("artifact", "checksum file"...). */
+const char *job_target_what(const struct job *j, size_t t);
+/* J is done: CODE 0 (verified and cached) or its class, with ERR; calls
+ * opts->on_done. */
+void engine_finish_job(struct engine *en, struct job *j, int code, const struct wb_err *err);
+
+/* refs.c */
+/* 1 on a verified cache hit (J's item filled), 0 on a miss, -1 on error. */
+int refs_try_cache(struct engine *en, struct job *j, struct wb_err *e);
+/* Store IT's cache ref (refs/<key>) after a verified download. */
+int refs_write(struct engine *en, struct fetch_item *it, struct wb_err *e);
+/* IT's SHA-512 and BLAKE2b-512 from DR, those of WANT only. */
+void refs_record_digests(struct fetch_item *it, const struct digest_result *dr,
+			 unsigned want);
+
+/* transfer.c */
+/* Start J's transfer of its current target and URL (or hop) on the multi. */
+int xfer_start(struct engine *en, struct job *j, struct wb_err *e);
+/* The artifact target's temp file, digests and tee back to empty. */
+void xfer_main_reset(struct job *j);
+/* ... and the temp file removed, the tee closed. */
+void xfer_main_discard(struct job *j);
+void xfer_tee_close(struct job *j, int bad);
+/* The size cap of target T of J. */
+unsigned long long xfer_target_cap(const struct job *j, size_t t);
+/* What the user can do about a failed request ("" when nothing). */
+const char *xfer_remedy(CURLcode rc, long code);
+/* Whether a request that ended so is worth another try. */
+int xfer_retryable(CURLcode rc, long code);
+/* A server's URL for a message: at most 300 bytes, escaped. New string. */
+char *xfer_shown_url(const char *url);
+
+/* hop.c */
+void hop_url_scheme(const char *url, char out[16]);
+/*
+ * The hop policy: what a client does with a redirect (an HTTP 3xx) from
+ * FROM (the URL just requested: the plan's, or the last hop) whose
+ * Location is TO (NULL: none), after HOPS redirects followed from the
+ * plan's URL. libcurl never follows one itself (hop_transport_setopts).
+ * Every client that follows redirects asks this, and words the refusal
+ * for its own context: the engine's transfers (follow_redirect in
+ * engine.c), a request outside the engine (fetch_request), the size
+ * probe (probe.c, which only stops).
+ *   HOP_NEVER        NO_REDIRECT: the answer is never a redirect (the
+ *                    Rekor API); WB_ENET
+ *   HOP_NO_LOCATION  a 3xx without a Location; WB_ENET
+ *   HOP_REFUSED      the transport policy forbids the hop (hop_refused;
+ *                    *WHY, when WHY is not NULL, says why); WB_EVERIFY:
+ *                    nothing from that URL is used
+ *   HOP_TOO_MANY     FETCH_MAX_REDIRS followed already; WB_ENET
+ *   HOP_FOLLOW       request TO next (and count the hop)
+ */
+enum hop_verdict {
+	HOP_FOLLOW,
+	HOP_NEVER,
+	HOP_NO_LOCATION,
+	HOP_REFUSED,
+	HOP_TOO_MANY,
+};
+enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
+			   const char *from, const char *to, int hops, const char **why);
+/* J's current URL back to the plan's (no hop followed). */
+void hop_reset(struct job *j);
+/* The transport policy, TLS and User-Agent of a request for URL on H. */
+void hop_transport_setopts(CURL *h, const struct trust_policy *policy, const char *cacert,
+			   const char *user_agent, long connect_timeout, const char *url);
+/* hop_transport_setopts with the engine's settings, PRIV as CURLOPT_PRIVATE. */
+void hop_transport_opts(struct engine *en, CURL *h, const char *url, void *priv);
+
+/* probe.c */
+/* HEAD the artifacts whose size is unknown, for the progress totals. */
+void probe_sizes(struct engine *en);
+
+/* dlock.c */
+/* Take J's download lock before its artifact transfer: 0 go ahead, 1 not now. */
+int dl_lock(struct engine *en, struct job *j);
+
+#endif

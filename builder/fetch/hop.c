@@ -1,0 +1,125 @@
+/*
+ * The transport policy on every request and every redirect hop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "fetch/engine.h"
+
+/* ---- transport policy on every hop ------------------------------------ */
+
+/* URL's scheme, lowercased, in OUT; "" when it has none. */
+void hop_url_scheme(const char *url, char out[16])
+{
+	size_t i = 0;
+
+	for (; url[i] && url[i] != ':' && i < 15; i++)
+		out[i] = (char)(url[i] >= 'A' && url[i] <= 'Z' ? url[i] - 'A' + 'a' : url[i]);
+	out[url[i] == ':' ? i : 0] = '\0';
+}
+
+/*
+ * Whether a redirect from FROM to TO breaks the transport policy: the
+ * reason, or NULL when the hop is allowed. Every hop obeys what the URL
+ * the plan named obeys: only http and https (never file, ftp, ...), no
+ * http at all unless policy.allow_http, and never down from https to
+ * http (the https in a recipe or mirror is a promise a server must not
+ * take back).
+ */
+static const char *hop_refused(const struct trust_policy *policy, const char *from,
+			      const char *to)
+{
+	char fs[16], ts[16];
+
+	hop_url_scheme(from, fs);
+	hop_url_scheme(to, ts);
+	if (strcmp(ts, "https") && strcmp(ts, "http"))
+		return "a redirect may lead only to http or https";
+	if (!strcmp(ts, "http") && !verify_url_allowed(policy, to))
+		return "plain http, and policy forbids it (policy.allow_http: false)";
+	if (!strcmp(ts, "http") && strcmp(fs, "http"))
+		return "a redirect from https never leads to plain http";
+	return NULL;
+}
+
+/*
+ * The hop policy, for every client that follows redirects (the engine's
+ * transfers, a request outside it, the size probe): see engine.h. The
+ * order of the checks decides the message when several apply: a request
+ * that takes no redirect at all, then a missing Location, then the
+ * transport policy (hop_refused), then the count.
+ */
+enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
+			   const char *from, const char *to, int hops, const char **why)
+{
+	const char *r;
+
+	if (why)
+		*why = NULL;
+	if (no_redirect)
+		return HOP_NEVER;
+	if (!to)
+		return HOP_NO_LOCATION;
+	if ((r = hop_refused(policy, from, to))) {
+		if (why)
+			*why = r;
+		return HOP_REFUSED;
+	}
+	if (hops >= FETCH_MAX_REDIRS)
+		return HOP_TOO_MANY;
+	return HOP_FOLLOW;
+}
+
+/* The protocols libcurl may use for URL (and, were it to follow one, for
+ * a redirect from it): the same rule as hop_refused, enforced twice. */
+static const char *hop_protocols(const struct trust_policy *policy, const char *url)
+{
+	char sc[16];
+
+	hop_url_scheme(url, sc);
+	if (!strcmp(sc, "file"))
+		return "file";
+	if (!strcmp(sc, "https") || !verify_url_allowed(policy, "http://"))
+		return "https";
+	return "http,https";
+}
+
+void hop_reset(struct job *j)
+{
+	free(j->hop_url);
+	j->hop_url = NULL;
+	j->hops = 0;
+}
+
+/* What every request for URL on H obeys: the transport policy (no
+ * redirect followed by libcurl: transfer_done, probe_sizes and
+ * fetch_request follow them, one hop_judge'd hop at a time), TLS
+ * verification, the User-Agent. */
+void hop_transport_setopts(CURL *h, const struct trust_policy *policy, const char *cacert,
+			      const char *user_agent, long connect_timeout, const char *url)
+{
+	const char *protos = hop_protocols(policy, url);
+
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (cacert && *cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, cacert);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, user_agent);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
+}
+
+void hop_transport_opts(struct engine *en, CURL *h, const char *url, void *priv)
+{
+	hop_transport_setopts(h, &en->plan->policy, en->o->cacert, en->user_agent,
+			  en->connect_timeout, url);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, priv);
+}
