@@ -207,7 +207,7 @@ static int stage_key(struct up_to_date *u, const struct plan *plan,
 
 /* The digest a ref in the cache names for IT, as fetch would use it, and
  * the URL fetch would report for it (*URL, a new string): the ref's when it
- * is one of the plan's URLs, else the first (try_cache). */
+ * is one of the plan's URLs, else the first (refs_try_cache). */
 static int ref_sha256(struct cache *c, const struct plan *plan,
 		      const struct fetch_item *it, char out[65], char **url)
 {

@@ -101,9 +101,8 @@ static int kept_url_ok(const struct trust_req *q, size_t k, const char *url,
 
 	if (!url)
 		return !text;
-	for (size_t i = 0; i < l->nr; i++)
-		if (!strcmp(l->v[i], url))
-			return 1;
+	if (wb_strlist_has(l, url))
+		return 1;
 	for (size_t i = 0; q->method->lookup && k == q->method->lookup_aux &&
 	     i < q->lookup.nr; i++) {
 		size_t n = strlen(q->lookup.v[i]);
@@ -202,10 +201,7 @@ void refs_record_digests(struct fetch_item *it, const struct digest_result *dr,
  * then: it reaches the manifest, the lock and the SBOM). */
 static int plan_url(const struct fetch_item *it, const char *url)
 {
-	for (size_t i = 0; url && i < it->art->urls.nr; i++)
-		if (!strcmp(it->art->urls.v[i], url))
-			return 1;
-	return 0;
+	return url && wb_strlist_has(&it->art->urls, url);
 }
 
 /*
