@@ -297,6 +297,11 @@ def main():
         c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)
     elif platform == 'oci':
         c.eq('sysprep', st.get('sysprep'), OCI_SYSPREP)
+        # D19 as on the ISO builders: the bootstrap user data's WinRM
+        # (Basic, HTTPS listener, its rule: the firewall check) undone
+        c.eq('WinRM Basic authentication', st['winrm']['basic'], False)
+        c.eq('WinRM listeners', sorted(tuple(v) for v in st['winrm']['listeners'].values()),
+             [('Transport=HTTP', 'Address=*')])
         c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
              'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
         # OCI images the instance itself: the VM stays on for it

@@ -102,8 +102,13 @@ def init(state, root, builder, winver):
     st['winrm'] = {'basic': True, 'listeners': {
         'Listener_1084132640': ['Transport=HTTP', 'Address=*'],
         'Listener_1305953032': ['Transport=HTTPS', 'Address=*']}}
+    # (oracle-oci's bootstrap user data, packer/oci/oci-winrm-bootstrap.txt.in,
+    # adds the HTTPS rule only)
+    rules = (('WinRM HTTP (winbuild)', '5985'), ('WinRM HTTPS (winbuild)', '5986'))
+    if builder == 'oracle-oci':
+        rules = rules[1:]
     if builder not in ('azure-arm', 'amazon-ebs'):
-        for i, (disp, port) in enumerate((('WinRM HTTP (winbuild)', '5985'), ('WinRM HTTPS (winbuild)', '5986'))):
+        for i, (disp, port) in enumerate(rules):
             name = '{6f1b2c3d-0000-4000-8000-00000000000%d}' % i
             st['firewall'][name] = {'Name': name, 'DisplayName': disp, 'Direction': 'Inbound', 'Action': 'Allow',
                                     'Protocol': 'TCP', 'LocalPort': [port], 'Enabled': 'True', 'Profile': ['Any']}
