@@ -338,7 +338,7 @@ untouched() {
 }
 
 # edit_ref WHAT: rewrite the cosign evidence kept in every cache ref: the
-# signature, the certificate or the Rekor entry (another real one)
+# signature, the certificate or the Rekor entry (another real one, or none)
 edit_ref() {
 	python3 - "$1" "$W" "$REAL" "$WINBUILD_CACHE"/refs/* <<-'PY'
 		import json, sys
@@ -352,6 +352,8 @@ edit_ref() {
 		            x["text"] = open(w + "/detached/other.sig").read()
 		        elif what == "cert":   # a genuine certificate of another signer
 		            x["more"][0]["text"] = open(real + "/cert.b64").read()
+		        elif what == "drop":   # no entry kept at all
+		            x["more"][1].pop("text", None)
 		        else:                  # the late entry (after the cert expired)
 		            x["more"][1]["text"] = open(w + "/detached/entry-late.json").read()
 		    json.dump(d, open(f, "w"))
@@ -379,7 +381,7 @@ locked_kubelet() {
 	[ "$(nginx_requests /k/kubelet.exe)" = "$n" ]
 	[ "$(grep -c "POST /api/v1/index/retrieve" "$REKOR_LOG")" = "$r" ]
 	cp -r "$WINBUILD_CACHE/refs" refs.good
-	for what in sig cert entry; do
+	for what in sig cert entry drop; do
 		rm -rf "$WINBUILD_CACHE/refs"
 		cp -r refs.good "$WINBUILD_CACHE/refs"
 		edit_ref "$what"
