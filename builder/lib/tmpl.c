@@ -531,13 +531,28 @@ static int enc_ps_here(const json_t *v, struct buf *out, struct why *w)
 }
 
 /* HCL quoted string content: escapes, and $${ / %%{ for template
- * sequences. */
+ * sequences. Packer's HCL parser normalises string literals to Unicode
+ * NFC (hashicorp/hcl, hclsyntax/spec.md), so a value holding a character
+ * NFC may change reaches Packer as other text (render_fuzz.py, seed
+ * 1795776020: U+FB1F read back as U+05F2 U+05B7). Every code point below
+ * U+0300 is NFC-stable on its own and no combining mark lies there, so
+ * only those are written. */
 static int hcl_body(const json_t *v, struct buf *out, struct why *w)
 {
 	const char *s;
 
 	if (want_string(v, w) || text_ok(SV(v), "\t\n\r", 0, w))
 		return -1;
+	for (size_t i = 0, n = json_string_length(v); i < n;) {
+		unsigned cp;
+		size_t len = text_utf8_next(json_string_value(v) + i, n - i, &cp);
+
+		if (cp >= 0x300)
+			return refuse(w, i, "holds a character at or above U+0300, which "
+				      "Packer's HCL parser may change (it normalises every "
+				      "string to Unicode NFC)");
+		i += len;
+	}
 	for (s = json_string_value(v); *s; s++)
 		switch (*s) {
 		case '"': buf_adds(out, "\\\""); break;

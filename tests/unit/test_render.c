@@ -272,6 +272,10 @@ static void test_sink_powershell(void **state)
 	expect_sink("ps_here", "{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}");
 	refuse_sink("ps_here", "{\n'@\nrm -r C:\\\n@'\n}", "here-string");
 	expect_sink("hcl", "a\"${b}", "\"a\\\"$${b}\"");
+	/* NFC would change these in Packer: refused (render_fuzz.py's finding) */
+	refuse_sink("hcl", "\r:\xef\xac\x9f/C", "NFC");
+	refuse_sink("hcl_in", "e\xcc\x81", "NFC");
+	expect_sink("hcl", "caf\xc3\xa9", "\"caf\xc3\xa9\"");
 	refuse_sink("md_code", "a`b", "Markdown");
 }
 
