@@ -42,9 +42,7 @@ setup_file() {
 }
 
 setup() {
-	common_setup
-	fixture_override >"$WORK/fixtures.yaml"
-	export SOURCE_DATE_EPOCH=1700000000
+	fixture_setup
 	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }
 

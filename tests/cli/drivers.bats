@@ -128,11 +128,17 @@ facts() {
 	packer_ok "$PK"
 }
 
-@test "drivers: the shipped virtio-win component stages an ISO's drivers for the recipe's Windows into qemu's windowsPE folder, and qemu goes virtio" {
+# serve_iso MAKER: $iso made by MAKER (virtio_iso, tools_iso) in www/,
+# served by nginx (needs xorriso)
+serve_iso() {
 	need_dep command -v xorriso -- "xorriso not installed"
 	mkdir www
-	iso=$(virtio_iso www)
+	iso=$("$1" www)
 	start_nginx "$WORK/www"
+}
+
+@test "drivers: the shipped virtio-win component stages an ISO's drivers for the recipe's Windows into qemu's windowsPE folder, and qemu goes virtio" {
+	serve_iso virtio_iso
 	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(sha256sum "$iso" | cut -d' ' -f1)"
 	wb stage img.yaml -O fixture.yaml --no-progress
 	assert_status 0
@@ -156,10 +162,7 @@ facts() {
 }
 
 @test "drivers: virtio-win's ISO with another digest is refused (exit 1), no tree" {
-	need_dep command -v xorriso -- "xorriso not installed"
-	mkdir www
-	iso=$(virtio_iso www)
-	start_nginx "$WORK/www"
+	serve_iso virtio_iso
 	virtio_recipe "http://127.0.0.1:$NGINX_PORT/virtio-win.iso" "$(printf '%064d' 0)"
 	wb stage img.yaml -O fixture.yaml --no-progress
 	assert_status 1
@@ -213,10 +216,7 @@ tools_iso() {
 }
 
 @test "drivers: the shipped vmware-tools component puts pvscsi and Tools on the vsphere-iso CD only; tools.conf excludes HNS and CNI NICs; the answer file installs Tools" {
-	need_dep command -v xorriso -- "xorriso not installed"
-	mkdir www
-	iso=$(tools_iso www)
-	start_nginx "$WORK/www"
+	serve_iso tools_iso
 	sum=$(sha256sum "$iso" | cut -d' ' -f1)
 	cat >img.yaml <<-EOF2
 		kind: image

@@ -8,9 +8,7 @@ load ../lib/servers
 load stage_fixtures
 
 setup() {
-	common_setup
-	fixture_override >"$WORK/fixtures.yaml"
-	export SOURCE_DATE_EPOCH=1700000000
+	fixture_setup
 	# the shipped recipes leave the Windows ISO's digest to the user
 	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }

@@ -12,9 +12,7 @@ PSPARSE="$WB_SRC/tests/ps/psparse.cjs"
 LINT="$WB_SRC/tests/ps/lint51.cjs"
 
 setup() {
-	common_setup
-	fixture_override >"$WORK/fixtures.yaml"
-	export SOURCE_DATE_EPOCH=1700000000
+	fixture_setup
 	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }
 
