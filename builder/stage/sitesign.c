@@ -31,10 +31,7 @@ int sitesign_artifact(const struct plan *plan, const struct plan_artifact *a)
 {
 	const struct plan_sitesign *s = &plan->site_signing;
 
-	for (size_t i = 0; s->set && i < s->components.nr; i++)
-		if (!strcmp(s->components.v[i], a->component))
-			return 1;
-	return 0;
+	return s->set && wb_strlist_has(&s->components, a->component);
 }
 
 /* Sign F (at FULL) and check the result; fills F on success. */
