@@ -49,6 +49,7 @@ setup() {
 
 teardown() {
 	[ -z "${REKOR_PID:-}" ] || { kill "$REKOR_PID" 2>/dev/null; wait "$REKOR_PID" 2>/dev/null; }
+	[ -z "${FAULTD_PID:-}" ] || stop_faultd
 	true
 }
 
@@ -192,6 +193,27 @@ untouched() {
 	assert_status 3
 	assert_output_has "redirect refused"
 	untouched kubelet.exe
+}
+
+@test "issue 30: the Rekor lookup runs beside the other downloads: another artifact's transfer ends and its next one starts while Rekor holds its answer" {
+	# a.bin's checksum file is held by faultd until Rekor is asked; Rekor
+	# then holds its index answer until faultd sees the GET of a.bin, which
+	# winbuild can only send once it has taken the checksum file's end
+	# while the lookup is in flight. A lookup on the engine's thread blocks
+	# it: a.bin's GET never comes and Rekor's hold ends by its timeout.
+	start_faultd "$WWW"
+	rm -f "$WWW/a.bin.sha256.release"
+	start_rekor --release-on-index "$WWW/a.bin.sha256.release" \
+		--hold-index-until "$FAULTD_LOG" '"GET /a\.bin HTTP' --hold-timeout 20 \
+		"$W/detached/entry.json"
+	{ kubelet; art a.bin "$(F)/a.bin" "sha256_url: $(F)/hold/a.bin.sha256"; } | recipe
+	wb fetch img.yaml --no-progress -j 4
+	rm -f "$WWW/a.bin.sha256.release"
+	assert_status 0
+	assert_output_has "cosign $ID ($ISS), log index 5"
+	grep -q '"GET /hold/a.bin.sha256 HTTP' "$FAULTD_LOG"
+	grep -q "index held: released by" "$REKOR_LOG"
+	! grep -q "index held: timed out" "$REKOR_LOG"
 }
 
 @test "cosign recipe: an entry's GET follows a redirect only as the transport policy allows" {
