@@ -216,6 +216,17 @@ untouched() {
 	! grep -q "index held: timed out" "$REKOR_LOG"
 }
 
+@test "issue 30: a Rekor answer past its cap (1 MiB) is refused by the engine's lookup: exit 3, nothing cached" {
+	python3 -c 'import json; print(json.dumps(["%064x" % i for i in range(17000)]))' \
+		>"$BATS_TEST_TMPDIR/huge.json"
+	start_rekor --index-answer "@$BATS_TEST_TMPDIR/huge.json" "$W/detached/entry.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 3
+	assert_output_has "answer larger than 1048576 bytes"
+	untouched kubelet.exe
+}
+
 @test "cosign recipe: an entry's GET follows a redirect only as the transport policy allows" {
 	# to another path of the same log: followed, and the entry verifies
 	start_rekor --redirect-entries self "$W/detached/entry.json"

@@ -18,7 +18,8 @@ Every request is logged to stderr. --redirect answers everything with a 302;
 --redirect-entries only the GET of an entry (to URL + the path; "self"
 means this server's /moved, under which it serves the same entries);
 --status N answers every request with HTTP status N (a failing log);
---index-answer makes the index answer JSON, whatever is asked (a hostile log).
+--index-answer makes the index answer JSON, whatever is asked (a hostile log;
+@FILE: the JSON in FILE, for answers longer than an argument may be).
 --release-on-index creates PATH when the index is asked (faultd's /hold/ waits
 for such a file); --hold-index-until holds the index answer until a line of
 LOG matches REGEX (another server's access log: "the client asked that
@@ -45,6 +46,9 @@ ap.add_argument("--hold-index-until", nargs=2, metavar=("LOG", "REGEX"))
 ap.add_argument("--hold-timeout", type=float, default=10)
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
+if args.index_answer and args.index_answer.startswith("@"):
+    with open(args.index_answer[1:]) as f:
+        args.index_answer = f.read()
 
 ENTRIES = {}   # uuid -> entry object ({uuid: {...}})
 INDEX = {}     # "sha256:<hex>" -> [uuid]
