@@ -194,6 +194,7 @@ void engine_verify(struct engine *en, struct job *j)
 	snprintf(data_path, sizeof(data_path), "/proc/self/fd/%d", j->fd);
 	in.data_path = data_path;
 	in.lock_sha256 = it->lock_sha256;
+	in.roots = &en->roots;
 	aux = xcalloc(j->nslots + 1, sizeof(*aux));
 	fill_aux(j, aux);
 	in.aux = aux;
@@ -798,6 +799,13 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		summarise(items, n, e);
 	}
 out:
+	/* a debug line; WINBUILD_TEST_TRACE=1 shows it to the tests, which
+	 * count the parses (-v does not raise the log's level yet) */
+	if (en.roots.used)
+		engine_log(&en, getenv("WINBUILD_TEST_TRACE") ? WB_LOG_INFO : WB_LOG_DEBUG,
+			   "sigstore trusted roots: %u parsed for %u checks", en.roots.parsed,
+			   en.roots.used);
+	sigstore_roots_release(&en.roots);
 	for (size_t i = 0; i < n; i++)
 		job_release(c, &en.jobs[i]);
 	if (en.multi)

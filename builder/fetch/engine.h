@@ -24,6 +24,7 @@
 
 #include "fetch/fetch.h"
 #include "fetch/sink.h"
+#include "trust/sigstore_root.h"
 #include "lib/buf.h"
 
 #define FETCH_BUFFER_SIZE (512L * 1024)
@@ -143,6 +144,7 @@ struct engine {
 	long connect_timeout, low_speed_time, low_speed_limit;
 	unsigned long long max_size;
 	long lock_timeout;             /* WINBUILD_LOCK_TIMEOUT */
+	struct sigstore_roots roots;   /* each trusted root parsed once */
 	char user_agent[64];
 };
 

@@ -177,6 +177,7 @@ static int ref_reverify(struct engine *en, struct job *j,
 	snprintf(data, sizeof(data), "/proc/self/fd/%d", fd);
 	in.data_path = fd >= 0 ? data : entry;
 	in.aux = aux;
+	in.roots = &en->roots;
 	ret = verify_artifact(&in, ev, e);
 	free(aux);
 	return ret;

@@ -125,6 +125,8 @@ struct trust_subject {
 	const char *url;           /* where the bytes came from (messages) */
 	const char *data_path;     /* the bytes as a file */
 	const struct digest_result *dr;
+	struct sigstore_roots *roots;   /* the run's parsed trusted roots, or
+				      NULL: each check parses its own */
 };
 
 /* A fetched auxiliary file (check() gets one per file of the method's
@@ -261,12 +263,15 @@ void trust_params_describe(const struct trust_req *r,
 void trust_params_json(const struct trust_req *r, struct json_t *object);
 
 /*
- * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c)
- * share: load R's `trusted_root` into ROOT and fill IN with S's digest and
- * file, ROOT and R's identity and issuer (nothing else of IN is set).
+ * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c,
+ * m_cosign.c) share: R's `trusted_root` — from S->roots, parsed once per
+ * run, or else loaded into ROOT (the caller releases ROOT either way) —
+ * and fill IN with S's digest and file, the root and R's identity and
+ * issuer (nothing else of IN is set).
  * -1 with "artifact 'NAME': trusted root: ..." in E.
  */
 struct sigstore_root;
+struct sigstore_roots;
 struct sigstore_input;
 int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject *s,
 			   struct sigstore_root *root, struct sigstore_input *in,

@@ -216,6 +216,27 @@ untouched() {
 	! grep -q "index held: timed out" "$REKOR_LOG"
 }
 
+@test "issue 30: the trusted root is parsed once per run, whatever number of requirements name it (downloads and cache hits)" {
+	start_rekor "$W/detached/entry.json"
+	for b in kubeadm.exe kube-proxy.exe; do
+		cp "$WWW/k/kubelet.exe" "$WWW/k/$b"
+		cp "$WWW/k/kubelet.exe.sig" "$WWW/k/$b.sig"
+		cp "$WWW/k/kubelet.exe.cert" "$WWW/k/$b.cert"
+	done
+	{
+		kubelet
+		art kubeadm.exe "$(H)/k/kubeadm.exe" "$(cosign "rekor: \"$REKOR\"")"
+		art kube-proxy.exe "$(H)/k/kube-proxy.exe" "$(cosign "rekor: \"$REKOR\"")"
+	} | recipe
+	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
+	# the cache hits check the kept files again, under the one parse too
+	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
+}
+
 @test "issue 30: a Rekor answer past its cap (1 MiB) is refused by the engine's lookup: exit 3, nothing cached" {
 	python3 -c 'import json; print(json.dumps(["%064x" % i for i in range(17000)]))' \
 		>"$BATS_TEST_TMPDIR/huge.json"
