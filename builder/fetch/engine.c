@@ -3,9 +3,11 @@
  * order: the auxiliary file of each requirement of its verify spec (a
  * checksum file, a signature, a bundle: whatever its method of the table
  * in trust/method.h asks for, capped at the method's size), then the
- * artifact, each through the URL try order, with one transfer at a time;
- * jobs run in parallel on one curl multi handle. Nothing here knows a
- * method by name. The files beside this one: fetch/engine.h.
+ * artifact, each through the URL try order, with one transfer at a time,
+ * then a method's lookup that needs the artifact's digest (lookup.c: its
+ * rounds of requests, each a transfer); jobs run in parallel on one curl
+ * multi handle. Nothing here knows a method by name. The files beside
+ * this one: fetch/engine.h.
  */
 #include <stdarg.h>
 #include <stdio.h>
