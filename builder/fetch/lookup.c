@@ -99,8 +99,8 @@ static void round_begin(struct job *j)
 }
 
 /* Base URL JL->base of requirement JL->req ended (JL->r, JL->e): what
- * the blocking lookups() of engine.c did after each base URL (before issue 30). 1: the requirement is settled (R, E),
- * 0: ask the next base URL. */
+ * the blocking lookups() of engine.c did after each base URL before issue
+ * 30. 1: the requirement is settled (R, E), 0: ask the next base URL. */
 static int base_ended(struct engine *en, struct job *j, struct buf *out)
 {
 	struct job_lookup *jl = j->lookup;
