@@ -14,6 +14,7 @@
 #   make mutate              mutation run over the trust code (tests/mutate/);
 #                            not part of check; MUTANT=regex picks mutants
 #   make bench               performance harness (bench/README.md); not part of check
+#   make bench-wan           the same set at 50 ms round trips (bench/README.md, "WAN")
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -159,6 +160,12 @@ bench:
 		echo "bench: hashspeed not built (libsodium-dev, libdeflate-dev: sh .ci/deps); per-byte table skipped" >&2
 	@HASHSPEED=$(CURDIR)/build/bench/hashspeed bash bench/run
 
+# The same set over a network with latency (bench/wan: BENCH_RTT_MS, 50 by
+# default, through bench/delayproxy.py), verified as the shipped images are.
+bench-wan:
+	@$(MAKE) --no-print-directory SANITIZE= winbuild
+	@bash bench/wan
+
 # Per-byte costs of the candidates (OpenSSL vs libsodium BLAKE2b, zlib vs
 # libdeflate): test-only libraries, never linked into winbuild.
 build/bench/hashspeed: bench/hashspeed.c
@@ -199,6 +206,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
+.PHONY: all unit deps check bench bench-wan demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -3,9 +3,11 @@
  * order: the auxiliary file of each requirement of its verify spec (a
  * checksum file, a signature, a bundle: whatever its method of the table
  * in trust/method.h asks for, capped at the method's size), then the
- * artifact, each through the URL try order, with one transfer at a time;
- * jobs run in parallel on one curl multi handle. Nothing here knows a
- * method by name. The files beside this one: fetch/engine.h.
+ * artifact, each through the URL try order, with one transfer at a time,
+ * then a method's lookup that needs the artifact's digest (lookup.c: its
+ * rounds of requests, each a transfer); jobs run in parallel on one curl
+ * multi handle. Nothing here knows a method by name. The files beside
+ * this one: fetch/engine.h.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,85 +141,6 @@ static void next_url(struct engine *en, struct job *j, const struct wb_err *why)
 	}
 }
 
-/* The engine's transport, for a method's lookup (fetch_request). */
-static int engine_request(void *ctx, const char *url, const char *post_json, size_t max,
-			  int no_redirect, struct buf *out, long *status, struct wb_err *e)
-{
-	struct engine *en = ctx;
-	struct fetch_transport t;
-
-	t.policy = &en->plan->policy;
-	t.cacert = en->o->cacert;
-	return fetch_request(&t, url, post_json, max, no_redirect, out, status, e);
-}
-
-/*
- * The lookups after the download (trust_method.lookup: the Rekor search
- * by the artifact's SHA-256) of every requirement J checks that has a
- * lookup service and no URL for the file the lookup fills. The answer is
- * that file's text (its URL the service's); nothing found leaves it
- * unfetched, for the method to judge. Each base URL in turn, the next on a
- * network error. A blocking request sequence on the engine's thread: the
- * other transfers wait meanwhile (a lookup is a few small requests).
- */
-static int lookups(struct engine *en, struct job *j, const struct digest_result *dr,
-		   struct wb_err *e)
-{
-	const struct trust_spec *v = &j->it->art->verify;
-	struct trust_http http = { engine_request, en };
-	char hex[65];
-
-	digest_hex(dr->sha256, 32, hex);
-	for (size_t i = 0; i < v->nreqs; i++) {
-		const struct trust_req *q = &v->reqs[i];
-		size_t slot = trust_spec_slot(v, i) + q->method->lookup_aux;
-		int r = -1;
-
-		if (!(j->needs.reqs & (1ULL << i)) || !q->method->lookup || !q->lookup.nr ||
-		    j->urls[slot].nr)
-			continue;
-		for (size_t u = 0; u < q->lookup.nr && r < 0; u++) {
-			/* --offline: no network, so no lookup */
-			if (en->o->offline) {
-				wb_error(e, WB_ENET, "artifact '%s': '%s' is not asked "
-					 "(--offline)", j->it->art->name, q->lookup.v[u]);
-				continue;
-			}
-			wb_err_clear(e);
-			buf_reset(&j->text[slot]);
-			r = q->method->lookup(q, q->lookup.v[u], hex, &http, &j->text[slot], e);
-			if (r == 0 && e->msg[0]) {
-				/* a cap the lookup hit (rekor.h): reported, not an error */
-				engine_log(en, WB_LOG_WARN, "artifact '%s': %s", j->it->art->name, e->msg);
-				wb_err_clear(e);
-			}
-			if (r < 0 && e->code == WB_ENET && u + 1 < q->lookup.nr)
-				engine_log(en, WB_LOG_WARN, "artifact '%s': %s; trying the next one",
-				     j->it->art->name, e->msg);
-			if (r == 0 && j->text[slot].len) {
-				free(j->text_url[slot]);
-				j->text_url[slot] = xstrdup(q->lookup.v[u]);
-			}
-			if (r < 0 && e->code != WB_ENET)
-				break;
-		}
-		if (r == 0 && !j->text[slot].len && q->lookup.nr)
-			/* the log answered and has nothing for these bytes: they
-			 * are not what was signed (tampered, or never released);
-			 * said first, before any word about the log */
-			return wb_error(e, WB_EVERIFY, "artifact '%s': the bytes differ from what "
-					"was signed: no transparency-log entry for sha256:%s in %s '%s'",
-					j->it->art->name, hex, q->method->lookup_param,
-					q->lookup.v[q->lookup.nr - 1]);
-		if (r < 0) {
-			wb_error_prefix(e, "artifact '%s': %s", j->it->art->name,
-					trust_method_aux(q->method, q->method->lookup_aux).what);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void fill_aux(const struct job *j, struct trust_aux *aux)
 {
 	for (size_t i = 0; i < j->nslots; i++) {
@@ -227,37 +150,53 @@ static void fill_aux(const struct job *j, struct trust_aux *aux)
 	}
 }
 
-static void complete_main(struct engine *en, struct job *j, const char *url)
+/*
+ * The artifact's transfer ended: its digests, then the lookups
+ * that need them (trust_method.lookup_step: cosign's Rekor search), which
+ * run as transfers beside the other jobs' (lookup.c), then engine_verify.
+ */
+static void complete_main(struct engine *en, struct job *j)
+{
+	struct wb_err e = WB_ERR_INIT;
+	int r;
+
+	/* drained by transfer_done: the tee, if any, holds every byte */
+	j->teed = j->tee_fd >= 0 && sink_tee_ok(&j->sink);
+	sink_stop(&j->sink);
+	digest_final(&j->dc, &j->dr);
+	j->dc_live = 0;
+	r = lookup_begin(en, j, &e);
+	if (r < 0)
+		engine_finish_job(en, j, e.code ? e.code : WB_EIO, &e);
+	else if (r > 0)
+		engine_verify(en, j);
+}
+
+void engine_verify(struct engine *en, struct job *j)
 {
 	struct fetch_item *it = j->it;
-	struct digest_result dr;
+	const struct digest_result *dr = &j->dr;
+	const char *url = j->urls[T_MAIN(j)].v[j->url_idx];
 	struct verify_input in;
 	struct trust_aux *aux;
 	struct wb_err e = WB_ERR_INIT;
 	struct stat st;
 	char data_path[64];
-	int ret, teed;
+	int ret, teed = j->teed;
 
-	/* drained by transfer_done: the tee, if any, holds every byte */
-	teed = j->tee_fd >= 0 && sink_tee_ok(&j->sink);
-	sink_stop(&j->sink);
-	digest_final(&j->dc, &dr);
-	j->dc_live = 0;
+	j->state = J_RUNNING;   /* not J_LOOKUP: its lookups are over */
 	memset(&in, 0, sizeof(in));
 	in.spec = &it->art->verify;
 	in.policy = &en->plan->policy;
 	in.needs = &j->needs;
-	in.dr = &dr;
+	in.dr = dr;
 	in.url = url;
 	/* a check that reads the bytes (a legacy signature) reads the inode
 	 * that was written and hashed, not the temp file's name */
 	snprintf(data_path, sizeof(data_path), "/proc/self/fd/%d", j->fd);
 	in.data_path = data_path;
 	in.lock_sha256 = it->lock_sha256;
-	if (lookups(en, j, &dr, &e) < 0) {
-		engine_finish_job(en, j, e.code ? e.code : WB_EIO, &e);
-		return;
-	}
+	in.roots = &en->roots;
 	aux = xcalloc(j->nslots + 1, sizeof(*aux));
 	fill_aux(j, aux);
 	in.aux = aux;
@@ -285,11 +224,11 @@ static void complete_main(struct engine *en, struct job *j, const char *url)
 		engine_finish_job(en, j, e.code ? e.code : WB_EIO, &e);
 		return;
 	}
-	digest_hex(dr.sha256, 32, it->sha256);
-	refs_record_digests(it, &dr, j->needs.digest_algs);
-	it->size = dr.size;
+	digest_hex(dr->sha256, 32, it->sha256);
+	refs_record_digests(it, dr, j->needs.digest_algs);
+	it->size = dr->size;
 	it->teed = teed && fstat(j->tee_fd, &st) == 0 &&
-		   (unsigned long long)st.st_size == dr.size;
+		   (unsigned long long)st.st_size == dr->size;
 	xfer_tee_close(j, 0);
 	free(it->url);
 	it->url = xstrdup(url);
@@ -390,10 +329,14 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	long code = 0;
 
 	curl_easy_getinfo(h, CURLINFO_PRIVATE, &priv);
-	j = (struct job *)priv;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	curl_multi_remove_handle(en->multi, h);
 	en->running--;
+	if (((struct xfer_tag *)(void *)priv)->kind == XT_LOOKUP) {
+		lookup_done(en, (struct xfer_tag *)(void *)priv, h, rc);
+		return;
+	}
+	j = (struct job *)(void *)priv;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 	j->h = NULL;
 	url = j->urls[j->target].v[j->url_idx];
 	if (j->target == T_MAIN(j)) {
@@ -421,7 +364,7 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 	    !j->io_error) {
 		curl_easy_cleanup(h);
 		if (j->target == T_MAIN(j)) {
-			complete_main(en, j, url);
+			complete_main(en, j);
 			return;
 		}
 		j->text_url[j->target] = xstrdup(url);
@@ -517,6 +460,11 @@ static void report_progress(struct engine *en, int force)
 			xs[n].waiting = 1;
 			xs[n].holder = j->dl_holder;
 			n++;
+			continue;
+		}
+		if (j->state == J_LOOKUP) {   /* its bytes are in */
+			p.bytes_now += j->have;
+			p.bytes_total += j->have;
 			continue;
 		}
 		if (j->state != J_DONE && (j->state != J_RUNNING || j->target != T_MAIN(j))) {
@@ -629,6 +577,7 @@ static void job_release(struct cache *c, struct job *j)
 	free(j->text_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
+	lookup_release(j);
 	cache_dl_unlock(c, &j->dl);
 	xfer_main_discard(j);
 	if (j->dc_live)
@@ -673,7 +622,8 @@ static int startable(const struct engine *en, double t)
 	if (en->running >= en->o->jobs)
 		return 0;
 	for (size_t i = 0; i < en->njobs; i++)
-		if (en->jobs[i].state == J_WAIT && en->jobs[i].not_before <= t)
+		if ((en->jobs[i].state == J_WAIT && en->jobs[i].not_before <= t) ||
+		    (en->jobs[i].state == J_LOOKUP && lookup_startable(&en->jobs[i], t)))
 			return 1;
 	return 0;
 }
@@ -709,6 +659,9 @@ static int run_engine(struct engine *en, struct wb_err *e)
 		}
 		for (size_t k = 0; k < en->njobs && en->running < en->o->jobs; k++) {
 			struct job *j = &en->jobs[en->order[k]];
+
+			if (j->state == J_LOOKUP)
+				lookup_start(en, j, t, &wait);
 			if (j->state != J_WAIT)
 				continue;
 			if (j->not_before > t) {
@@ -848,6 +801,13 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		summarise(items, n, e);
 	}
 out:
+	/* a debug line; WINBUILD_TEST_TRACE=1 shows it to the tests, which
+	 * count the parses (-v does not raise the log's level yet) */
+	if (en.roots.used)
+		engine_log(&en, getenv("WINBUILD_TEST_TRACE") ? WB_LOG_INFO : WB_LOG_DEBUG,
+			   "sigstore trusted roots: %u parsed for %u checks", en.roots.parsed,
+			   en.roots.used);
+	sigstore_roots_release(&en.roots);
 	for (size_t i = 0; i < n; i++)
 		job_release(c, &en.jobs[i]);
 	if (en.multi)

@@ -9,7 +9,10 @@
  *   transfer.c  one transfer of the engine: its curl handle, the write
  *               callback and the sink, what a failure means (remedy, retry)
  *   hop.c       the transport policy on every request and every redirect hop
- *   request.c   one request outside the engine (fetch_request: lookups)
+ *   lookup.c    a method's lookup after a download (the Rekor search) as
+ *               transfers of the multi handle, beside the downloads
+ *   request.c   one JSON request: its options and what its end means
+ *               (lookup.c's transfers; fetch_request outside the engine)
  *   refs.c      the cache refs and cache hits (refs_try_cache)
  *   probe.c     sizes up front for the progress totals (HEAD)
  *   dlock.c     one download per artifact across processes
@@ -21,6 +24,7 @@
 
 #include "fetch/fetch.h"
 #include "fetch/sink.h"
+#include "trust/sigstore_root.h"
 #include "lib/buf.h"
 
 #define FETCH_BUFFER_SIZE (512L * 1024)
@@ -29,10 +33,22 @@
 enum job_state {
 	J_WAIT,      /* ready to start (or waiting for its backoff) */
 	J_RUNNING,   /* a transfer is in the multi handle */
+	J_LOOKUP,    /* downloaded and hashed; its lookups' transfers are in
+		      * the multi handle (lookup.c), then engine_verify */
 	J_DONE,
 };
 
+/* What a transfer's CURLOPT_PRIVATE points at: the first member of a
+ * struct job (a download or an auxiliary file) or of a lookup's request
+ * (lookup.c), so transfer_done knows which ended. */
+struct xfer_tag {
+	enum { XT_JOB, XT_LOOKUP } kind;
+};
+
+struct job_lookup;
+
 struct job {
+	struct xfer_tag tag;           /* XT_JOB (first member) */
 	struct fetch_item *it;
 	struct verify_needs needs;
 	enum job_state state;
@@ -75,6 +91,9 @@ struct job {
 	struct digest_ctx dc;
 	int dc_live;
 	struct sink sink;              /* writes and hashes on worker threads */
+	struct digest_result dr;       /* the artifact's digests, once hashed */
+	int teed;                      /* the tee holds every byte */
+	struct job_lookup *lookup;     /* its lookups (lookup.c), or NULL */
 	int tee_fd;                    /* the opts' tee_open file, or -1 */
 	int tee_asked, tee_bad;        /* tee_open called; the tee failed */
 	int paused;                    /* the sink refused bytes: paused until
@@ -125,6 +144,7 @@ struct engine {
 	long connect_timeout, low_speed_time, low_speed_limit;
 	unsigned long long max_size;
 	long lock_timeout;             /* WINBUILD_LOCK_TIMEOUT */
+	struct sigstore_roots roots;   /* each trusted root parsed once */
 	char user_agent[64];
 };
 
@@ -136,6 +156,9 @@ void engine_log(struct engine *en, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* What file target T of J is, for messages ("artifact", "checksum file"...). */
 const char *job_target_what(const struct job *j, size_t t);
+/* The checks after J's download and lookups: the verdict, then the cache
+ * entry, the ref and engine_finish_job (or the next URL). */
+void engine_verify(struct engine *en, struct job *j);
 /* J is done: CODE 0 (verified and cached) or its class, with ERR; calls
  * opts->on_done. */
 void engine_finish_job(struct engine *en, struct job *j, int code, const struct wb_err *err);
@@ -165,6 +188,65 @@ const char *xfer_remedy(CURLcode rc, long code);
 int xfer_retryable(CURLcode rc, long code);
 /* A server's URL for a message: at most 300 bytes, escaped. New string. */
 char *xfer_shown_url(const char *url);
+
+/* request.c: one JSON request (the Rekor API) */
+struct request_conf {
+	const struct trust_policy *policy;
+	const char *cacert;
+	const char *user_agent;
+	int max_tries;                 /* WINBUILD_RETRIES */
+	long connect_timeout, low_speed_time, low_speed_limit;
+};
+/* The answer of a request, capped at MAX bytes. */
+struct request_answer {
+	struct buf *b;
+	size_t max;
+	int too_big;
+};
+/* How a request for URL ended. */
+struct request_end {
+	CURLcode rc;
+	long code;                     /* HTTP status */
+	const char *url, *to;          /* asked; its Location, or NULL */
+	int too_big;
+	size_t max;
+	const char *errbuf;
+};
+enum request_next {
+	REQ_OK,        /* answered: 200 or 404 (the caller's to judge) */
+	REQ_RETRY,     /* again after request_backoff_ms(*TRIES) */
+	REQ_FOLLOW,    /* the redirect to END->to: ask it next, one hop more */
+	REQ_FAILED,    /* E says why, naming the URL */
+};
+/* Set H up to ask URL (POST_JSON, or a GET) under C, into A; the header
+ * list is the caller's to free once the transfer is over. */
+struct curl_slist *request_setopts(CURL *h, const struct request_conf *c, const char *url,
+				   const char *post_json, struct request_answer *a,
+				   char *errbuf);
+/* What END means: retries (*TRIES counts them; reset on a hop), the hop
+ * policy (hop_judge; NO_REDIRECT: a redirect is refused), the size cap,
+ * the statuses; fetch_request and the engine's lookups alike. */
+enum request_next request_judge(const struct request_conf *c, const struct request_end *end,
+				int no_redirect, int hops, int *tries, struct wb_err *e);
+/* The wait before try TRIES + 1: BASE_MS doubled per failed try, at most a
+ * minute. */
+long request_backoff_ms(long base_ms, int tries);
+
+/* lookup.c */
+/* Start J's lookups after its download (J->dr): 0 they are in flight (J is
+ * J_LOOKUP; engine_verify or engine_finish_job follows from lookup_done),
+ * 1 none to make, -1 failed (E). */
+int lookup_begin(struct engine *en, struct job *j, struct wb_err *e);
+/* Start J's lookup requests that may start at time T; *WAIT shortened to
+ * the next backoff's end. */
+void lookup_start(struct engine *en, struct job *j, double t, double *wait);
+/* Whether J has a lookup request that may start at time T. */
+int lookup_startable(const struct job *j, double t);
+/* The lookup request TAG's transfer on H ended with RC (removed from the
+ * multi handle already). */
+void lookup_done(struct engine *en, struct xfer_tag *tag, CURL *h, CURLcode rc);
+/* Free J's lookups (their transfers too). */
+void lookup_release(struct job *j);
 
 /* hop.c */
 void hop_url_scheme(const char *url, char out[16]);

@@ -176,7 +176,9 @@ struct fetch_transport {
  * (WB_ENET). The answer, at most MAX bytes, in OUT; the status in
  * *STATUS. 200 and 404 are answers (the caller judges a 404); anything
  * else is WB_ENET "'URL': why". For trust_http (trust/method.h): the
- * Rekor lookups of the engine and of `sig sigstore --rekor`.
+ * Rekor lookups of `sig sigstore --rekor` (the engine runs its own as
+ * transfers of its multi handle, fetch/lookup.c, under the same rules:
+ * request_judge).
  */
 int fetch_request(const struct fetch_transport *t, const char *url, const char *post_json,
 		  size_t max, int no_redirect, struct buf *out, long *status,

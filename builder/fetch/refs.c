@@ -103,7 +103,7 @@ static int kept_url_ok(const struct trust_req *q, size_t k, const char *url,
 		return !text;
 	if (wb_strlist_has(l, url))
 		return 1;
-	for (size_t i = 0; q->method->lookup && k == q->method->lookup_aux &&
+	for (size_t i = 0; q->method->lookup_step && k == q->method->lookup_aux &&
 	     i < q->lookup.nr; i++) {
 		size_t n = strlen(q->lookup.v[i]);
 
@@ -177,6 +177,7 @@ static int ref_reverify(struct engine *en, struct job *j,
 	snprintf(data, sizeof(data), "/proc/self/fd/%d", fd);
 	in.data_path = fd >= 0 ? data : entry;
 	in.aux = aux;
+	in.roots = &en->roots;
 	ret = verify_artifact(&in, ev, e);
 	free(aux);
 	return ret;

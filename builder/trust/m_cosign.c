@@ -67,13 +67,6 @@ static int lookup_wanted(const struct trust_req *r)
 	return !no_tlog(r);
 }
 
-static int lookup(const struct trust_req *r, const char *base, const char *sha256_hex,
-		  const struct trust_http *http, struct buf *out, struct wb_err *e)
-{
-	(void)r;
-	return rekor_lookup_merged(http, base, sha256_hex, out, e);
-}
-
 /* The entry's own URL when it came from a lookup in BASE. */
 static char *entry_url(const struct trust_req *r, const char *url, const char *chosen)
 {
@@ -259,7 +252,7 @@ const struct trust_method trust_m_cosign = {
 	.lookup_default = "https://rekor.sigstore.dev",
 	.lookup_aux = 2,
 	.lookup_wanted = lookup_wanted,
-	.lookup = lookup,
+	.lookup_step = rekor_lookup_step,
 	.label = "cosign signature",
 	.check = check,
 	.describe_req = describe_req,

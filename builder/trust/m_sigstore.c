@@ -37,15 +37,19 @@ int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject
 			   struct sigstore_root *root, struct sigstore_input *in,
 			   struct wb_err *e)
 {
+	const char *path = trust_req_param(r, "trusted_root", NULL);
+	const struct sigstore_root *shared = root;
+
 	memset(root, 0, sizeof(*root));
 	memset(in, 0, sizeof(*in));
-	if (sigstore_root_load(trust_req_param(r, "trusted_root", NULL), root, e) < 0) {
+	if (s->roots ? sigstore_roots_get(s->roots, path, &shared, e) < 0 :
+	    sigstore_root_load(path, root, e) < 0) {
 		wb_error_prefix(e, "artifact '%s': trusted root", s->name);
 		return -1;
 	}
 	in->artifact_sha256 = s->dr->sha256;
 	in->artifact_path = s->data_path;
-	in->root = root;
+	in->root = shared;
 	in->identity = trust_req_param(r, "identity", NULL);
 	in->issuer = trust_req_param(r, "issuer", NULL);
 	return 0;

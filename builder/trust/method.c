@@ -125,3 +125,55 @@ void trust_params_json(const struct trust_req *r, json_t *obj)
 		json_object_set_new(obj, k, v ? json_string(v) : json_null());
 	}
 }
+
+void trust_lookup_ask(struct trust_lookup *lk, const char *url, const char *post_json,
+		      size_t max, int no_redirect)
+{
+	struct trust_lookup_req *rq;
+
+	lk->reqs = xrealloc(lk->reqs, (lk->nreqs + 1) * sizeof(*lk->reqs));
+	rq = &lk->reqs[lk->nreqs++];
+	memset(rq, 0, sizeof(*rq));
+	rq->url = xstrdup(url);
+	rq->post_json = post_json ? xstrdup(post_json) : NULL;
+	rq->max = max;
+	rq->no_redirect = no_redirect;
+	buf_init(&rq->answer);
+}
+
+void trust_lookup_clear(struct trust_lookup *lk)
+{
+	for (size_t i = 0; i < lk->nreqs; i++) {
+		free(lk->reqs[i].url);
+		free(lk->reqs[i].post_json);
+		buf_release(&lk->reqs[i].answer);
+	}
+	free(lk->reqs);
+	lk->reqs = NULL;
+	lk->nreqs = 0;
+}
+
+int trust_lookup_run(int (*step)(struct trust_lookup *lk, struct buf *out, struct wb_err *e),
+		     const struct trust_req *r, const char *base, const char *sha256_hex,
+		     const struct trust_http *http, struct buf *out, struct wb_err *e)
+{
+	struct trust_lookup lk;
+	int ret;
+
+	memset(&lk, 0, sizeof(lk));
+	lk.req = r;
+	lk.base = base;
+	lk.sha256_hex = sha256_hex;
+	while ((ret = step(&lk, out, e)) == 1) {
+		for (size_t i = 0; i < lk.nreqs; i++) {
+			struct trust_lookup_req *rq = &lk.reqs[i];
+
+			if (http->request(http->ctx, rq->url, rq->post_json, rq->max,
+					  rq->no_redirect, &rq->answer, &rq->status, &rq->err) < 0)
+				break;
+		}
+		lk.round++;
+	}
+	trust_lookup_clear(&lk);
+	return ret;
+}

@@ -73,6 +73,51 @@ struct trust_http {
 	void *ctx;
 };
 
+/*
+ * A method's lookup as rounds of requests (trust_method.lookup_step). The
+ * method names a round's requests; whoever drives it answers them all —
+ * the fetch engine as transfers of its multi handle, in parallel with the
+ * downloads (fetch/lookup.c); trust_lookup_run() one after another over a
+ * trust_http — then asks the method for the next round. Nothing here does
+ * I/O.
+ */
+struct trust_lookup_req {
+	char *url;                 /* owned */
+	char *post_json;           /* owned; NULL: a GET */
+	size_t max;                /* the answer's size cap */
+	int no_redirect;           /* a redirect is refused (WB_ENET) */
+	/* filled by the driver */
+	struct buf answer;
+	long status;               /* 200 or 404 (anything else is ERR) */
+	struct wb_err err;         /* code != 0: not answered (WB_ENET or
+				      WB_EVERIFY, the message names the URL) */
+};
+
+struct trust_lookup {
+	const struct trust_req *req;
+	const char *base;          /* the service's base URL */
+	const char *sha256_hex;    /* the artifact's */
+	int round;                 /* 0 on the first call, then 1, 2, ... */
+	struct trust_lookup_req *reqs;   /* the round's requests */
+	size_t nreqs;
+	size_t listed;             /* the method's own, between rounds */
+};
+
+/* Add a request to LK's round (copies URL and POST_JSON). */
+void trust_lookup_ask(struct trust_lookup *lk, const char *url, const char *post_json,
+		      size_t max, int no_redirect);
+/* Free LK's requests (the round is empty again). */
+void trust_lookup_clear(struct trust_lookup *lk);
+/*
+ * Run STEP's lookup of SHA256_HEX at BASE for R to its end, each request
+ * through HTTP in turn (a round stops at its first unanswered request,
+ * which the step reports). For requests outside the fetch engine
+ * (`winbuild sig sigstore --rekor`).
+ */
+int trust_lookup_run(int (*step)(struct trust_lookup *lk, struct buf *out, struct wb_err *e),
+		     const struct trust_req *r, const char *base, const char *sha256_hex,
+		     const struct trust_http *http, struct buf *out, struct wb_err *e);
+
 /* The bytes under check. */
 struct trust_subject {
 	const char *name;          /* artifact */
@@ -80,6 +125,8 @@ struct trust_subject {
 	const char *url;           /* where the bytes came from (messages) */
 	const char *data_path;     /* the bytes as a file */
 	const struct digest_result *dr;
+	struct sigstore_roots *roots;   /* the run's parsed trusted roots, or
+				      NULL: each check parses its own */
 };
 
 /* A fetched auxiliary file (check() gets one per file of the method's
@@ -168,18 +215,20 @@ struct trust_method {
 	 * SHA-256 finds (a Rekor search). LOOKUP_PARAM is the recipe key of
 	 * the service's base URL (default LOOKUP_DEFAULT; resolve.c mirrors
 	 * it into trust_req.lookup). When the requirement has base URLs and
-	 * its file LOOKUP_AUX has none, fetch calls LOOKUP with the first base
-	 * URL (the next on a network error) through HTTP; the answer (OUT;
-	 * empty: nothing found) is that file's text. Errors: WB_ENET (the
-	 * service could not be asked; names the URL), WB_EVERIFY (a hostile
-	 * answer).
+	 * its file LOOKUP_AUX has none, fetch runs LOOKUP_STEP with the first
+	 * base URL (the next on a network error) in LK->base, as rounds of
+	 * requests (struct trust_lookup): each call with LK->round 0, 1, ...
+	 * sees the answers to the round before and returns 1 with the next
+	 * round's requests in LK (at least one), 0 when done — the answer (OUT;
+	 * empty: nothing found) is that file's text, and E may hold a note
+	 * (code 0) —, or -1. Errors: WB_ENET (the service could not be asked;
+	 * names the URL), WB_EVERIFY (a hostile answer).
 	 */
 	const char *lookup_param;
 	const char *lookup_default;
 	size_t lookup_aux;
 	int (*lookup_wanted)(const struct trust_req *r);   /* NULL: always */
-	int (*lookup)(const struct trust_req *r, const char *base, const char *sha256_hex,
-		      const struct trust_http *http, struct buf *out, struct wb_err *e);
+	int (*lookup_step)(struct trust_lookup *lk, struct buf *out, struct wb_err *e);
 	/*
 	 * Verify S against requirement R with its auxiliary file AUX. WHICH
 	 * is "" for the artifact's own requirement, "signature required by
@@ -214,12 +263,15 @@ void trust_params_describe(const struct trust_req *r,
 void trust_params_json(const struct trust_req *r, struct json_t *object);
 
 /*
- * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c)
- * share: load R's `trusted_root` into ROOT and fill IN with S's digest and
- * file, ROOT and R's identity and issuer (nothing else of IN is set).
+ * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c,
+ * m_cosign.c) share: R's `trusted_root` — from S->roots, parsed once per
+ * run, or else loaded into ROOT (the caller releases ROOT either way) —
+ * and fill IN with S's digest and file, the root and R's identity and
+ * issuer (nothing else of IN is set).
  * -1 with "artifact 'NAME': trusted root: ..." in E.
  */
 struct sigstore_root;
+struct sigstore_roots;
 struct sigstore_input;
 int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject *s,
 			   struct sigstore_root *root, struct sigstore_input *in,

@@ -321,6 +321,59 @@ int sigstore_root_load(const char *path, struct sigstore_root *r,
 	return ret;
 }
 
+struct sigstore_roots_entry {
+	unsigned char sha256[32];
+	struct sigstore_root root;
+};
+
+int sigstore_roots_get(struct sigstore_roots *rs, const char *path,
+		       const struct sigstore_root **out, struct wb_err *e)
+{
+	struct sigstore_roots_entry *x;
+	struct buf text = BUF_INIT;
+	unsigned char md[32];
+	int ret = -1;
+
+	if (fs_read_file(path, SIGSTORE_ROOT_MAX, WB_EUSAGE, &text, e) < 0)
+		goto out;
+	EVP_Digest(text.ptr ? text.ptr : "", text.len, md, NULL, EVP_sha256(), NULL);
+	for (size_t i = 0; i < rs->nr; i++)
+		if (!memcmp(rs->v[i]->sha256, md, sizeof(md))) {
+			*out = &rs->v[i]->root;
+			rs->used++;
+			ret = 0;
+			goto out;
+		}
+	x = xcalloc(1, sizeof(*x));
+	if (sigstore_root_parse(text.ptr, text.len, &x->root, e) < 0) {
+		wb_error_prefix(e, "trusted root '%s'", path);
+		sigstore_root_release(&x->root);
+		free(x);
+		goto out;
+	}
+	memcpy(x->sha256, md, sizeof(md));
+	rs->v = xrealloc(rs->v, (rs->nr + 1) * sizeof(*rs->v));
+	rs->v[rs->nr++] = x;
+	rs->parsed++;
+	rs->used++;
+	*out = &x->root;
+	ret = 0;
+out:
+	buf_release(&text);
+	return ret;
+}
+
+void sigstore_roots_release(struct sigstore_roots *rs)
+{
+	for (size_t i = 0; i < rs->nr; i++) {
+		sigstore_root_release(&rs->v[i]->root);
+		free(rs->v[i]);
+	}
+	free(rs->v);
+	rs->v = NULL;
+	rs->nr = 0;
+}
+
 void sigstore_root_release(struct sigstore_root *r)
 {
 	size_t i;

@@ -55,6 +55,29 @@ int sigstore_root_load(const char *path, struct sigstore_root *r,
 void sigstore_root_release(struct sigstore_root *r);
 
 /*
+ * The trusted roots of one run (a fetch): each distinct trusted_root.json,
+ * by the SHA-256 of its bytes, parsed once and shared by every check that
+ * names it (a shipped image names one root in six requirements). The file
+ * is read and hashed on every use, so a root changed on disk meanwhile is
+ * the new root, never the old one's parse. The caller owns RS;
+ * sigstore_roots_release frees every root it holds.
+ */
+struct sigstore_roots_entry;
+struct sigstore_roots {
+	struct sigstore_roots_entry **v;
+	size_t nr;
+	unsigned parsed;           /* roots parsed */
+	unsigned used;             /* roots handed out (one per check) */
+};
+#define SIGSTORE_ROOTS_INIT { NULL, 0, 0, 0 }
+
+/* The root in PATH (RS keeps it; valid until sigstore_roots_release).
+ * Errors as sigstore_root_load's. */
+int sigstore_roots_get(struct sigstore_roots *rs, const char *path,
+		       const struct sigstore_root **out, struct wb_err *e);
+void sigstore_roots_release(struct sigstore_roots *rs);
+
+/*
  * Helpers shared by the Sigstore files (trust/sigstore*.c).
  * (The protobuf-JSON bytes fields are read with json_get_b64, lib/json.h.)
  * sigstore_time_parse: RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm)" to

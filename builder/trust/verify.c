@@ -176,6 +176,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 	s.url = in->url;
 	s.data_path = in->data_path;
 	s.dr = in->dr;
+	s.roots = in->roots;
 	ev->v = xcalloc(v->nreqs ? v->nreqs : 1, sizeof(*ev->v));
 	for (size_t i = 0; i < v->nreqs; i++) {
 		const struct trust_req *r = &v->reqs[i];

@@ -92,6 +92,9 @@ struct verify_input {
 	const struct trust_aux *aux;       /* one per file of each of
 					      spec->reqs, flat (trust_spec_slot;
 					      those of needs->reqs are used) */
+	struct sigstore_roots *roots;      /* the run's trusted roots, parsed
+					      once (trust/sigstore_root.h), or
+					      NULL */
 };
 
 struct verify_evidence {

@@ -49,6 +49,7 @@ setup() {
 
 teardown() {
 	[ -z "${REKOR_PID:-}" ] || { kill "$REKOR_PID" 2>/dev/null; wait "$REKOR_PID" 2>/dev/null; }
+	[ -z "${FAULTD_PID:-}" ] || stop_faultd
 	true
 }
 
@@ -191,6 +192,59 @@ untouched() {
 	wb fetch img.yaml --no-progress
 	assert_status 3
 	assert_output_has "redirect refused"
+	untouched kubelet.exe
+}
+
+@test "issue 30: the Rekor lookup runs beside the other downloads: another artifact's transfer ends and its next one starts while Rekor holds its answer" {
+	# a.bin's checksum file is held by faultd until Rekor is asked; Rekor
+	# then holds its index answer until faultd sees the GET of a.bin, which
+	# winbuild can only send once it has taken the checksum file's end
+	# while the lookup is in flight. A lookup on the engine's thread blocks
+	# it: a.bin's GET never comes and Rekor's hold ends by its timeout.
+	start_faultd "$WWW"
+	rm -f "$WWW/a.bin.sha256.release"
+	start_rekor --release-on-index "$WWW/a.bin.sha256.release" \
+		--hold-index-until "$FAULTD_LOG" '"GET /a\.bin HTTP' --hold-timeout 20 \
+		"$W/detached/entry.json"
+	{ kubelet; art a.bin "$(F)/a.bin" "sha256_url: $(F)/hold/a.bin.sha256"; } | recipe
+	wb fetch img.yaml --no-progress -j 4
+	rm -f "$WWW/a.bin.sha256.release"
+	assert_status 0
+	assert_output_has "cosign $ID ($ISS), log index 5"
+	grep -q '"GET /hold/a.bin.sha256 HTTP' "$FAULTD_LOG"
+	grep -q "index held: released by" "$REKOR_LOG"
+	! grep -q "index held: timed out" "$REKOR_LOG"
+}
+
+@test "issue 30: the trusted root is parsed once per run, whatever number of requirements name it (downloads and cache hits)" {
+	start_rekor "$W/detached/entry.json"
+	for b in kubeadm.exe kube-proxy.exe; do
+		cp "$WWW/k/kubelet.exe" "$WWW/k/$b"
+		cp "$WWW/k/kubelet.exe.sig" "$WWW/k/$b.sig"
+		cp "$WWW/k/kubelet.exe.cert" "$WWW/k/$b.cert"
+	done
+	{
+		kubelet
+		art kubeadm.exe "$(H)/k/kubeadm.exe" "$(cosign "rekor: \"$REKOR\"")"
+		art kube-proxy.exe "$(H)/k/kube-proxy.exe" "$(cosign "rekor: \"$REKOR\"")"
+	} | recipe
+	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
+	# the cache hits check the kept files again, under the one parse too
+	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
+}
+
+@test "issue 30: a Rekor answer past its cap (1 MiB) is refused by the engine's lookup: exit 3, nothing cached" {
+	python3 -c 'import json; print(json.dumps(["%064x" % i for i in range(17000)]))' \
+		>"$BATS_TEST_TMPDIR/huge.json"
+	start_rekor --index-answer "@$BATS_TEST_TMPDIR/huge.json" "$W/detached/entry.json"
+	kubelet | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 3
+	assert_output_has "answer larger than 1048576 bytes"
 	untouched kubelet.exe
 }
 

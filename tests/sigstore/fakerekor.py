@@ -2,7 +2,9 @@
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
     fakerekor.py --port-file F [--port N] [--redirect URL] [--redirect-entries URL]
-                 [--status N] [--index-answer JSON] [ENTRY.json[=SHA256HEX] ...]
+                 [--status N] [--index-answer JSON] [--release-on-index PATH]
+                 [--hold-index-until LOG REGEX [--hold-timeout S]]
+                 [ENTRY.json[=SHA256HEX] ...]
 
 Each ENTRY.json is one entry in the Rekor API's JSON ({"<uuid>": {"body",
 "integratedTime", "logID", "logIndex", "verification"}}). It is indexed under
@@ -16,12 +18,21 @@ Every request is logged to stderr. --redirect answers everything with a 302;
 --redirect-entries only the GET of an entry (to URL + the path; "self"
 means this server's /moved, under which it serves the same entries);
 --status N answers every request with HTTP status N (a failing log);
---index-answer makes the index answer JSON, whatever is asked (a hostile log).
+--index-answer makes the index answer JSON, whatever is asked (a hostile log;
+@FILE: the JSON in FILE, for answers longer than an argument may be).
+--release-on-index creates PATH when the index is asked (faultd's /hold/ waits
+for such a file); --hold-index-until holds the index answer until a line of
+LOG matches REGEX (another server's access log: "the client asked that
+meanwhile"), at most S seconds (default 10), and logs which ended the hold:
+"index held: released by LOG" or "index held: timed out".
 """
 import argparse
 import base64
 import http.server
 import json
+import os
+import re
+import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--port-file", required=True)
@@ -30,8 +41,14 @@ ap.add_argument("--redirect")
 ap.add_argument("--redirect-entries")
 ap.add_argument("--status", type=int)
 ap.add_argument("--index-answer")
+ap.add_argument("--release-on-index")
+ap.add_argument("--hold-index-until", nargs=2, metavar=("LOG", "REGEX"))
+ap.add_argument("--hold-timeout", type=float, default=10)
 ap.add_argument("entries", nargs="*")
 args = ap.parse_args()
+if args.index_answer and args.index_answer.startswith("@"):
+    with open(args.index_answer[1:]) as f:
+        args.index_answer = f.read()
 
 ENTRIES = {}   # uuid -> entry object ({uuid: {...}})
 INDEX = {}     # "sha256:<hex>" -> [uuid]
@@ -71,6 +88,22 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         return True
 
+    def hold_index(self):
+        if args.release_on_index:
+            open(args.release_on_index, "w").close()
+        if not args.hold_index_until:
+            return
+        log, pattern = args.hold_index_until
+        end = time.monotonic() + args.hold_timeout
+        while time.monotonic() < end:
+            if os.path.exists(log):
+                with open(log, errors="replace") as f:
+                    if any(re.search(pattern, line) for line in f):
+                        self.log_message("index held: released by %s", log)
+                        return
+            time.sleep(0.02)
+        self.log_message("index held: timed out")
+
     def do_GET(self):
         if self.redirected():
             return
@@ -95,6 +128,8 @@ class H(http.server.BaseHTTPRequestHandler):
         req = json.loads(self.rfile.read(n) or b"{}")
         if self.redirected():
             return
+        if self.path == "/api/v1/index/retrieve":
+            self.hold_index()
         if self.path == "/api/v1/index/retrieve" and args.index_answer is not None:
             return self.answer(200, json.loads(args.index_answer))
         if self.path == "/api/v1/index/retrieve":
@@ -108,6 +143,5 @@ class H(http.server.BaseHTTPRequestHandler):
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), H)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
-import os  # noqa: E402
 os.rename(args.port_file + ".tmp", args.port_file)
 srv.serve_forever()
