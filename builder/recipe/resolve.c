@@ -355,6 +355,22 @@ static int convert_top(struct resolver *r)
 	return 0;
 }
 
+void resolver_release(struct resolver *r)
+{
+	rnode_free(r->top);
+	for (size_t i = 0; i < r->nlayers; i++) {
+		rnode_free(r->layers[i].policy);
+		rnode_free(r->layers[i].auth);
+		rnode_free(r->layers[i].sigs);
+		rnode_free(r->layers[i].keys);
+		rnode_free(r->layers[i].comps);
+	}
+	rnode_free(r->comp_auth);
+	free(r->layers);
+	vars_release(&r->image_vars);
+	memset(r, 0, sizeof(*r));
+}
+
 int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 		 struct wb_err *e)
 {
@@ -370,17 +386,7 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 	ret = load_layers(&r, in);
 	if (!ret)
 		ret = convert_top(&r);
-	rnode_free(r.top);
-	for (size_t i = 0; i < r.nlayers; i++) {
-		rnode_free(r.layers[i].policy);
-		rnode_free(r.layers[i].auth);
-		rnode_free(r.layers[i].sigs);
-		rnode_free(r.layers[i].keys);
-		rnode_free(r.layers[i].comps);
-	}
-	rnode_free(r.comp_auth);
-	free(r.layers);
-	vars_release(&r.image_vars);
+	resolver_release(&r);
 	if (ret)
 		plan_release(plan);
 	return ret;

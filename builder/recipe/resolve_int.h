@@ -84,6 +84,8 @@ char *lower(char *s);
 void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void flatten(struct plan *p, const struct rnode *n, const char *prefix);
+/* Free what R holds (its merged tree, layers, variables), not its plan. */
+void resolver_release(struct resolver *r);
 
 /* layers.c */
 int load_kind(struct resolver *r, const char *path, const char *kind,
