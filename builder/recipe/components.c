@@ -176,6 +176,65 @@ static int in_parent_of(const char *dir, const char *file)
 	return ret;
 }
 
+/* One directory of `cni:` N (KEY: bin_dir, conf_dir) of component C into
+ * *DIR (a tree path), or checked against the one another component
+ * declared there (AT): one node has one of each. */
+static int cni_dir(struct resolver *r, const struct rnode *n, const char *key,
+		   const struct plan_component *c, char **dir, struct wb_origin *at)
+{
+	const struct rnode *v = rnode_get(n, key);
+	const char *why = NULL;
+	char *t = winpath_to_tree(v->scalar, &why), where[512];
+
+	if (!t)
+		return err_at(r, &v->origin, "bad Windows path '%s' in 'components.%s.cni.%s': "
+			      "%s", v->scalar, c->name, key, why);
+	if (!*dir) {
+		*dir = t;
+		*at = v->origin;
+		return 0;
+	}
+	if (same_dir(t, *dir)) {
+		free(t);
+		return 0;
+	}
+	free(t);
+	t = xasprintf("C:\\%s", *dir);
+	for (char *q = t; *q; q++)
+		if (*q == '/')
+			*q = '\\';
+	wb_origin_format(at, where, sizeof(where));
+	err_at(r, &v->origin, "components.%s.cni.%s is '%s', but another enabled component "
+	       "says the node's CNI %s directory is '%s' (%s): containerd's config names "
+	       "one, so every component's 'cni' must name the same", c->name, key,
+	       v->scalar, strcmp(key, "bin_dir") ? "configuration" : "plugin", t, where);
+	free(t);
+	return -1;
+}
+
+/*
+ * `cni: {bin_dir, conf_dir}` of component C (N, or none): the plan's CNI
+ * directories. The C code names no CNI path: containerd's config and the
+ * network config follow what the components declare (issue 29).
+ * image-builder takes them as two ansible variables, plugin_bin_dir and
+ * plugin_conf_dir (images/capi/ansible/windows/roles/runtimes/templates/
+ * config.toml), whatever its CNI tasks install; here every component that
+ * depends on them (containerd, the CNI plugins) says so, and a plan where
+ * two disagree is refused instead of a node whose containerd finds no
+ * plugins.
+ */
+static int convert_cni(struct resolver *r, const struct rnode *n,
+		       const struct plan_component *c)
+{
+	struct plan *p = r->plan;
+
+	if (!n)
+		return 0;
+	return cni_dir(r, n, "bin_dir", c, &p->cni_bin_dir, &p->cni_bin_dir_origin) ||
+	       cni_dir(r, n, "conf_dir", c, &p->cni_conf_dir, &p->cni_conf_dir_origin) ?
+	       -1 : 0;
+}
+
 /*
  * What a component adds to the machine PATH or to Defender's exclusions
  * must be a directory it owns (docs/recipes.md, "path"): one of its own
@@ -287,7 +346,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	if (convert_winpaths(r, rnode_get(cn, "path"), "path", &c->path) ||
 	    convert_directories(r, rnode_get(cn, "directories"), c) ||
 	    convert_winpaths(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions",
-			     &c->defender_exclusions))
+			     &c->defender_exclusions) ||
+	    convert_cni(r, rnode_get(cn, "cni"), c))
 		return -1;
 	if ((n = rnode_get(cn, "firewall"))) {
 		c->firewall = xcalloc(n->nr ? n->nr : 1, sizeof(*c->firewall));
