@@ -74,7 +74,8 @@ struct resolver {
 
 #define err_at(r, o, ...) wb_origin_error((r)->e, (o), __VA_ARGS__)
 
-/* resolve.c */
+/* resolve.c. Strings returned as char * are new (the caller frees them);
+ * scalar() borrows from N; lower() lowers S in place and returns it. */
 int bad_grammar(struct resolver *r, const struct wb_origin *o, const char *key,
 		const char *value, const char *what);
 const char *scalar(const struct rnode *n, const char *key);
@@ -87,14 +88,14 @@ void flatten(struct plan *p, const struct rnode *n, const char *prefix);
 /* Free what R holds (its merged tree, layers, variables), not its plan. */
 void resolver_release(struct resolver *r);
 
-/* layers.c */
+/* layers.c. *OUT is a new tree the caller frees (rnode_free). */
 int load_kind(struct resolver *r, const char *path, const char *kind,
 	      const struct wb_origin *from, struct rnode **out);
 struct rnode *clone_or_null(const struct rnode *n);
 void strip_nulls(struct rnode *n);
 int load_layers(struct resolver *r, const struct plan_inputs *in);
 
-/* setpair.c */
+/* setpair.c. parse_set(): *OUT a new tree {a: {b: VALUE}}, or NULL. */
 int key_segment_ok(const char *s, size_t n);
 int parse_set(struct resolver *r, const char *pair,
 	      const struct wb_origin *o, struct rnode **out);
@@ -105,7 +106,8 @@ int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 			  const struct rnode *vn);
 void resolve_policy(struct resolver *r);
 
-/* vars.c */
+/* vars.c. A set borrows its names and values; expand() returns a new
+ * string, or NULL with r->e filled. */
 void vars_add(struct vars *vs, const char *name, const char *value, int raw);
 void vars_prepend(struct vars *vs, const char *name, const char *value, int raw);
 void vars_add_all(struct vars *vs, const struct vars *from);
@@ -114,7 +116,9 @@ void vars_add_map(struct vars *vs, const struct rnode *map);
 char *expand(struct resolver *r, const struct vars *vs,
 	     const struct rnode *n, const char *what);
 
-/* urls.c */
+/* urls.c. apply_mirrors() appends to OUT; url_filename() and
+ * override_dir_url() return new strings (the latter NULL for a URL that
+ * is not "file://${override_dir}/..."). */
 int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
 	      const char *what);
 int name_check(struct resolver *r, const struct wb_origin *o,
@@ -150,7 +154,7 @@ int layer_component_authenticode(struct resolver *r, const char *name,
 				 struct plan_authenticode *a, const char *ctx);
 void tighten_authenticode(struct resolver *r);
 
-/* components.c */
+/* components.c. load_component(): *OUT a new tree the caller frees. */
 int load_component(struct resolver *r, struct rnode *entry, struct rnode **out);
 void copy_strlist(const struct rnode *n, struct wb_strlist *out);
 int dest_clashes(struct resolver *r);
