@@ -404,12 +404,19 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set_json_from(v, "services", services, services_from);
 	services = services_from = NULL;
 
-	/* CNI configuration files staged for the recipe's node.cni */
+	/* CNI configuration files staged for the recipe's node.cni: a
+	 * .conflist, or a .conf in the configuration directory the components
+	 * declare (`cni.conf_dir`: no CNI path is named here) */
+	s = p->cni_conf_dir ? xasprintf("C:\\%s\\", p->cni_conf_dir) : NULL;
+	for (char *q = s; q && *q; q++)
+		if (*q == '/')
+			*q = '\\';
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (has_suffix_ci(m->files[i].path, ".conflist") ||
-		    (has_suffix_ci(m->files[i].path, ".conf") &&
-		     !strncasecmp(m->files[i].path, "C:\\etc\\cni\\", 11)))
+		    (s && has_suffix_ci(m->files[i].path, ".conf") &&
+		     !strncasecmp(m->files[i].path, s, strlen(s))))
 			wb_strlist_push(&conflists, m->files[i].path);
+	free(s);
 	tmpl_set_list(v, "cni_conf_files", &conflists);
 
 	/* provenance: a here-string; JSON lines never start with '@ */

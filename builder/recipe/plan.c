@@ -114,6 +114,8 @@ void plan_release(struct plan *p)
 	free(p->service_manager);
 	free(p->pause_image);
 	free(p->cni);
+	free(p->cni_bin_dir);
+	free(p->cni_conf_dir);
 	wb_strlist_release(&p->windows_features);
 	wb_strlist_release(&p->builders);
 	wb_strlist_release(&p->builder_providers);

@@ -199,6 +199,13 @@ struct plan {
 	char *service_manager;     /* "sc" or "nssm" */
 	char *pause_image;
 	char *cni;                 /* "none" or "nat" */
+	/* The CNI plugin and configuration directories as tree paths
+	 * ("opt/cni/bin"), from the enabled components' `cni:` maps, which
+	 * must agree (containerd's config names them, the CNI components
+	 * unpack there); NULL when no enabled component declares them. Each
+	 * origin is where the first component to declare it says so. */
+	char *cni_bin_dir, *cni_conf_dir;
+	struct wb_origin cni_bin_dir_origin, cni_conf_dir_origin;
 	struct wb_strlist windows_features;
 	struct wb_strlist builders;
 	/* the cloudbase-init provider each of BUILDERS' images gets (same

@@ -164,6 +164,12 @@ static const struct schema_key schema_site_signing[] = {
 	END
 };
 
+static const struct schema_key schema_cni[] = {
+	{ "bin_dir", S_STR, NULL, NULL, S_REQUIRED },
+	{ "conf_dir", S_STR, NULL, NULL, S_REQUIRED },
+	END
+};
+
 const struct schema_key schema_component[] = {
 	{ "kind", S_ENUM, NULL, "component", S_REQUIRED },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
@@ -182,6 +188,7 @@ const struct schema_key schema_component[] = {
 	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
 	{ "tlog_source", S_ENUM, NULL, "lookup|exported", 0 },
+	{ "cni", S_MAP, schema_cni, NULL, 0 },
 	/* set by the image recipe, beside the component's own keys */
 	{ "file", S_STR, NULL, NULL, 0 },
 	{ "enabled", S_BOOL, NULL, NULL, 0 },

@@ -165,6 +165,32 @@ static int render_provider(struct tree *t, const char *templates_dir,
 	return ret;
 }
 
+/* The CNI directories the components declare (`cni:`, recipe/components.c)
+ * as containerd's config writes them ("C:/opt/cni/bin"); none declared is
+ * an error when WHO (containerd's config, node.cni) needs them. No CNI
+ * path is named here: they are the component data's. */
+static int cni_dirs(struct tmpl_vars *vars, const struct plan *plan, const char *who,
+		    struct wb_err *e)
+{
+	char *bin, *conf;
+
+	if (!plan->cni_bin_dir) {
+		if (who)
+			return wb_error(e, WB_EUSAGE, "%s names the CNI plugin and configuration "
+					"directories, and no enabled component declares them: give "
+					"one 'cni: {bin_dir: ..., conf_dir: ...}' (as "
+					"recipes/components/containerd.yaml does)", who);
+		return 0;
+	}
+	bin = xasprintf("C:/%s", plan->cni_bin_dir);
+	conf = xasprintf("C:/%s", plan->cni_conf_dir);
+	set_value(vars, plan, "cni_bin_dir", "cni.bin_dir", bin, &plan->cni_bin_dir_origin);
+	set_value(vars, plan, "cni_conf_dir", "cni.conf_dir", conf, &plan->cni_conf_dir_origin);
+	free(bin);
+	free(conf);
+	return 0;
+}
+
 int stage_generate(struct tree *t, const struct plan *plan,
 		   const char *templates_dir, struct wb_err *e)
 {
@@ -179,8 +205,9 @@ int stage_generate(struct tree *t, const struct plan *plan,
 		  plan->windows_version, NULL);
 	set_value(&vars, plan, "pause_image", "node.pause_image", plan->pause_image, NULL);
 	set_value(&vars, plan, "cni", "node.cni", plan->cni, NULL);
-	tmpl_set(&vars, "cni_bin_dir", "C:/opt/cni/bin");
-	tmpl_set(&vars, "cni_conf_dir", "C:/etc/cni/net.d");
+	if (cni_dirs(&vars, plan, ctd ? "containerd's config" :
+		     strcmp(plan->cni, "none") ? "node.cni" : NULL, e) < 0)
+		goto out;
 	set_value(&vars, plan, "service_manager", "node.service_manager",
 		  plan->service_manager, NULL);
 	if (ctd) {
@@ -226,7 +253,7 @@ int stage_generate(struct tree *t, const struct plan *plan,
 	if (strcmp(plan->cni, "none")) {
 		char *tmpl = xasprintf("cni/%s.conflist", plan->cni);
 
-		path = xasprintf("etc/cni/net.d/10-%s.conflist", plan->cni);
+		path = xasprintf("%s/10-%s.conflist", plan->cni_conf_dir, plan->cni);
 		ret = emit(t, templates_dir, tmpl, path,
 			   "windows-cni",
 			   &vars, e);

@@ -22,7 +22,6 @@ setup() {
 	rm -f "$WWW"/good/*.release
 }
 
-T() { echo "$WORK/out/$NAME/tree"; }
 
 # big_recipe URL: $WORK/img.yaml with one component whose artifact "big"
 # (good/big.exe, pinned) is installed at C:\k\big.exe

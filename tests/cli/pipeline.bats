@@ -18,7 +18,6 @@ setup() {
 	rm -f "$WWW"/good/*.release
 }
 
-T() { echo "$WORK/out/$NAME/tree"; }
 
 # the fixture override with one artifact's URL at faultd under PREFIX
 # (hold, 404, ...) or plain: override_via ARTIFACT FILE PREFIX

@@ -20,7 +20,6 @@ setup() {
 	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
 }
 
-stage_shipped() { wb stage "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }
 build_shipped() { wb build "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }
 
 # snapshot: sha256 of every file under out/ (and the cache), to compare

@@ -10,8 +10,6 @@ setup() {
 	fixture_override >"$WORK/fixtures.yaml"
 }
 
-stage_shipped() { wb stage "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }
-T() { echo "$WORK/out/$NAME/tree"; }
 M() { echo "$WORK/out/$NAME/manifest.json"; }
 py() { python3 -c "$@"; }
 

@@ -24,6 +24,10 @@ teardown_file() {
 }
 
 H() { echo "http://127.0.0.1:$NGINX_PORT"; }
+# stage the shipped recipe over the fixtures (setup writes $WORK/fixtures.yaml
+# with fixture_override); T: its staged tree
+stage_shipped() { wb stage "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress "$@"; }
+T() { echo "$WORK/out/$NAME/tree"; }
 sha_www() { sha256sum "$WWW/$1" | cut -d' ' -f1; }
 
 # replace_entry ARTIFACT FILE: one replace: entry (URL + pinned digest)

@@ -1,0 +1,156 @@
+/*
+ * Packer builders: packer.builders and --builder, each builder's
+ * cloudbase-init provider and base image, and the Windows ISO pin the ISO
+ * builders need.
+ */
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/platform.h"
+#include "recipe/resolve_int.h"
+
+/* The Windows ISO of the ISO builders (lib/platform.c) must
+ * be pinned by windows.iso_sha256; "none" or nothing only under an explicit
+ * policy.unverified_iso: allow. The plan downloads no ISO, so a missing pin
+ * is only recorded (iso_missing): emit and build refuse where the ISO is
+ * used (plan_require_iso()), plan, fetch and stage warn. */
+int resolve_iso(struct resolver *r, const struct rnode *win)
+{
+	struct plan *p = r->plan;
+	const struct rnode *n = rnode_get(win, "iso_sha256");
+	int iso_builders = 0;
+
+	for (size_t i = 0; i < p->builders.nr; i++)
+		iso_builders |= platform_builder_is_iso(p->builders.v[i]);
+	if (n)
+		p->windows_iso_origin = n->origin;
+	if (n && strcmp(n->scalar, "none")) {
+		if (!is_hex(n->scalar, 64))
+			return err_at(r, &n->origin,
+				      "'windows.iso_sha256' must be 64 hex digits (the ISO's SHA-256) or \"none\", not '%s'",
+				      n->scalar);
+		p->windows_iso_sha256 = lower(xstrdup(n->scalar));
+		return 0;
+	}
+	if (!iso_builders)
+		return 0;
+	if (!p->policy.allow_unverified_iso) {
+		p->iso_missing = n ? 2 : 1;
+		p->iso_missing_origin = n ? n->origin : win->origin;
+		return 0;
+	}
+	p->iso_unverified = 1;
+	return 0;
+}
+
+/* --builder NAME...: the plan keeps only these of packer.builders (N, or
+ * every builder when N is NULL), in the order given. */
+static int narrow_builders(struct resolver *r, const struct rnode *n)
+{
+	struct plan *p = r->plan;
+	struct wb_strlist sel = WB_STRLIST_INIT;
+
+	if (!r->in->nbuilders)
+		return 0;
+	for (size_t i = 0; i < r->in->nbuilders; i++) {
+		const char *b = r->in->builders[i];
+		int in_plan = wb_strlist_has(&p->builders, b);
+
+		if (!in_plan && !platform_builder(b)) {
+			char names[256];
+
+			platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
+			return wb_error(r->e, WB_EUSAGE, "unknown builder '%s' (%s)", b, names);
+		}
+		if (!in_plan) {
+			struct buf all = BUF_INIT;
+			char where[512] = "the default: every builder";
+			int ret;
+
+			if (n)
+				wb_origin_format(&n->origin, where, sizeof(where));
+			for (size_t k = 0; k < p->builders.nr; k++)
+				buf_addf(&all, "%s%s", k ? ", " : "", p->builders.v[k]);
+			ret = wb_error(r->e, WB_EUSAGE, "--builder '%s' is not one of the recipe's "
+				       "packer.builders (%s; %s): --builder narrows that list, "
+				       "widen it with --set 'packer.builders=[...]'", b, all.ptr, where);
+			buf_release(&all);
+			wb_strlist_release(&sel);
+			return ret;
+		}
+		wb_strlist_push_unique(&sel, b);
+	}
+	wb_strlist_release(&p->builders);
+	p->builders = sel;
+	return 0;
+}
+
+/*
+ * packer.builders (default: every builder of the platform table), each
+ * builder's cloudbase-init provider (issue 14: each image reads its own
+ * platform's metadata), and what the recipe's Windows asks of the
+ * builders' base images (issue 26, D14/D15).
+ */
+int convert_builders(struct resolver *r, const struct rnode *top)
+{
+	struct plan *p = r->plan;
+	const struct rnode *n = rnode_get(rnode_get(top, "packer"), "builders");
+	const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
+	const struct rnode *win = rnode_get(top, "windows");
+	char names[256];
+
+	platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
+	if (n) {
+		for (size_t i = 0; i < n->nr; i++)
+			if (!platform_builder(n->items[i]->scalar))
+				return err_at(r, &n->items[i]->origin,
+					      "unknown Packer builder '%s' (%s)",
+					      n->items[i]->scalar, names);
+		copy_strlist(n, &p->builders);
+	} else {
+		/* every builder of the table that has an image of the recipe's
+		 * Windows to start from (a cloud without Server Core images is
+		 * left out of a Server Core recipe that names no builders) */
+		for (size_t i = 0; i < platform_nbuilders; i++)
+			if (!platform_builders[i].base_var ||
+			    platform_base_image(&platform_builders[i], p->windows_version,
+						p->windows_desktop))
+				wb_strlist_push(&p->builders, platform_builders[i].name);
+	}
+	if (narrow_builders(r, n))
+		return -1;
+	for (size_t i = 0; i < p->builders.nr; i++) {
+		const struct platform_builder *b = platform_builder(p->builders.v[i]);
+		const char *prov = platform_provider_for(b, p->cloudbase_provider);
+
+		if (!prov)
+			return err_at(r, pv ? &pv->origin : &top->origin,
+				      "cloudbase_init.provider '%s' contradicts "
+				      "Packer builder '%s': its image would ask a metadata "
+				      "service that platform does not have (use 'auto', or "
+				      "narrow packer.builders)", p->cloudbase_provider,
+				      p->builders.v[i]);
+		wb_strlist_push(&p->builder_providers, prov);
+		/* D15: a cloud builder starts from the cloud's own image, which
+		 * the clouds publish as Datacenter only */
+		if (b->fw == PLATFORM_FW_NONE && strcmp(p->windows_edition, "datacenter"))
+			return err_at(r, rnode_get(win, "edition") ?
+				      &rnode_get(win, "edition")->origin : &win->origin,
+				      "windows.edition '%s': Packer builder '%s' starts from "
+				      "the cloud's Windows Server image, which is published as "
+				      "Datacenter only (use edition: datacenter, or narrow "
+				      "packer.builders to the ISO builders)",
+				      p->windows_edition, b->name);
+		/* D15: never the other installation type instead: a platform
+		 * without a Server Core image takes no Server Core recipe */
+		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_desktop))
+			return err_at(r, rnode_get(win, "desktop_experience") ?
+				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
+				      "Packer builder '%s' has no %s image of Windows Server %s "
+				      "to start from (use windows.desktop_experience: %s, or "
+				      "narrow packer.builders)", b->name,
+				      p->windows_desktop ? "Desktop Experience" : "Server Core",
+				      p->windows_version, p->windows_desktop ? "false" : "true");
+	}
+	return 0;
+}

@@ -1,0 +1,485 @@
+/*
+ * Components: each enabled component's file loaded beneath the image's
+ * settings for it and converted (version, paths, directories, firewall,
+ * authenticode, artifacts, generated files, services), what it may add to
+ * PATH and Defender (owned_dirs), and the clashes between destinations.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/text.h"
+#include "lib/tmpl.h"
+#include "lib/winpath.h"
+#include "lib/winreserved.h"
+#include "recipe/resolve_int.h"
+#include "recipe/schema.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ENTRY names no file and PATH (its default file) does not exist: the
+ * component names there are, the image's and the files' beside PATH, with
+ * the nearest one. */
+static int unknown_component(struct resolver *r, const struct rnode *entry,
+			     const char *path)
+{
+	const struct rnode *comps = rnode_get(r->top, "components");
+	struct wb_strlist names = WB_STRLIST_INIT;
+	struct text_suggest sg;
+	struct buf b = BUF_INIT;
+	char *dir = fs_dirname(path);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret;
+
+	for (size_t i = 0; comps && i < comps->nr; i++)
+		if (strcmp(comps->items[i]->key, entry->key) &&
+		    rnode_get(comps->items[i], "file"))
+			wb_strlist_push_unique(&names, comps->items[i]->key);
+	while (d && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		if (n > 5 && de->d_name[0] != '.' && !strcmp(de->d_name + n - 5, ".yaml")) {
+			char *nm = xstrndup(de->d_name, n - 5);
+			wb_strlist_push_unique(&names, nm);
+			free(nm);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+	text_suggest_init(&sg, entry->key);
+	for (size_t i = 0; i < names.nr; i++) {
+		text_suggest_add(&sg, names.v[i]);
+		buf_addf(&b, "%s%s", i ? ", " : "", names.v[i]);
+	}
+	ret = err_at(r, &entry->key_origin, "unknown component '%s'%s%s%s: no file '%s'; "
+		     "valid names: %s", entry->key, sg.best ? " (did you mean '" : "",
+		     sg.best ? sg.best : "", sg.best ? "'?)" : "", path,
+		     names.nr ? b.ptr : "(none)");
+	buf_release(&b);
+	wb_strlist_release(&names);
+	return ret;
+}
+
+int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
+{
+	const struct rnode *fn = rnode_get(entry, "file");
+	const char *from = fn ? fn->origin.file : entry->key_origin.file;
+	struct wb_origin at = fn ? fn->origin : entry->key_origin;
+	struct rnode *comp = NULL;
+	const struct rnode *nm;
+	char *rel, *path;
+	int ret;
+
+	if (fn && fn->type != RNODE_SCALAR)
+		return err_at(r, &fn->origin, "'components.%s.file' must be a path", entry->key);
+	rel = fn ? xstrdup(fn->scalar) : xasprintf("components/%s.yaml", entry->key);
+	if (!from || from[0] == '-' || !strncmp(from, "env ", 4))
+		from = r->plan->recipe_path;
+	path = relative_to(from, rel);
+	free(rel);
+	if (!fn && !fs_exists(path)) {
+		ret = unknown_component(r, entry, path);
+		free(path);
+		return ret;
+	}
+	r->ninclude = 0;
+	ret = load_kind(r, path, "component", &at, &comp);
+	if (ret) {
+		free(path);
+		return -1;
+	}
+	nm = rnode_get(comp, "name");
+	if (nm && nm->type == RNODE_SCALAR && strcmp(nm->scalar, entry->key)) {
+		ret = err_at(r, &nm->origin, "component file '%s' is named '%s', but the image calls it '%s'",
+			     path, nm->scalar, entry->key);
+		free(path);
+		rnode_free(comp);
+		return ret;
+	}
+	free(path);
+	rnode_free(r->comp_auth);
+	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
+	*out = rnode_merge(comp, rnode_clone(entry));
+	strip_nulls(*out);
+	return 0;
+}
+
+void copy_strlist(const struct rnode *n, struct wb_strlist *out)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nr; i++)
+		wb_strlist_push(out, n->items[i]->scalar);
+}
+
+static int convert_winpaths(struct resolver *r, const struct rnode *n,
+			    const char *what, struct wb_strlist *out)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n->nr; i++) {
+		const char *why = NULL;
+		char *t = winpath_to_tree(n->items[i]->scalar, &why);
+		if (!t)
+			return err_at(r, &n->items[i]->origin,
+				      "bad Windows path '%s' in '%s': %s",
+				      n->items[i]->scalar, what, why);
+		free(t);
+		wb_strlist_push(out, n->items[i]->scalar);
+	}
+	return 0;
+}
+
+/* A component's directories, with where each was written (a directory
+ * that is also a file's destination is refused once every artifact is
+ * known: dirs_clash). */
+static int convert_directories(struct resolver *r, const struct rnode *n,
+			       struct plan_component *c)
+{
+	if (convert_winpaths(r, n, "directories", &c->directories))
+		return -1;
+	if (!c->directories.nr)
+		return 0;
+	c->directory_origins = xcalloc(c->directories.nr, sizeof(*c->directory_origins));
+	for (size_t i = 0; i < c->directories.nr; i++)
+		c->directory_origins[i] = n->items[i]->origin;
+	return 0;
+}
+
+/* Tree paths A and B are one directory on Windows (case, 8.3 names and
+ * trailing dots and spaces folded: lib/winreserved.c). */
+static int same_dir(const char *a, const char *b)
+{
+	return winreserved_under(a, b) && winreserved_under(b, a);
+}
+
+/* Directory DIR is the one the file at tree path FILE lands in. */
+static int in_parent_of(const char *dir, const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	char *parent;
+	int ret;
+
+	if (!slash)
+		return 0;
+	parent = xstrndup(file, (size_t)(slash - file));
+	ret = same_dir(dir, parent);
+	free(parent);
+	return ret;
+}
+
+/* One directory of `cni:` N (KEY: bin_dir, conf_dir) of component C into
+ * *DIR (a tree path), or checked against the one another component
+ * declared there (AT): one node has one of each. */
+static int cni_dir(struct resolver *r, const struct rnode *n, const char *key,
+		   const struct plan_component *c, char **dir, struct wb_origin *at)
+{
+	const struct rnode *v = rnode_get(n, key);
+	const char *why = NULL;
+	char *t = winpath_to_tree(v->scalar, &why), where[512];
+
+	if (!t)
+		return err_at(r, &v->origin, "bad Windows path '%s' in 'components.%s.cni.%s': "
+			      "%s", v->scalar, c->name, key, why);
+	if (!*dir) {
+		*dir = t;
+		*at = v->origin;
+		return 0;
+	}
+	if (same_dir(t, *dir)) {
+		free(t);
+		return 0;
+	}
+	free(t);
+	t = xasprintf("C:\\%s", *dir);
+	for (char *q = t; *q; q++)
+		if (*q == '/')
+			*q = '\\';
+	wb_origin_format(at, where, sizeof(where));
+	err_at(r, &v->origin, "components.%s.cni.%s is '%s', but another enabled component "
+	       "says the node's CNI %s directory is '%s' (%s): containerd's config names "
+	       "one, so every component's 'cni' must name the same", c->name, key,
+	       v->scalar, strcmp(key, "bin_dir") ? "configuration" : "plugin", t, where);
+	free(t);
+	return -1;
+}
+
+/*
+ * `cni: {bin_dir, conf_dir}` of component C (N, or none): the plan's CNI
+ * directories. The C code names no CNI path: containerd's config and the
+ * network config follow what the components declare (issue 29).
+ * image-builder takes them as two ansible variables, plugin_bin_dir and
+ * plugin_conf_dir (images/capi/ansible/windows/roles/runtimes/templates/
+ * config.toml), whatever its CNI tasks install; here every component that
+ * depends on them (containerd, the CNI plugins) says so, and a plan where
+ * two disagree is refused instead of a node whose containerd finds no
+ * plugins.
+ */
+static int convert_cni(struct resolver *r, const struct rnode *n,
+		       const struct plan_component *c)
+{
+	struct plan *p = r->plan;
+
+	if (!n)
+		return 0;
+	return cni_dir(r, n, "bin_dir", c, &p->cni_bin_dir, &p->cni_bin_dir_origin) ||
+	       cni_dir(r, n, "conf_dir", c, &p->cni_conf_dir, &p->cni_conf_dir_origin) ?
+	       -1 : 0;
+}
+
+/*
+ * What a component adds to the machine PATH or to Defender's exclusions
+ * must be a directory it owns (docs/recipes.md, "path"): one of its own
+ * `directories`, at or below where one of its artifacts unpacks, or the
+ * directory one of its files is installed or generated into; and never a
+ * system location (lib/winreserved.c: C:\, Windows, Users, ...), which no
+ * component owns. image-builder's ansible roles add fixed directories
+ * (ansible/windows/roles/.../tasks: C:\k, the containerd directory); here
+ * the components are data anyone may write, so the rule is checked.
+ */
+static int owned_dirs(struct resolver *r, const struct rnode *l, const char *what,
+		      const struct plan_component *c)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; l && i < l->nr; i++) {
+		const char *why = NULL, *sys;
+		char *t = winpath_to_tree(l->items[i]->scalar, &why);
+		int owned = 0;
+
+		if (!t)
+			return err_at(r, &l->items[i]->origin, "bad Windows path '%s' in "
+				      "'%s': %s", l->items[i]->scalar, what, why);
+		if ((sys = winreserved_location(t))) {
+			err_at(r, &l->items[i]->origin, "'%s' entry '%s' of component '%s' "
+			       "is a system location (%s%s): a component adds only "
+			       "directories it owns", what, l->items[i]->scalar, c->name,
+			       *sys == 'C' ? "" : "C:\\", sys);
+			free(t);
+			return -1;
+		}
+		for (size_t k = 0; !owned && k < c->directories.nr; k++) {
+			char *d = winpath_to_tree(c->directories.v[k], &why);
+
+			owned = d && same_dir(t, d);
+			free(d);
+		}
+		for (size_t k = 0; !owned && k < p->nartifacts; k++) {
+			const struct plan_artifact *a = &p->artifacts[k];
+
+			if (strcmp(a->component, c->name))
+				continue;
+			if (a->action == PLAN_UNPACK)
+				owned = winreserved_under(t, a->dest_tree);
+			else
+				owned = in_parent_of(t, a->dest_tree);
+		}
+		for (size_t k = 0; !owned && k < p->ngenerate; k++) {
+			const struct plan_generate *g = &p->generate[k];
+
+			owned = !strcmp(g->component, c->name) && in_parent_of(t, g->dest_tree);
+		}
+		free(t);
+		if (!owned)
+			return err_at(r, &l->items[i]->origin, "'%s' entry '%s' is not a "
+				      "directory component '%s' owns (one of its 'directories', "
+				      "or where one of its artifacts unpacks or one of its files "
+				      "is installed or generated)", what, l->items[i]->scalar,
+				      c->name);
+	}
+	return 0;
+}
+
+/* VS: the component's variables, released by the caller. */
+static int convert_component_in(struct resolver *r, struct rnode *cn,
+				const struct vars *image_vars, struct vars *vs)
+{
+	struct plan *p = r->plan;
+	struct plan_component *c;
+	const struct rnode *n, *arts;
+	char ctx[256];
+	int ret;
+
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	if (schema_check(cn, schema_component, ctx, 0, r->e))
+		return -1;
+	ALLOC_GROW(p->components, p->ncomponents + 1, p->alloc_components);
+	c = &p->components[p->ncomponents++];
+	memset(c, 0, sizeof(*c));
+	c->name = xstrdup(cn->key);
+	c->file = xstrdup(rnode_get(cn, "kind")->origin.file);
+	if ((n = rnode_get(cn, "description")))
+		c->description = xstrdup(n->scalar);
+	if ((n = rnode_get(cn, "homepage")))
+		c->homepage = xstrdup(n->scalar);
+	if ((n = rnode_get(cn, "license")))
+		c->license = xstrdup(n->scalar);
+
+	/* component vars first: they win over image vars */
+	vars_add_map(vs, rnode_get(cn, "vars"));
+	vars_add_all(vs, image_vars);
+	n = rnode_get(cn, "version");
+	snprintf(ctx, sizeof(ctx), "components.%s.version", cn->key);
+	if (!(c->version = expand(r, vs, n, ctx)))
+		return -1;
+	c->version_origin = n->origin;
+	if (c->version[0] == 'v' && c->version[1] >= '0' && c->version[1] <= '9')
+		return leading_v(r, cn, n, ctx, c->version);
+	if (!tmpl_version_ok(c->version))
+		return bad_grammar(r, &n->origin, ctx, c->version, "a version "
+				   "(digits and dots, optional v, -pre and +build parts)");
+	vars_prepend(vs, "version", c->version, 0);
+	if ((n = rnode_get(cn, "purl"))) {
+		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
+		if (!(c->purl = expand(r, vs, n, ctx)))
+			return -1;
+	}
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	if (convert_winpaths(r, rnode_get(cn, "path"), "path", &c->path) ||
+	    convert_directories(r, rnode_get(cn, "directories"), c) ||
+	    convert_winpaths(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions",
+			     &c->defender_exclusions) ||
+	    convert_cni(r, rnode_get(cn, "cni"), c))
+		return -1;
+	if ((n = rnode_get(cn, "firewall"))) {
+		c->firewall = xcalloc(n->nr ? n->nr : 1, sizeof(*c->firewall));
+		for (size_t i = 0; i < n->nr; i++) {
+			const struct rnode *fw = n->items[i], *pn = rnode_get(fw, "port");
+			const struct rnode *pr = rnode_get(fw, "protocol");
+			unsigned long long port = to_ull(pn);
+			if (!pn || port < 1 || port > 65535)
+				return err_at(r, pn ? &pn->origin : &fw->origin,
+					      "firewall port must be 1-65535, not '%s'",
+					      pn ? pn->scalar : "");
+			c->firewall[i].name = xstrdup(scalar(fw, "name"));
+			c->firewall[i].port = (int)port;
+			c->firewall[i].protocol = xstrdup(pr ? pr->scalar : "TCP");
+			c->nfirewall++;
+		}
+	}
+	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
+				 &c->authenticode, ctx) ||
+	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))
+		return -1;
+	arts = rnode_get(cn, "artifacts");
+	if (!arts->nr)
+		return err_at(r, &arts->origin, "'%s.artifacts' is empty", ctx);
+	for (size_t i = 0; i < arts->nr; i++) {
+		const struct rnode *an = arts->items[i];
+		struct plan_artifact *a;
+		const struct plan_artifact *dup = plan_find_artifact(p, an->key);
+
+		if (name_check(r, &an->key_origin, "artifact name", an->key))
+			return -1;
+		if (dup) {
+			char where[512];
+			wb_origin_format(&dup->url_origin, where, sizeof(where));
+			return err_at(r, &an->key_origin,
+				      "duplicate artifact name '%s' (also in component '%s', %s)",
+				      an->key, dup->component, where);
+		}
+		ALLOC_GROW(p->artifacts, p->nartifacts + 1, p->alloc_artifacts);
+		a = &p->artifacts[p->nartifacts++];
+		memset(a, 0, sizeof(*a));
+		n = rnode_get(cn, "tlog_source");
+		r->tlog_exported = n && !strcmp(n->scalar, "exported") ? n : NULL;
+		ret = convert_artifact(r, an, c, vs, a);
+		r->tlog_exported = NULL;
+		if (ret)
+			return -1;
+	}
+	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs) ||
+	    owned_dirs(r, rnode_get(cn, "path"), "path", c) ||
+	    owned_dirs(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions", c))
+		return -1;
+	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
+	flatten(p, cn, ctx);
+	return 0;
+}
+
+/* Destinations that are one place on Windows spelled two ways (case, 8.3
+ * aliases) are refused here, at the later one; the same path twice is for
+ * the stage's claims to judge. */
+int dest_clashes(struct resolver *r)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->nartifacts; i++) {
+		for (size_t k = 0; k < i; k++) {
+			const struct plan_artifact *a = &p->artifacts[k], *b = &p->artifacts[i];
+			const char *why = NULL;
+			char where[512];
+
+			if (!winpath_paths_clash(a->dest_tree, b->dest_tree, &why))
+				continue;
+			wb_origin_format(&a->dest_origin, where, sizeof(where));
+			return err_at(r, &b->dest_origin, "bad Windows destination '%s' of "
+				      "artifact '%s': it and '%s' of artifact '%s' (%s) %s",
+				      b->dest_win, b->name, a->dest_win, a->name, where, why);
+		}
+	}
+	return 0;
+}
+
+/* A directory a component creates must not be, or lie beneath, a file an
+ * artifact installs (Windows' rules: case-insensitive, 8.3 aliases): the
+ * stage would refuse it; say so at plan time, where the recipe can be
+ * named. */
+int dirs_clash(struct resolver *r)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		const struct plan_component *c = &p->components[i];
+
+		for (size_t k = 0; k < c->directories.nr; k++) {
+			const char *why = NULL;
+			char *dir = winpath_to_tree(c->directories.v[k], &why);
+
+			for (size_t j = 0; dir && j < p->nartifacts; j++) {
+				const struct plan_artifact *a = &p->artifacts[j];
+				size_t n = strlen(a->dest_tree);
+				char *head;
+				int clash;
+
+				if (a->action != PLAN_INSTALL || strlen(dir) < n ||
+				    (dir[n] && dir[n] != '/'))
+					continue;
+				head = xstrndup(dir, n);
+				why = NULL;
+				clash = !strcmp(head, a->dest_tree) ||
+					winpath_paths_clash(head, a->dest_tree, &why);
+				free(head);
+				if (!clash)
+					continue;
+				clash = dir[n] != '\0';
+				free(dir);
+				return err_at(r, &c->directory_origins[k], "directory '%s' of "
+					      "component '%s' is %s the file artifact '%s' "
+					      "installs ('%s')", c->directories.v[k], c->name,
+					      clash ? "beneath" : "the same place as", a->name,
+					      a->dest_win);
+			}
+			free(dir);
+		}
+	}
+	return 0;
+}
+
+int convert_component(struct resolver *r, struct rnode *cn,
+		      const struct vars *image_vars)
+{
+	struct vars vs = { 0 };
+	int ret = convert_component_in(r, cn, image_vars, &vs);
+
+	vars_release(&vs);
+	return ret;
+}

@@ -1,0 +1,345 @@
+/*
+ * The layers of a recipe: the image recipe with its includes merged
+ * beneath it, then each override file, each WINBUILD_SET pair and each
+ * --set pair merged over it, every node keeping its origin; a layer's
+ * nulls unset keys, and each layer's own policy, authenticode, signatures
+ * and keys maps are kept apart (policy only tightens).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "recipe/resolve_int.h"
+#include "recipe/schema.h"
+
+static int load_includes(struct resolver *r, const char *path, struct rnode *n,
+			 const char *kind, struct rnode **base)
+{
+	struct rnode *inc = rnode_take(n, "include");
+	int ret = 0;
+
+	*base = NULL;
+	if (!inc)
+		return 0;
+	if (inc->type != RNODE_LIST) {
+		ret = err_at(r, &inc->origin, "'include' must be a list of paths");
+		goto out;
+	}
+	for (size_t i = 0; i < inc->nr; i++) {
+		const struct rnode *it = inc->items[i];
+		struct rnode *sub = NULL;
+		char *p;
+
+		if (it->type != RNODE_SCALAR) {
+			ret = err_at(r, &it->origin, "'include' items must be paths");
+			goto out;
+		}
+		p = relative_to(path, it->scalar);
+		ret = load_kind(r, p, kind, &it->origin, &sub);
+		free(p);
+		if (ret)
+			goto out;
+		*base = rnode_merge(*base, sub);
+	}
+out:
+	rnode_free(inc);
+	if (ret) {
+		rnode_free(*base);
+		*base = NULL;
+	}
+	return ret;
+}
+
+/*
+ * Load PATH, which must be a map with `kind: KIND`, with its includes merged
+ * beneath it. FROM is where PATH was named (for "not found" and cycles).
+ */
+int load_kind(struct resolver *r, const char *path, const char *kind,
+	      const struct wb_origin *from, struct rnode **out)
+{
+	struct rnode *n = NULL, *base = NULL;
+	const struct rnode *k;
+	char *real;
+	int ret = -1;
+
+	*out = NULL;
+	real = realpath(path, NULL);
+	if (!real) {
+		if (from)
+			return err_at(r, from, "%s '%s' not found",
+				      from->file && r->ninclude ? "include" : "file", path);
+		return wb_error(r->e, WB_EUSAGE, "%s: cannot open: no such file", path);
+	}
+	for (size_t i = 0; i < r->ninclude; i++) {
+		if (strcmp(r->include_stack[i], real))
+			continue;
+		ret = err_at(r, from, "include cycle: '%s' includes itself through '%s'",
+			     path, from ? from->file : "?");
+		free(real);
+		return ret;
+	}
+	if (r->ninclude >= MAX_INCLUDE_DEPTH) {
+		free(real);
+		return err_at(r, from, "includes nested deeper than %d files",
+			      MAX_INCLUDE_DEPTH);
+	}
+	if (rnode_load_file(path, &r->plan->interned, &n, r->e)) {
+		free(real);
+		return -1;
+	}
+	r->include_stack[r->ninclude++] = real;
+	if (n->type != RNODE_MAP) {
+		ret = err_at(r, &n->origin, "expected a map with 'kind: %s', found %s",
+			     kind, n->type == RNODE_LIST ? "a list" : "a scalar");
+		goto out;
+	}
+	k = rnode_get(n, "kind");
+	if (!k) {
+		ret = err_at(r, &n->origin, "missing required key 'kind' (expected 'kind: %s')",
+			     kind);
+		goto out;
+	}
+	if (k->type != RNODE_SCALAR || strcmp(k->scalar, kind)) {
+		ret = err_at(r, &k->origin, "'kind' must be '%s' here, not '%s'", kind,
+			     k->type == RNODE_SCALAR ? k->scalar : "a collection");
+		goto out;
+	}
+	if (load_includes(r, path, n, kind, &base))
+		goto out;
+	{
+		/* the merged document is PATH's: an error about the whole of
+		 * it ("missing required key") points here, not at an include */
+		struct wb_origin own = n->origin;
+
+		*out = rnode_merge(base, n);
+		(*out)->origin = own;
+	}
+	n = NULL;
+	ret = 0;
+out:
+	r->ninclude--;
+	free(real);
+	rnode_free(n);
+	return ret;
+}
+
+struct rnode *clone_or_null(const struct rnode *n)
+{
+	return n ? rnode_clone(n) : NULL;
+}
+
+static void push_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	struct layer *l;
+
+	ALLOC_GROW(r->layers, r->nlayers + 1, r->alloc_layers);
+	l = &r->layers[r->nlayers++];
+	l->policy = clone_or_null(rnode_get(layer, "policy"));
+	l->auth = clone_or_null(rnode_get(layer, "authenticode"));
+	l->sigs = clone_or_null(rnode_get(layer, "signatures"));
+	l->keys = clone_or_null(rnode_get(layer, "keys"));
+	l->comps = clone_or_null(rnode_get(layer, "components"));
+}
+
+/* Each layer's policy, authenticode and signatures maps are kept on their
+ * own (push_policy_layer), so each is checked on its own too: a later layer
+ * that replaces one does not excuse it. */
+static int check_policy_layer(struct resolver *r, const struct rnode *layer)
+{
+	static const struct {
+		const char *key;
+		const struct schema_key *table;
+	} maps[] = {
+		{ "policy", schema_policy },
+		{ "authenticode", schema_authenticode },
+		{ "signatures", schema_signatures },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+		const struct rnode *n = rnode_get(layer, maps[i].key);
+
+		if (!n)
+			continue;
+		if (n->type != RNODE_MAP)
+			return err_at(r, &n->origin, "'%s' must be a map", maps[i].key);
+		if (schema_check(n, maps[i].table, maps[i].key, 1, r->e))
+			return -1;
+	}
+	return 0;
+}
+
+/* LAYER's policy maps are bad: report every schema error of LAYER at once
+ * (those included), not only the policy maps'. */
+static int layer_failed(struct resolver *r, const struct rnode *layer, int no_required)
+{
+	struct wb_err all = WB_ERR_INIT;
+
+	if (schema_check(layer, schema_image, "", no_required, &all))
+		*r->e = all;
+	return -1;
+}
+
+/*
+ * A later layer's replace.<artifact>.verify replaces an earlier layer's
+ * whole, as docs/recipes.md says (maps merge everywhere else): a site's
+ * second override re-verifying an artifact must not inherit the first
+ * one's requirements, nor have them silently added to its own.
+ */
+static void replace_verify_whole(struct resolver *r, const struct rnode *layer)
+{
+	const struct rnode *rep = rnode_get(layer, "replace");
+	struct rnode *old = rnode_get(r->top, "replace");
+
+	for (size_t i = 0; rep && old && rep->type == RNODE_MAP && i < rep->nr; i++) {
+		struct rnode *o = rnode_get(old, rep->items[i]->key);
+
+		if (o && o->type == RNODE_MAP && rnode_get(rep->items[i], "verify"))
+			rnode_free(rnode_take(o, "verify"));
+	}
+}
+
+/* a plain ~ or null: YAML's null, which a later layer writes to unset */
+static int is_null(const struct rnode *n)
+{
+	return n->type == RNODE_SCALAR && n->plain &&
+	       (!strcmp(n->scalar, "~") || !strcmp(n->scalar, "null"));
+}
+
+/* Every null of LAYER unsets that key in TOP (the merge so far), at
+ * PREFIX; refused where unsetting would loosen trust. */
+static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *top,
+		       const char *prefix)
+{
+	for (size_t i = 0; layer->type == RNODE_MAP && i < layer->nr; i++) {
+		struct rnode *n = layer->items[i];
+		char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->key);
+		int ret = 0;
+
+		if (is_null(n)) {
+			if (unset_loosens(path))
+				ret = err_at(r, &n->origin, "'%s' cannot be unset (null): that "
+					     "would loosen what an earlier layer requires; "
+					     "give another value instead", path);
+			else if (!strncmp(path, "components.", 11)) {
+				/* kept: it unsets the component file's value too,
+				 * merged beneath it later (strip_nulls()) */
+			} else {
+				if (top && top->type == RNODE_MAP)
+					rnode_free(rnode_take(top, n->key));
+				rnode_free(rnode_take(layer, n->key));
+				i--;
+			}
+		} else if (n->type == RNODE_MAP) {
+			ret = unset_nulls(r, n, top && top->type == RNODE_MAP ?
+					  rnode_get(top, n->key) : NULL, path);
+		}
+		free(path);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* Remove the nulls a layer left under components.<name> (their keys come
+ * from the component file, merged beneath them later): unset there. */
+void strip_nulls(struct rnode *n)
+{
+	for (size_t i = 0; n && n->type == RNODE_MAP && i < n->nr; i++) {
+		if (is_null(n->items[i])) {
+			rnode_free(rnode_take(n, n->items[i]->key));
+			i--;
+		} else {
+			strip_nulls(n->items[i]);
+		}
+	}
+}
+
+static int merge_layer(struct resolver *r, struct rnode *layer)
+{
+	if (r->top && layer->type == RNODE_MAP && unset_nulls(r, layer, r->top, "")) {
+		rnode_free(layer);
+		return -1;
+	}
+	if (layer->type == RNODE_MAP && check_policy_layer(r, layer)) {
+		layer_failed(r, layer, 1);
+		rnode_free(layer);
+		return -1;
+	}
+	push_policy_layer(r, layer);
+	replace_verify_whole(r, layer);
+	r->top = rnode_merge(r->top, layer);
+	return 0;
+}
+
+int load_layers(struct resolver *r, const struct plan_inputs *in)
+{
+	struct rnode *n;
+
+	if (load_kind(r, in->recipe, "image", NULL, &r->top))
+		return -1;
+	if ((n = rnode_get(r->top, "replace")))
+		return err_at(r, &n->key_origin,
+			      "'replace' belongs in override files (-O), not in an image recipe");
+	if (check_policy_layer(r, r->top))
+		return layer_failed(r, r->top, 0);
+	push_policy_layer(r, r->top);
+
+	for (size_t i = 0; i < in->noverrides; i++) {
+		const char *path = in->overrides[i];
+		struct rnode *k;
+
+		wb_strlist_push(&r->plan->override_files, path);
+		if (rnode_load_file(path, &r->plan->interned, &n, r->e))
+			return -1;
+		if (n->type != RNODE_MAP) {
+			int ret = err_at(r, &n->origin, "expected a map with 'kind: override'");
+			rnode_free(n);
+			return ret;
+		}
+		k = rnode_get(n, "kind");
+		if (!k || k->type != RNODE_SCALAR || strcmp(k->scalar, "override")) {
+			int ret = k ? err_at(r, &k->origin, "'kind' must be 'override' in an override file")
+				    : err_at(r, &n->origin, "missing required key 'kind' (expected 'kind: override')");
+			rnode_free(n);
+			return ret;
+		}
+		rnode_free(rnode_take(n, "kind"));
+		for (const char *const *bad = (const char *const[]){ "name", "include", "kind", NULL };
+		     *bad; bad++) {
+			struct rnode *b = rnode_get(n, *bad);
+			if (b) {
+				int ret = err_at(r, &b->key_origin,
+						 "'%s' is not allowed in an override file", *bad);
+				rnode_free(n);
+				return ret;
+			}
+		}
+		if (merge_layer(r, n))
+			return -1;
+	}
+
+	if (in->env_set && *in->env_set) {
+		const char *env_name = wb_intern(&r->plan->interned, "env WINBUILD_SET");
+		char *copy = xstrdup(in->env_set), *save = NULL, *tok;
+		int idx = 0;
+
+		for (tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+			struct wb_origin o = { env_name, ++idx, 0 };
+			while (*tok == ' ')
+				tok++;
+			if (!*tok)
+				continue;
+			if (parse_set(r, tok, &o, &n) || merge_layer(r, n)) {
+				free(copy);
+				return -1;
+			}
+		}
+		free(copy);
+	}
+	for (size_t i = 0; i < in->nsets; i++) {
+		struct wb_origin o = { wb_intern(&r->plan->interned, "--set"), (int)i + 1, 0 };
+		if (parse_set(r, in->sets[i], &o, &n) || merge_layer(r, n))
+			return -1;
+	}
+	return 0;
+}

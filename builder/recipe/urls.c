@@ -1,0 +1,134 @@
+/*
+ * URLs and names that become paths: the scheme and character checks, the
+ * mirror layout check, and the mirror rewrite (apply_mirrors: where a URL
+ * is rewritten, mirror_only, allow_http).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/names.h"
+#include "lib/text.h"
+#include "recipe/resolve_int.h"
+
+int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
+	      const char *what)
+{
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) &&
+	    strncmp(url, "file://", 7))
+		return err_at(r, o, "'%s' must be an https, http or file URL, not '%s'",
+			      what, url);
+	for (const char *p = url; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return err_at(r, o, "'%s' holds a space or control character: '%s'",
+				      what, url);
+	if (!strncmp(url, "http", 4) && !strchr(url, '/') )
+		return err_at(r, o, "'%s' has no host: '%s'", what, url);
+	return 0;
+}
+
+/* NAME becomes a path (prep/<artifact>/, OUT/<name>/, components/<name>.yaml,
+ * ...): refused here, at its place in the recipe, unless lib/names.h
+ * passes it. */
+int name_check(struct resolver *r, const struct wb_origin *o,
+	       const char *what, const char *name)
+{
+	const char *why = NULL;
+	char *shown;
+	int ret;
+
+	if (names_check(name, &why))
+		return 0;
+	shown = text_printable(name);
+	ret = err_at(r, o, "bad %s '%s': %s", what, shown, why);
+	free(shown);
+	return ret;
+}
+
+/* An http(s) URL's host and path segments become directories of a mirror
+ * (`winbuild mirror`, <host>/<path>): each must be a safe name. */
+int url_layout_check(struct resolver *r, const char *url,
+		     const struct wb_origin *o, const char *what)
+{
+	const char *why = NULL;
+	char *rel;
+
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7))
+		return 0;
+	if (!(rel = names_url_path(url, &why)))
+		return err_at(r, o, "'%s' does not map to a safe mirror path (%s): '%s'",
+			      what, why, url);
+	free(rel);
+	return 0;
+}
+
+char *url_filename(const char *url)
+{
+	size_t n = strcspn(url, "?#");
+	const char *end = url + n, *s = end;
+
+	while (s > url && s[-1] != '/')
+		s--;
+	return xstrndup(s, (size_t)(end - s));
+}
+
+/*
+ * The mirror rewrite: every rule whose `from` prefixes URL yields
+ * `to` + rest, in rule order; URL itself comes last unless mirror_only
+ * forbids it. mirror_only forbids only UPSTREAM URLs: a URL an override's
+ * `replace` supplied is the site's own location, not upstream.
+ */
+int apply_mirrors(struct resolver *r, const char *url,
+		  const struct wb_origin *o, const char *what,
+		  int upstream, struct wb_strlist *out)
+{
+	const struct plan *p = r->plan;
+
+	for (size_t i = 0; i < p->nmirrors; i++) {
+		size_t n = strlen(p->mirrors[i].from);
+		if (!strncmp(url, p->mirrors[i].from, n)) {
+			char *m = xasprintf("%s%s", p->mirrors[i].to, url + n);
+			wb_strlist_push_unique(out, m);
+			free(m);
+		}
+	}
+	if (!p->mirror_only || !upstream) {
+		wb_strlist_push_unique(out, url);
+	} else if (!out->nr) {
+		char where[512];
+		wb_origin_format(&p->mirror_only_origin, where, sizeof(where));
+		return err_at(r, o, "no mirror rule covers %s '%s' and mirror_only is set (%s)",
+			      what, url, where);
+	}
+	if (!p->policy.allow_http) {
+		for (size_t i = 0; i < out->nr; i++) {
+			if (strncmp(out->v[i], "http://", 7))
+				continue;
+			char where[512];
+			wb_origin_format(&p->policy.allow_http_origin, where, sizeof(where));
+			return err_at(r, o, "%s '%s' is plain http and policy.allow_http is false (%s)",
+				      what, out->v[i], where);
+		}
+	}
+	return 0;
+}
+
+/* "file://${override_dir}/REST" (what `winbuild mirror` writes into the
+ * export's override): the directory of the file that says it, absolute,
+ * so the export works wherever it is moved; NULL for any other URL. */
+char *override_dir_url(const char *to, const struct wb_origin *o)
+{
+	static const char pre[] = "file://${override_dir}";
+	char *dir, *abs, *ret;
+
+	if (strncmp(to, pre, sizeof(pre) - 1) || !o->file || o->file[0] == '-' ||
+	    !strncmp(o->file, "env ", 4))
+		return NULL;
+	dir = fs_dirname(o->file);
+	abs = realpath(dir, NULL);
+	ret = abs ? xasprintf("file://%s%s", abs, to + sizeof(pre) - 1) : NULL;
+	free(dir);
+	free(abs);
+	return ret;
+}
