@@ -491,7 +491,7 @@ static int print_json(const struct plan *p)
 
 	for (size_t i = 0; i < p->ncomponents; i++) {
 		const struct plan_component *c = &p->components[i];
-		json_t *cj = json_object(), *fw = json_array();
+		json_t *cj = json_object(), *fw = json_array(), *reg;
 		json_object_set_new(cj, "name", json_string(c->name));
 		json_object_set_new(cj, "version", json_string(c->version));
 		json_object_set_new(cj, "file", json_string(c->file));
@@ -507,6 +507,18 @@ static int print_json(const struct plan *p)
 			json_array_append_new(fw, f);
 		}
 		json_object_set_new(cj, "firewall", fw);
+		json_object_set_new(cj, "admin_directories", json_strlist(&c->admin_directories));
+		reg = json_array();
+		for (size_t k = 0; k < c->nregistry; k++) {
+			json_t *g = json_object();
+
+			json_object_set_new(g, "key", json_string(c->registry[k].key));
+			json_object_set_new(g, "name", json_string(c->registry[k].name));
+			json_object_set_new(g, "type", json_string(c->registry[k].type));
+			json_object_set_new(g, "value", json_string(c->registry[k].value));
+			json_array_append_new(reg, g);
+		}
+		json_object_set_new(cj, "registry", reg);
 		json_array_append_new(comps, cj);
 	}
 	json_object_set_new(root, "components", comps);

@@ -288,10 +288,12 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
 		builder_providers = WB_STRLIST_INIT, consumed = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
-		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT;
+		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT,
+		adirs = WB_STRLIST_INIT, adirs_from = WB_STRLIST_INIT;
 	const struct plan_artifact *msi = NULL;
 	const struct staged_file *f;
 	json_t *fw = json_array(), *fw_from = json_array();
+	json_t *reg = json_array(), *reg_from = json_array();
 	json_t *services = NULL, *services_from = NULL;
 	char *s;
 	int ret = -1;
@@ -308,16 +310,33 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(v, "pause_image", p->pause_image);
 	tmpl_set(v, "cni", p->cni);
 
-	/* PATH, Defender, directories and firewall of every component */
+	/* PATH, Defender, directories, firewall and registry values of every
+	 * component */
 	for (size_t i = 0; i < p->ncomponents; i++) {
 		const struct plan_component *c = &p->components[i];
 
-		char *where[4];
+		char *where[6];
 
 		where[0] = xasprintf("components.%s.path in %s", c->name, c->file);
 		where[1] = xasprintf("components.%s.defender_exclusions in %s", c->name, c->file);
 		where[2] = xasprintf("components.%s.directories in %s", c->name, c->file);
 		where[3] = xasprintf("components.%s.firewall in %s", c->name, c->file);
+		where[4] = xasprintf("components.%s.admin_directories in %s", c->name, c->file);
+		where[5] = xasprintf("components.%s.registry in %s", c->name, c->file);
+		for (size_t k = 0; k < c->admin_directories.nr; k++)
+			push_from(&adirs, &adirs_from, c->admin_directories.v[k], where[4]);
+		for (size_t k = 0; k < c->nregistry; k++) {
+			const struct plan_registry *g = &c->registry[k];
+			json_t *r = json_object();
+
+			json_object_set_new(r, "Key", json_stringn_nocheck(g->key, strlen(g->key)));
+			json_object_set_new(r, "Name", json_stringn_nocheck(g->name, strlen(g->name)));
+			json_object_set_new(r, "Type", json_string(!strcmp(g->type, "dword") ? "DWord" :
+				!strcmp(g->type, "expand_string") ? "ExpandString" : "String"));
+			json_object_set_new(r, "Value", json_stringn_nocheck(g->value, strlen(g->value)));
+			json_array_append_new(reg, r);
+			json_array_append_new(reg_from, json_string(where[5]));
+		}
 		for (size_t k = 0; k < c->path.nr; k++)
 			push_from(&paths, &paths_from, c->path.v[k], where[0]);
 		for (size_t k = 0; k < c->defender_exclusions.nr; k++)
@@ -344,6 +363,9 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set_list_from(v, "directories", &dirs, &dirs_from);
 	tmpl_set_json_from(v, "firewall_rules", fw, fw_from);
 	fw = fw_from = NULL;
+	tmpl_set_list_from(v, "admin_directories", &adirs, &adirs_from);
+	tmpl_set_json_from(v, "registry_values", reg, reg_from);
+	reg = reg_from = NULL;
 
 	/* cloudbase-init: the MSI payload, its properties, conf overlays */
 	for (size_t i = 0; i < p->nartifacts; i++)
@@ -438,6 +460,10 @@ out:
 	wb_strlist_release(&paths_from);
 	wb_strlist_release(&excl_from);
 	wb_strlist_release(&dirs_from);
+	wb_strlist_release(&adirs);
+	wb_strlist_release(&adirs_from);
+	json_decref(reg);
+	json_decref(reg_from);
 	wb_strlist_release(&props_from);
 	json_decref(fw);
 	json_decref(fw_from);

@@ -4,6 +4,7 @@
  * authenticode, artifacts, generated files, services), what it may add to
  * PATH and Defender (owned_dirs), and the clashes between destinations.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,72 @@ static int convert_winpaths(struct resolver *r, const struct rnode *n,
 				      n->items[i]->scalar, what, why);
 		free(t);
 		wb_strlist_push(out, n->items[i]->scalar);
+	}
+	return 0;
+}
+
+/*
+ * A component's machine registry values (`registry:`, docs/recipes.md).
+ * KEY: HKLM:\ then non-empty segments of letters, digits, space, '.',
+ * '_' and '-' (no wildcard PowerShell's -Path would expand, no other hive:
+ * what a component sets lands in the image's machine hive); NAME: the same
+ * characters, not empty (a key's default value is not settable); a dword
+ * VALUE a decimal 0-4294967295, a string one printable text.
+ */
+static int reg_chars_ok(const char *s, int seps)
+{
+	int seg = 0;
+
+	for (; *s; s++) {
+		if (*s == '\\' && seps) {
+			if (!seg)
+				return 0;
+			seg = 0;
+		} else if (isalnum((unsigned char)*s) || strchr(" ._-", *s)) {
+			seg++;
+		} else {
+			return 0;
+		}
+	}
+	return seg > 0;
+}
+
+static int convert_registry(struct resolver *r, const struct rnode *n, struct plan_component *c)
+{
+	if (!n || !n->nr)
+		return 0;
+	c->registry = xcalloc(n->nr, sizeof(*c->registry));
+	for (size_t i = 0; i < n->nr; i++) {
+		const struct rnode *e = n->items[i], *k = rnode_get(e, "key"),
+			*nm = rnode_get(e, "name"), *v = rnode_get(e, "value");
+		const char *type = scalar(e, "type");
+
+		if (strncasecmp(k->scalar, "HKLM:\\", 6) || strlen(k->scalar) > 255 ||
+		    !reg_chars_ok(k->scalar + 6, 1))
+			return err_at(r, &k->origin, "registry key '%s' is not HKLM:\\ followed by "
+				      "names of letters, digits, space, '.', '_' or '-' separated by '\\'",
+				      k->scalar);
+		if (strlen(nm->scalar) > 255 || !reg_chars_ok(nm->scalar, 0))
+			return err_at(r, &nm->origin, "registry value name '%s' is not letters, "
+				      "digits, space, '.', '_' or '-'", nm->scalar);
+		if (!strcmp(type, "dword")) {
+			unsigned long long d = to_ull(v);
+
+			if (!v->scalar[0] || strspn(v->scalar, "0123456789") != strlen(v->scalar) ||
+			    strlen(v->scalar) > 10 || d > 4294967295ULL)
+				return err_at(r, &v->origin, "a dword registry value must be a decimal "
+					      "0-4294967295, not '%s'", v->scalar);
+		} else {
+			for (const char *q = v->scalar; *q; q++)
+				if ((unsigned char)*q < 0x20 || *q == 0x7f)
+					return err_at(r, &v->origin, "registry value '%s' holds a "
+						      "control character", nm->scalar);
+		}
+		c->registry[i].key = xstrdup(k->scalar);
+		c->registry[i].name = xstrdup(nm->scalar);
+		c->registry[i].type = xstrdup(type);
+		c->registry[i].value = xstrdup(v->scalar);
+		c->nregistry++;
 	}
 	return 0;
 }
@@ -365,6 +432,10 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 			c->nfirewall++;
 		}
 	}
+	if (convert_winpaths(r, rnode_get(cn, "admin_directories"), "admin_directories",
+			     &c->admin_directories) ||
+	    convert_registry(r, rnode_get(cn, "registry"), c))
+		return -1;
 	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
 				 &c->authenticode, ctx) ||
 	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))

@@ -64,6 +64,14 @@ void plan_release(struct plan *p)
 		plan_authenticode_release(&c->authenticode);
 		wb_strlist_release(&c->path);
 		wb_strlist_release(&c->directories);
+		wb_strlist_release(&c->admin_directories);
+		for (size_t j = 0; j < c->nregistry; j++) {
+			free(c->registry[j].key);
+			free(c->registry[j].name);
+			free(c->registry[j].type);
+			free(c->registry[j].value);
+		}
+		free(c->registry);
 		free(c->directory_origins);
 		wb_strlist_release(&c->defender_exclusions);
 		for (size_t j = 0; j < c->nfirewall; j++) {

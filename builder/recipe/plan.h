@@ -115,6 +115,13 @@ struct plan_firewall {
 	char *protocol;
 };
 
+/* A machine registry value a component sets (`registry:`): KEY is
+ * HKLM:\..., TYPE "string", "expand_string" or "dword" (VALUE then a
+ * decimal 0-4294967295). 05-services.ps1 writes it. */
+struct plan_registry {
+	char *key, *name, *type, *value;
+};
+
 /*
  * A Windows service a component declares (`services:`, docs/recipes.md).
  * 05-services.ps1 registers every one, in DEPENDS_ON order, with MANAGER:
@@ -161,8 +168,11 @@ struct plan_component {
 	struct wb_strlist directories;     /* Windows paths to create */
 	struct wb_origin *directory_origins; /* one per directory */
 	struct wb_strlist defender_exclusions;
+	struct wb_strlist admin_directories; /* created writable by SYSTEM and Administrators only */
 	struct plan_firewall *firewall;
 	size_t nfirewall;
+	struct plan_registry *registry;
+	size_t nregistry;
 	struct plan_authenticode authenticode;  /* effective for this component */
 	struct wb_origin version_origin;
 };

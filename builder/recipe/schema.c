@@ -125,6 +125,14 @@ static const struct schema_key schema_firewall[] = {
 	END
 };
 
+static const struct schema_key schema_registry[] = {
+	{ "key", S_STR, NULL, NULL, S_REQUIRED },
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "type", S_ENUM, NULL, "string|expand_string|dword", S_REQUIRED },
+	{ "value", S_STR, NULL, NULL, S_REQUIRED },
+	END
+};
+
 static const struct schema_key schema_service[] = {
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
 	{ "binary", S_STR, NULL, NULL, S_REQUIRED },
@@ -183,7 +191,9 @@ const struct schema_key schema_component[] = {
 	{ "path", S_STRLIST, NULL, NULL, 0 },
 	{ "directories", S_STRLIST, NULL, NULL, 0 },
 	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
+	{ "admin_directories", S_STRLIST, NULL, NULL, 0 },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
+	{ "registry", S_LISTOF, schema_registry, NULL, 0 },
 	{ "services", S_LISTOF, schema_service, NULL, 0 },
 	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },

@@ -97,6 +97,135 @@ static int gen_time(const ASN1_GENERALIZEDTIME *g, int64_t *secs, long *ns)
 	return 0;
 }
 
+/*
+ * One DER element at P (LEFT bytes): its tag byte, where its content
+ * starts and how long it is. Definite lengths of up to four bytes only
+ * (a token is at most TIMESTAMP_DER_MAX); -1 on anything else.
+ */
+static int der_elem(const unsigned char *p, size_t left, unsigned char *tag,
+		    size_t *hdr, size_t *clen)
+{
+	size_t n, l = 0;
+
+	if (left < 2 || (p[0] & 0x1f) == 0x1f)
+		return -1;
+	*tag = p[0];
+	if (!(p[1] & 0x80)) {
+		*hdr = 2;
+		*clen = p[1];
+	} else {
+		n = p[1] & 0x7f;
+		if (n == 0 || n > 4 || left < 2 + n)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			l = l << 8 | p[2 + i];
+		*hdr = 2 + n;
+		*clen = l;
+	}
+	return *clen <= left - *hdr ? 0 : -1;
+}
+
+static void der_put(struct buf *b, unsigned char tag, const unsigned char *c, size_t n)
+{
+	unsigned char h[6];
+	size_t k = 0;
+
+	h[k++] = tag;
+	if (n < 0x80) {
+		h[k++] = (unsigned char)n;
+	} else {
+		int bytes = n > 0xffffff ? 4 : n > 0xffff ? 3 : n > 0xff ? 2 : 1;
+
+		h[k++] = (unsigned char)(0x80 | bytes);
+		for (int i = bytes - 1; i >= 0; i--)
+			h[k++] = (unsigned char)(n >> (8 * i));
+	}
+	buf_add(b, h, k);
+	buf_add(b, c, n);
+}
+
+/*
+ * A TimeStampToken (ContentInfo -> [0] -> SignedData) whose certificates
+ * set holds entries other than X.509 certificates, rewritten without them
+ * into OUT; 1 when rewritten, 0 when there is nothing to drop or the DER
+ * is not that shape (the caller then parses it as it is).
+ *
+ * RFC 5652's CertificateChoices also admits attribute certificates ([1],
+ * [2]) and other formats ([3]). Microsoft's time-stamping service puts an
+ * attribute certificate there (seen in the token on pwsh.dll of
+ * PowerShell 7.6.9's NuGet package, genTime 2026-10-25): OpenSSL's PKCS7,
+ * which the TS API verifies, holds X.509 certificates only and refuses the
+ * whole token, while osslsigncode reads it through CMS. The certificates
+ * field is outside what the TSA signs (the signed attributes over the
+ * TSTInfo), so dropping those entries changes nothing that is verified;
+ * the signer is still found among the X.509 certificates.
+ */
+static int drop_attribute_certs(const unsigned char *der, size_t len, struct buf *out)
+{
+	const unsigned char *ci, *x, *sd, *q, *certs = NULL, *end;
+	size_t h, l, ci_len, x_len, sd_len, certs_len = 0;
+	unsigned char tag;
+	int fields = 0, dropped = 0;
+	struct buf kept = BUF_INIT, body = BUF_INIT, inner = BUF_INIT;
+
+	/* ContentInfo ::= SEQUENCE { contentType OID, [0] EXPLICIT SignedData } */
+	if (der_elem(der, len, &tag, &h, &l) < 0 || tag != 0x30 || h + l != len)
+		return 0;
+	ci = der + h;
+	ci_len = l;
+	if (der_elem(ci, ci_len, &tag, &h, &l) < 0 || tag != 0x06)
+		return 0;
+	x = ci + h + l;
+	x_len = ci_len - h - l;
+	if (der_elem(x, x_len, &tag, &h, &l) < 0 || tag != 0xa0 || h + l != x_len)
+		return 0;
+	sd = x + h;
+	if (der_elem(sd, l, &tag, &h, &sd_len) < 0 || tag != 0x30)
+		return 0;
+	sd += h;
+	/* SignedData: version, digestAlgorithms, encapContentInfo, then the
+	 * optional [0] IMPLICIT certificates */
+	for (q = sd, end = sd + sd_len; q < end; q += h + l, fields++) {
+		if (der_elem(q, (size_t)(end - q), &tag, &h, &l) < 0)
+			return 0;
+		if (fields == 3 && tag == 0xa0) {
+			certs = q;
+			certs_len = h + l;
+			break;
+		}
+	}
+	if (!certs)
+		return 0;
+	for (q = certs + (certs_len - l), end = certs + certs_len; q < end; q += h + l) {
+		const unsigned char *c = q;
+
+		if (der_elem(q, (size_t)(end - q), &tag, &h, &l) < 0) {
+			buf_release(&kept);
+			return 0;
+		}
+		if (tag == 0x30)
+			buf_add(&kept, c, h + l);
+		else
+			dropped++;
+	}
+	if (!dropped) {
+		buf_release(&kept);
+		return 0;
+	}
+	buf_add(&body, sd, (size_t)(certs - sd));
+	der_put(&body, 0xa0, (const unsigned char *)kept.ptr, kept.len);
+	buf_add(&body, certs + certs_len, (size_t)(sd + sd_len - (certs + certs_len)));
+	der_put(&inner, 0x30, (const unsigned char *)body.ptr, body.len);
+	buf_reset(&body);
+	buf_add(&body, ci, (size_t)(x - ci));        /* the contentType OID */
+	der_put(&body, 0xa0, (const unsigned char *)inner.ptr, inner.len);
+	der_put(out, 0x30, (const unsigned char *)body.ptr, body.len);
+	buf_release(&kept);
+	buf_release(&body);
+	buf_release(&inner);
+	return 1;
+}
+
 /* DER: a TimeStampResp (granted) or a bare TimeStampToken; with
  * TOKEN_ONLY, only the latter (Authenticode's attribute holds a token). */
 static int token_parse(const unsigned char *der, size_t len, int token_only,
@@ -129,6 +258,20 @@ static int token_parse(const unsigned char *der, size_t len, int token_only,
 		if (t->p7 && p != der + len) {
 			token_release(t);
 			return wb_error(e, WB_EUSAGE, "timestamp: trailing bytes after the token");
+		}
+		if (!t->p7) {
+			struct buf clean = BUF_INIT;
+
+			if (drop_attribute_certs(der, len, &clean)) {
+				ERR_clear_error();
+				p = (const unsigned char *)clean.ptr;
+				t->p7 = d2i_PKCS7(NULL, &p, (long)clean.len);
+				if (t->p7 && p != (const unsigned char *)clean.ptr + clean.len) {
+					PKCS7_free(t->p7);
+					t->p7 = NULL;
+				}
+			}
+			buf_release(&clean);
 		}
 	}
 	if (!t->p7 || !(t->tst = PKCS7_to_TS_TST_INFO(t->p7))) {

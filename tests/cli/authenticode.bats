@@ -148,6 +148,44 @@ refuses() {
 	assert_output_has "timestamp: message imprint algorithm SHA1 is not SHA-256, SHA-384 or SHA-512"
 }
 
+# RFC 5652 lets a token's certificates carry attribute certificates; the
+# token on Microsoft-signed files has one (its time-stamping service). The
+# TSA signs only the attributes over the TSTInfo, so the token is as sound
+# with it as without; osslsigncode (CMS) accepts it.
+@test "a timestamp token whose certificates include an attribute certificate verifies, as osslsigncode's does" {
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/ac.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --attr-cert
+	ossl_verify "$BATS_TEST_TMPDIR/ac.exe"
+	wb sig authenticode "$BATS_TEST_TMPDIR/ac.exe" --roots "$FX/ca.pem"
+	assert_status 0
+	assert_output_has "timestamp:"
+	# under roots that do not hold the TSA's, still refused
+	wb sig authenticode "$BATS_TEST_TMPDIR/ac.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+}
+
+# A real vector: pwsh.dll of PowerShell 7.6.9's NuGet package (the engine
+# tier's pwsh, .ci/deps), signed by Microsoft and timestamped by Microsoft's
+# time-stamping service, whose token carries an attribute certificate.
+# No Debian package holds Microsoft's roots, so no roots here trust it: the
+# file must parse through to the chain (exit 1, the authority not trusted),
+# as osslsigncode's verdict does, never stop at the token (exit 2).
+@test "Microsoft's own signature and timestamp on pwsh.dll parse through to the trust decision" {
+	local dll
+	dll=$(ls "$HOME"/.dotnet/tools/.store/powershell/7.6.9/powershell/7.6.9/tools/net*/any/win/pwsh.dll 2>/dev/null | head -1)
+	if [ -z "$dll" ]; then
+		if [ "${CI:-}" = true ]; then echo "no pwsh.dll of PowerShell 7.6.9 (make deps installs it with the .NET SDK)" >&2; return 1; fi
+		skip "no PowerShell 7.6.9 .NET tool here (make deps with the .NET SDK)"
+	fi
+	run osslsigncode verify -CAfile "$FX/ca.pem" -in "$dll"
+	assert_output_has "Timestamp time:"
+	wb sig authenticode "$dll" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "signer 'CN=Microsoft Corporation,O=Microsoft Corporation,L=Redmond,ST=Washington,C=US'"
+	assert_output_has "timestamp authority 'CN=Microsoft Time-Stamp Service,"
+	assert_output_has "is not trusted"
+}
+
 @test "could not verify exits 2: missing file, not PE/MSI, unreadable roots" {
 	wb sig authenticode "$FX/missing.exe" --roots "$FX/ca.pem"
 	assert_status 2

@@ -12,6 +12,11 @@ and key the output verifies (the control).
   --no-ess        sign without the ESS signing-certificate attribute
   --sha1-imprint  the TSTInfo's message imprint made SHA-1 (over the same
                   signature value, so it still matches)
+  --attr-cert     no re-signing (CERT and KEY unused): the token as it is,
+                  with an attribute certificate ([1], RFC 5652
+                  CertificateChoices) added to its certificates, as
+                  Microsoft's time-stamping service sends them; outside the
+                  signed attributes, so the token still verifies
 """
 import hashlib, struct, subprocess, sys
 
@@ -64,7 +69,7 @@ def find_token(b):
 
 src, dst, cert, key = sys.argv[1:5]
 flags = sys.argv[5:]
-assert set(flags) <= {"--no-ess", "--sha1-imprint"}, flags
+assert set(flags) <= {"--no-ess", "--sha1-imprint", "--attr-cert"}, flags
 d = bytearray(open(src, "rb").read())
 pe = struct.unpack_from("<I", d, 0x3c)[0]
 magic = struct.unpack_from("<H", d, pe + 24)[0]
@@ -89,11 +94,21 @@ if "--sha1-imprint" in flags:
     imprint = enc(0x30, sha1_alg + enc(0x04, hashlib.sha1(enc_digest[c:c + l]).digest()))
     _, kids = children(tst)
     tst = enc(0x30, b"".join(kids[:2] + [imprint] + kids[3:]))
-new_tok = subprocess.run(
-    ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256"] +
-    ([] if "--no-ess" in flags else ["-cades"]) +
-    ["-econtent_type", "1.2.840.113549.1.9.16.1.4", "-signer", cert, "-inkey", key,
-     "-outform", "DER"], input=tst, capture_output=True, check=True).stdout
+if "--attr-cert" in flags:
+    ci_tag, ci = children(tok)
+    x_tag, (sd,) = children(ci[1])
+    sd_tag, sd_kids = children(sd)
+    assert sd_kids[3][0] == 0xa0, "the token carries no certificates"
+    ac = enc(0xa1, enc(0x02, b"\x01") + enc(0x30, enc(0x02, b"\x2a")))
+    c_tag, certs = children(sd_kids[3])
+    sd_kids[3] = enc(c_tag, b"".join(certs + [ac]))
+    new_tok = enc(ci_tag, ci[0] + enc(x_tag, enc(sd_tag, b"".join(sd_kids))))
+else:
+  new_tok = subprocess.run(
+      ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256"] +
+      ([] if "--no-ess" in flags else ["-cades"]) +
+      ["-econtent_type", "1.2.840.113549.1.9.16.1.4", "-signer", cert, "-inkey", key,
+       "-outform", "DER"], input=tst, capture_output=True, check=True).stdout
 p7 = rewrite(p7, tok, new_tok)
 wc = struct.pack("<IHH", 8 + len(p7), 0x0200, 2) + p7
 wc += b"\0" * (-len(wc) % 8)

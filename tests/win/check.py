@@ -189,6 +189,29 @@ def main():
     for comp in plan['components']:
         for d in comp['directories']:
             c.true('directory %s missing' % d, os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
+    # admin_directories: nothing inherited, and no principal but SYSTEM and
+    # Administrators may write (Win32-OpenSSH's rule for its folders)
+    writers = {'S-1-5-18', 'S-1-5-32-544'}
+    for comp in plan['components']:
+        for d in comp.get('admin_directories', []):
+            c.true('directory %s missing' % d, os.path.isdir(os.path.join(sim, 'C', *d[3:].split('\\'))))
+            acl = st.get('acls', {}).get(d.lower())
+            c.true('%s: no ACL set' % d, acl is not None)
+            if acl is None:
+                continue
+            c.eq('%s inheritance' % d, acl['inheritance'], 'r')
+            for who, perm in acl['grants'].items():
+                if who not in writers:
+                    c.true('%s: %s may write (%s)' % (d, who, perm), perm.split(')')[-1] in ('RX', 'R'))
+            c.eq('%s writers' % d, sorted(w for w, p in acl['grants'].items() if p.endswith('F')), sorted(writers))
+    # registry values the components set
+    kinds = {'string': 'String', 'expand_string': 'ExpandString', 'dword': 'DWord'}
+    for comp in plan['components']:
+        for r in comp.get('registry', []):
+            got = reg(st, r['key'], r['name'])
+            want_v = int(r['value']) if r['type'] == 'dword' else r['value']
+            c.eq('registry %s %s' % (r['key'], r['name']),
+                 None if got is None else (got['type'], got['value']), (kinds[r['type']], want_v))
 
     # services: exact binPath or nssm settings, start type, dependencies, recovery
     recs, _ = winnode.services(scripts)

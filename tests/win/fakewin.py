@@ -27,6 +27,7 @@ Exit codes the fakes script (what the scripts must cope with):
 """
 import json
 import os
+import re
 import sys
 
 STATE = os.environ.get('WBSIM_STATE', '')
@@ -118,7 +119,7 @@ def init(state, root, builder, winver):
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\icacls.exe', 'System32\\Sysprep\\sysprep.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -368,6 +369,44 @@ def net(st, argv):
     return 0
 
 
+ICACLS_PERM = re.compile(r'^(\((OI|CI|IO|NP|I)\))*(F|M|RX|R|W|D|N)$')
+
+
+def icacls(st, argv):
+    """icacls PATH [/inheritance:e|d|r] [/grant[:r] SID:PERM ...]: the
+    folder's ACL as the model keeps it (st['acls']): whether inherited
+    entries were removed, and each principal's grant. Only what winbuild
+    uses; anything else is "Invalid parameter" (87)."""
+    if not argv or not os.path.isdir(host_path(argv[0])):
+        print('%s: The system cannot find the file specified.' % (argv[0] if argv else ''))
+        return 2
+    acl = st.setdefault('acls', {}).setdefault(argv[0].lower(), {'inheritance': 'e', 'grants': {}})
+    i = 1
+    while i < len(argv):
+        a = argv[i].lower()
+        if a.startswith('/inheritance:') and a[13:] in ('e', 'd', 'r'):
+            acl['inheritance'] = a[13:]
+            i += 1
+        elif a in ('/grant', '/grant:r'):
+            i += 1
+            n = 0
+            while i < len(argv) and not argv[i].startswith('/'):
+                who, _, perm = argv[i].rpartition(':')
+                if not who.startswith('*S-1-') or not ICACLS_PERM.match(perm):
+                    print('Invalid parameter "%s"' % argv[i])
+                    return 87
+                acl['grants'][who[1:]] = perm
+                i += 1
+                n += 1
+            if not n:
+                return 87
+        else:
+            print('Invalid parameter "%s"' % argv[i])
+            return 87
+    print('processed file: %s' % argv[0])
+    return 0
+
+
 def ec2launch(st, argv):
     if argv[:1] != ['sysprep']:
         return 1
@@ -385,6 +424,7 @@ def run(winpath, argv):
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
              'net.exe': lambda: net(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),
+             'icacls.exe': lambda: icacls(st, argv),
              'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
     if base not in progs:
         sys.stderr.write('fakewin: no fake for %s\n' % winpath)
