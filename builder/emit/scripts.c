@@ -6,6 +6,7 @@
 #include "emit/emit.h"
 #include "emit/scripts.h"
 #include "lib/buf.h"
+#include "lib/winpath.h"
 
 const char *const emit_script_names[] = {
 	"01-windows-features",
@@ -440,6 +441,25 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			wb_strlist_push(&conflists, m->files[i].path);
 	free(s);
 	tmpl_set_list(v, "cni_conf_files", &conflists);
+	/* and the two directories themselves, as the components declare them
+	 * (none declared: 06-cni.ps1 creates nothing) */
+	{
+		struct wb_strlist dirs2 = WB_STRLIST_INIT;
+		char *bin = p->cni_bin_dir ? winpath_from_tree(p->cni_bin_dir) : NULL;
+
+		if (bin)
+			wb_strlist_push(&dirs2, bin);
+		if (p->cni_conf_dir) {
+			char *conf = winpath_from_tree(p->cni_conf_dir);
+
+			wb_strlist_push(&dirs2, conf);
+			free(conf);
+		}
+		tmpl_set_list(v, "cni_dirs", &dirs2);
+		tmpl_set(v, "cni_bin_dir", bin ? bin : "");
+		free(bin);
+		wb_strlist_release(&dirs2);
+	}
 
 	/* provenance: a here-string; JSON lines never start with '@ */
 	s = provenance_json(p, m);

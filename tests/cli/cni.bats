@@ -71,3 +71,14 @@ assert cni["bin_dirs"] == ["C:/k/cni/bin"] and cni["conf_dir"] == "C:/k/cni/conf
 	assert_output_has "containerd's config names the CNI plugin and configuration directories, and no enabled component declares them"
 	[ ! -e "$(T)" ]
 }
+
+@test "cni: the emitted CNI step creates and lists the components' directories, no other" {
+	moved_cni >"$WORK/cni.yaml"
+	wb build "$RECIPE" -O "$WORK/fixtures.yaml" -O "$WORK/cni.yaml" --no-progress \
+		--set "windows.iso_sha256=$TEST_ISO_SHA256"
+	assert_status 0
+	local s="$WORK/out/$NAME/packer/scripts/06-cni.ps1"
+	grep -qF "'C:\\k\\cni\\bin'" "$s"
+	grep -qF "'C:\\k\\cni\\conf'" "$s"
+	! grep -qi 'opt.cni\|etc.cni' "$s"
+}
