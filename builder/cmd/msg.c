@@ -38,28 +38,32 @@ const struct wb_strlist *cmd_reported_warnings(void)
 	return &reported_warnings;
 }
 
-void cmd_warnf(const char *fmt, ...)
+/* Print "winbuild: PREFIX MSG" and keep MSG in REC. */
+static void say(struct wb_strlist *rec, const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[WB_ERR_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "winbuild: %s%s\n", prefix, msg);
+	wb_strlist_push(rec, msg);
+}
+
+void cmd_warnf(const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say(&reported_warnings, "warning: ", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "winbuild: warning: %s\n", msg);
-	wb_strlist_push(&reported_warnings, msg);
 }
 
 void cmd_errorf(const char *fmt, ...)
 {
-	char msg[WB_ERR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say(&reported_errors, "", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "winbuild: %s\n", msg);
-	cmd_record_error(msg, strlen(msg));
 }
 
 int cmd_fail(const struct wb_err *e)
