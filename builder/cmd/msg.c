@@ -38,14 +38,23 @@ const struct wb_strlist *cmd_reported_warnings(void)
 	return &reported_warnings;
 }
 
-/* Print "winbuild: PREFIX MSG" and keep MSG in REC. */
+/* The one place a "winbuild: " line is written: "winbuild: PREFIX" and
+ * MSG[0..LEN) on stderr, MSG kept in REC. */
+static void say_line(struct wb_strlist *rec, const char *prefix, const char *msg, int len)
+{
+	char *m = xstrndup(msg, (size_t)len);
+
+	fprintf(stderr, "winbuild: %s%s\n", prefix, m);
+	wb_strlist_push(rec, m);
+	free(m);
+}
+
 static void say(struct wb_strlist *rec, const char *prefix, const char *fmt, va_list ap)
 {
 	char msg[WB_ERR_MAX];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "winbuild: %s%s\n", prefix, msg);
-	wb_strlist_push(rec, msg);
+	say_line(rec, prefix, msg, (int)strlen(msg));
 }
 
 void cmd_warnf(const char *fmt, ...)
@@ -76,8 +85,7 @@ int cmd_fail(const struct wb_err *e)
 		const char *nl = strchr(p, '\n');
 		int n = nl ? (int)(nl - p) : (int)strlen(p);
 
-		fprintf(stderr, "winbuild: %.*s\n", n, p);
-		cmd_record_error(p, (size_t)n);
+		say_line(&reported_errors, "", p, n);
 		if (!nl)
 			break;
 		p = nl + 1;

@@ -35,7 +35,7 @@ static void test_hook(void *ctx, const char *point)
 		h->run_cmd = NULL;
 		fflush(NULL);
 		if (system(cmd) != 0)
-			fprintf(stderr, "winbuild: test hook command failed: %s\n", cmd);
+			cmd_warnf("test hook command failed: %s", cmd);
 	}
 	if (h->kill_point[0] && !strcmp(h->kill_point, point) &&
 	    --h->kill_remaining <= 0) {
