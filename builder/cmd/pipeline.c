@@ -259,7 +259,7 @@ static void restore_interrupts(const struct sigaction *old_int,
 struct fetch_ctx {
 	struct cmd_progress d;
 	struct pipe_image *img;
-	struct pipe_stage *stage;     /* PIPE_STAGE and begun, else NULL */
+	struct pipe_stage *stage;     /* IMG->staging, else NULL */
 };
 
 /* The plan index of IT. fetch_opts' callbacks hand over the item, not its
@@ -308,7 +308,7 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 	struct fetch_item *items;
 	struct fetch_ctx f;
 	struct sigaction old_int, old_term;
-	int stage = (p->steps & PIPE_STAGE) != 0;
+	int stage = img->staging;
 	char *dir = NULL;
 	int ret = -1;
 
@@ -543,7 +543,7 @@ int pipe_run(struct pipeline *p)
 			if (!(p->steps & PIPE_STAGE) &&
 			    pipestage_init(&img->stage, p->run, &e) < 0)
 				return cmd_fail(&e);
-			p->steps |= PIPE_STAGE;
+			img->staging = 1;
 			ret = fetch_and_stage(p, img);
 		}
 		if (!ret && (p->steps & PIPE_EMIT))

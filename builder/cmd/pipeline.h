@@ -69,8 +69,10 @@ struct pipe_image {
 	int resolved;
 	struct fetch_item *items;     /* plan.nartifacts of them once fetched
 				       * (also after a failed fetch), or NULL */
+	int staging;                  /* this image is staged (PIPE_STAGE, or
+				       * emit with nothing staged yet) */
 	int up_to_date;               /* the stage step found nothing changed */
-	struct pipe_stage stage;      /* PIPE_STAGE */
+	struct pipe_stage stage;      /* when STAGING */
 };
 
 struct pipeline {
@@ -94,8 +96,8 @@ int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
 /* Fetch and verify every artifact of IMG (resolved) into the cache: the
  * lock file read (and --locked checked), the cache opened, the progress
  * shown, SIGINT/SIGTERM turned into exit 130. With PIPE_STAGE the stage
- * step gates it (1: up to date, nothing fetched, items without paths) and
- * begins before the first transfer. 0, 1, or -1 with E (IMG->items then
+ * step gates it when IMG->staging (1: up to date, nothing fetched, items
+ * without paths) and begins before the first transfer. 0, 1, or -1 with E (IMG->items then
  * holds each item's result, or is NULL when nothing was fetched). */
 int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
 /* After pipe_fetch failed: print what failed (E, or each failed item's
