@@ -4,7 +4,6 @@
  * each command lives in builder/cmd/<name>.c.
  */
 #include <locale.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,95 +127,6 @@ static const struct wb_command commands[] = {
 	{ "version", cmd_version, "version", "print the version", "", "" },
 };
 
-const struct wb_command *wb_commands(size_t *nr)
-{
-	*nr = ARRAY_SIZE(commands);
-	return commands;
-}
-
-/* Every error line printed through cmd_fail and cmd_errorf, in order: the
- * "errors" of the --json result (cmd_json_print). CLI state, not a
- * module's. */
-static struct wb_strlist reported_errors;
-
-void cmd_record_error(const char *msg, size_t len)
-{
-	char *m = xstrndup(msg, len);
-
-	wb_strlist_push(&reported_errors, m);
-	free(m);
-}
-
-static struct wb_strlist reported_warnings;
-
-void cmd_warnf(const char *fmt, ...)
-{
-	char msg[WB_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "winbuild: warning: %s\n", msg);
-	wb_strlist_push(&reported_warnings, msg);
-}
-
-const struct wb_strlist *cmd_reported_warnings(void)
-{
-	return &reported_warnings;
-}
-
-const struct wb_strlist *cmd_reported_errors(void)
-{
-	return &reported_errors;
-}
-
-void cmd_errorf(const char *fmt, ...)
-{
-	char msg[WB_ERR_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "winbuild: %s\n", msg);
-	cmd_record_error(msg, strlen(msg));
-}
-
-int cmd_fail(const struct wb_err *e)
-{
-	const char *p = e->msg[0] ? e->msg : "unknown error";
-
-	/* one "winbuild: " line per line of the message (schema_check
-	 * reports several errors at once) */
-	for (;;) {
-		const char *nl = strchr(p, '\n');
-		int n = nl ? (int)(nl - p) : (int)strlen(p);
-
-		fprintf(stderr, "winbuild: %.*s\n", n, p);
-		cmd_record_error(p, (size_t)n);
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
-	return e->code ? e->code : WB_EIO;
-}
-
-int cmd_usage(const char *fmt, ...)
-{
-	char msg[WB_ERR_MAX], *line;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	line = xasprintf("usage: winbuild %s", msg);
-	fprintf(stderr, "%s\n", line);
-	cmd_record_error(line, strlen(line));
-	free(line);
-	return WB_EUSAGE;
-}
-
 static const struct wb_command *find_command(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
@@ -243,25 +153,6 @@ static void list_commands(FILE *f)
 	fputs("\nexit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	      "3 network error, 4 archive or staging error, 5 I/O or internal error\n"
 	      "'winbuild help COMMAND' shows one command's options.\n", f);
-}
-
-int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
-		  const char *const *titles, size_t n)
-{
-	const struct wb_command *c = find_command(run->command ? run->command : "");
-
-	if (!c)
-		return CMD_HELP_SHOWN;
-	printf("usage: winbuild %s\n\n%s\n", c->usage, c->summary);
-	if (*c->help)
-		printf("\n%s", c->help);
-	for (size_t i = 0; i < n; i++) {
-		printf("\n%s:\n", titles[i]);
-		cmd_print_options(stdout, sets[i]);
-	}
-	if (*c->notes)
-		printf("\n%s", c->notes);
-	return CMD_HELP_SHOWN;
 }
 
 static int cmd_help(int argc, char **argv, struct wb_run *run)
@@ -293,6 +184,7 @@ static int cmd_help(int argc, char **argv, struct wb_run *run)
 	hargv[2] = NULL;
 	wb_strlist_release(&run->positional);
 	run->command = c->name;
+	run->entry = c;
 	return c->fn(2, hargv, run);
 }
 
@@ -365,6 +257,7 @@ int main(int argc, char **argv)
 		return cmd_version(1, argv + 1, &run);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		run.command = "help";
+		run.entry = find_command("help");
 		ret = cmd_help(argc - 1, argv + 1, &run);
 		return ret == CMD_HELP_SHOWN ? WB_OK : ret;
 	}
@@ -383,6 +276,7 @@ int main(int argc, char **argv)
 		return WB_EUSAGE;
 	}
 	run.command = c->name;
+	run.entry = c;
 	ret = c->fn(argc - 1, argv + 1, &run);
 	if (ret == CMD_HELP_SHOWN)
 		ret = WB_OK;

@@ -9,6 +9,7 @@
 
 struct json_t;
 struct sign_opts;
+struct wb_command;
 
 #include "lib/log.h"
 #include "lib/strlist.h"
@@ -17,6 +18,8 @@ struct sign_opts;
 struct wb_run {
 	const char *argv0;
 	const char *command;          /* the command being run */
+	const struct wb_command *entry;  /* its row of main.c's table: the
+	                               * help text cmd_show_help prints */
 
 	/* common options (builder/cmd/options.c) */
 	struct wb_strlist positional; /* RECIPE, DIR, ... */

@@ -7,6 +7,7 @@
 #define WB_CMD_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "lib/err.h"
 #include "run.h"
@@ -21,8 +22,10 @@ struct wb_command {
 	const char *notes;    /* after the options: environment, exit codes */
 };
 
-const struct wb_command *wb_commands(size_t *nr);
-
+/*
+ * Messages (msg.c, a leaf: it calls no other cmd/ file). Only these print
+ * errors and warnings; each line is kept for the --json result.
+ */
 /* Print "winbuild: MSG" to stderr and return e->code (or WB_EIO). */
 int cmd_fail(const struct wb_err *e);
 /* Print "winbuild: MSG" to stderr, kept for the --json result. */
@@ -102,8 +105,9 @@ int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
 		      struct wb_run *run);
 /* The options of SET, one per line, as help shows them (options.c). */
 void cmd_print_options(FILE *f, const struct cmd_optset *set);
-/* Print run->command's help with the options of each of the N SETS under
- * its TITLE ("options"); returns CMD_HELP_SHOWN (main.c). */
+/* Print run->entry's help (usage, summary, help, the options of each of
+ * the N SETS under its TITLE ("options"), notes); returns CMD_HELP_SHOWN
+ * (options.c). Without run->entry only the options. */
 int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
 		  const char *const *titles, size_t n);
 
@@ -130,25 +134,53 @@ void cmd_json_fetch(struct wb_run *run, const struct plan *plan,
 int cmd_plan(int argc, char **argv, struct wb_run *run);
 
 struct plan;
-/* Resolve RECIPE with the run's -O, $WINBUILD_SET and --set into PLAN;
- * prints the error and returns its exit code on failure. */
+/* Resolve RECIPE with the run's -O, $WINBUILD_SET and --set into PLAN
+ * (pipeline.c, the driver's recipe step); prints the error and returns
+ * its exit code on failure. */
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan);
-/* The same without printing: the error is left in E for the caller. */
+/* The same without printing the error: it is left in E for the caller
+ * (the plan's warnings are printed either way). */
 int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		     struct wb_err *e);
 int cmd_sig(int argc, char **argv, struct wb_run *run);
 int cmd_emit(int argc, char **argv, struct wb_run *run);
 
-/* emit.c: write OUT/<name>/packer for a resolved PLAN (its builders,
- * already narrowed by --builder), signing the scripts with SIGN unless it
- * is NULL; refuses an unpinned ISO for ISO builders (plan_require_iso());
- * prints errors, returns the exit code. */
-struct sign_opts;
-int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct sign_opts *sign);
-/* The directory holding the templates (packer/): $WINBUILD_DATA_DIR, the
- * binary's directory in a source tree, or the installed share directory. */
+/*
+ * The environment and the install layout (env.c, a leaf: prints nothing).
+ */
+/* The data directory: templates (packer/, recipes/templates/), shipped
+ * recipes and overrides. $WINBUILD_DATA_DIR, the binary's directory in a
+ * source tree, ../share/winbuild beside the binary, or the share
+ * directory compiled in. BUF holds the result when it is not static. */
 const char *cmd_data_dir(char *buf, size_t len);
+/* The stage's templates: $WINBUILD_TEMPLATES, else DATA/recipes/templates
+ * with DATA as cmd_data_dir(). A new string. */
+char *cmd_templates_dir(void);
+/* $SOURCE_DATE_EPOCH in *OUT, or DFLT when it is unset or empty; -1 with
+ * E (WB_EUSAGE) when it is not a whole number of seconds from 0 to
+ * 253402300799 (9999-12-31T23:59:59Z). The one parser: stage and mirror
+ * use it (stage's default 1980-01-01, mirror's the current time). */
+int cmd_source_date_epoch(time_t dflt, time_t *out, struct wb_err *e);
+
+/*
+ * The fetch's progress display (progress.c, a leaf): bars on a terminal,
+ * one line per artifact, LOG printing between them.
+ */
+struct fetch_progress;
+struct cmd_progress {
+	struct wb_run *run;
+	int tty;             /* draw bars */
+	int drawn;           /* lines of bars on screen */
+	struct wb_log inner; /* the run's own sink, used after clearing bars */
+	struct wb_log log;   /* hand this to the fetch: clears the bars first */
+};
+void cmd_progress_init(struct cmd_progress *d, struct wb_run *run);
+void cmd_progress_show(struct cmd_progress *d, const struct fetch_progress *p);
+/* "fetched NAME (SIZE, sha256 ..., EVIDENCE)" for a verified IT, unless
+ * -q or --json. */
+void cmd_progress_item(struct cmd_progress *d, const struct fetch_item *it);
+void cmd_progress_clear(struct cmd_progress *d);
+
 int cmd_fetch(int argc, char **argv, struct wb_run *run);
 int cmd_lock(int argc, char **argv, struct wb_run *run);
 int cmd_cache(int argc, char **argv, struct wb_run *run);
@@ -157,11 +189,6 @@ int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
 int cmd_verify(int argc, char **argv, struct wb_run *run);
 int cmd_mirror(int argc, char **argv, struct wb_run *run);
-
-/* Fetch and stage run->positional.v[0] (options already parsed): the body
- * of `winbuild stage`, shared with `emit` and `build`. Prints its errors;
- * returns the exit code. */
-int cmd_stage_recipe(struct wb_run *run);
 
 /* The options of emit, build and stage: one table (cmd/emit.c), each
  * option a bit; build takes all but the image-builder ones, stage only the
@@ -190,51 +217,5 @@ struct emit_args {
  * the exit code (CMD_HELP_SHOWN for -h). */
 int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
 			struct emit_args *a, struct wb_run *run);
-
-/*
- * The fetch driver shared by fetch, lock (and stage/build): resolve the
- * plan from RUN, read the lock file, open the cache and fetch everything
- * with the progress display. On return *ITEMS (plan->nartifacts of them)
- * holds every artifact's result, or is NULL when nothing was fetched (the
- * plan is then released). Returns 0 or -1 with E.
- */
-struct plan;
-struct fetch_item;
-int cmd_fetch_plan(struct wb_run *run, int accept_new, struct plan *plan,
-		   struct fetch_item **items, struct wb_err *e);
-/* cmd_fetch_plan for stage, which works while the downloads run. Cache
- * hits through a ref are not re-hashed (fetch_opts.defer_rehash): the stage
- * hashes what it reads (fetch_item.unverified_hit). Hooks (each may be
- * NULL), with CTX:
- *   gate       once the plan, lock pins and items are ready, before
- *              anything is fetched; 1 = nothing to do: nothing is fetched
- *              and cmd_fetch_plan_for_stage returns 1 (items have no paths)
- *   start      after the gate said 0, before the first transfer; -1 (with
- *              E) stops: returns -1, the plan released, no items
- *   tee_open   as an item's download begins: a file for a second copy of
- *              its bytes, or -1 (fetch_opts.tee_open)
- *   item_done  each item as it is done, ok or not, on the fetching thread
- *              (cache hits before the first transfer starts) */
-struct cache;
-struct cmd_stage_hooks {
-	int (*gate)(void *ctx, const struct plan *plan,
-		    const struct fetch_item *items, struct cache *c);
-	int (*start)(void *ctx, const struct plan *plan, struct wb_err *e);
-	int (*tee_open)(void *ctx, const struct fetch_item *it);
-	void (*item_done)(void *ctx, const struct fetch_item *it);
-	void *ctx;
-};
-int cmd_fetch_plan_for_stage(struct wb_run *run, struct plan *plan,
-			     struct fetch_item **items,
-			     const struct cmd_stage_hooks *hooks, struct wb_err *e);
-void cmd_fetch_items_free(struct fetch_item *items, size_t n);
-/* Print each failed item's message to stderr; E's message when no item
- * failed (an interrupt, an engine error). */
-void cmd_fetch_report(const struct fetch_item *items, size_t n,
-		      const struct wb_err *e);
-/* After cmd_fetch_plan failed: print what failed (one error, or each
- * item's), return the exit code. */
-int cmd_fetch_failed(struct wb_run *run, const struct plan *plan,
-		     const struct fetch_item *items, const struct wb_err *e);
 
 #endif

@@ -1,4 +1,9 @@
-/* winbuild emit: Packer inputs (or an image-builder var file) for a recipe. */
+/*
+ * winbuild emit, winbuild build: Packer inputs (or an image-builder var
+ * file) for a recipe, through the driver (pipeline.h); build always
+ * stages first, emit when nothing is staged. Also the option table emit,
+ * build and stage share (the --sign-* key).
+ */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "cmd/cmd.h"
+#include "cmd/pipeline.h"
 #include "emit/emit.h"
 #include "emit/imagebuilder.h"
 #include "stage/manifest.h"
@@ -25,138 +30,6 @@
 
 #define BUILD_USAGE "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]...\n" \
 	"       [-j N] [--offline] [--locked] [--cacert FILE] [--sign-scripts ...]"
-
-#ifndef WB_SHAREDIR
-#define WB_SHAREDIR "/usr/local/share/winbuild"
-#endif
-
-/*
- * Where the templates (packer/...) and shipped recipes are:
- * $WINBUILD_DATA_DIR, else the directory of the running binary when it
- * holds packer/ (a source tree), else ../share/winbuild beside the binary
- * when that does (make install, also under DESTDIR or another PREFIX),
- * else the share directory compiled in.
- */
-const char *cmd_data_dir(char *buf, size_t len)
-{
-	const char *env = getenv("WINBUILD_DATA_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env)
-		return env;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash, *probe;
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			static const char *const rel[] = { "", "/../share/winbuild" };
-
-			for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-				probe = xasprintf("%s%s/packer/hcl", exe, rel[i]);
-				if (fs_exists(probe) &&
-				    strlen(exe) + strlen(rel[i]) < len) {
-					free(probe);
-					snprintf(buf, len, "%s%s", exe, rel[i]);
-					return buf;
-				}
-				free(probe);
-			}
-		}
-	}
-	return WB_SHAREDIR;
-}
-
-/*
- * SIGINT/SIGTERM while emitting: the handler only sets this flag; emit
- * stops at its next step or chunk, removes its temp dir (which holds the
- * one-off install password) and the command exits WB_EINTR (130).
- */
-static volatile sig_atomic_t emit_interrupted;
-
-static void on_emit_interrupt(int sig)
-{
-	(void)sig;
-	emit_interrupted = 1;
-}
-
-int cmd_emit_plan(struct wb_run *run, const struct plan *plan,
-		  const struct sign_opts *sign)
-{
-	struct sigaction sa, old_int, old_term;
-	const struct wb_strlist *sel = &plan->builders;  /* narrowed by --builder */
-	struct staged_manifest m;
-	struct wb_err e = WB_ERR_INIT;
-	struct emit_opts o;
-	char data[PATH_MAX];
-	char *outdir = fs_join(run->out_dir, plan->name);
-	char *mpath = fs_join(outdir, "manifest.json");
-	int ret;
-
-	memset(&m, 0, sizeof(m));
-	if (plan_require_iso(plan, &e)) {
-		ret = cmd_fail(&e);
-		goto out;
-	}
-	if (!fs_exists(mpath)) {
-		cmd_errorf("'%s' not found: stage the recipe first "
-			"('winbuild stage' or 'winbuild build')", mpath);
-		ret = WB_ESTAGE;
-		goto out;
-	}
-	if (staged_manifest_read(mpath, &m, &e)) {
-		ret = cmd_fail(&e);
-		goto out;
-	}
-	memset(&o, 0, sizeof(o));
-	o.data_dir = cmd_data_dir(data, sizeof(data));
-	o.out_dir = outdir;
-	o.builders = sel;
-	o.sign = sign;
-	o.interrupted = &emit_interrupted;
-	/* no SA_RESTART: a blocked read returns and the flag is seen */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_emit_interrupt;
-	sigemptyset(&sa.sa_mask);
-	emit_interrupted = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	ret = emit_packer(plan, &m, &o, &e);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (ret || emit_interrupted) {
-		if (!ret)   /* too late to stop: the output is whole, say so */
-			wb_error(&e, WB_EINTR, "interrupted after the Packer inputs were written");
-		ret = cmd_fail(&e);
-		goto out;
-	}
-	if (run->json) {
-		json_t *b = json_array();
-
-		for (size_t i = 0; i < sel->nr; i++)
-			json_array_append_new(b, json_string(sel->v[i]));
-		cmd_json_set(run, "packer", json_pack("{s:s++,s:s+++,s:s+++,s:o}",
-			     "dir", outdir, "/", "packer",
-			     "template", outdir, "/packer/", plan->name, ".pkr.hcl",
-			     "var_file", outdir, "/packer/", plan->name, ".auto.pkrvars.hcl",
-			     "builders", b));
-	} else if (!run->quiet) {
-		printf("%s/packer/%s.pkr.hcl\n", outdir, plan->name);
-		printf("%s/packer/%s.auto.pkrvars.hcl\n", outdir, plan->name);
-		printf("builders:");
-		for (size_t i = 0; i < sel->nr; i++)
-			printf(" %s", sel->v[i]);
-		putchar('\n');
-	}
-	ret = WB_OK;
-out:
-	staged_manifest_release(&m);
-	free(outdir);
-	free(mpath);
-	return ret;
-}
 
 static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 			      const char *mirror_url)
@@ -264,40 +137,26 @@ static int emit_args_check(struct emit_args *a, struct wb_run *run, int build)
 	return 0;
 }
 
-/* Emit for run->positional.v[0]; STAGE: 1 always stage first, 0 only when
- * nothing is staged yet. */
-static int emit_recipe(struct wb_run *run, struct emit_args *a, int stage)
+/* Emit for run->positional.v[0] through the driver; STEPS: build stages
+ * always, emit only when nothing is staged yet. */
+static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 {
-	struct plan plan;
-	char *mpath = NULL;
+	struct pipeline p;
 	int ret;
 
-	memset(&plan, 0, sizeof(plan));
-	if ((ret = cmd_load_plan(run, run->positional.v[0], &plan)))
-		return ret;
-	if (!strcmp(a->format, "packer")) {
+	pipe_init(&p, run, steps);
+	p.emit_sign = a->sign_scripts ? &a->so : NULL;
+	if (!strcmp(a->format, "image-builder")) {
 		struct wb_err e = WB_ERR_INIT;
-		char *outdir;
 
-		/* before anything is fetched: the ISO builders' digest is
-		 * needed where it is used, in the Packer inputs */
-		if (plan_require_iso(&plan, &e)) {
+		if (pipe_resolve(&p, &p.images[0], &e) < 0)
 			ret = cmd_fail(&e);
-			goto out;
-		}
-		outdir = fs_join(run->out_dir, plan.name);
-		mpath = fs_join(outdir, "manifest.json");
-		free(outdir);
-		if ((stage || !fs_exists(mpath)) && (ret = cmd_stage_recipe(run)))
-			goto out;
+		else
+			ret = emit_image_builder(run, &p.images[0].plan, a->mirror_url);
+	} else {
+		ret = pipe_run(&p);
 	}
-	if (!strcmp(a->format, "image-builder"))
-		ret = emit_image_builder(run, &plan, a->mirror_url);
-	else
-		ret = cmd_emit_plan(run, &plan, a->sign_scripts ? &a->so : NULL);
-out:
-	free(mpath);
-	plan_release(&plan);
+	pipe_release(&p);
 	return ret;
 }
 
@@ -321,7 +180,7 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 	int ret = cmd_emit_args_parse(argc, argv, EMIT_OPTS, EMIT_USAGE, &a, run);
 
 	if (!ret && !(ret = emit_args_check(&a, run, 0)))
-		ret = emit_recipe(run, &a, 0);
+		ret = emit_recipe(run, &a, PIPE_EMIT);
 	return ret;
 }
 
@@ -331,6 +190,7 @@ int cmd_build(int argc, char **argv, struct wb_run *run)
 	int ret = cmd_emit_args_parse(argc, argv, BUILD_OPTS, BUILD_USAGE, &a, run);
 
 	if (!ret && !(ret = emit_args_check(&a, run, 1)))
-		ret = emit_recipe(run, &a, 1);
+		ret = emit_recipe(run, &a, PIPE_FETCH | PIPE_STAGE | PIPE_EMIT |
+				  PIPE_STAGE_ALWAYS);
 	return ret;
 }

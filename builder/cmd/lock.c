@@ -1,6 +1,6 @@
 /*
  * winbuild lock RECIPE: fetch and verify every artifact, then write the
- * lock file (--lock FILE, default winbuild.lock) recording per artifact the
+ * lock file (--lock FILE, default <image name>.lock) recording per artifact the
  * URL, size, SHA-256 and the evidence. --accept-new is the only
  * trust-on-first-use path: needs_pin artifacts without a pin are accepted
  * as downloaded, and what was pinned is printed.
@@ -11,8 +11,7 @@
 
 #include <jansson.h>
 
-#include "cmd/cmd.h"
-#include "fetch/fetch.h"
+#include "cmd/pipeline.h"
 #include "fetch/lockfile.h"
 #include "recipe/plan.h"
 
@@ -23,8 +22,10 @@
 int cmd_lock(int argc, char **argv, struct wb_run *run)
 {
 	struct wb_err e = WB_ERR_INIT;
-	struct plan plan;
-	struct fetch_item *items = NULL;
+	struct pipeline p;
+	struct pipe_image *img;
+	const struct plan *plan;
+	const struct fetch_item *items;
 	json_t *pinned;
 	int accept_new = 0, ret;
 	const struct cmd_opt own[] = {
@@ -42,21 +43,28 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", LOCK_USAGE);
 	cmd_json_set(run, "written", json_false());
-	if (cmd_fetch_plan(run, accept_new, &plan, &items, &e) < 0) {
+	pipe_init(&p, run, PIPE_FETCH);
+	p.accept_new = accept_new;
+	img = &p.images[0];
+	plan = &img->plan;
+	if (pipe_resolve(&p, img, &e) < 0 || pipe_fetch(&p, img, &e) < 0) {
 		if (run->lock_path)
 			cmd_json_set(run, "lock", json_string(run->lock_path));
-		if (!items)
-			return cmd_fail(&e);
-		cmd_json_fetch(run, &plan, items);
-		cmd_fetch_report(items, plan.nartifacts, &e);
+		if (!img->items) {
+			ret = cmd_fail(&e);
+			goto out;
+		}
+		cmd_json_fetch(run, plan, img->items);
+		pipe_fetch_report(img, &e);
 		cmd_errorf("lock file '%s' not written", run->lock_path);
 		ret = e.code ? e.code : WB_EIO;
 		goto out;
 	}
+	items = img->items;
 	cmd_json_set(run, "lock", json_string(run->lock_path));
-	cmd_json_fetch(run, &plan, items);
+	cmd_json_fetch(run, plan, items);
 	pinned = json_array();
-	for (size_t i = 0; i < plan.nartifacts; i++)
+	for (size_t i = 0; i < plan->nartifacts; i++)
 		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW) {
 			/* on stderr with --json: stdout holds only the result */
 			fprintf(run->json ? stderr : stdout, "pinned %s: sha256 %s, %llu bytes, "
@@ -65,17 +73,17 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 			json_array_append_new(pinned, json_string(items[i].art->name));
 		}
 	cmd_json_set(run, "pinned", pinned);
-	if (lockfile_write(run->lock_path, plan.name, plan.windows_iso_sha256, items, plan.nartifacts, &e) < 0) {
+	if (lockfile_write(run->lock_path, plan->name, plan->windows_iso_sha256, items,
+			   plan->nartifacts, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}
 	cmd_json_set(run, "written", json_true());
 	if (!run->quiet)
 		fprintf(stderr, "wrote '%s' (%zu artifact%s)\n", run->lock_path,
-			plan.nartifacts, plan.nartifacts == 1 ? "" : "s");
+			plan->nartifacts, plan->nartifacts == 1 ? "" : "s");
 	ret = 0;
 out:
-	cmd_fetch_items_free(items, plan.nartifacts);
-	plan_release(&plan);
+	pipe_release(&p);
 	return ret;
 }

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "cmd/cmd.h"
+#include "cmd/pipeline.h"
 #include "emit/mirror.h"
 #include "fetch/fetch.h"
 #include "lib/buf.h"
@@ -248,21 +248,6 @@ out:
 	return ret;
 }
 
-static time_t epoch_now(void)
-{
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	char *end;
-	long long v;
-
-	if (s && *s) {
-		errno = 0;
-		v = strtoll(s, &end, 10);
-		if (!errno && !*end && v >= 0)
-			return (time_t)v;
-	}
-	return time(NULL);
-}
-
 int cmd_mirror(int argc, char **argv, struct wb_run *run)
 {
 	const char *sign = NULL;
@@ -274,8 +259,10 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	};
 	const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, own, 0, MIRROR_USAGE };
 	struct wb_err e = WB_ERR_INIT;
-	struct plan plan;
-	struct fetch_item *items = NULL;
+	struct pipeline p;
+	struct pipe_image *img;
+	const struct plan *plan;
+	const struct fetch_item *items;
 	struct mirror_artifact *ma = NULL;
 	struct minisign_seckey sk;
 	struct mirror_opts o;
@@ -286,18 +273,31 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		return ret;
 	if (run->positional.nr != 2)
 		return cmd_usage("%s", MIRROR_USAGE);
+	memset(&o, 0, sizeof(o));
+	/* the trusted comments' timestamp: the one parser, which refuses what
+	 * it cannot read, before anything is fetched */
+	if (cmd_source_date_epoch(time(NULL), &o.epoch, &e) < 0)
+		return cmd_fail(&e);
 	memset(&sk, 0, sizeof(sk));
 	if (sign && (ret = load_seckey(sign, &sk)))
 		return ret;
 	cmd_json_set(run, "dir", json_string(run->positional.v[1]));
-	ret = cmd_fetch_plan(run, 0, &plan, &items, &e);
-	cmd_json_fetch(run, &plan, items);
-	if (ret < 0) {
-		ret = cmd_fetch_failed(run, &plan, items, &e);
+	pipe_init(&p, run, PIPE_FETCH);
+	img = &p.images[0];
+	plan = &img->plan;
+	if (pipe_resolve(&p, img, &e) < 0) {
+		ret = cmd_fail(&e);
 		goto out;
 	}
-	ma = xcalloc(plan.nartifacts + 1, sizeof(*ma));
-	for (size_t i = 0; i < plan.nartifacts; i++) {
+	ret = pipe_fetch(&p, img, &e);
+	items = img->items;
+	cmd_json_fetch(run, plan, items);
+	if (ret < 0) {
+		ret = pipe_fetch_failed(&p, img, &e);
+		goto out;
+	}
+	ma = xcalloc(plan->nartifacts + 1, sizeof(*ma));
+	for (size_t i = 0; i < plan->nartifacts; i++) {
 		const struct verify_evidence *ev = &items[i].ev;
 
 		ma[i].art = items[i].art;
@@ -306,12 +306,10 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		ma[i].sha256 = items[i].sha256;
 		ma[i].ev = ev;
 	}
-	memset(&o, 0, sizeof(o));
 	o.dir = run->positional.v[1];
 	o.sign = sign ? &sk : NULL;
-	o.epoch = epoch_now();
-	if (mirror_write(&plan, ma, plan.nartifacts, &o, &st, &e) < 0 ||
-	    write_override(&plan, o.dir, &e) < 0) {
+	if (mirror_write(plan, ma, plan->nartifacts, &o, &st, &e) < 0 ||
+	    write_override(plan, o.dir, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}
@@ -325,7 +323,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		printf("%s: %zu artifacts, %zu signatures%s, index.json\n", o.dir,
 		       st.artifacts, st.signatures, sign ? " (re-signed)" : "");
 		printf("air gap: winbuild build %s -O %s/winbuild-override.yaml\n",
-		       plan.name, o.dir);
+		       plan->name, o.dir);
 		if (st.unsigned_ && !sign)
 			printf("%zu artifacts carry no signature (verified by digest); "
 			       "--sign KEYFILE signs every artifact\n", st.unsigned_);
@@ -334,9 +332,6 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 out:
 	OPENSSL_cleanse(&sk, sizeof(sk));
 	free(ma);
-	if (items) {
-		cmd_fetch_items_free(items, plan.nartifacts);
-		plan_release(&plan);
-	}
+	pipe_release(&p);
 	return ret;
 }

@@ -237,3 +237,22 @@ void cmd_print_options(FILE *f, const struct cmd_optset *set)
 				     common_opts[k].argname, common_opts[k].help);
 	print_option(f, "--help", "-h", NULL, "show this help");
 }
+
+int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
+		  const char *const *titles, size_t n)
+{
+	const struct wb_command *c = run->entry;
+
+	if (c) {
+		printf("usage: winbuild %s\n\n%s\n", c->usage, c->summary);
+		if (*c->help)
+			printf("\n%s", c->help);
+	}
+	for (size_t i = 0; i < n; i++) {
+		printf("\n%s:\n", titles[i]);
+		cmd_print_options(stdout, sets[i]);
+	}
+	if (c && *c->notes)
+		printf("\n%s", c->notes);
+	return CMD_HELP_SHOWN;
+}

@@ -136,3 +136,19 @@ PY
 		grep -q "Windows Server $v SERVERDATACENTERCORE" "$pk/answer/uefi/Autounattend.xml"
 	done
 }
+
+@test "build resolves the recipe once: each plan warning is printed once (text and --json)" {
+	# crictl off Kubernetes' minor: a plan warning (versions.bats)
+	wb build "$RECIPE" -O fixtures.yaml --no-progress --set components.crictl.version=1.34.1
+	assert_status 0
+	[ "$(grep -c "warning: .*crictl 1.34.1 is not on Kubernetes' minor" <<<"$output")" = 1 ]
+	"$WINBUILD" build "$RECIPE" -O fixtures.yaml --no-progress --json \
+		--set components.crictl.version=1.34.1 >"$WORK/b.json" 2>/dev/null
+	[ "$(python3 -c 'import json, sys
+print(sum("crictl 1.34.1" in w for w in json.load(open(sys.argv[1]))["warnings"]))' \
+		"$WORK/b.json")" = 1 ]
+	# emit over a staged tree resolves once too
+	wb emit "$RECIPE" -O fixtures.yaml --set components.crictl.version=1.34.1
+	assert_status 0
+	[ "$(grep -c "warning: .*crictl 1.34.1" <<<"$output")" = 1 ]
+}

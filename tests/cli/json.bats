@@ -184,6 +184,6 @@ q() {
 	[ "$(q 'len(r["warnings"]), "is not pinned" in r["warnings"][0]')" = "(1, True)" ]
 	grep -q "winbuild: warning: .*is not pinned" err.txt
 	# an error or warning goes through cmd_errorf()/cmd_fail()/cmd_warnf(),
-	# which --json records (the one raw line left is a test hook's)
+	# which --json records (the one raw line is theirs, in cmd/msg.c)
 	[ "$(cat "$WB_SRC"/builder/cmd/*.c | grep -cE 'f(puts|printf)\((stderr, )?"winbuild: ')" -eq 1 ]
 }

@@ -3,6 +3,9 @@
 #   cmd -> emit -> stage -> fetch -> recipe -> trust -> lib
 # A module may include its own directory and any directory below it, never
 # one above. main.c and run.h sit at the top.
+# Within cmd/, calls form no cycle either (docs/architecture.md, "cmd/"):
+# main.c -> the command files -> the driver (pipeline.c) -> its steps ->
+# the leaves (msg.c, env.c, progress.c), never back.
 load helpers
 
 # rank DIR: the layer's height (lib lowest)
@@ -49,4 +52,73 @@ layer_check() {
 	run layer_check "$PWD/src"
 	assert_status 1
 	assert_output_has "recipe/bad.c: recipe includes stage (upward)"
+}
+
+# call_edges DIR: "FROM TO" per file of DIR/*.c (and DIR/../main.c) that
+# names a function another of them defines (a call or a pointer to it),
+# comments stripped by the preprocessor
+call_edges() {
+	local dir="$1" f g name fn
+	local -A defs=() text=()
+	local files=("$dir"/*.c)
+	[ -f "$dir/../main.c" ] && files+=("$dir/../main.c")
+	for f in "${files[@]}"; do
+		name=$(basename "$f" .c)
+		text[$name]=$(cc -fpreprocessed -dD -E -P "$f" | grep -v '^#')
+		# what it defines for the others: a definition at the start of a
+		# line, not static, not a declaration
+		while IFS= read -r fn; do
+			[ -n "$fn" ] && defs[$fn]=$name
+		done < <(grep -v '^static' <<<"${text[$name]}" |
+			 sed -n 's/^[a-z][a-z_ 0-9]*[ *]\([a-z_][a-z_0-9]*\)(.*[^;]$/\1/p' |
+			 grep -vx main)
+	done
+	for f in "${!text[@]}"; do
+		for fn in "${!defs[@]}"; do
+			g=${defs[$fn]}
+			[ "$g" != "$f" ] || continue
+			if grep -qE "(^|[^a-z_0-9])$fn([^a-z_0-9]|\$)" <<<"${text[$f]}"; then
+				echo "$f $g"
+			fi
+		done
+	done | sort -u
+}
+
+# no_call_cycle DIR: tsort fails (naming the loop) on a cycle
+no_call_cycle() {
+	local edges
+	edges=$(call_edges "$1")
+	[ -n "$edges" ] || { echo "no calls found in $1" >&2; return 2; }
+	tsort <<<"$edges" >/dev/null
+}
+
+@test "no cycle among the cmd/ files: main.c and the commands call down to the driver and the leaves" {
+	run no_call_cycle "$WB_SRC/builder/cmd"
+	echo "$output"
+	assert_status 0
+	run call_edges "$WB_SRC/builder/cmd"
+	# the shape the check relies on: main reaches the commands, the
+	# commands the driver, and the leaves call nobody
+	assert_output_has "main plan"
+	assert_output_has "stage pipeline"
+	assert_output_has "pipeline msg"
+	for leaf in msg env progress; do
+		if grep -q "^$leaf " <<<"$output"; then
+			echo "$leaf.c is a leaf, but calls: $(grep "^$leaf " <<<"$output")"
+			return 1
+		fi
+	done
+}
+
+@test "the call check catches a cycle through a function pointer or a call" {
+	mkdir -p src/cmd
+	printf 'int a_run(void);\nint a_run(void)\n{\n\treturn b_help();\n}\n' >src/cmd/a.c
+	printf 'int b_help(void)\n{\n\treturn 0; /* not a_run() */\n}\n' >src/cmd/b.c
+	run no_call_cycle "$PWD/src/cmd"
+	assert_status 0
+	printf 'static int (*fn)(void) = a_run;\nint c_x(void)\n{\n\treturn fn();\n}\n' >src/cmd/c.c
+	printf 'int b_help(void)\n{\n\treturn c_x();\n}\n' >src/cmd/b.c
+	run no_call_cycle "$PWD/src/cmd"
+	assert_status 1
+	assert_output_has "loop"
 }

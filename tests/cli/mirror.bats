@@ -153,3 +153,19 @@ airgap() {
 	wb mirror img.yaml
 	assert_status 2
 }
+
+@test "mirror and stage read SOURCE_DATE_EPOCH with one parser: a bad value is exit 2 for both, nothing fetched or written" {
+	for v in soon 12x -1 253402300800; do
+		SOURCE_DATE_EPOCH=$v wb mirror img.yaml M -O upstream.yaml --no-progress
+		assert_status 2
+		assert_output_has "SOURCE_DATE_EPOCH '$v' is not a number of seconds since 1970"
+		[ ! -e M ]
+		SOURCE_DATE_EPOCH=$v wb stage img.yaml -O upstream.yaml --no-progress
+		assert_status 2
+		assert_output_has "SOURCE_DATE_EPOCH '$v' is not a number of seconds since 1970"
+		[ ! -e out ]
+	done
+	# unset or a number: the mirror is written
+	SOURCE_DATE_EPOCH=1700000000 wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+}

@@ -1,0 +1,109 @@
+/*
+ * What every command says to the user: error and warning lines on stderr,
+ * the usage line, and the record of both that --json's result carries
+ * ("errors", "warnings"). A leaf of cmd/: it calls no other cmd/ file, so
+ * any cmd/ object links (and unit-tests) without main.o. The idea of git's
+ * usage.c and curl's tool_msgs.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "lib/buf.h"
+
+/* Every error line printed through cmd_fail, cmd_errorf and cmd_usage, and
+ * every warning of cmd_warnf, in order: the "errors" and "warnings" of the
+ * --json result (cmd_json_finish). CLI state of the one run a process
+ * makes, not a module's. */
+static struct wb_strlist reported_errors;
+static struct wb_strlist reported_warnings;
+
+void cmd_record_error(const char *msg, size_t len)
+{
+	char *m = xstrndup(msg, len);
+
+	wb_strlist_push(&reported_errors, m);
+	free(m);
+}
+
+const struct wb_strlist *cmd_reported_errors(void)
+{
+	return &reported_errors;
+}
+
+const struct wb_strlist *cmd_reported_warnings(void)
+{
+	return &reported_warnings;
+}
+
+/* The one place a "winbuild: " line is written: "winbuild: PREFIX" and
+ * MSG[0..LEN) on stderr, MSG kept in REC. */
+static void say_line(struct wb_strlist *rec, const char *prefix, const char *msg, int len)
+{
+	char *m = xstrndup(msg, (size_t)len);
+
+	fprintf(stderr, "winbuild: %s%s\n", prefix, m);
+	wb_strlist_push(rec, m);
+	free(m);
+}
+
+static void say(struct wb_strlist *rec, const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[WB_ERR_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say_line(rec, prefix, msg, (int)strlen(msg));
+}
+
+void cmd_warnf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(&reported_warnings, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void cmd_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(&reported_errors, "", fmt, ap);
+	va_end(ap);
+}
+
+int cmd_fail(const struct wb_err *e)
+{
+	const char *p = e->msg[0] ? e->msg : "unknown error";
+
+	/* one "winbuild: " line per line of the message (schema_check
+	 * reports several errors at once) */
+	for (;;) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+
+		say_line(&reported_errors, "", p, n);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return e->code ? e->code : WB_EIO;
+}
+
+int cmd_usage(const char *fmt, ...)
+{
+	char msg[WB_ERR_MAX], *line;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	line = xasprintf("usage: winbuild %s", msg);
+	fprintf(stderr, "%s\n", line);
+	cmd_record_error(line, strlen(line));
+	free(line);
+	return WB_EUSAGE;
+}
