@@ -483,7 +483,7 @@ out:
 	digest_release(&c.src.dc);
 	free(c.src.buf);
 	free(c.wbuf);
-	extract_nodes_free(&c);
+	pathtab_release(&c.placed);
 	free(c.prev);
 	if (c.src.fd >= 0)
 		close(c.src.fd);

@@ -19,6 +19,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "lib/pathtab.h"
 #include "stage/extract.h"
 #include "trust/digest.h"
 
@@ -38,14 +39,6 @@ struct src {
 	int io_errno;              /* set when a read failed (WB_EIO) */
 };
 
-/* A path placed in DEST, keyed by its case-folded form. */
-struct node {
-	char *fold;                /* NULL = empty slot */
-	char *path;                /* as written */
-	char *entry;               /* archive entry that placed it */
-	int is_dir;
-};
-
 struct ctx {
 	const char *name;          /* archive path, for messages */
 	const struct extract_spec *spec;
@@ -56,8 +49,8 @@ struct ctx {
 	unsigned long long max_bytes, max_entries, max_ratio;
 	unsigned long long total;  /* bytes written so far */
 	unsigned long long entries;
-	struct node *nodes;        /* open-addressing hash table */
-	size_t nnodes, cap;
+	struct pathtab placed;     /* every path placed in DEST, by the
+				      entry (owner) that placed it */
 	unsigned char *wbuf;       /* IO_BLOCK bytes for entry data */
 	struct archive *a;         /* set once the filter chain is built */
 	int is_zip;                /* zip container (else tar or ISO 9660) */
@@ -100,7 +93,6 @@ const char *extract_entry_name(struct archive_entry *ae);
 int extract_entry(struct ctx *c, struct archive *a, struct archive_entry *ae);
 /* Give every placed directory SPEC->mtime, deepest first. */
 int extract_dir_mtimes(struct ctx *c);
-void extract_nodes_free(struct ctx *c);
 
 /* ---- extract_sniff.c ---- */
 

@@ -16,89 +16,38 @@
 
 #include "lib/fs.h"
 #include "lib/buf.h"
+#include "lib/pathtab.h"
 #include "lib/text.h"
 #include "lib/winpath.h"
 #include "stage/extract_ctx.h"
 
-/* ---- the table of placed paths (case-insensitive, as Windows sees them) ---- */
-
-static size_t hash_str(const char *s)
-{
-	size_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static struct node *node_slot(struct node *t, size_t cap, const char *fold)
-{
-	size_t i = hash_str(fold) & (cap - 1);
-
-	while (t[i].fold && strcmp(t[i].fold, fold))
-		i = (i + 1) & (cap - 1);
-	return &t[i];
-}
-
-static void nodes_grow(struct ctx *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 256;
-	struct node *nt = xcalloc(ncap, sizeof(*nt));
-
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->nodes[i].fold)
-			*node_slot(nt, ncap, c->nodes[i].fold) = c->nodes[i];
-	free(c->nodes);
-	c->nodes = nt;
-	c->cap = ncap;
-}
+/* ---- the paths placed (case-insensitive, as Windows sees them) ---- */
 
 /*
- * Record that ENTRY places PATH (a directory if IS_DIR). Refuses a path that
- * differs from an earlier one only by case, a file placed twice, and a file
- * and a directory at the same path. Returns 1 if the path is new, 0 if it
- * is a directory already placed, -1 on refusal.
+ * Record that ENTRY places PATH (a directory if IS_DIR) in the table of
+ * placed paths (lib/pathtab.h). Refuses a path that differs from an earlier
+ * one only by case, a file placed twice, and a file and a directory at the
+ * same path. Returns 1 if the path is new, 0 if it is a directory already
+ * placed, -1 on refusal.
  */
 static int node_add(struct ctx *c, const char *entry, const char *path,
 		    int is_dir)
 {
-	char *fold = winpath_fold(path);
-	struct node *n;
+	struct pathtab_entry *n = NULL;
+	int r = pathtab_place(&c->placed, path, entry, is_dir, &n);
 
-	if ((c->nnodes + 1) * 4 > c->cap * 3)
-		nodes_grow(c);
-	n = node_slot(c->nodes, c->cap, fold);
-	if (!n->fold) {
-		n->fold = fold;
-		n->path = xstrdup(path);
-		n->entry = xstrdup(entry);
-		n->is_dir = is_dir;
-		c->nnodes++;
-		return 1;
-	}
-	free(fold);
+	if (r != PATHTAB_CLASH)
+		return r;
 	if (strcmp(n->path, path))
 		return extract_entry_error(c, WB_ESTAGE, entry,
 				   "'%s' differs only in case from '%s' (entry '%s'); "
-				   "Windows cannot hold both", path, n->path, n->entry);
-	if (is_dir && n->is_dir)
-		return 0;
+				   "Windows cannot hold both", path, n->path, n->owner);
 	if (!is_dir && !n->is_dir)
 		return extract_entry_error(c, WB_ESTAGE, entry,
-				   "duplicate path '%s' (also entry '%s')", path, n->entry);
+				   "duplicate path '%s' (also entry '%s')", path, n->owner);
 	return extract_entry_error(c, WB_ESTAGE, entry,
 			   "'%s' is both a file and a directory (entry '%s')",
-			   path, n->entry);
-}
-
-void extract_nodes_free(struct ctx *c)
-{
-	for (size_t i = 0; i < c->cap; i++) {
-		free(c->nodes[i].fold);
-		free(c->nodes[i].path);
-		free(c->nodes[i].entry);
-	}
-	free(c->nodes);
+			   path, n->owner);
 }
 
 /* ---- writing under DEST ---- */
@@ -484,8 +433,8 @@ int extract_entry(struct ctx *c, struct archive *a, struct archive_entry *ae)
 
 static int cmp_depth(const void *x, const void *y)
 {
-	const struct node *a = *(const struct node *const *)x;
-	const struct node *b = *(const struct node *const *)y;
+	const struct pathtab_entry *a = *(const struct pathtab_entry *const *)x;
+	const struct pathtab_entry *b = *(const struct pathtab_entry *const *)y;
 	size_t da = count_components(a->path), db = count_components(b->path);
 
 	if (da != db)
@@ -496,16 +445,17 @@ static int cmp_depth(const void *x, const void *y)
 int extract_dir_mtimes(struct ctx *c)
 {
 	struct timespec ts[2] = { { c->spec->mtime, 0 }, { c->spec->mtime, 0 } };
-	struct node **dirs = xcalloc(c->nnodes + 1, sizeof(*dirs));
-	size_t nd = 0;
+	struct pathtab_entry **dirs = xcalloc(c->placed.n + 1, sizeof(*dirs));
+	struct pathtab_entry *n;
+	size_t nd = 0, pos = 0;
 	int ret = 0;
 
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->nodes[i].fold && c->nodes[i].is_dir)
-			dirs[nd++] = &c->nodes[i];
+	while ((n = pathtab_next(&c->placed, &pos)))
+		if (n->is_dir)
+			dirs[nd++] = n;
 	qsort(dirs, nd, sizeof(*dirs), cmp_depth);
 	for (size_t i = 0; i < nd && !ret; i++) {
-		int fd = walk_dirs(c, dirs[i]->entry, dirs[i]->path,
+		int fd = walk_dirs(c, dirs[i]->owner, dirs[i]->path,
 				   count_components(dirs[i]->path), 0);
 
 		if (fd < 0) {
@@ -513,7 +463,7 @@ int extract_dir_mtimes(struct ctx *c)
 			break;
 		}
 		if (futimens(fd, ts) < 0)
-			ret = extract_entry_error(c, WB_EIO, dirs[i]->entry, "set mtime of '%s': %s",
+			ret = extract_entry_error(c, WB_EIO, dirs[i]->owner, "set mtime of '%s': %s",
 					  dirs[i]->path, strerror(errno));
 		close(fd);
 	}

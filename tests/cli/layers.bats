@@ -50,3 +50,13 @@ layer_check() {
 	assert_status 1
 	assert_output_has "recipe/bad.c: recipe includes stage (upward)"
 }
+
+# ---- one of each mechanism (issue 29): greps that keep the copies gone
+
+@test "one case-insensitive path table: lib/pathtab.h; winpath_fold keys nothing else" {
+	# winpath_fold's callers: the table, winpath.c itself (paths_clash),
+	# and tree.c's 8.3 alias keys (their directory part); no tsearch tree
+	run grep -rn --include='*.c' -e 'winpath_fold(' -e 'tsearch(' -e 'tfind(' "$WB_SRC/builder"
+	echo "$output"
+	[ "$(grep -vcE '^[^:]*/builder/(lib/pathtab\.c|lib/winpath\.c|stage/tree\.c:[0-9]+:[[:space:]]*char \*dfold = winpath_fold\(dir\);)' <<<"$output")" = 0 ]
+}
