@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "lib/text.h"
 #include "stage/extract_ctx.h"
 
@@ -332,16 +333,6 @@ static int check_digest(struct ctx *c, const char *expect_hex, int failed)
 			c->name, expect_hex, got_hex);
 }
 
-static int hex_ok(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (!strchr("0123456789abcdefABCDEF", s[i]))
-			return 0;
-	return i == 64;
-}
-
 static unsigned long long or_default(unsigned long long v, unsigned long long d)
 {
 	return v ? v : d;
@@ -374,7 +365,7 @@ static int extract(int src_fd, const char *archive_path, const char *expect_sha2
 				       c.max_seconds) * 1000;
 
 	c.src.fd = src_fd;
-	if (expect_sha256_hex && !hex_ok(expect_sha256_hex)) {
+	if (expect_sha256_hex && !hex_is(expect_sha256_hex, 64, HEX_ANY_CASE)) {
 		wb_error(e, WB_EUSAGE,
 			 "archive '%s': expected sha256 '%s' is not 64 hex digits",
 			 archive_path, expect_sha256_hex);
