@@ -48,7 +48,7 @@ static void write_file(const char *path, const char *text, size_t len)
 	}
 }
 
-static void copy_fixtures(const char *dir)
+static void copy_fixtures(const char *to_dir)
 {
 	DIR *d = opendir(FIXTURES);
 	struct dirent *de;
@@ -65,7 +65,7 @@ static void copy_fixtures(const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(from, sizeof(from), "%s/%s", FIXTURES, de->d_name);
-		snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", to_dir, de->d_name);
 		f = fopen(from, "r");
 		if (!f)
 			abort();
