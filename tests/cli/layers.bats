@@ -91,3 +91,10 @@ hex_digit_tests() {
 	echo "$output"
 	[ "$(grep -vcE '^[^:]*/builder/(lib/pathtab\.c|lib/winpath\.c|stage/tree\.c:[0-9]+:[[:space:]]*char \*dfold = winpath_fold\(dir\);)' <<<"$output")" = 0 ]
 }
+
+@test "lib/winpath.c uses lib/names.c, never the reverse (one name check, run once)" {
+	run grep -n 'winpath_' "$WB_SRC/builder/lib/names.c"
+	echo "$output"
+	assert_status 1
+	grep -q 'names_segment_ok(' "$WB_SRC/builder/lib/winpath.c"
+}
