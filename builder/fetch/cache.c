@@ -14,6 +14,7 @@
 #include "fetch/cache.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/hex.h"
 #include "lib/strlist.h"
 #include "trust/digest.h"
 
@@ -42,12 +43,8 @@ char *cache_default_dir(const char *opt, struct wb_err *e)
 
 int cache_is_key(const char *s)
 {
-	size_t i;
-
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return i == 64;
+	/* a file name: one spelling per digest, the one digest_hex writes */
+	return hex_is(s, 64, HEX_LOWER);
 }
 
 /*

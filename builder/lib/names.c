@@ -3,7 +3,6 @@
 
 #include "buf.h"
 #include "names.h"
-#include "winpath.h"
 
 int names_segment_ok(const char *name, const char **why)
 {
@@ -32,11 +31,6 @@ int names_segment_ok(const char *name, const char **why)
 		}
 	}
 	return 1;
-}
-
-int names_check(const char *name, const char **why)
-{
-	return names_segment_ok(name, why) && winpath_name_ok(name, why);
 }
 
 char *names_url_path(const char *url, const char **why)

@@ -9,6 +9,8 @@
 #ifndef WB_NAMES_H
 #define WB_NAMES_H
 
+#include "winpath.h"
+
 /*
  * NAME may be one path component on the build host: not empty, not "." or
  * "..", no '/' or '\\', no control character (C0, DEL, C1 U+0080-U+009F),
@@ -18,11 +20,18 @@ int names_segment_ok(const char *name, const char **why);
 
 /*
  * NAME is a name winbuild may build a path from: names_segment_ok, and a
- * name Windows can hold (winpath_name_ok: reserved device names, forbidden
- * characters, trailing dot or space), since names reach the Windows side
- * too (the SBOM, generated files, the payload). Returns 1, or 0 with *why.
+ * name Windows can hold (reserved device names, forbidden characters,
+ * trailing dot or space), since names reach the Windows side too (the
+ * SBOM, generated files, the payload). Returns 1, or 0 with *why.
+ *
+ * That is winpath_name_ok (lib/winpath.h), which runs names_segment_ok
+ * once and then Windows' own rules; this is its name where a recipe name
+ * is checked. The calls go one way: winpath.c uses names.c, never back.
  */
-int names_check(const char *name, const char **why);
+static inline int names_check(const char *name, const char **why)
+{
+	return winpath_name_ok(name, why);
+}
 
 /*
  * The mirror layout of URL: "<host>/<path>" (query and fragment dropped,

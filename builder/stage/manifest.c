@@ -7,6 +7,7 @@
 #include "lib/json.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/hex.h"
 #include "lib/winpath.h"
 #include "stage/manifest.h"
 #include "stage/stage.h"
@@ -115,16 +116,6 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 
 #define MANIFEST_MAX (64u << 20)
 
-static int is_hex64(const char *s)
-{
-	if (!s || strlen(s) != 64)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return 0;
-	return 1;
-}
-
 static char *opt_str(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
@@ -196,7 +187,7 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 		a->action = opt_str(it, "action");
 		a->destination = opt_str(it, "destination");
 		a->size = (unsigned long long)json_integer_value(json_object_get(it, "size"));
-		if (!a->name || !is_hex64(h)) {
+		if (!a->name || !hex_is(h, 64, HEX_LOWER)) {
 			wb_error(e, WB_ESTAGE, "'%s': artifacts[%zu]: no name or bad sha256", path, i);
 			goto out;
 		}
@@ -236,7 +227,8 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 
 			f->site_signer = opt_str(ss, "signer");
 			f->site_thumbprint = opt_str(ss, "thumbprint_sha256");
-			if (!json_is_object(ss) || !is_hex64(up) || !f->site_thumbprint) {
+			if (!json_is_object(ss) || !hex_is(up, 64, HEX_LOWER) ||
+			    !f->site_thumbprint) {
 				wb_error(e, WB_ESTAGE, "'%s': files[%zu]: a site-signed file needs "
 					 "'upstream_sha256' and 'site_signature' with "
 					 "'thumbprint_sha256'", path, i);
@@ -249,7 +241,8 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 			wb_error(e, WB_ESTAGE, "'%s': files[%zu]: missing or unsafe path", path, i);
 			goto out;
 		}
-		if (!is_hex64(h) || !json_is_integer(sz) || json_integer_value(sz) < 0) {
+		if (!hex_is(h, 64, HEX_LOWER) || !json_is_integer(sz) ||
+		    json_integer_value(sz) < 0) {
 			wb_error(e, WB_ESTAGE, "'%s': files[%zu] '%s': bad sha256 or size",
 				 path, i, f->tree_path);
 			goto out;

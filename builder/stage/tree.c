@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "lib/bulk.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/pathtab.h"
 #include "lib/text.h"
 #include "lib/strlist.h"
 #include "lib/winpath.h"
@@ -32,29 +32,6 @@
 
 /* ---- claims ----------------------------------------------------------- */
 
-struct claim {
-	char *fold;     /* key: winpath_fold(path), or an 8.3 alias key */
-	char *path;     /* as first placed */
-	char *owner;    /* "artifact 'x'" or "generated files of component 'y'" */
-	int is_dir;
-	int short_kind; /* alias keys: WINPATH_SHORT_LONG or _TILDE */
-};
-
-static int claim_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct claim *)a)->fold, ((const struct claim *)b)->fold);
-}
-
-static void claim_free(void *p)
-{
-	struct claim *c = p;
-
-	free(c->fold);
-	free(c->path);
-	free(c->owner);
-	free(c);
-}
-
 static char *owner_label(const char *artifact, const char *component)
 {
 	if (artifact)
@@ -62,7 +39,7 @@ static char *owner_label(const char *artifact, const char *component)
 	return xasprintf("the generated files of component '%s'", component);
 }
 
-static int collision(const struct claim *c, const char *path, int want_dir,
+static int collision(const struct pathtab_entry *c, const char *path, int want_dir,
 		     const char *owner, struct wb_err *e)
 {
 	char *a = winpath_from_tree(c->path), *b = winpath_from_tree(path);
@@ -86,23 +63,6 @@ static int collision(const struct claim *c, const char *path, int want_dir,
 	return ret;
 }
 
-static struct claim *claim_insert(struct tree *t, char *fold, const char *path,
-				  const char *owner, int is_dir, struct wb_err *e)
-{
-	struct claim *c = xcalloc(1, sizeof(*c));
-
-	c->fold = fold;
-	c->path = xstrdup(path);
-	c->owner = xstrdup(owner);
-	c->is_dir = is_dir;
-	if (!tsearch(c, &t->claims, claim_cmp)) {
-		claim_free(c);
-		wb_error(e, WB_EIO, "out of memory");
-		return NULL;
-	}
-	return c;
-}
-
 /*
  * PATH, newly claimed, must not alias another entry of its directory
  * through an 8.3 short name ("KUBE-L~1.EXE" beside "kube-log-runner.exe").
@@ -120,21 +80,15 @@ static int claim_short(struct tree *t, const char *path, const char *owner,
 	int kind = winpath_short_keys(name, &keys), ret = 0;
 
 	for (size_t i = 0; !ret && i < keys.nr; i++) {
-		struct claim key, *c, **found;
+		char *key = xasprintf("\x01%s\x01%s", dfold, keys.v[i]);
+		struct pathtab_entry *c = pathtab_find_key(&t->claims, key);
 
-		key.fold = xasprintf("\x01%s\x01%s", dfold, keys.v[i]);
-		found = tfind(&key, &t->claims, claim_cmp);
-		if (!found) {
-			c = claim_insert(t, key.fold, path, owner, 0, e);
-			if (!c)
-				ret = -1;
-			else
-				c->short_kind = kind;
+		if (!c) {
+			pathtab_add_key(&t->claims, key, path, owner, 0)->tag = kind;
 			continue;
 		}
-		free(key.fold);
-		c = *found;
-		if (c->short_kind != kind) {
+		free(key);
+		if (c->tag != kind) {
 			const char *sp = kind == WINPATH_SHORT_TILDE ? path : c->path;
 			const char *lp = kind == WINPATH_SHORT_TILDE ? c->path : path;
 			const char *so = kind == WINPATH_SHORT_TILDE ? owner : c->owner;
@@ -159,19 +113,13 @@ static int claim_short(struct tree *t, const char *path, const char *owner,
 static int claim_one(struct tree *t, const char *path, int is_dir,
 		     const char *owner, struct wb_err *e)
 {
-	struct claim key, *c, **found;
+	struct pathtab_entry *c = NULL;
+	int r = pathtab_place(&t->claims, path, owner, is_dir, &c);
 
-	key.fold = winpath_fold(path);
-	found = tfind(&key, &t->claims, claim_cmp);
-	if (found) {
-		c = *found;
-		free(key.fold);
-		if (is_dir && c->is_dir && !strcmp(c->path, path))
-			return 0;
+	if (r == PATHTAB_CLASH)
 		return collision(c, path, is_dir, owner, e);
-	}
-	if (!claim_insert(t, key.fold, path, owner, is_dir, e))
-		return -1;
+	if (r == PATHTAB_AGAIN)
+		return 0;
 	return claim_short(t, path, owner, e);
 }
 
@@ -320,8 +268,7 @@ void tree_release(struct tree *t)
 		close(t->lock_fd);
 	}
 	t->lock_fd = -1;
-	tdestroy(t->claims, claim_free);
-	t->claims = NULL;
+	pathtab_release(&t->claims);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
 		if (t->files[i].authenticode)

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "lib/err.h"
+#include "lib/pathtab.h"
 #include "lib/strlist.h"
 #include "stage/extract.h"
 
@@ -48,13 +49,15 @@ struct tree {
 	char *final;                /* OUT/<name>/tree */
 	int lock_fd;
 	time_t mtime;               /* every file and directory gets this */
-	void *claims;               /* tsearch root of struct claim */
+	struct pathtab claims;      /* every claimed path, by owner; 8.3
+				       alias keys too (tree.c) */
 	struct tree_file *files;    /* in claim order; tree_sort_files sorts */
 	size_t nfiles, alloc_files;
 	struct wb_strlist dirs;     /* directories created by tree_mkdir */
 };
 
-#define TREE_INIT { NULL, NULL, NULL, NULL, -1, 0, NULL, NULL, 0, 0, WB_STRLIST_INIT }
+#define TREE_INIT { NULL, NULL, NULL, NULL, -1, 0, PATHTAB_INIT, NULL, 0, 0, \
+		    WB_STRLIST_INIT }
 
 /*
  * Lock OUT/<NAME>, remove temp dirs of killed runs, create a fresh temp

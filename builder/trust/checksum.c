@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "lib/text.h"
 #include "trust/checksum.h"
 
@@ -25,24 +26,12 @@ static int is_blank(char c)
 	       c == '\f';
 }
 
-/* Length of the leading run of hex digits in S[0..LEN). */
-static size_t hex_run(const char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len && ((s[i] >= '0' && s[i] <= '9') ||
-			   (s[i] >= 'a' && s[i] <= 'f') ||
-			   (s[i] >= 'A' && s[i] <= 'F')))
-		i++;
-	return i;
-}
-
 /* Check that TOK (TLEN bytes) is a digest of the right size and decode it. */
 static int parse_digest(const char *tok, size_t tlen, enum digest_alg alg,
 			size_t dlen, unsigned lineno, unsigned char *out,
 			struct wb_err *e)
 {
-	size_t run = hex_run(tok, tlen);
+	size_t run = hex_span(tok, tlen, HEX_ANY_CASE);
 
 	if (run < tlen && !is_blank(tok[run])) {
 		size_t show = run;
@@ -164,7 +153,7 @@ int checksum_parse(const char *text, size_t len, const char *filename,
 			p++;
 			llen--;
 		}
-		run = hex_run(p, llen);
+		run = hex_span(p, llen, HEX_ANY_CASE);
 		if (run == llen || (p[run] != ' ' && p[run] != '\t')) {
 			if (parse_digest(p, llen, alg, dlen, lineno, cur, e) < 0) {
 				ret = -1;
