@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "recipe/resolve_int.h"
 #include "recipe/schema.h"
 
@@ -38,7 +39,7 @@ static int auth_publishers(struct resolver *r, const struct rnode *k, const char
 		if (!*v)
 			return err_at(r, &k->items[i]->origin,
 				      "'%s.publishers' holds an empty entry", what);
-		if (is_hex(v, 64)) {
+		if (hex_is(v, 64, HEX_ANY_CASE)) {
 			char *l = lower(xstrdup(v));
 			wb_strlist_push(out, l);
 			free(l);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "lib/platform.h"
 #include "recipe/resolve_int.h"
 
@@ -25,7 +26,7 @@ int resolve_iso(struct resolver *r, const struct rnode *win)
 	if (n)
 		p->windows_iso_origin = n->origin;
 	if (n && strcmp(n->scalar, "none")) {
-		if (!is_hex(n->scalar, 64))
+		if (!hex_is(n->scalar, 64, HEX_ANY_CASE))
 			return err_at(r, &n->origin,
 				      "'windows.iso_sha256' must be 64 hex digits (the ISO's SHA-256) or \"none\", not '%s'",
 				      n->scalar);

@@ -86,15 +86,6 @@ char *relative_to(const char *from, const char *rel)
 	return path_clean(p);
 }
 
-int is_hex(const char *s, size_t len)
-{
-	if (strlen(s) != len)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
 
 char *lower(char *s)
 {

@@ -80,7 +80,6 @@ int bad_grammar(struct resolver *r, const struct wb_origin *o, const char *key,
 		const char *value, const char *what);
 const char *scalar(const struct rnode *n, const char *key);
 char *relative_to(const char *from, const char *rel);
-int is_hex(const char *s, size_t len);
 char *lower(char *s);
 void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -11,6 +11,7 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/hex.h"
 #include "recipe/resolve_int.h"
 #include "recipe/schema.h"
 #include "trust/method.h"
@@ -312,13 +313,13 @@ int convert_verify(struct resolver *r, const struct rnode *vn,
 	if ((n = rnode_get(vn, "sha256"))) {
 		v->sha256 = lower(xstrdup(n->scalar));
 		v->sha256_origin = n->origin;
-		if (!is_hex(v->sha256, 64))
+		if (!hex_is(v->sha256, 64, HEX_ANY_CASE))
 			return err_at(r, &n->origin, "'%s.verify.sha256' must be 64 hex digits", ctx);
 	}
 	if ((n = rnode_get(vn, "sha512"))) {
 		v->sha512 = lower(xstrdup(n->scalar));
 		v->sha512_origin = n->origin;
-		if (!is_hex(v->sha512, 128))
+		if (!hex_is(v->sha512, 128, HEX_ANY_CASE))
 			return err_at(r, &n->origin, "'%s.verify.sha512' must be 128 hex digits", ctx);
 	}
 	if ((n = rnode_get(vn, "source")))

@@ -27,6 +27,7 @@
 #include <openssl/x509v3.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "trust/authenticode.h"
 #include "trust/digest.h"
 #include "trust/timestamp.h"
@@ -818,11 +819,7 @@ static int publisher_allowed(const struct authenticode_policy *pol,
 		return 1;
 	for (size_t i = 0; i < pol->npublishers; i++) {
 		const char *p = pol->publishers[i];
-		size_t n = strlen(p), k;
-
-		for (k = 0; k < n && isxdigit((unsigned char)p[k]); k++)
-			;
-		if (n == 64 && k == 64) {
+		if (hex_is(p, 64, HEX_ANY_CASE)) {
 			if (!strcasecmp(p, thumb))
 				return 1;
 		} else if (!strcmp(p, subject) || !strcmp(p, oneline)) {

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "lib/buf.h"
+#include "lib/hex.h"
 #include "lib/strlist.h"
 #include "lib/text.h"
 #include "trust/rekor.h"
@@ -13,11 +14,7 @@
 /* A Rekor entry UUID: 64 hex digits, or 80 (a tree ID before them). */
 static int uuid_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n != 64 && n != 80)
-		return 0;
-	return strspn(s, "0123456789abcdef") == n;
+	return hex_is(s, 64, HEX_LOWER) || hex_is(s, 80, HEX_LOWER);
 }
 
 static int answer_error(struct wb_err *e, const char *url, const char *what)
