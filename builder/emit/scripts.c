@@ -290,7 +290,9 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		builder_providers = WB_STRLIST_INIT, consumed = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT,
-		adirs = WB_STRLIST_INIT, adirs_from = WB_STRLIST_INIT;
+		adirs = WB_STRLIST_INIT, adirs_from = WB_STRLIST_INIT,
+		cni_dirs = WB_STRLIST_INIT;
+	char *bin, *conf;
 	const struct plan_artifact *msi = NULL;
 	const struct staged_file *f;
 	json_t *fw = json_array(), *fw_from = json_array();
@@ -430,10 +432,8 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	/* CNI configuration files staged for the recipe's node.cni: a
 	 * .conflist, or a .conf in the configuration directory the components
 	 * declare (`cni.conf_dir`: no CNI path is named here) */
-	s = p->cni_conf_dir ? xasprintf("C:\\%s\\", p->cni_conf_dir) : NULL;
-	for (char *q = s; q && *q; q++)
-		if (*q == '/')
-			*q = '\\';
+	conf = p->cni_conf_dir ? winpath_from_tree(p->cni_conf_dir) : NULL;
+	s = conf ? xasprintf("%s\\", conf) : NULL;
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (has_suffix_ci(m->files[i].path, ".conflist") ||
 		    (s && has_suffix_ci(m->files[i].path, ".conf") &&
@@ -443,23 +443,16 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set_list(v, "cni_conf_files", &conflists);
 	/* and the two directories themselves, as the components declare them
 	 * (none declared: 06-cni.ps1 creates nothing) */
-	{
-		struct wb_strlist dirs2 = WB_STRLIST_INIT;
-		char *bin = p->cni_bin_dir ? winpath_from_tree(p->cni_bin_dir) : NULL;
-
-		if (bin)
-			wb_strlist_push(&dirs2, bin);
-		if (p->cni_conf_dir) {
-			char *conf = winpath_from_tree(p->cni_conf_dir);
-
-			wb_strlist_push(&dirs2, conf);
-			free(conf);
-		}
-		tmpl_set_list(v, "cni_dirs", &dirs2);
-		tmpl_set(v, "cni_bin_dir", bin ? bin : "");
-		free(bin);
-		wb_strlist_release(&dirs2);
-	}
+	bin = p->cni_bin_dir ? winpath_from_tree(p->cni_bin_dir) : NULL;
+	if (bin)
+		wb_strlist_push(&cni_dirs, bin);
+	if (conf)
+		wb_strlist_push(&cni_dirs, conf);
+	tmpl_set_list(v, "cni_dirs", &cni_dirs);
+	tmpl_set(v, "cni_bin_dir", bin ? bin : "");
+	free(bin);
+	free(conf);
+	wb_strlist_release(&cni_dirs);
 
 	/* provenance: a here-string; JSON lines never start with '@ */
 	s = provenance_json(p, m);
