@@ -61,6 +61,8 @@ struct pipe_stage {
 	struct stage st;
 	int begun;                    /* stage_begin succeeded: stage_end it */
 	struct stage_result res;
+	struct lockfile *lock;        /* owned: --locked with site signing, the
+				       * lock its signed files must match */
 };
 
 struct pipe_image {

@@ -15,6 +15,7 @@
 #include "cmd/pipeline.h"
 #include "emit/sbom.h"
 #include "fetch/cache.h"
+#include "fetch/lockfile.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "stage/sitesign.h"
@@ -97,6 +98,10 @@ void pipestage_release(struct pipe_stage *s)
 		stage_end(&s->st);
 	s->begun = 0;
 	stage_result_release(&s->res);
+	if (s->lock)
+		lockfile_release(s->lock);
+	free(s->lock);
+	s->lock = NULL;
 	free(s->templates_dir);
 	free(s->dir);
 	s->templates_dir = NULL;
@@ -195,6 +200,9 @@ int pipestage_gate(struct pipe_stage *s, const struct plan *plan,
 	/* a signing key the plan does not take (or the reverse) is never up
 	 * to date: stage_begin reports it */
 	ok = !s->never && sitesign_check(plan, s->o.sign, s->o.sign_strict, &e) == 0;
+	/* --locked with site signing: sign again and hold the result to the
+	 * lock's "site_signed" (pipestage_start), whatever the stamp says */
+	ok = ok && !(s->run->locked && s->o.sign && plan->site_signing.set);
 	for (size_t i = 0; ok && i < plan->nartifacts; i++) {
 		ok = ref_sha256(c, plan, &items[i], shas[i], &urls[i]);
 		sp[i] = shas[i];
@@ -240,6 +248,14 @@ static void stage_stamp(struct pipe_stage *s, const struct plan *plan,
 
 int pipestage_start(struct pipe_stage *s, const struct plan *plan, struct wb_err *e)
 {
+	if (s->run->locked && s->o.sign && plan->site_signing.set && !s->lock) {
+		/* the fetch read it too and checked it is this image's */
+		s->lock = xcalloc(1, sizeof(*s->lock));
+		if (lockfile_read(s->run->lock_path, s->lock, e) < 0)
+			return -1;
+		s->o.locked = s->lock;
+		s->o.lock_path = s->run->lock_path;
+	}
 	if (stage_begin(&s->st, plan, &s->o, e) < 0) {
 		stage_end(&s->st);
 		return -1;
@@ -324,6 +340,38 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 	return ret;
 }
 
+/* After a stage that site-signed files, not --locked: their digests into
+ * the lock file's "site_signed" (fetch/lockfile.h), when there is a lock
+ * file; `lock` itself never signs. */
+static int record_site_signed(struct pipe_stage *s, const struct plan *plan)
+{
+	struct wb_run *run = s->run;
+	struct wb_err e = WB_ERR_INIT;
+	struct lock_signed *v;
+	size_t n;
+	int ret;
+
+	if (run->locked || !s->o.sign || !plan->site_signing.set)
+		return WB_OK;
+	if (!fs_exists(run->lock_path)) {
+		if (!run->quiet)
+			fprintf(stderr, "the site-signed digests are in the manifest only: "
+				"there is no lock file '%s' (run 'winbuild lock', then "
+				"stage again to record them)\n", run->lock_path);
+		return WB_OK;
+	}
+	v = sitesign_lock_entries(&s->st.t, s->o.sign->timestamp_url != NULL, &n);
+	ret = lockfile_set_site_signed(run->lock_path, plan->name, v, n, &e);
+	free(v);
+	if (ret < 0)
+		return cmd_fail(&e);
+	cmd_json_set(run, "site_signed_recorded", json_integer((json_int_t)n));
+	if (!run->quiet)
+		fprintf(stderr, "recorded %zu site-signed file%s in '%s'\n", n,
+			n == 1 ? "" : "s", run->lock_path);
+	return WB_OK;
+}
+
 int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 		     const struct fetch_item *items)
 {
@@ -357,5 +405,5 @@ int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 		fprintf(stderr, "manifest: %s\n", res->manifest_path);
 	}
 	stage_stamp(s, plan, items);
-	return WB_OK;
+	return record_site_signed(s, plan);
 }

@@ -7,13 +7,26 @@
  *         "...", "signature_url": "..." }, "minisign_also": [...],
  *         "sigstore": { "identity": ..., "log_index": ..., "bundle_url": ... },
  *         "checksum_url": "...", "pinned": ["sha256"], "accepted_new": true } } },
- *     "windows_iso": { "sha256": "hex" } }     (when the plan pins one)
+ *     "windows_iso": { "sha256": "hex" },      (when the plan pins one)
+ *     "site_signed": { "TREE PATH": { "artifact": "NAME", "upstream_sha256":
+ *         "hex", "sha256": "hex", "signer": "SUBJECT", "signer_sha256": "hex",
+ *         "timestamped": false } } }             (after a site-signed stage)
  *
  * "verified_by" is written by verify_evidence_lock_json (trust/verify.c):
  * one key per method of the table (trust/method.h) that verified.
  *
  * "url" is the plan URL the bytes came from (after mirroring, before
  * redirects). Written atomically, keys sorted: a lock diff is a review.
+ *
+ * "site_signed" (docs/authenticode.md, "Site signing"): per staged file the
+ * site signed, the upstream bytes' digest and the signed bytes'. `lock`
+ * fetches and never signs, so the stage records them (a stage or build
+ * without --locked, when the lock file exists) and `lock` keeps the entries
+ * of every artifact whose bytes it pins unchanged. Signing is deterministic
+ * for one key and SOURCE_DATE_EPOCH (trust/sign.c), so under --locked the
+ * stage checks its signed files against these entries before the tree is
+ * final; a timestamped signature is not deterministic: only its upstream
+ * digest and signer are checked then.
  */
 #ifndef WB_LOCKFILE_H
 #define WB_LOCKFILE_H
@@ -30,9 +43,20 @@ struct lock_entry {
 	unsigned long long size;
 };
 
+struct lock_signed {
+	char *path;             /* tree path, '/' separators */
+	char *artifact;
+	char *signer;           /* subject, RFC 2253 */
+	char signer_sha256[65]; /* the signer certificate's SHA-256 */
+	char upstream_sha256[65], sha256[65];
+	int timestamped;
+};
+
 struct lockfile {
 	struct lock_entry *v;   /* sorted by name */
 	size_t nr;
+	struct lock_signed *sv; /* "site_signed", sorted by path */
+	size_t nsigned;
 	char iso_sha256[65];    /* "windows_iso": {"sha256"}, or "" */
 	char *image;            /* "recipe": the image name it was made for, or NULL */
 };
@@ -43,9 +67,18 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e);
 void lockfile_release(struct lockfile *lf);
 const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *name);
 
+/* The "site_signed" entry of tree path PATH, or NULL. */
+const struct lock_signed *lockfile_find_signed(const struct lockfile *lf, const char *path);
+
 /* Write the verified ITEMS (status 0) of recipe RECIPE to PATH, with the
  * Windows ISO's pinned digest ISO_SHA256 when not NULL. */
 int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, struct wb_err *e);
+
+/* Replace the "site_signed" section of the lock file PATH (which exists and
+ * was made for image RECIPE) with the N entries V; the rest is kept as it
+ * is. 0, or -1 with E. */
+int lockfile_set_site_signed(const char *path, const char *recipe,
+			     const struct lock_signed *v, size_t n, struct wb_err *e);
 
 #endif

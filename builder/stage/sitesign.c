@@ -108,3 +108,82 @@ int sitesign_tree(struct tree *t, const struct plan *plan,
 	}
 	return 0;
 }
+
+int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
+			  const char *lock_path, struct wb_err *e)
+{
+	size_t nsigned = 0;
+
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+		const struct authenticode_result *r = f->site_signature;
+		const struct lock_signed *ls;
+
+		if (!r)
+			continue;
+		nsigned++;
+		ls = lockfile_find_signed(lf, f->path);
+		if (!ls)
+			return wb_error(e, WB_EVERIFY, "--locked: the site-signed file '%s' "
+					"(artifact '%s') is not in the lock file '%s'; stage "
+					"once without --locked to record it, and review the "
+					"lock file's diff", f->path, f->artifact, lock_path);
+		if (strcmp(ls->upstream_sha256, f->upstream_sha256))
+			return wb_error(e, WB_EVERIFY, "--locked: '%s' (artifact '%s'): the "
+					"lock file '%s' recorded upstream sha256 %s before site "
+					"signing, these bytes are %s", f->path, f->artifact,
+					lock_path, ls->upstream_sha256, f->upstream_sha256);
+		if (strcmp(ls->signer_sha256, r->thumbprint))
+			return wb_error(e, WB_EVERIFY, "--locked: '%s' (artifact '%s') is "
+					"signed by certificate %s ('%s'); the lock file '%s' "
+					"recorded %s ('%s'): the site's signing certificate "
+					"changed", f->path, f->artifact, r->thumbprint,
+					r->subject ? r->subject : "", lock_path,
+					ls->signer_sha256, ls->signer);
+		if (!ls->timestamped && strcmp(ls->sha256, f->sha256))
+			return wb_error(e, WB_EVERIFY, "--locked: the site-signed '%s' "
+					"(artifact '%s') is sha256 %s; the lock file '%s' "
+					"recorded %s: the same key, certificate and "
+					"SOURCE_DATE_EPOCH sign to the same bytes, so one of "
+					"them (or osslsigncode) changed", f->path, f->artifact,
+					f->sha256, lock_path, ls->sha256);
+	}
+	if (nsigned != lf->nsigned)
+		for (size_t i = 0; i < lf->nsigned; i++) {
+			size_t j = 0;
+
+			while (j < t->nfiles && (!t->files[j].site_signature ||
+						 strcmp(t->files[j].path, lf->sv[i].path)))
+				j++;
+			if (j == t->nfiles)
+				return wb_error(e, WB_EVERIFY, "--locked: the lock file '%s' "
+						"records the site-signed file '%s' (artifact "
+						"'%s'), which this stage did not sign", lock_path,
+						lf->sv[i].path, lf->sv[i].artifact);
+		}
+	return 0;
+}
+
+struct lock_signed *sitesign_lock_entries(const struct tree *t, int timestamped,
+					  size_t *n)
+{
+	struct lock_signed *v = xcalloc(t->nfiles + 1, sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+		struct lock_signed *ls;
+
+		if (!f->site_signature)
+			continue;
+		ls = &v[(*n)++];
+		ls->path = f->path;
+		ls->artifact = (char *)f->artifact;
+		ls->signer = f->site_signature->subject;   /* NULL: "" (lockfile.c) */
+		memcpy(ls->signer_sha256, f->site_signature->thumbprint, 65);
+		memcpy(ls->upstream_sha256, f->upstream_sha256, 65);
+		memcpy(ls->sha256, f->sha256, 65);
+		ls->timestamped = timestamped;
+	}
+	return v;
+}

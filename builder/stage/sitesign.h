@@ -17,6 +17,7 @@
 
 #include <time.h>
 
+#include "fetch/lockfile.h"
 #include "lib/err.h"
 #include "recipe/plan.h"
 #include "stage/tree.h"
@@ -44,5 +45,21 @@ int sitesign_artifact(const struct plan *plan, const struct plan_artifact *a);
  */
 int sitesign_tree(struct tree *t, const struct plan *plan,
 		  const struct sign_opts *so, time_t epoch, struct wb_err *e);
+
+/*
+ * --locked (fetch/lockfile.h, "site_signed"): every file of T the site
+ * signed must be in LF (read from LOCK_PATH) with the same upstream digest
+ * and signer certificate, and, unless the lock says it was timestamped,
+ * the same signed digest; and every entry of LF must be a file signed
+ * now. WB_EVERIFY naming the file, the expected and the actual digest.
+ */
+int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
+			  const char *lock_path, struct wb_err *e);
+
+/* The lock's record of T's site-signed files (*N of them, in T's order;
+ * the strings are T's): for lockfile_set_site_signed. TIMESTAMPED: the
+ * signatures carry a timestamp (not reproducible). Free the array only. */
+struct lock_signed *sitesign_lock_entries(const struct tree *t, int timestamped,
+					  size_t *n);
 
 #endif

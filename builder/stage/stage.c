@@ -408,6 +408,8 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 	hook_at(o, "sign");
 	if (sitesign_tree(t, plan, o->sign, o->source_date_epoch, e) < 0)
 		return -1;
+	if (o->locked && sitesign_check_locked(t, o->locked, o->lock_path, e) < 0)
+		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
 		return -1;
 	hook_at(o, "generated");

@@ -19,6 +19,8 @@
 #include "stage/tree.h"
 #include "trust/sign.h"
 
+struct lockfile;
+
 /* One plan artifact's verified bytes (parallel to plan->artifacts). */
 struct stage_input {
 	const char *path;          /* cache entry (for messages) */
@@ -52,6 +54,11 @@ struct stage_opts {
 	 * (stage/sitesign.h); NULL: none given */
 	const struct sign_opts *sign;
 	int sign_strict;           /* a key without site_signing is an error */
+	/* --locked: the lock file read (LOCK_PATH), whose "site_signed"
+	 * entries the signed files must match (sitesign_check_locked) before
+	 * the tree is final; NULL: not locked */
+	const struct lockfile *locked;
+	const char *lock_path;
 	/* Test hook, called at named points: "begin", "artifact",
 	 * "sign" (upstream checks done, before site signing),
 	 * "generated", "before-swap", "after-swap", "done". May be NULL. */

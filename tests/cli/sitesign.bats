@@ -275,3 +275,100 @@ sha() {
 	assert_status 2
 	assert_output_has "--sign-* options need --sign-scripts"
 }
+
+# lk FILE FIELD: a field of the lock's "site_signed" entry of tree path FILE
+lk() {
+	python3 -c 'import json, sys
+e = json.load(open(sys.argv[1])).get("site_signed", {}).get(sys.argv[2])
+print("" if e is None else e[sys.argv[3]])' "$WORK/t.lock" "$1" "$2"
+}
+
+@test "the lock records each site-signed file's digests; --locked signs again and must give the same bytes" {
+	site_recipe '{components: [demo], roots: site/roots.pem}' good.exe hello.dll
+	wb lock img.yaml --no-progress
+	assert_status 0
+	wb stage img.yaml -o out --no-progress "${KEY[@]}"
+	assert_status 0
+	assert_output_has "recorded 2 site-signed files in 't.lock'"
+	for f in good.exe hello.dll; do
+		[ "$(lk "k/$f" upstream_sha256)" = "$(sha "$FX/$f")" ]
+		[ "$(lk "k/$f" sha256)" = "$(sha "out/t/tree/k/$f")" ]
+		[ "$(lk "k/$f" artifact)" = "$(mf "k/$f" artifact)" ]
+		[ "$(lk "k/$f" signer)" = "CN=Other CA Signer" ]
+		[ "$(lk "k/$f" timestamped)" = "False" ]
+	done
+	# the certificate's fingerprint as openssl computes it
+	fp=$(openssl x509 -in "$FX/other.pem" -outform DER | sha256sum | cut -d' ' -f1)
+	[ "$(lk k/good.exe signer_sha256)" = "$fp" ]
+	# a rebuild elsewhere with the same key and inputs: the same bytes
+	rm -rf out
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 0
+	assert_output_lacks "recorded"
+	[ "$(sha out/t/tree/k/good.exe)" = "$(lk k/good.exe sha256)" ]
+	# --locked never takes the stamp's word: the second run signs again
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 0
+	assert_output_lacks "up to date"
+	# another signing time signs other bytes: refused, the tree stays
+	before=$(sha out/t/tree/k/good.exe)
+	SOURCE_DATE_EPOCH=1700000000 wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 1
+	assert_output_has "--locked: the site-signed 'k/"
+	assert_output_has "the lock file 't.lock' recorded"
+	[ "$(sha out/t/tree/k/good.exe)" = "$before" ]
+	# `lock` again keeps the entries of artifacts whose bytes it still pins
+	wb lock img.yaml --no-progress
+	assert_status 0
+	[ "$(lk k/good.exe sha256)" = "$before" ]
+	[ "$(lk k/hello.dll upstream_sha256)" = "$(sha "$FX/hello.dll")" ]
+	# --json says how many it recorded
+	"$WINBUILD" stage img.yaml -o out --no-progress --json --set vars.x=1 "${KEY[@]}" >st.json
+	[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["site_signed_recorded"])' st.json)" = 2 ]
+}
+
+@test "--locked refuses a new signing certificate, a signed file the lock lacks and a lock entry nothing signed" {
+	site_recipe '{components: [demo], roots: site/roots.pem}' good.exe hello.dll
+	wb lock img.yaml --no-progress
+	wb stage img.yaml -o out --no-progress "${KEY[@]}"
+	assert_status 0
+	# another certificate under the same site roots
+	openssl req -new -newkey rsa:2048 -nodes -keyout new.key -out new.csr \
+		-subj "/CN=New Site Signer" 2>/dev/null
+	openssl x509 -req -in new.csr -CA "$FX/other-ca.pem" -CAkey "$FX/other-ca.key" \
+		-set_serial 4242 -days 3650 -extfile "$FX/ext.cnf" -extensions v3_cs \
+		-out new.pem 2>/dev/null
+	wb stage img.yaml -o out --no-progress --locked --sign-cert new.pem --sign-key new.key
+	assert_status 1
+	assert_output_has "the site's signing certificate changed"
+	cp t.lock t.lock.good
+	# an attacker (or a stale lock) drops one file's entry
+	python3 -c 'import json; l = json.load(open("t.lock")); del l["site_signed"]["k/hello.dll"]; json.dump(l, open("t.lock", "w"))'
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 1
+	assert_output_has "--locked: the site-signed file 'k/hello.dll' (artifact"
+	assert_output_has "is not in the lock file 't.lock'"
+	# or adds one the stage does not sign
+	python3 -c 'import json; l = json.load(open("t.lock.good")); l["site_signed"]["k/extra.exe"] = dict(l["site_signed"]["k/good.exe"]); json.dump(l, open("t.lock", "w"))'
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 1
+	assert_output_has "records the site-signed file 'k/extra.exe'"
+	# or forges the signed digest
+	python3 -c 'import json; l = json.load(open("t.lock.good")); l["site_signed"]["k/good.exe"]["sha256"] = "0" * 64; json.dump(l, open("t.lock", "w"))'
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 1
+	assert_output_has "recorded 0000000000000000"
+	# a malformed entry is a lock error, exit 2
+	python3 -c 'import json; l = json.load(open("t.lock.good")); l["site_signed"]["k/good.exe"]["sha256"] = "xyz"; json.dump(l, open("t.lock", "w"))'
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 2
+	assert_output_has "site-signed file 'k/good.exe' needs"
+}
+
+@test "without a lock file the site-signed digests stay in the manifest, and no lock file appears" {
+	site_recipe '{components: [demo], roots: site/roots.pem}' good.exe
+	wb stage img.yaml -o out --no-progress "${KEY[@]}"
+	assert_status 0
+	assert_output_has "the site-signed digests are in the manifest only: there is no lock file 't.lock'"
+	[ ! -e t.lock ]
+}
