@@ -282,8 +282,6 @@ int main(int argc, char **argv)
 		ret = WB_OK;
 	else if (run.json)
 		ret = cmd_json_finish(&run, ret);
-	if (run.quiet)
-		run.log.level = WB_LOG_WARN;
 	wb_strlist_release(&run.positional);
 	wb_strlist_release(&run.overrides);
 	wb_strlist_release(&run.sets);

@@ -200,6 +200,12 @@ int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
 		if (!done)
 			return unknown_option(arg, set, run);
 	}
+	/* what the modules' log lines reach: -q only warnings and errors,
+	 * -v the debug lines too (fetch's retries and redirects are info) */
+	if (run->quiet)
+		run->log.level = WB_LOG_WARN;
+	else if (run->verbose)
+		run->log.level = WB_LOG_DEBUG;
 	return 0;
 }
 

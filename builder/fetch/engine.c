@@ -801,12 +801,10 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		summarise(items, n, e);
 	}
 out:
-	/* a debug line; WINBUILD_TEST_TRACE=1 shows it to the tests, which
-	 * count the parses (-v does not raise the log's level yet) */
+	/* a debug line (-v): the tests count the parses with it */
 	if (en.roots.used)
-		engine_log(&en, getenv("WINBUILD_TEST_TRACE") ? WB_LOG_INFO : WB_LOG_DEBUG,
-			   "sigstore trusted roots: %u parsed for %u checks", en.roots.parsed,
-			   en.roots.used);
+		engine_log(&en, WB_LOG_DEBUG, "sigstore trusted roots: %u parsed for %u checks",
+			   en.roots.parsed, en.roots.used);
 	sigstore_roots_release(&en.roots);
 	for (size_t i = 0; i < n; i++)
 		job_release(c, &en.jobs[i]);

@@ -228,13 +228,20 @@ untouched() {
 		art kubeadm.exe "$(H)/k/kubeadm.exe" "$(cosign "rekor: \"$REKOR\"")"
 		art kube-proxy.exe "$(H)/k/kube-proxy.exe" "$(cosign "rekor: \"$REKOR\"")"
 	} | recipe
-	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	wb fetch img.yaml --no-progress -v
 	assert_status 0
 	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
 	# the cache hits check the kept files again, under the one parse too
-	WINBUILD_TEST_TRACE=1 wb fetch img.yaml --no-progress
+	wb fetch img.yaml --no-progress -v
 	assert_status 0
 	assert_output_has "sigstore trusted roots: 1 parsed for 3 checks"
+	# a debug line: only with -v, and -q wins
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_lacks "sigstore trusted roots"
+	wb fetch img.yaml --no-progress -v -q
+	assert_status 0
+	assert_output_lacks "sigstore trusted roots"
 }
 
 @test "issue 30: a Rekor answer past its cap (1 MiB) is refused by the engine's lookup: exit 3, nothing cached" {
