@@ -413,6 +413,7 @@ static int print_json(const struct plan *p)
 		}
 		json_object_set_new(cj, "firewall", fw);
 		json_object_set_new(cj, "admin_directories", json_strlist(&c->admin_directories));
+		json_object_set_new(cj, "event_manifests", json_strlist(&c->event_manifests));
 		reg = json_array();
 		for (size_t k = 0; k < c->nregistry; k++) {
 			json_t *g = json_object();
@@ -421,6 +422,8 @@ static int print_json(const struct plan *p)
 			json_object_set_new(g, "name", json_string(c->registry[k].name));
 			json_object_set_new(g, "type", json_string(c->registry[k].type));
 			json_object_set_new(g, "value", json_string(c->registry[k].value));
+			json_object_set_new(g, "take_ownership", c->registry[k].take_ownership ?
+					    json_string(c->registry[k].take_ownership) : json_null());
 			json_array_append_new(reg, g);
 		}
 		json_object_set_new(cj, "registry", reg);

@@ -291,6 +291,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT,
 		adirs = WB_STRLIST_INIT, adirs_from = WB_STRLIST_INIT,
+		mans = WB_STRLIST_INIT, mans_from = WB_STRLIST_INIT,
 		cni_dirs = WB_STRLIST_INIT;
 	char *bin, *conf;
 	const struct plan_artifact *msi = NULL;
@@ -318,7 +319,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	for (size_t i = 0; i < p->ncomponents; i++) {
 		const struct plan_component *c = &p->components[i];
 
-		char *where[6];
+		char *where[7];
 
 		where[0] = xasprintf("components.%s.path in %s", c->name, c->file);
 		where[1] = xasprintf("components.%s.defender_exclusions in %s", c->name, c->file);
@@ -326,6 +327,9 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		where[3] = xasprintf("components.%s.firewall in %s", c->name, c->file);
 		where[4] = xasprintf("components.%s.admin_directories in %s", c->name, c->file);
 		where[5] = xasprintf("components.%s.registry in %s", c->name, c->file);
+		where[6] = xasprintf("components.%s.event_manifests in %s", c->name, c->file);
+		for (size_t k = 0; k < c->event_manifests.nr; k++)
+			push_from(&mans, &mans_from, c->event_manifests.v[k], where[6]);
 		for (size_t k = 0; k < c->admin_directories.nr; k++)
 			push_from(&adirs, &adirs_from, c->admin_directories.v[k], where[4]);
 		for (size_t k = 0; k < c->nregistry; k++) {
@@ -335,8 +339,11 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			json_object_set_new(r, "Key", json_stringn_nocheck(g->key, strlen(g->key)));
 			json_object_set_new(r, "Name", json_stringn_nocheck(g->name, strlen(g->name)));
 			json_object_set_new(r, "Type", json_string(!strcmp(g->type, "dword") ? "DWord" :
-				!strcmp(g->type, "expand_string") ? "ExpandString" : "String"));
+				!strcmp(g->type, "expand_string") ? "ExpandString" :
+				!strcmp(g->type, "binary") ? "Binary" : "String"));
 			json_object_set_new(r, "Value", json_stringn_nocheck(g->value, strlen(g->value)));
+			/* '' when none: the PowerShell sink has no $null */
+			set_str(r, "TakeOwnership", g->take_ownership);
 			json_array_append_new(reg, r);
 			json_array_append_new(reg_from, json_string(where[5]));
 		}
@@ -369,6 +376,19 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set_list_from(v, "admin_directories", &adirs, &adirs_from);
 	tmpl_set_json_from(v, "registry_values", reg, reg_from);
 	reg = reg_from = NULL;
+	tmpl_set_list_from(v, "event_manifests", &mans, &mans_from);
+	/* wevtutil reads each manifest where the component put it */
+	for (size_t i = 0; i < p->ncomponents; i++) {
+		const struct plan_component *c = &p->components[i];
+
+		for (size_t k = 0; k < c->event_manifests.nr; k++)
+			if (!staged_by(m, c->name, c->event_manifests.v[k])) {
+				wb_error(e, WB_ESTAGE, "component '%s' registers the event "
+					 "manifest '%s', which it did not stage", c->name,
+					 c->event_manifests.v[k]);
+				goto out;
+			}
+	}
 
 	/* cloudbase-init: the MSI payload, its properties, conf overlays */
 	for (size_t i = 0; i < p->nartifacts; i++)
@@ -475,6 +495,8 @@ out:
 	wb_strlist_release(&dirs_from);
 	wb_strlist_release(&adirs);
 	wb_strlist_release(&adirs_from);
+	wb_strlist_release(&mans);
+	wb_strlist_release(&mans_from);
 	json_decref(reg);
 	json_decref(reg_from);
 	wb_strlist_release(&props_from);

@@ -12,6 +12,7 @@
 
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/hex.h"
 #include "lib/text.h"
 #include "lib/tmpl.h"
 #include "lib/winpath.h"
@@ -158,11 +159,44 @@ static int reg_chars_ok(const char *s, int seps)
 			seg = 0;
 		} else if (isalnum((unsigned char)*s) || strchr(" ._-", *s)) {
 			seg++;
+		} else if (seps && (*s == '{' || *s == '}')) {
+			seg++;   /* GUIDs: COM classes, AppIDs */
 		} else {
 			return 0;
 		}
 	}
 	return seg > 0;
+}
+
+/* KEY ("HKLM:\\...") well-formed: names of letters, digits, space, '.',
+ * '_', '-' and braces, no wildcard PowerShell's -Path would expand. */
+static int reg_key_ok(const char *key)
+{
+	return !strncasecmp(key, "HKLM:\\", 6) && strlen(key) <= 255 &&
+	       reg_chars_ok(key + 6, 1);
+}
+
+/* A `binary` value as .reg files write one ("01,00,04,80"): lower-case hex
+ * without separators (new string), or NULL when malformed or over 4 KiB. */
+static char *reg_binary(const char *s)
+{
+	struct buf b = BUF_INIT;
+	size_t n = 0;
+
+	for (;;) {
+		if (hex_span(s, 2, HEX_ANY_CASE) != 2 || ++n > 4096) {
+			buf_release(&b);
+			return NULL;
+		}
+		buf_addf(&b, "%c%c", tolower((unsigned char)s[0]), tolower((unsigned char)s[1]));
+		s += 2;
+		if (!*s)
+			return buf_detach(&b, NULL);
+		if (*s++ != ',') {
+			buf_release(&b);
+			return NULL;
+		}
+	}
 }
 
 static int convert_registry(struct resolver *r, const struct rnode *n, struct plan_component *c)
@@ -172,18 +206,38 @@ static int convert_registry(struct resolver *r, const struct rnode *n, struct pl
 	c->registry = xcalloc(n->nr, sizeof(*c->registry));
 	for (size_t i = 0; i < n->nr; i++) {
 		const struct rnode *e = n->items[i], *k = rnode_get(e, "key"),
-			*nm = rnode_get(e, "name"), *v = rnode_get(e, "value");
+			*nm = rnode_get(e, "name"), *v = rnode_get(e, "value"),
+			*own = rnode_get(e, "take_ownership");
 		const char *type = scalar(e, "type");
+		char *bin = NULL;
+		size_t ol;
 
-		if (strncasecmp(k->scalar, "HKLM:\\", 6) || strlen(k->scalar) > 255 ||
-		    !reg_chars_ok(k->scalar + 6, 1))
+		if (!reg_key_ok(k->scalar))
 			return err_at(r, &k->origin, "registry key '%s' is not HKLM:\\ followed by "
-				      "names of letters, digits, space, '.', '_' or '-' separated by '\\'",
-				      k->scalar);
-		if (strlen(nm->scalar) > 255 || !reg_chars_ok(nm->scalar, 0))
+				      "names of letters, digits, space, '.', '_', '-' or braces "
+				      "separated by '\\'", k->scalar);
+		/* "(default)": the key's unnamed value, as PowerShell's registry
+		 * provider names it (GetPropertyName() in PowerShell's
+		 * src/System.Management.Automation/namespaces/RegistryProvider.cs) */
+		if (!strcmp(nm->scalar, "(default)")) {
+			if (strcmp(type, "string"))
+				return err_at(r, &nm->origin, "a registry key's (default) value "
+					      "is a string here, not %s", type);
+		} else if (strlen(nm->scalar) > 255 || !reg_chars_ok(nm->scalar, 0)) {
 			return err_at(r, &nm->origin, "registry value name '%s' is not letters, "
-				      "digits, space, '.', '_' or '-'", nm->scalar);
-		if (!strcmp(type, "dword")) {
+				      "digits, space, '.', '_' or '-', or (default)", nm->scalar);
+		}
+		if (own && (!reg_key_ok(own->scalar) || (ol = strlen(own->scalar)) > strlen(k->scalar) ||
+			    strncasecmp(own->scalar, k->scalar, ol) ||
+			    (k->scalar[ol] && k->scalar[ol] != '\\')))
+			return err_at(r, &own->origin, "take_ownership '%s' must be the registry "
+				      "key '%s' or a key above it", own->scalar, k->scalar);
+		if (!strcmp(type, "binary")) {
+			if (!(bin = reg_binary(v->scalar)))
+				return err_at(r, &v->origin, "a binary registry value is hex bytes "
+					      "separated by commas, as .reg files write them "
+					      "(\"01,00,04,80\"), at most 4096 of them");
+		} else if (!strcmp(type, "dword")) {
 			unsigned long long d = to_ull(v);
 
 			if (!v->scalar[0] || strspn(v->scalar, "0123456789") != strlen(v->scalar) ||
@@ -199,7 +253,8 @@ static int convert_registry(struct resolver *r, const struct rnode *n, struct pl
 		c->registry[i].key = xstrdup(k->scalar);
 		c->registry[i].name = xstrdup(nm->scalar);
 		c->registry[i].type = xstrdup(type);
-		c->registry[i].value = xstrdup(v->scalar);
+		c->registry[i].value = bin ? bin : xstrdup(v->scalar);
+		c->registry[i].take_ownership = own ? xstrdup(own->scalar) : NULL;
 		c->nregistry++;
 	}
 	return 0;
@@ -434,6 +489,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	}
 	if (convert_winpaths(r, rnode_get(cn, "admin_directories"), "admin_directories",
 			     &c->admin_directories) ||
+	    convert_winpaths(r, rnode_get(cn, "event_manifests"), "event_manifests",
+			     &c->event_manifests) ||
 	    convert_registry(r, rnode_get(cn, "registry"), c))
 		return -1;
 	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,

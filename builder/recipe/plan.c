@@ -65,11 +65,13 @@ void plan_release(struct plan *p)
 		wb_strlist_release(&c->path);
 		wb_strlist_release(&c->directories);
 		wb_strlist_release(&c->admin_directories);
+		wb_strlist_release(&c->event_manifests);
 		for (size_t j = 0; j < c->nregistry; j++) {
 			free(c->registry[j].key);
 			free(c->registry[j].name);
 			free(c->registry[j].type);
 			free(c->registry[j].value);
+			free(c->registry[j].take_ownership);
 		}
 		free(c->registry);
 		free(c->directory_origins);

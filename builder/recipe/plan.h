@@ -116,10 +116,16 @@ struct plan_firewall {
 };
 
 /* A machine registry value a component sets (`registry:`): KEY is
- * HKLM:\..., TYPE "string", "expand_string" or "dword" (VALUE then a
- * decimal 0-4294967295). 05-services.ps1 writes it. */
+ * HKLM:\..., NAME a value name or "(default)" (the key's default value,
+ * string only), TYPE "string", "expand_string", "dword" (VALUE then a
+ * decimal 0-4294967295) or "binary" (VALUE lower-case hex bytes, no
+ * separators). TAKE_OWNERSHIP, or NULL: KEY or an ancestor of it that
+ * Administrators may not write (TrustedInstaller's), whose owner and
+ * access 05-services.ps1 takes for the write and restores after it.
+ * 05-services.ps1 writes it. */
 struct plan_registry {
 	char *key, *name, *type, *value;
+	char *take_ownership;
 };
 
 /*
@@ -169,6 +175,7 @@ struct plan_component {
 	struct wb_origin *directory_origins; /* one per directory */
 	struct wb_strlist defender_exclusions;
 	struct wb_strlist admin_directories; /* created writable by SYSTEM and Administrators only */
+	struct wb_strlist event_manifests;   /* Windows paths of staged .man files: wevtutil im */
 	struct plan_firewall *firewall;
 	size_t nfirewall;
 	struct plan_registry *registry;

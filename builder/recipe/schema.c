@@ -128,8 +128,9 @@ static const struct schema_key schema_firewall[] = {
 static const struct schema_key schema_registry[] = {
 	{ "key", S_STR, NULL, NULL, S_REQUIRED },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
-	{ "type", S_ENUM, NULL, "string|expand_string|dword", S_REQUIRED },
+	{ "type", S_ENUM, NULL, "string|expand_string|dword|binary", S_REQUIRED },
 	{ "value", S_STR, NULL, NULL, S_REQUIRED },
+	{ "take_ownership", S_STR, NULL, NULL, 0 },
 	END
 };
 
@@ -192,6 +193,7 @@ const struct schema_key schema_component[] = {
 	{ "directories", S_STRLIST, NULL, NULL, 0 },
 	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
 	{ "admin_directories", S_STRLIST, NULL, NULL, 0 },
+	{ "event_manifests", S_STRLIST, NULL, NULL, 0 },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
 	{ "registry", S_LISTOF, schema_registry, NULL, 0 },
 	{ "services", S_LISTOF, schema_service, NULL, 0 },

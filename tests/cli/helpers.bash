@@ -25,6 +25,14 @@ wb() {
 	run "$WINBUILD" "$@"
 }
 
+# need_pwsh: the engine tier's PowerShell 7.6 (make deps) is there, or the
+# test is skipped, except under CI=true, where its absence fails the test
+need_pwsh() {
+	command -v pwsh >/dev/null 2>&1 && return 0
+	[ "${CI:-}" = true ] && { echo "pwsh missing under CI=true" >&2; return 1; }
+	skip "pwsh not found (PowerShell 7.6, make deps with the .NET SDK)"
+}
+
 # assert_status N
 assert_status() {
 	if [ "$status" -ne "$1" ]; then

@@ -113,10 +113,7 @@ oci_config() {
 }
 
 @test "oracle-oci: the engine tier runs its provisioners through Packer's wrapper and checks the end state (sysprep /quit with cloudbase-init's Unattend.xml)" {
-	if ! command -v pwsh >/dev/null 2>&1; then
-		[ "${CI:-}" = true ] && { echo "pwsh missing under CI=true" >&2; return 1; }
-		skip "pwsh not found (PowerShell 7.6, make deps with the .NET SDK)"
-	fi
+	need_pwsh || return 1
 	run env WINTIER_MANAGERS=sc WINTIER_BUILDERS=oracle-oci \
 		WINTIER_SET="packer.builders=[oracle-oci] windows.desktop_experience=true" \
 		bash "$WB_SRC/tests/win/run" -p 1 -w "$WORK/tier" 2022

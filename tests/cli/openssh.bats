@@ -149,11 +149,7 @@ ossh_override() {
 		'key: HKLM:\SOFTWARE\X|name: A|type: dword|value: "-1"|13:|dword' \
 		'key: HKLM:\SOFTWARE\X|name: A|type: qword|value: "1"|12:|type'; do
 		IFS='|' read -r k n t v line why <<<"$bad"
-		printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n  a:\n    url: %s/good/kubectl.exe\n    verify: {sha256: %s}\n    install: {to: '"'"'C:\\k\\a.exe'"'"'}\nregistry:\n  - %s\n    %s\n    %s\n    %s\n' \
-			"$(H)" "$(sha_www good/kubectl.exe)" "$k" "$n" "$t" "$v" >"$WORK/components/demo.yaml"
-		printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\n' \
-			"$TEST_ISO_SHA256" >"$WORK/img.yaml"
-		wb plan "$WORK/img.yaml"
+		demo_component_plan "$(printf 'registry:\n  - %s\n    %s\n    %s\n    %s\n' "$k" "$n" "$t" "$v")"
 		assert_status 2
 		assert_output_has "demo.yaml:$line"
 		assert_output_has "$why"
@@ -166,7 +162,7 @@ ossh_override() {
 	python3 -c '
 import json, sys
 c = next(c for c in json.load(sys.stdin)["components"] if c["name"] == "demo")
-assert c["registry"] == [{"key": "HKLM:\\SOFTWARE\\Demo Key", "name": "Level", "type": "dword", "value": "4294967295"}], c
+assert c["registry"] == [{"key": "HKLM:\\SOFTWARE\\Demo Key", "name": "Level", "type": "dword", "value": "4294967295", "take_ownership": None}], c
 assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 }
 
@@ -176,10 +172,7 @@ assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 # value; ProgramData\ssh's ACL: nothing inherited, SYSTEM and Administrators
 # the only writers; port 22).
 @test "OpenSSH engine tier: sshd registered as an auto-start service, DefaultShell set, ProgramData\\ssh writable by admins only" {
-	if ! command -v pwsh >/dev/null 2>&1; then
-		[ "${CI:-}" = true ] && { echo "pwsh missing under CI=true" >&2; return 1; }
-		skip "pwsh not found (PowerShell 7.6, make deps with the .NET SDK)"
-	fi
+	need_pwsh || return 1
 	mkdir -p "$WORK/www"
 	cp "$WWW/good/OpenSSH-Win64.zip" "$WORK/www/"
 	{

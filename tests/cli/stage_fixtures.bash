@@ -90,3 +90,15 @@ fixture_setup() {
 	fixture_override >"$WORK/fixtures.yaml"
 	export SOURCE_DATE_EPOCH=1700000000
 }
+
+# demo_component_plan TAIL: plan $WORK/img.yaml, image t with component demo
+# ($WORK/components/demo.yaml): one artifact installing kubectl.exe as
+# C:\k\a.exe, then TAIL (YAML of more component keys) verbatim
+demo_component_plan() {
+	mkdir -p "$WORK/components"
+	printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n  a:\n    url: %s/good/kubectl.exe\n    verify: {sha256: %s}\n    install: {to: '"'"'C:\\k\\a.exe'"'"'}\n%s' \
+		"$(H)" "$(sha_www good/kubectl.exe)" "$1" >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\n' \
+		"$TEST_ISO_SHA256" >"$WORK/img.yaml"
+	wb plan "$WORK/img.yaml"
+}

@@ -19,10 +19,7 @@ setup_file() {
 }
 
 need_engine() {
-	if ! command -v pwsh >/dev/null 2>&1; then
-		[ "${CI:-}" = true ] && { echo "pwsh missing under CI=true" >&2; return 1; }
-		skip "pwsh not found (PowerShell 7.6, make deps with the .NET SDK)"
-	fi
+	need_pwsh || return 1
 	[ -d "$BATS_FILE_TMPDIR/base/2022-sc/out" ] || {
 		cat "$BATS_FILE_TMPDIR/base.log" >&2
 		return 1

@@ -205,13 +205,21 @@ def main():
                     c.true('%s: %s may write (%s)' % (d, who, perm), perm.split(')')[-1] in ('RX', 'R'))
             c.eq('%s writers' % d, sorted(w for w, p in acl['grants'].items() if p.endswith('F')), sorted(writers))
     # registry values the components set
-    kinds = {'string': 'String', 'expand_string': 'ExpandString', 'dword': 'DWord'}
+    kinds = {'string': 'String', 'expand_string': 'ExpandString', 'dword': 'DWord', 'binary': 'Binary'}
     for comp in plan['components']:
         for r in comp.get('registry', []):
             got = reg(st, r['key'], r['name'])
             want_v = int(r['value']) if r['type'] == 'dword' else r['value']
             c.eq('registry %s %s' % (r['key'], r['name']),
                  None if got is None else (got['type'], got['value']), (kinds[r['type']], want_v))
+    # a key taken for a write has its owner and access back: TrustedInstaller
+    # owns CCG's COMClasses, Administrators only read it
+    ccg = st.get('registry_acl', {}).get('hklm:\\system\\currentcontrolset\\control\\ccg\\comclasses')
+    c.eq('COMClasses owner and Administrators\' access', ccg and (ccg['owner'], ccg['admins']),
+         ('TrustedInstaller', 'read'))
+    # event manifests: each installed, from where the component put it
+    want_mans = sorted(m.lower() for comp in plan['components'] for m in comp.get('event_manifests', []))
+    c.eq('event manifests installed', sorted(st.get('event_manifests', {})), want_mans)
 
     # services: exact binPath or nssm settings, start type, dependencies, recovery
     recs, _ = winnode.services(scripts)

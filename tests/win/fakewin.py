@@ -24,6 +24,9 @@ Exit codes the fakes script (what the scripts must cope with):
                          deletion (it goes after two queries), 1073 if it exists
   sc config|failure      1060 when the service does not exist
   sc stop                1062 when not running
+  wevtutil um            15010 when the manifest is not installed (assumed;
+                         the scripts must not depend on either answer), im
+                         1 when it is (assumed: the scripts uninstall first)
 """
 import json
 import os
@@ -40,6 +43,9 @@ ENV_KEY = 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environme
 STATE_KEY = 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State'
 WINLOGON_KEY = 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Winlogon'
 CLOUDBASE = 'C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init'
+# Container Credential Guard's plugin list: TrustedInstaller's, Administrators
+# may read it only (what image-builder's roles/gmsa script works around)
+CCG_KEY = 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses'
 
 
 def load(path=None):
@@ -91,6 +97,11 @@ def init(state, root, builder, winver):
         st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
     st['dism']['Microsoft-Hyper-V'] = 'disabled'
     reg_set(st, ENV_KEY, 'Path', 'ExpandString', MACHINE_PATH)
+    # keys Administrators may not write, by security record (sim.ps1)
+    st['registry'][CCG_KEY.lower()] = {'path': CCG_KEY, 'values': {}}
+    st['registry_acl'] = {CCG_KEY.lower(): {'path': CCG_KEY, 'owner': 'TrustedInstaller',
+                                            'admins': 'read', 'inherit': True}}
+    st['event_manifests'] = {}
     reg_set(st, STATE_KEY, 'ImageState', 'String', 'IMAGE_STATE_COMPLETE')
     reg_set(st, WINLOGON_KEY, 'AutoAdminLogon', 'String', '1')
     reg_set(st, WINLOGON_KEY, 'DefaultPassword', 'String', 'packer-one-off')
@@ -119,7 +130,7 @@ def init(state, root, builder, winver):
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\icacls.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\icacls.exe', 'System32\\wevtutil.exe', 'System32\\Sysprep\\sysprep.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -407,6 +418,31 @@ def icacls(st, argv):
     return 0
 
 
+def wevtutil(st, argv):
+    """wevtutil im|um MANIFEST: the event providers the model keeps
+    (st['event_manifests'], by manifest path). um of a manifest that is not
+    installed fails (the scripts must not depend on it succeeding)."""
+    if len(argv) != 2 or argv[0].lower() not in ('im', 'um', 'install-manifest', 'uninstall-manifest'):
+        print('The parameter is incorrect.')
+        return 87
+    key = argv[1].lower()
+    if not os.path.isfile(host_path(argv[1])):
+        print('The system cannot find the file specified.')
+        return 2
+    mans = st.setdefault('event_manifests', {})
+    if argv[0].lower() in ('um', 'uninstall-manifest'):
+        if key not in mans:
+            print('Failed to uninstall the manifest: the publisher is not installed.')
+            return 15010
+        del mans[key]
+        return 0
+    if key in mans:
+        print('**** Warning: Publisher is already installed.')
+        return 1
+    mans[key] = {'path': argv[1]}
+    return 0
+
+
 def ec2launch(st, argv):
     if argv[:1] != ['sysprep']:
         return 1
@@ -425,6 +461,7 @@ def run(winpath, argv):
              'net.exe': lambda: net(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),
              'icacls.exe': lambda: icacls(st, argv),
+             'wevtutil.exe': lambda: wevtutil(st, argv),
              'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
     if base not in progs:
         sys.stderr.write('fakewin: no fake for %s\n' % winpath)

@@ -22,7 +22,15 @@ if ($null -eq $key) { return (& $real @PSBoundParameters) }
 $st = Wb-Load
 $l = $key.ToLowerInvariant()
 if ($st.registry.ContainsKey($l) -and -not $Force) { throw "A key at this path already exists: $key" }
-if (-not $st.registry.ContainsKey($l)) { $st.registry[$l] = @{ path = $key; values = @{} } }
+if (-not $st.registry.ContainsKey($l)) {
+    # creating a subkey writes the key above; the new key inherits what is
+    # inheritable there (Administrators' full control while it is taken)
+    $acl = Wb-RegCheckWrite $st $key.Substring(0, $key.LastIndexOf('\'))
+    if ($null -ne $acl -and $acl.inherit -and -not $st.registry_acl.ContainsKey($l)) {
+        $st.registry_acl[$l] = @{ path = $key; owner = 'Administrators'; admins = $acl.admins; inherit = $true }
+    }
+    $st.registry[$l] = @{ path = $key; values = @{} }
+}
 Wb-Save $st
 return [pscustomobject]@{ PSPath = $key; Name = ($key -split '\\')[-1] }
 '@
@@ -109,6 +117,19 @@ $o | Add-Member -MemberType ScriptMethod -Name GetValueKind -Value {
     return $this.WbValues[$N.ToLowerInvariant()].type
 }
 return $o
+'@
+
+# Add-Type of 05-services.ps1's WbRegOwner (take_ownership): the C# is
+# compiled as it is, under another name (it must build; its advapi32 calls
+# cannot run here), and [WbRegOwner] stays the simulated one of winhost.cs
+Wb-Proxy 'Add-Type' @'
+if ($PSBoundParameters.ContainsKey('TypeDefinition') -and $TypeDefinition -match 'public static class WbRegOwner\b') {
+    $PSBoundParameters['TypeDefinition'] = $TypeDefinition -replace '\bWbRegOwner\b', 'WbRegOwnerWindows'
+    & $real @PSBoundParameters
+    [IO.File]::AppendAllText([IO.Path]::Combine($env:WBSIM_ROOT, '..', 'addtype.log'), "WbRegOwner compiled`n")
+    return
+}
+return (& $real @PSBoundParameters)
 '@
 
 # Windows paths stay Windows paths: the FileSystem provider on Linux answers

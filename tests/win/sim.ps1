@@ -103,10 +103,31 @@ function global:Wb-RegNotFound([string]$Key) {
     $e = [System.Management.Automation.ItemNotFoundException]::new("Cannot find path '$Key' because it does not exist.")
     return [System.Management.Automation.ErrorRecord]::new($e, 'PathNotFound', 'ObjectNotFound', $Key)
 }
+# Keys Administrators may only read (registry_acl in the state, fakewin.py
+# init: CCG's COMClasses, owned by TrustedInstaller): the security record
+# nearest KEY (itself or a key above it) rules a write; [WbRegOwner]
+# (winhost.cs) changes a record as Take/Restore do on Windows.
+function global:Wb-RegAclOf([hashtable]$St, [string]$Key) {
+    if ($null -eq $St.registry_acl) { return $null }
+    $l = $Key.ToLowerInvariant()
+    while ($l -match '\\') {
+        if ($St.registry_acl.ContainsKey($l)) { return $St.registry_acl[$l] }
+        $l = $l.Substring(0, $l.LastIndexOf('\'))
+    }
+    return $null
+}
+function global:Wb-RegCheckWrite([hashtable]$St, [string]$Key) {
+    $acl = Wb-RegAclOf $St $Key
+    if ($null -ne $acl -and $acl.admins -ne 'full') {
+        throw [System.Security.SecurityException]::new("Requested registry access is not allowed. ($Key, owned by $($acl.owner))")
+    }
+    return $acl
+}
 function global:Wb-RegSet([string]$Key, [string]$Name, $Value, [string]$Type, [bool]$KeepType) {
     $st = Wb-Load
     $l = $Key.ToLowerInvariant()
     if (-not (Wb-KeyExists $st $Key)) { throw (Wb-RegNotFound $Key) }
+    $null = Wb-RegCheckWrite $st $Key
     if (-not $st.registry.ContainsKey($l)) { $st.registry[$l] = @{ path = $Key; values = @{} } }
     $old = $st.registry[$l].values[$Name.ToLowerInvariant()]
     if ($Type -eq '') {
@@ -118,6 +139,11 @@ function global:Wb-RegSet([string]$Key, [string]$Name, $Value, [string]$Type, [b
     if ($valid -notcontains $Type) { throw "registry value type '$Type' is not one of $($valid -join ', ')" }
     if ($Type -eq 'DWord' -or $Type -eq 'QWord') { $Value = [long]$Value }
     elseif ($Type -eq 'MultiString') { $Value = @($Value | ForEach-Object { "$_" }) }
+    elseif ($Type -eq 'Binary') {
+        # REG_BINARY takes a byte[]: kept as lower-case hex
+        if ($Value -isnot [byte[]]) { throw "a Binary registry value takes a byte[], not $($Value.GetType().Name)" }
+        $Value = ($Value | ForEach-Object { '{0:x2}' -f $_ }) -join ''
+    }
     else { $Value = "$Value" }
     $st.registry[$l].values[$Name.ToLowerInvariant()] = @{ name = $Name; type = $Type; value = $Value }
     Wb-Save $st
