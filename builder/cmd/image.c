@@ -1,0 +1,148 @@
+/*
+ * winbuild image pull: one container image, pinned by digest, pulled from
+ * its registry into the cache and verified (fetch/registry.h), by hand, as
+ * a recipe's images: will be (issue 33).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cmd/cmd.h"
+#include "fetch/registry.h"
+#include "lib/platform.h"
+
+#define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
+	"[--allow-foreign-layers] [--cache DIR] [--cacert FILE] [--json]"
+
+/* --windows: a Windows Server version of the platform table (2019, 2022,
+ * 2025) or a build "10.0.N". The build prefix in OUT. */
+static int windows_build(const char *v, char *out, size_t len)
+{
+	const struct platform_windows *w = platform_windows_find(v);
+
+	if (w) {
+		snprintf(out, len, "10.0.%s", w->build);
+		return 0;
+	}
+	if (!strncmp(v, "10.0.", 5) && v[5] && strspn(v + 5, "0123456789") == strlen(v + 5) &&
+	    strlen(v) < len) {
+		snprintf(out, len, "%s", v);
+		return 0;
+	}
+	return -1;
+}
+
+static json_t *blob_json(const struct registry_blob *b)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "digest", json_string(b->digest));
+	json_object_set_new(o, "size", json_integer((json_int_t)b->size));
+	json_object_set_new(o, "media_type", json_string(b->media_type));
+	if (b->foreign)
+		json_object_set_new(o, "foreign", json_true());
+	return o;
+}
+
+int cmd_image(int argc, char **argv, struct wb_run *run)
+{
+	const char *windows = NULL;
+	int allow_foreign = 0;
+	const struct cmd_opt opts[] = {
+		{ 0, "--windows", NULL, "VERSION", "the Windows the image must run on: 2019,\n"
+		  "2022, 2025 or a build 10.0.N (required)", &windows, NULL, NULL },
+		{ 0, "--allow-foreign-layers", NULL, NULL, "fetch foreign (non-distributable)\n"
+		  "layers from their urls instead of refusing the image", NULL, NULL,
+		  &allow_foreign },
+		{ 0 },
+	};
+	const struct cmd_optset set = {
+		OPT_CACHE | OPT_CACERT | OPT_JSON | OPT_QUIET, opts, 0, IMAGE_USAGE
+	};
+	struct wb_err e = WB_ERR_INIT;
+	struct cache c = CACHE_INIT;
+	struct registry_ref ref;
+	struct registry_image img;
+	struct registry_opts ro;
+	struct trust_policy policy;
+	struct fetch_transport t;
+	char build[32];
+	char *dir;
+	int ret;
+
+	if ((ret = cmd_parse_options(argc, argv, &set, run)))
+		return ret;
+	if (run->positional.nr != 2 || strcmp(run->positional.v[0], "pull")) {
+		if (run->positional.nr && strcmp(run->positional.v[0], "pull"))
+			cmd_errorf("unknown image command '%s'", run->positional.v[0]);
+		return cmd_usage("%s", IMAGE_USAGE);
+	}
+	if (!windows) {
+		cmd_errorf("image pull: --windows VERSION is required (2019, 2022, 2025 or "
+			   "10.0.N)");
+		return cmd_usage("%s", IMAGE_USAGE);
+	}
+	if (windows_build(windows, build, sizeof(build)) < 0) {
+		cmd_errorf("image pull: --windows '%s' is not 2019, 2022, 2025 or a build "
+			   "10.0.N", windows);
+		return WB_EUSAGE;
+	}
+	if (registry_ref_parse(run->positional.v[1], &ref, &e) < 0)
+		return cmd_fail(&e);
+	if (!ref.digest[0]) {
+		cmd_errorf("image '%s': no digest; winbuild pulls only by digest "
+			   "(HOST/REPO:TAG@sha256:...)", run->positional.v[1]);
+		registry_ref_release(&ref);
+		return WB_EUSAGE;
+	}
+	dir = cache_default_dir(run->cache_dir, &e);
+	if (!dir || cache_open(&c, dir, 0, &e) < 0) {
+		free(dir);
+		registry_ref_release(&ref);
+		return cmd_fail(&e);
+	}
+	free(dir);
+	/* a registry is https only: no plain http hop, whatever a recipe's
+	 * policy would allow for downloads */
+	memset(&policy, 0, sizeof(policy));
+	t.policy = &policy;
+	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	ro.t = &t;
+	ro.os_version = build;
+	ro.allow_foreign = allow_foreign;
+	if (registry_pull(&c, &ref, &ro, &img, &e) < 0) {
+		cache_close(&c);
+		registry_ref_release(&ref);
+		return cmd_fail(&e);
+	}
+	if (run->json) {
+		json_t *layers = json_array();
+
+		for (size_t i = 0; i < img.nlayers; i++)
+			json_array_append_new(layers, blob_json(&img.layers[i]));
+		cmd_json_set(run, "image", json_string(run->positional.v[1]));
+		if (img.list_digest[0])
+			cmd_json_set(run, "index_digest", json_string(img.list_digest));
+		cmd_json_set(run, "manifest_digest", json_string(img.manifest_digest));
+		cmd_json_set(run, "os_version", json_string(img.os_version));
+		cmd_json_set(run, "config", blob_json(&img.config));
+		cmd_json_set(run, "layers", layers);
+		cmd_json_set(run, "bytes_downloaded",
+			     json_integer((json_int_t)img.bytes_downloaded));
+	} else if (!run->quiet) {
+		unsigned long long total = img.config.size;
+
+		for (size_t i = 0; i < img.nlayers; i++)
+			total += img.layers[i].size;
+		printf("pulled %s: manifest %s (windows/amd64 %s), config and %zu layer%s, "
+		       "%llu bytes (%llu downloaded), verified and cached\n",
+		       run->positional.v[1], img.manifest_digest, img.os_version, img.nlayers,
+		       img.nlayers == 1 ? "" : "s", total, img.bytes_downloaded);
+	}
+	registry_image_release(&img);
+	registry_ref_release(&ref);
+	cache_close(&c);
+	return WB_OK;
+}

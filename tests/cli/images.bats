@@ -1,0 +1,229 @@
+#!/usr/bin/env bats
+# Issue 33 (a): the registry client, `winbuild image pull`, against a real
+# registry: Debian's docker-registry (distribution 2.8) on loopback with TLS
+# (the test CA), Windows-shaped manifest lists pushed at test time
+# (tests/registry/push.py: several os.version entries, a foreign layer, a
+# list that lies about its build), and tests/registry/regfront.py in front
+# of it for the token flow, a blob store on another origin (307) and
+# corrupted blobs. Every failure leaves nothing in the cache.
+
+load helpers
+load ../lib/servers
+
+setup_file() {
+	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
+	local d="$BATS_FILE_TMPDIR" i
+	export CA="$d/ca"
+	make_test_ca "$CA"
+	mkdir -p "$d/reg" "$d/foreign"
+	REG_PORT=$(free_port)
+	cat >"$d/reg/config.yml" <<-YAML
+		version: 0.1
+		log: {level: error}
+		storage:
+		  filesystem: {rootdirectory: $d/reg/data}
+		http:
+		  addr: 127.0.0.1:$REG_PORT
+		  tls: {certificate: $CA/server.crt, key: $CA/server.key}
+		validation:
+		  manifests:
+		    urls:
+		      allow: ['^https://']
+	YAML
+	timeout "$WB_SERVER_TIMEOUT" docker-registry serve "$d/reg/config.yml" \
+		</dev/null >"$d/reg/out" 2>&1 3>&- &
+	_WB_SERVER_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		curl -sf --cacert "$CA/ca.crt" "https://127.0.0.1:$REG_PORT/v2/" >/dev/null && break
+		sleep 0.1
+	done
+	export REG="127.0.0.1:$REG_PORT"
+	start_front plain
+	python3 "$WB_SRC/tests/registry/push.py" "https://$REG" "$CA/ca.crt" \
+		"https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign" >"$d/digests.json"
+	start_front token --token
+	start_front corrupt --corrupt
+	start_front mcorrupt --corrupt-manifests
+	export WINBUILD_RETRY_BACKOFF_MS=20
+}
+
+teardown_file() { stop_servers; }
+
+# start_front NAME ARGS...: a regfront.py over the registry; exports
+# NAME_PORTS ("FRONT BLOBS") and NAME_LOG (NAME upper-cased)
+start_front() {
+	local n="$1" d="$BATS_FILE_TMPDIR/front-$1" i N
+	shift
+	mkdir -p "$d"
+	python3 "$WB_SRC/tests/registry/regfront.py" --registry "https://$REG" \
+		--cafile "$CA/ca.crt" --cert "$CA/server.crt" --key "$CA/server.key" \
+		--port-file "$d/ports" --log "$d/log" --foreign-dir "$BATS_FILE_TMPDIR/foreign" \
+		--timeout "$WB_SERVER_TIMEOUT" "$@" </dev/null >"$d/out" 2>&1 3>&- &
+	_WB_SERVER_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$d/ports" ] && break
+		sleep 0.05
+	done
+	N=$(tr a-z A-Z <<<"$n")
+	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
+}
+
+# dg PATH...: a digest from digests.json (jq-like path, dot separated)
+dg() { python3 -c 'import json,sys
+v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("|"): v=v[int(k)] if k.isdigit() else v[k]
+print(v)' "$BATS_FILE_TMPDIR/digests.json" "$1"; }
+
+# jf EXPR: EXPR (python, over the JSON result J) of $output
+jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1" <<<"$output"; }
+
+cached() { find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l; }
+tmpfiles() { find "$WINBUILD_CACHE/tmp" -type f 2>/dev/null | wc -l; }
+pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
+
+@test "image pull: a manifest list's entry for the Windows build, every blob verified and cached by digest" {
+	list=$(dg 'pause|list')
+	pull "$REG/pause:3.10@$list" --windows 2022 --json
+	assert_status 0
+	man=$(dg 'pause|entries|10.0.20348.3207|manifest')
+	[ "$(jf 'J["manifest_digest"]')" = "$man" ]
+	[ "$(jf 'J["index_digest"]')" = "$list" ]
+	[ "$(jf 'J["os_version"]')" = 10.0.20348.3207 ]
+	[ "$(jf 'len(J["layers"])')" = 2 ]
+	# every field docs/json.md lists for it, and no other
+	printf '%s\n' "$output" | python3 "$WB_SRC/tests/lib/json_doc.py" "$WB_SRC/docs/json.md" \
+		"winbuild image pull HOST/REPO@sha256:DIGEST --windows 2022 --json" exact
+	# the list, the manifest, the config and two layers: each entry's name
+	# is the SHA-256 of its bytes, and the registry serves the same bytes
+	[ "$(cached)" = 5 ]
+	for d in "$list" "$man" "$(dg 'pause|entries|10.0.20348.3207|config')" \
+		"$(dg 'pause|entries|10.0.20348.3207|layers|0')" "$(dg 'pause|entries|10.0.20348.3207|layers|1')"; do
+		h=${d#sha256:}
+		f="$WINBUILD_CACHE/sha256/${h:0:2}/$h"
+		[ "$(sha256sum "$f" | cut -d' ' -f1)" = "$h" ]
+	done
+	# the registry itself as the oracle for the selected manifest's bytes
+	curl -sf --cacert "$CA/ca.crt" -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+		"https://$REG/v2/pause/manifests/$man" | cmp - "$WINBUILD_CACHE/sha256/${man:7:2}/${man#sha256:}"
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: another Windows build selects its own entry; the text output names it" {
+	pull "$REG/pause@$(dg 'pause|list')" --windows 2019
+	assert_status 0
+	assert_output_has "manifest $(dg 'pause|entries|10.0.17763.6893|manifest') (windows/amd64 10.0.17763.6893)"
+	assert_output_has "config and 2 layers"
+}
+
+@test "image pull: a list without the wanted build is exit 1 naming what it has, nothing cached" {
+	pull "$REG/pause:3.10@$(dg 'pause|list')" --windows 2025
+	assert_status 1
+	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
+	assert_output_has "windows/amd64 10.0.17763.6893, windows/amd64 10.0.20348.3207, linux/amd64"
+	[ "$(cached)" = 0 ]
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: a config whose platform contradicts the list entry is exit 1, nothing cached" {
+	pull "$REG/liar:1@$(dg 'liar|list')" --windows 2022
+	assert_status 1
+	assert_output_has "its config says windows/amd64 10.0.17763.1, not windows/amd64 for Windows build 10.0.20348"
+	[ "$(cached)" = 0 ]
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: the Bearer token flow; blobs redirected to another origin never get the token" {
+	read -r front blobs <<<"$TOKEN_PORTS"
+	: >"$TOKEN_LOG"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	# a 401 first, then the token, then the registry with it
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 401$" "$TOKEN_LOG"
+	grep -q '^front GET /token?service=test-registry&scope=repository%3Apause%3Apull auth=no 200$' "$TOKEN_LOG"
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=yes 200$" "$TOKEN_LOG"
+	# the config and both layers came from the blob store after a 307,
+	# and the token stayed with the registry's origin
+	[ "$(grep -c '^front GET /v2/pause/blobs/sha256:[0-9a-f]* auth=yes 307$' "$TOKEN_LOG")" = 3 ]
+	[ "$(grep -c '^blobs GET /b/pause/sha256:[0-9a-f]* auth=no 200$' "$TOKEN_LOG")" = 3 ]
+	! grep -q '^blobs .* auth=yes' "$TOKEN_LOG"
+}
+
+@test "image pull: a warm cache asks for no blob again" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	: >"$PLAIN_LOG"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	assert_output_has "(0 downloaded)"
+	! grep -q blobs "$PLAIN_LOG"
+}
+
+@test "image pull: a blob that does not match its digest is exit 1 with both digests, nothing cached" {
+	read -r front blobs <<<"$CORRUPT_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "does not match its descriptor: expected $(dg 'pause|entries|10.0.20348.3207|config')"
+	assert_output_has "https://localhost:$blobs/b/pause/"
+	assert_output_has "nothing cached"
+	[ "$(cached)" = 0 ]
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: a manifest that does not match the digest asked for is exit 1, nothing cached" {
+	read -r front blobs <<<"$MCORRUPT_PORTS"
+	list=$(dg 'pause|list')
+	pull "127.0.0.1:$front/pause@$list" --windows 2022
+	assert_status 1
+	assert_output_has "the manifest from 'https://127.0.0.1:$front/v2/pause/manifests/$list' does not match its digest: expected $list, got sha256:"
+	[ "$(cached)" = 0 ]
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: a foreign layer is refused by default (exit 1, nothing asked of its url, nothing cached)" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	: >"$PLAIN_LOG"
+	foreign=$(dg 'nanoserver|entries|10.0.17763.1|layers|0')
+	pull "$REG/windows/nanoserver:1809@$(dg 'nanoserver|list')" --windows 2019
+	assert_status 1
+	assert_output_has "layer $foreign is a foreign layer"
+	assert_output_has "--allow-foreign-layers"
+	[ "$(cached)" = 0 ]
+	! grep -q /foreign/ "$PLAIN_LOG"
+}
+
+@test "image pull --allow-foreign-layers: the foreign layer comes from its url, verified" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	: >"$PLAIN_LOG"
+	foreign=$(dg 'nanoserver|entries|10.0.17763.1|layers|0')
+	pull "$REG/windows/nanoserver@$(dg 'nanoserver|list')" --windows 2019 --allow-foreign-layers
+	assert_status 0
+	grep -q "^blobs GET /foreign/${foreign#sha256:} auth=no 200$" "$PLAIN_LOG"
+	h=${foreign#sha256:}
+	[ "$(sha256sum "$WINBUILD_CACHE/sha256/${h:0:2}/$h" | cut -d' ' -f1)" = "$h" ]
+}
+
+@test "image pull: usage errors are exit 2 (no digest, no registry host, bad --windows)" {
+	pull "$REG/pause:3.10" --windows 2022
+	assert_status 2
+	assert_output_has "no digest"
+	pull "pause@$(dg 'pause|list')" --windows 2022
+	assert_status 2
+	assert_output_has "no registry host"
+	pull "docker/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 2
+	assert_output_has "'docker' is not a registry host"
+	pull "$REG/pause@$(dg 'pause|list')" --windows 2016
+	assert_status 2
+	pull "$REG/pause@sha256:ABC" --windows 2022
+	assert_status 2
+	[ "$(cached)" = 0 ]
+}
+
+@test "image pull: a digest the registry does not have is exit 3" {
+	pull "$REG/pause@sha256:$(printf x | sha256sum | cut -d' ' -f1)" --windows 2022
+	assert_status 3
+	assert_output_has "not found (HTTP 404)"
+	[ "$(cached)" = 0 ]
+}
