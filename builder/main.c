@@ -107,14 +107,15 @@ static const struct wb_command commands[] = {
 	  "" },
 	{ "image", cmd_image,
 	  "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION [--allow-foreign-layers]\n"
-	  "       [--cache DIR] [--cacert FILE] [--json]",
+	  "       [--offline] [--cache DIR] [--cacert FILE] [--json]",
 	  "pull one container image by digest into the cache, verified",
 	  "Pull the image the digest names from its registry (OCI distribution\n"
 	  "API over https; anonymous or a registry's Bearer token) into the cache:\n"
 	  "a manifest list's windows/amd64 entry for the Windows build of\n"
 	  "--windows, its manifest, config and layers, each verified by its\n"
 	  "digest and size, the config's platform checked. Nothing is cached\n"
-	  "unless all of it verified. Foreign layers are refused unless\n"
+	  "unless all of it verified; what the cache holds is not asked for\n"
+	  "(--offline: the cache only). Foreign layers are refused unless\n"
 	  "--allow-foreign-layers.\n",
 	  "exit codes: 0 pulled, 1 a digest, size or platform did not match, no\n"
 	  "entry for the Windows build, a refused foreign layer or redirect,\n"

@@ -14,7 +14,7 @@
 #include "lib/platform.h"
 
 #define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
-	"[--allow-foreign-layers] [--cache DIR] [--cacert FILE] [--json]"
+	"[--allow-foreign-layers] [--offline] [--cache DIR] [--cacert FILE] [--json]"
 
 /* --windows: a Windows Server version of the platform table (2019, 2022,
  * 2025) or a build "10.0.N". The build prefix in OUT. */
@@ -59,11 +59,11 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		{ 0 },
 	};
 	const struct cmd_optset set = {
-		OPT_CACHE | OPT_CACERT | OPT_JSON | OPT_QUIET, opts, 0, IMAGE_USAGE
+		OPT_CACHE | OPT_CACERT | OPT_OFFLINE | OPT_JSON | OPT_QUIET, opts, 0, IMAGE_USAGE
 	};
 	struct wb_err e = WB_ERR_INIT;
 	struct cache c = CACHE_INIT;
-	struct registry_ref ref;
+	struct image_ref ref;
 	struct registry_image img;
 	struct registry_opts ro;
 	struct trust_policy policy;
@@ -89,18 +89,18 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 			   "10.0.N", windows);
 		return WB_EUSAGE;
 	}
-	if (registry_ref_parse(run->positional.v[1], &ref, &e) < 0)
+	if (image_ref_parse(run->positional.v[1], &ref, &e) < 0)
 		return cmd_fail(&e);
 	if (!ref.digest[0]) {
 		cmd_errorf("image '%s': no digest; winbuild pulls only by digest "
 			   "(HOST/REPO:TAG@sha256:...)", run->positional.v[1]);
-		registry_ref_release(&ref);
+		image_ref_release(&ref);
 		return WB_EUSAGE;
 	}
 	dir = cache_default_dir(run->cache_dir, &e);
 	if (!dir || cache_open(&c, dir, 0, &e) < 0) {
 		free(dir);
-		registry_ref_release(&ref);
+		image_ref_release(&ref);
 		return cmd_fail(&e);
 	}
 	free(dir);
@@ -112,9 +112,10 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	ro.t = &t;
 	ro.os_version = build;
 	ro.allow_foreign = allow_foreign;
+	ro.offline = run->offline;
 	if (registry_pull(&c, &ref, &ro, &img, &e) < 0) {
 		cache_close(&c);
-		registry_ref_release(&ref);
+		image_ref_release(&ref);
 		return cmd_fail(&e);
 	}
 	if (run->json) {
@@ -142,7 +143,7 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		       img.nlayers == 1 ? "" : "s", total, img.bytes_downloaded);
 	}
 	registry_image_release(&img);
-	registry_ref_release(&ref);
+	image_ref_release(&ref);
 	cache_close(&c);
 	return WB_OK;
 }

@@ -19,6 +19,7 @@
 #include "fetch/registry.h"
 #include "lib/envlimits.h"
 #include "lib/hex.h"
+#include "lib/imageref.h"
 #include "trust/digest.h"
 
 #define REG_MANIFEST_MAX (4u << 20)   /* a manifest or index: distribution's
@@ -32,117 +33,11 @@ static const char reg_accept[] =
 	"application/vnd.oci.image.manifest.v1+json, "
 	"application/vnd.docker.distribution.manifest.v2+json";
 
-/* ---- references -------------------------------------------------------- */
-
-static int digest_ok(const char *d)
-{
-	return !strncmp(d, "sha256:", 7) && hex_is(d + 7, 64, HEX_LOWER);
-}
-
-void registry_ref_release(struct registry_ref *r)
-{
-	free(r->host);
-	free(r->repo);
-	free(r->tag);
-	memset(r, 0, sizeof(*r));
-}
-
-static int repo_ok(const char *s)
-{
-	/* distribution's path components: [a-z0-9]+ separated by '.', '_',
-	 * '__', '-'+ and '/' (reference/regexp.go); checked a little looser
-	 * (no run rules), never anything a URL path would change */
-	if (!*s || *s == '/' || s[strlen(s) - 1] == '/' || strstr(s, "//"))
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-		      *s == '.' || *s == '_' || *s == '-' || *s == '/'))
-			return 0;
-	return 1;
-}
-
-static int tag_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > 128 || *s == '.' || *s == '-')
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
-			return 0;
-	return 1;
-}
-
-static int host_ok(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == ':' ||
-		      *s == '[' || *s == ']'))
-			return 0;
-	return 1;
-}
-
-int registry_ref_parse(const char *s, struct registry_ref *r, struct wb_err *e)
-{
-	const char *slash = strchr(s, '/'), *at = strchr(s, '@'), *colon;
-	char *rest = NULL;
-
-	memset(r, 0, sizeof(*r));
-	if (!slash)
-		return wb_error(e, WB_EUSAGE, "image '%s': no registry host (write it "
-				"in full, e.g. registry.k8s.io/pause:3.10@sha256:...)", s);
-	r->host = xstrndup(s, (size_t)(slash - s));
-	/* containerd's reference/docker/normalize.go takes a first component
-	 * with no '.' or ':' (and not "localhost") for a Docker Hub path; a
-	 * recipe names its registry, so that guess is refused, not made */
-	if (!host_ok(r->host) || (!strchr(r->host, '.') && !strchr(r->host, ':') &&
-				  strcmp(r->host, "localhost"))) {
-		wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a registry host (write "
-			 "the registry in full, e.g. registry.k8s.io/pause)", s, r->host);
-		goto fail;
-	}
-	if (at) {
-		if (at < slash || !digest_ok(at + 1)) {
-			wb_error(e, WB_EUSAGE, "image '%s': the digest must be sha256: "
-				 "and 64 lowercase hex digits", s);
-			goto fail;
-		}
-		memcpy(r->digest, at + 1, REGISTRY_DIGEST_LEN + 1);
-		rest = xstrndup(slash + 1, (size_t)(at - slash - 1));
-	} else {
-		rest = xstrdup(slash + 1);
-	}
-	colon = strrchr(rest, ':');
-	if (colon) {
-		r->tag = xstrdup(colon + 1);
-		rest[colon - rest] = '\0';
-		if (!tag_ok(r->tag)) {
-			wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a valid tag", s, r->tag);
-			goto fail;
-		}
-	}
-	if (!repo_ok(rest)) {
-		wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a valid repository name",
-			 s, rest);
-		goto fail;
-	}
-	r->repo = rest;
-	return 0;
-fail:
-	free(rest);
-	registry_ref_release(r);
-	return -1;
-}
-
 /* ---- one request ------------------------------------------------------- */
 
 struct reg_client {
 	const struct registry_opts *o;
-	const struct registry_ref *ref;
+	const struct image_ref *ref;
 	struct request_conf conf;
 	struct env_limits lim;
 	char ua[64];
@@ -589,6 +484,42 @@ static int pending_has(const struct pull *p, const char *digest)
 	return 0;
 }
 
+/* The manifest DIGEST from the cache into OUT, hashed as it is read: 1,
+ * 0 absent (or quarantined: its bytes had changed), -1 an I/O error. */
+static int cached_manifest(struct pull *p, const char *digest, struct buf *out,
+			   struct wb_err *e)
+{
+	unsigned long long size;
+	char got[REGISTRY_DIGEST_LEN + 1], *q = NULL, tmp[65536];
+	int fd = -1, r = cache_entry_open(p->c, digest + 7, &size, &fd, &q, e);
+	ssize_t n;
+
+	free(q);
+	if (r <= 0)
+		return r;
+	buf_reset(out);
+	while (out->len <= REG_MANIFEST_MAX && (n = read(fd, tmp, sizeof(tmp))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return wb_error(e, WB_EIO, "cannot read the cache entry of %s: %s",
+					digest, strerror(errno));
+		}
+		buf_add(out, tmp, (size_t)n);
+	}
+	close(fd);
+	sha256_digest(out->ptr, out->len, got);
+	if (strcmp(got, digest)) {
+		if (cache_quarantine(p->c, digest + 7, &q, e) < 0)
+			return -1;
+		free(q);
+		buf_reset(out);
+		return 0;
+	}
+	return 1;
+}
+
 /* Fetch the manifest DIGEST, verified: its bytes in OUT (kept in the
  * pending list too). */
 static int get_manifest(struct pull *p, const char *digest, struct buf *out,
@@ -604,6 +535,18 @@ static int get_manifest(struct pull *p, const char *digest, struct buf *out,
 	s.b = out;
 	s.fd = -1;
 	s.max = REG_MANIFEST_MAX;
+	switch (cached_manifest(p, digest, out, e)) {
+	case 1:
+		ret = 0;   /* verified by its name; already in the cache */
+		goto out;
+	case -1:
+		goto out;
+	}
+	if (p->rc.o->offline) {
+		wb_error(e, WB_ENET, "image '%s': manifest %s is not in the cache (--offline)",
+			 p->rc.name, digest);
+		goto out;
+	}
 	if (reg_get(&p->rc, url, reg_accept, &s, e) < 0)
 		goto out;
 	sha256_digest(out->ptr, out->len, got);
@@ -685,7 +628,7 @@ static int select_entry(struct pull *p, json_t *root, char out[REGISTRY_DIGEST_L
 		 * made on the build host for the recipe's Windows build */
 		if (os && arch && !strcmp(os, "windows") && !strcmp(arch, "amd64") &&
 		    build_matches(ver, p->rc.o->os_version)) {
-			if (!d || !digest_ok(d)) {
+			if (!d || !imageref_digest_ok(d)) {
 				buf_release(&have);
 				return wb_error(e, WB_EVERIFY, "image '%s': the index entry "
 						"for %s has no sha256 digest", p->rc.name, ver);
@@ -711,7 +654,7 @@ static int read_descriptor(struct pull *p, json_t *d, struct registry_blob *b,
 	const char *mt = jstr(d, "mediaType"), *dg = jstr(d, "digest");
 	json_t *sz = json_object_get(d, "size"), *urls = json_object_get(d, "urls");
 
-	if (!dg || !digest_ok(dg) || !json_is_integer(sz) || json_integer_value(sz) < 0)
+	if (!dg || !imageref_digest_ok(dg) || !json_is_integer(sz) || json_integer_value(sz) < 0)
 		return wb_error(e, WB_EVERIFY, "image '%s': its %s has no sha256 digest "
 				"and size winbuild can check", p->rc.name, what);
 	memcpy(b->digest, dg, REGISTRY_DIGEST_LEN + 1);
@@ -813,6 +756,9 @@ static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 		return -1;
 	if (r == 1 && size == b->size)
 		return 0;
+	if (p->rc.o->offline)
+		return wb_error(e, WB_ENET, "image '%s': blob %s is not in the cache "
+				"(--offline)", p->rc.name, b->digest);
 	if (b->foreign) {
 		json_t *urls = json_object_get(desc, "urls"), *u;
 		size_t i;
@@ -951,7 +897,7 @@ out:
 	return ret;
 }
 
-int registry_pull(struct cache *c, const struct registry_ref *ref,
+int registry_pull(struct cache *c, const struct image_ref *ref,
 		  const struct registry_opts *o, struct registry_image *img,
 		  struct wb_err *e)
 {

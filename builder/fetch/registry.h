@@ -24,6 +24,10 @@
  * mid-2023) are refused unless ALLOW_FOREIGN, then fetched from their URLs
  * (in order, then the registry), by digest as every blob.
  *
+ * The cache first: a manifest or blob already there (re-hashed as it is
+ * read; a changed entry is quarantined and fetched again) is not asked
+ * for, so a warm pull makes no request at all.
+ *
  * Nothing reaches the cache unless everything verified: manifests and blobs
  * wait in memory or in temp files of the cache until the whole image did,
  * then each is inserted under its SHA-256 (a manifest's digest is the
@@ -39,23 +43,9 @@
 #include "fetch/cache.h"
 #include "fetch/fetch.h"
 #include "lib/err.h"
+#include "lib/imageref.h"
 
-#define REGISTRY_DIGEST_LEN 71   /* "sha256:" + 64 hex digits */
-
-/* An image reference: HOST[:PORT]/REPO[:TAG][@sha256:HEX]. */
-struct registry_ref {
-	char *host;                  /* "registry.k8s.io", "localhost:5000" */
-	char *repo;                  /* "pause", "windows/nanoserver" */
-	char *tag;                   /* or NULL */
-	char digest[REGISTRY_DIGEST_LEN + 1];  /* or "" */
-};
-
-/* Parse S into R (registry_ref_release frees it): 0, or -1 with WB_EUSAGE
- * naming what is wrong. A reference without a host part (no '.' or ':' in
- * its first component, nor "localhost") is refused: winbuild does not guess
- * Docker Hub. A digest must be sha256 with 64 lowercase hex digits. */
-int registry_ref_parse(const char *s, struct registry_ref *r, struct wb_err *e);
-void registry_ref_release(struct registry_ref *r);
+#define REGISTRY_DIGEST_LEN IMAGEREF_DIGEST_LEN
 
 struct registry_blob {
 	char *media_type;
@@ -84,6 +74,8 @@ struct registry_opts {
 	const struct fetch_transport *t;
 	const char *os_version;      /* "10.0.20348" */
 	int allow_foreign;           /* fetch foreign layers from their urls */
+	int offline;                 /* the cache only: anything missing is
+				      * WB_ENET, no request is made */
 };
 
 /*
@@ -94,7 +86,7 @@ struct registry_opts {
  * (an HTTP error, a 401 after the token); WB_EUSAGE a reference without a
  * digest or an answer winbuild cannot read; WB_EIO the cache.
  */
-int registry_pull(struct cache *c, const struct registry_ref *ref,
+int registry_pull(struct cache *c, const struct image_ref *ref,
 		  const struct registry_opts *o, struct registry_image *img,
 		  struct wb_err *e);
 void registry_image_release(struct registry_image *img);

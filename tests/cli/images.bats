@@ -157,7 +157,34 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
 	assert_status 0
 	assert_output_has "(0 downloaded)"
-	! grep -q blobs "$PLAIN_LOG"
+	# not even a manifest: each is read back from the cache and re-hashed
+	[ ! -s "$PLAIN_LOG" ]
+	# --offline: the cache only, and anything missing is exit 3
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022 --offline
+	assert_status 0
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2019 --offline
+	assert_status 3
+	assert_output_has "manifest $(dg 'pause|entries|10.0.17763.6893|manifest') is not in the cache (--offline)"
+	[ ! -s "$PLAIN_LOG" ]
+}
+
+@test "image pull: a cache entry changed since it was verified is quarantined and fetched again" {
+	list=$(dg 'pause|list')
+	pull "$REG/pause@$list" --windows 2022
+	assert_status 0
+	layer=$(dg 'pause|entries|10.0.20348.3207|layers|1')
+	for d in "$list" "$layer"; do
+		f="$WINBUILD_CACHE/sha256/${d:7:2}/${d#sha256:}"
+		chmod u+w "$f"
+		printf 'X' | dd of="$f" bs=1 seek=3 conv=notrunc 2>/dev/null
+	done
+	pull "$REG/pause@$list" --windows 2022 --json
+	assert_status 0
+	[ "$(find "$WINBUILD_CACHE/quarantine" -type f | wc -l)" = 2 ]
+	for d in "$list" "$layer"; do
+		f="$WINBUILD_CACHE/sha256/${d:7:2}/${d#sha256:}"
+		[ "$(sha256sum "$f" | cut -d' ' -f1)" = "${d#sha256:}" ]
+	done
 }
 
 @test "image pull: a blob that does not match its digest is exit 1 with both digests, nothing cached" {
@@ -226,4 +253,126 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	assert_status 3
 	assert_output_has "not found (HTTP 404)"
 	[ "$(cached)" = 0 ]
+}
+
+# ---- images: in a recipe (issue 33 b) ----------------------------------------
+
+# img_recipe IMAGES_YAML: $WORK/img.yaml with one file:// artifact (pinned)
+# and the given images: map (indented two spaces)
+img_recipe() {
+	mkdir -p "$WORK/components"
+	printf 'demo bytes\n' >"$WORK/demo.bin"
+	cat >"$WORK/components/demo.yaml" <<-YAML
+		kind: component
+		name: demo
+		version: "1.0"
+		artifacts:
+		  demo:
+		    url: file://$WORK/demo.bin
+		    verify: {sha256: $(sha256sum "$WORK/demo.bin" | cut -d' ' -f1)}
+		    install: {to: C:/k/demo.bin}
+	YAML
+	{
+		printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\nimages:\n' "$TEST_ISO_SHA256"
+		cat
+	} >"$WORK/img.yaml"
+}
+
+@test "images: a tag without a digest is exit 2 at its file:line:col, naming needs_pin" {
+	img_recipe <<-'YAML'
+		  pause:
+		    name: registry.k8s.io/pause
+		    tag: "3.10"
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:3: images.pause: 'registry.k8s.io/pause:3.10' has no digest"
+	assert_output_has "needs_pin: REASON"
+}
+
+@test "images: bad names, tags and digests are exit 2 at the value" {
+	img_recipe <<-'YAML'
+		  a: {name: pause, digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:13: images.a.name: image 'pause': no registry host"
+	img_recipe <<-'YAML'
+		  a: {name: "registry.k8s.io/pause:3.10", needs_pin: later}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "holds a tag or digest; write them as tag: and digest:"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, tag: "-x", needs_pin: later}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.tag: '-x' is not a valid tag"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, digest: "sha256:ABC"}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.digest: 'sha256:ABC' is not sha256: and 64 lowercase hex digits"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, needs_pin: later, pull: always}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "pull"
+}
+
+@test "images: plan and plan --json list them; images.pause is the node's pause image" {
+	d=sha256:$(printf p | sha256sum | cut -d' ' -f1)
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+		  nano: {name: mcr.microsoft.com/windows/nanoserver, tag: ltsc2022, needs_pin: "not yet chosen", allow_foreign_layers: true}
+	YAML
+	wb plan img.yaml
+	assert_status 0
+	assert_output_has "container image nano: mcr.microsoft.com/windows/nanoserver:ltsc2022 NOT PINNED (needs_pin: not yet chosen); foreign layers allowed"
+	assert_output_has "container image pause: registry.k8s.io/pause:3.10.2@$d"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["image"]["pause_image"]')" = registry.k8s.io/pause:3.10.2 ]
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['nano', 'pause']" ]
+	[ "$(jf 'J["images"][1]["digest"]')" = "$d" ]
+	[ "$(jf 'J["images"][0]["needs_pin"]')" = "not yet chosen" ]
+	[ "$(jf 'J["images"][1]["origin"]')" = img.yaml:7:3 ]
+	# an explicit node.pause_image must be the pre-pulled one
+	wb plan img.yaml --set node.pause_image=registry.k8s.io/pause:3.10
+	assert_status 2
+	assert_output_has "node.pause_image 'registry.k8s.io/pause:3.10' is not the image images.pause pre-pulls ('registry.k8s.io/pause:3.10.2')"
+}
+
+@test "images: winbuild fetch pulls every image by digest for the recipe's Windows build" {
+	list=$(dg 'pause|list')
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$list"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "fetched image pause ($REG/pause@$list: windows/amd64 10.0.20348.3207, manifest $(dg 'pause|entries|10.0.20348.3207|manifest'), 2 layers)"
+	# the artifact and the image's five blobs
+	[ "$(cached)" = 6 ]
+	# the recipe's Windows build decides: 2025 has no entry
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set windows.version=2025
+	assert_status 1
+	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
+	# --offline: from the cache
+	wb fetch img.yaml --offline
+	assert_status 0
+	wb fetch img.yaml --offline --set windows.version=2019
+	assert_status 3
+	assert_output_has "is not in the cache (--offline)"
+}
+
+@test "images: fetch refuses an image that is not pinned yet (exit 2), before any request" {
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", needs_pin: "choose a digest"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 2
+	assert_output_has "img.yaml:7:3: images.pause: '$REG/pause:3.10' is not pinned (needs_pin: choose a digest)"
 }
