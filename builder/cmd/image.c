@@ -3,18 +3,22 @@
  * its registry into the cache and verified (fetch/registry.h), by hand, as
  * a recipe's images: will be (issue 33).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
 #include "cmd/cmd.h"
 #include "fetch/registry.h"
 #include "lib/platform.h"
+#include "stage/oci.h"
 
 #define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
-	"[--allow-foreign-layers] [--offline] [--cache DIR] [--cacert FILE] [--json]"
+	"[--allow-foreign-layers] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]"
 
 /* --windows: a Windows Server version of the platform table (2019, 2022,
  * 2025) or a build "10.0.N". The build prefix in OUT. */
@@ -34,6 +38,50 @@ static int windows_build(const char *v, char *out, size_t len)
 	return -1;
 }
 
+/* The pulled image as an OCI image-layout tar at PATH, written beside it
+ * and renamed into place once complete (stage/oci.h). */
+static int write_archive(struct cache *c, const struct registry_image *img,
+			 const struct image_ref *ref, const char *path, struct wb_err *e)
+{
+	char *tmp = xasprintf("%s.tmp.XXXXXX", path), *name;
+	time_t epoch;
+	int fd, ret = -1;
+
+	if (cmd_source_date_epoch(315532800, &epoch, e) < 0) {
+		free(tmp);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		wb_error(e, WB_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	name = xasprintf("%s/%s%s%s", ref->host, ref->repo, ref->tag ? ":" : "",
+			 ref->tag ? ref->tag : "");
+	if (oci_archive_write(c, img, name, ref->tag, fd, epoch, e) < 0)
+		goto out;
+	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		wb_error(e, WB_EIO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		unlink(tmp);
+	free(tmp);
+	free(name);
+	return ret;
+}
+
 static json_t *blob_json(const struct registry_blob *b)
 {
 	json_t *o = json_object();
@@ -48,7 +96,7 @@ static json_t *blob_json(const struct registry_blob *b)
 
 int cmd_image(int argc, char **argv, struct wb_run *run)
 {
-	const char *windows = NULL;
+	const char *windows = NULL, *archive = NULL;
 	int allow_foreign = 0;
 	const struct cmd_opt opts[] = {
 		{ 0, "--windows", NULL, "VERSION", "the Windows the image must run on: 2019,\n"
@@ -56,6 +104,8 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		{ 0, "--allow-foreign-layers", NULL, NULL, "fetch foreign (non-distributable)\n"
 		  "layers from their urls instead of refusing the image", NULL, NULL,
 		  &allow_foreign },
+		{ 0, "--oci-archive", NULL, "FILE", "also write the image as an OCI image-layout\n"
+		  "tar (what ctr images import takes)", &archive, NULL, NULL },
 		{ 0 },
 	};
 	const struct cmd_optset set = {
@@ -114,6 +164,12 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	ro.allow_foreign = allow_foreign;
 	ro.offline = run->offline;
 	if (registry_pull(&c, &ref, &ro, &img, &e) < 0) {
+		cache_close(&c);
+		image_ref_release(&ref);
+		return cmd_fail(&e);
+	}
+	if (archive && write_archive(&c, &img, &ref, archive, &e) < 0) {
+		registry_image_release(&img);
 		cache_close(&c);
 		image_ref_release(&ref);
 		return cmd_fail(&e);

@@ -835,6 +835,7 @@ static void pull_release(struct pull *p)
 
 void registry_image_release(struct registry_image *img)
 {
+	free(img->list_media_type);
 	free(img->manifest_media_type);
 	free(img->os_version);
 	free(img->config.media_type);
@@ -945,6 +946,9 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	}
 	if (is_index(root)) {
 		memcpy(img->list_digest, digest, sizeof(digest));
+		img->list_size = body.len;
+		img->list_media_type = media_type_of(root) ? xstrdup(media_type_of(root)) :
+				       xstrdup("application/vnd.oci.image.index.v1+json");
 		if (select_entry(&p, root, digest, e) < 0)
 			goto out;
 		json_decref(root);
@@ -961,6 +965,7 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 		}
 	}
 	memcpy(img->manifest_digest, digest, sizeof(digest));
+	img->manifest_size = body.len;
 	img->manifest_media_type = xstrdup(media_type_of(root) ? media_type_of(root) :
 					   "application/vnd.oci.image.manifest.v1+json");
 	layers = json_object_get(root, "layers");

@@ -60,8 +60,11 @@ struct registry_image {
 							  * index; "" when the
 							  * pin named the image
 							  * manifest itself */
+	char *list_media_type;       /* its mediaType (NULL when none) */
+	unsigned long long list_size;
 	char manifest_digest[REGISTRY_DIGEST_LEN + 1];  /* the image manifest */
 	char *manifest_media_type;
+	unsigned long long manifest_size;
 	char *os_version;            /* the config's os.version */
 	struct registry_blob config;
 	struct registry_blob *layers;

@@ -255,6 +255,50 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	[ "$(cached)" = 0 ]
 }
 
+@test "image pull --oci-archive: a deterministic OCI image-layout tar, named for containerd, that skopeo reads" {
+	need_dep command -v skopeo -- "skopeo not installed (make deps)"
+	list=$(dg 'pause|list')
+	man=$(dg 'pause|entries|10.0.17763.6893|manifest')
+	SOURCE_DATE_EPOCH=1700000000 pull "$REG/pause:3.10@$list" --windows 2019 --oci-archive "$WORK/a.tar"
+	assert_status 0
+	# the same bytes again, from the cache, whatever the file times were
+	SOURCE_DATE_EPOCH=1700000000 pull "$REG/pause:3.10@$list" --windows 2019 --offline --oci-archive "$WORK/b.tar"
+	assert_status 0
+	cmp "$WORK/a.tar" "$WORK/b.tar"
+	ls "$WORK" | grep -q tmp && return 1
+	# entries sorted, directories first, root-owned without names, one mtime
+	python3 - "$WORK/a.tar" "$list" "$man" "$(dg 'pause|entries|10.0.17763.6893|config')" \
+		"$(dg 'pause|entries|10.0.17763.6893|layers|0')" "$(dg 'pause|entries|10.0.17763.6893|layers|1')" <<-'PY'
+		import json, sys, tarfile
+		t = tarfile.open(sys.argv[1])
+		names = t.getnames()
+		blobs = sorted("blobs/sha256/" + d.split(":")[1] for d in sys.argv[2:])
+		assert names == ["blobs", "blobs/sha256"] + blobs + ["index.json", "oci-layout"], names
+		for m in t.getmembers():
+		    assert (m.uid, m.gid, m.uname, m.gname, m.mtime) == (0, 0, "", "", 1700000000), m
+		idx = json.load(t.extractfile("index.json"))
+		(d,) = idx["manifests"]
+		assert d["digest"] == sys.argv[2], d
+		assert d["mediaType"] == "application/vnd.docker.distribution.manifest.list.v2+json", d
+		assert sorted(d["annotations"]) == ["io.containerd.image.name",
+		                                    "org.opencontainers.image.ref.name"], d
+		assert d["annotations"]["org.opencontainers.image.ref.name"] == "3.10", d
+		assert json.load(t.extractfile("oci-layout")) == {"imageLayoutVersion": "1.0.0"}
+		PY
+	[ "$(tar -xOf "$WORK/a.tar" index.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifests"][0]["annotations"]["io.containerd.image.name"])')" = "$REG/pause:3.10" ]
+	# skopeo as the oracle: the layout's top manifest is the pinned list,
+	# byte for byte (its Digest); its windows/amd64 image is the 2019 entry
+	# (skopeo takes the first windows/amd64 entry: its layers); copying it
+	# out checks every blob's digest
+	skopeo inspect --raw "oci-archive:$WORK/a.tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	skopeo inspect --override-os windows --override-arch amd64 "oci-archive:$WORK/a.tar" >"$WORK/inspect.json"
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Digest"])' "$WORK/inspect.json")" = "$list" ]
+	[ "$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["Layers"]))' "$WORK/inspect.json")" = \
+		"$(dg 'pause|entries|10.0.17763.6893|layers|0') $(dg 'pause|entries|10.0.17763.6893|layers|1')" ]
+	skopeo copy -q --override-os windows --override-arch amd64 "oci-archive:$WORK/a.tar" "dir:$WORK/copied"
+	cmp "$WORK/copied/manifest.json" "$WINBUILD_CACHE/sha256/${man:7:2}/${man#sha256:}"
+}
+
 # ---- images: in a recipe (issue 33 b) ----------------------------------------
 
 # img_recipe IMAGES_YAML: $WORK/img.yaml with one file:// artifact (pinned)
