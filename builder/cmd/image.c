@@ -59,7 +59,7 @@ static int write_archive(struct cache *c, const struct registry_image *img,
 	}
 	name = xasprintf("%s/%s%s%s", ref->host, ref->repo, ref->tag ? ":" : "",
 			 ref->tag ? ref->tag : "");
-	if (oci_archive_write(c, img, name, ref->tag, fd, epoch, e) < 0)
+	if (oci_archive_write(c, img, name, ref->tag, fd, epoch, NULL, e) < 0)
 		goto out;
 	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;

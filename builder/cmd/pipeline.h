@@ -54,6 +54,7 @@ struct pipe_test_hook {
 struct pipe_stage {
 	struct wb_run *run;
 	char *templates_dir;          /* owned: cmd_templates_dir() */
+	char *cache_dir;              /* owned: cache_default_dir(), for images: */
 	struct stage_opts o;
 	struct pipe_test_hook th;
 	int never;                    /* always stage (test hooks) */

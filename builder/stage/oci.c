@@ -1,5 +1,6 @@
 /* One pulled image as a deterministic OCI image-layout tar (stage/oci.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,10 @@
 #include <jansson.h>
 
 #include "lib/buf.h"
+#include "lib/fs.h"
+#include "lib/platform.h"
 #include "stage/oci.h"
+#include "stage/tree.h"
 #include "trust/digest.h"
 
 struct oci_blob {
@@ -21,6 +25,37 @@ struct oci_blob {
 static int by_digest(const void *a, const void *b)
 {
 	return strcmp(((const struct oci_blob *)a)->digest, ((const struct oci_blob *)b)->digest);
+}
+
+/* Where the tar goes: FD, its bytes hashed as they are written. */
+struct oci_out {
+	int fd;
+	struct digest_ctx dc;
+	unsigned long long size;
+	int err;
+};
+
+static la_ssize_t out_write(struct archive *a, void *ud, const void *buf, size_t n)
+{
+	struct oci_out *o = ud;
+	size_t off = 0;
+
+	(void)a;
+	while (off < n) {
+		ssize_t w = write(o->fd, (const char *)buf + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			o->err = errno;
+			archive_set_error(a, errno, "%s", strerror(errno));
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	digest_update(&o->dc, buf, n);
+	o->size += n;
+	return (la_ssize_t)n;
 }
 
 static int ar_fail(struct archive *a, struct wb_err *e)
@@ -169,8 +204,10 @@ static char *index_json(const struct registry_image *img, const char *name, cons
 }
 
 int oci_archive_write(struct cache *c, const struct registry_image *img, const char *name,
-		      const char *tag, int fd, time_t mtime, struct wb_err *e)
+		      const char *tag, int fd, time_t mtime, struct oci_written *res,
+		      struct wb_err *e)
 {
+	struct oci_out out;
 	static const char layout[] = "{\"imageLayoutVersion\":\"1.0.0\"}";
 	struct oci_blob *v = xcalloc(img->nlayers + 3, sizeof(*v));
 	struct archive *a = archive_write_new();
@@ -185,9 +222,16 @@ int oci_archive_write(struct cache *c, const struct registry_image *img, const c
 	for (i = 0; i < img->nlayers; i++)
 		v[n++] = (struct oci_blob){ img->layers[i].digest, img->layers[i].size };
 	qsort(v, n, sizeof(*v), by_digest);
+	memset(&out, 0, sizeof(out));
+	out.fd = fd;
+	if (digest_init(&out.dc, DIGEST_SHA256, e) < 0) {
+		archive_write_free(a);
+		free(v);
+		return -1;
+	}
 	if (!a || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+	    archive_write_open(a, &out, NULL, out_write, NULL) != ARCHIVE_OK) {
 		ret = a ? ar_fail(a, e) : wb_error(e, WB_EIO, "cannot create an archive writer");
 		goto out;
 	}
@@ -207,11 +251,109 @@ int oci_archive_write(struct cache *c, const struct registry_image *img, const c
 		ar_fail(a, e);
 		goto out;
 	}
+	if (res) {
+		struct digest_result dr;
+
+		digest_final(&out.dc, &dr);
+		digest_hex(dr.sha256, 32, res->sha256);
+		res->size = out.size;
+	}
 	ret = 0;
 out:
+	digest_release(&out.dc);
 	if (a)
 		archive_write_free(a);
 	free(idx);
 	free(v);
+	return ret;
+}
+
+int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
+		 struct wb_err *e)
+{
+	const struct platform_windows *w = platform_windows_find(plan->windows_version);
+	struct cache c = CACHE_INIT;
+	struct trust_policy policy;
+	struct fetch_transport tr;
+	struct registry_opts ro;
+	char build[32];
+	int ret = -1;
+
+	if (!plan->nimages)
+		return 0;
+	if (!w)
+		return wb_error(e, WB_EUSAGE, "no Windows Server '%s' in the platform table",
+				plan->windows_version);
+	snprintf(build, sizeof(build), "10.0.%s", w->build);
+	if (!cache_dir || cache_open(&c, cache_dir, 0, e) < 0)
+		return cache_dir ? -1 : wb_error(e, WB_EIO, "no cache to stage images from");
+	memset(&policy, 0, sizeof(policy));
+	tr.policy = &policy;
+	tr.cacert = NULL;
+	ro.t = &tr;
+	ro.os_version = build;
+	ro.offline = 1;   /* fetch pulled them: the cache only, re-verified */
+	for (size_t i = 0; i < plan->nimages; i++) {
+		const struct plan_image *im = &plan->images[i];
+		struct image_ref ref;
+		struct registry_image img;
+		struct oci_written wr;
+		struct tree_piece piece;
+		char *s, *scratch, *file, *name, *dest;
+		int fd, r;
+
+		if (!im->digest) {
+			wb_error(e, WB_EUSAGE, "images.%s: not pinned (needs_pin: %s)", im->key,
+				 im->needs_pin);
+			goto out;
+		}
+		s = xasprintf("%s%s%s@%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
+			      im->digest);
+		r = image_ref_parse(s, &ref, e);
+		free(s);
+		if (r < 0)
+			goto out;
+		ro.allow_foreign = im->allow_foreign_layers;
+		if (registry_pull(&c, &ref, &ro, &img, e) < 0) {
+			image_ref_release(&ref);
+			wb_error_prefix(e, "images.%s", im->key);
+			goto out;
+		}
+		image_ref_release(&ref);
+		s = xasprintf(".image-%s", im->key);
+		scratch = tree_scratch(t, s);
+		free(s);
+		name = xasprintf("%s.tar", im->key);
+		file = fs_join(scratch, name);
+		r = fs_mkdir_p(scratch, 0755, e);
+		fd = r < 0 ? -1 : open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (r == 0 && fd < 0)
+			r = wb_error(e, WB_EIO, "cannot create '%s': %s", file, strerror(errno));
+		if (r == 0) {
+			s = xasprintf("%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "");
+			r = oci_archive_write(&c, &img, s, im->tag, fd, t->mtime, &wr, e);
+			free(s);
+		}
+		if (fd >= 0 && close(fd) < 0 && r == 0)
+			r = wb_error(e, WB_EIO, "cannot write '%s': %s", file, strerror(errno));
+		registry_image_release(&img);
+		/* the tar is the scratch file the writer hashed: adopted as is */
+		if (r == 0)
+			r = tree_prepare_teed(scratch, wr.sha256, wr.size, name, &piece, e);
+		if (r == 0) {
+			dest = xasprintf("%s/%s", STAGE_IMAGES_DIR, name);
+			r = tree_adopt(t, &piece, dest, im->key, "images", e);
+			free(dest);
+			tree_piece_release(&piece);
+		}
+		free(file);
+		free(name);
+		free(scratch);
+		if (r < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	cache_close(&c);
 	return ret;
 }

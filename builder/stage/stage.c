@@ -11,6 +11,7 @@
 #include "lib/winpath.h"
 #include "stage/manifest.h"
 #include "stage/sitesign.h"
+#include "stage/oci.h"
 #include "stage/stage.h"
 #include "stage/stamp.h"
 #include "trust/authenticode.h"
@@ -409,6 +410,8 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 	if (sitesign_tree(t, plan, o->sign, o->source_date_epoch, e) < 0)
 		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
+		return -1;
+	if (stage_images(t, plan, o->cache_dir, e) < 0)   /* issue 33: stage/oci.c */
 		return -1;
 	hook_at(o, "generated");
 	if (tree_commit(t, o->hook, o->hook_ctx, e) < 0)

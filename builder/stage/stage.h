@@ -52,6 +52,8 @@ struct stage_opts {
 	 * (stage/sitesign.h); NULL: none given */
 	const struct sign_opts *sign;
 	int sign_strict;           /* a key without site_signing is an error */
+	const char *cache_dir;     /* the cache the plan's images: are read
+				    * from (stage/oci.h); NULL: none */
 	/* Test hook, called at named points: "begin", "artifact",
 	 * "sign" (upstream checks done, before site signing),
 	 * "generated", "before-swap", "after-swap", "done". May be NULL. */

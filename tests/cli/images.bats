@@ -420,3 +420,38 @@ img_recipe() {
 	assert_status 2
 	assert_output_has "img.yaml:7:3: images.pause: '$REG/pause:3.10' is not pinned (needs_pin: choose a digest)"
 }
+
+@test "images: stage places each image as an OCI layout tar in C:\\ProgramData\\winbuild\\images, listed in the manifest" {
+	need_dep command -v skopeo -- "skopeo not installed (make deps)"
+	list=$(dg 'pause|list')
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$list"}
+	YAML
+	wb stage img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	tar=out/t/tree/ProgramData/winbuild/images/pause.tar
+	[ -f "$tar" ]
+	# the manifest lists it with its digest, for the image's key and component
+	python3 - out/t/manifest.json "$(sha256sum "$tar" | cut -d' ' -f1)" <<-'PY'
+		import json, sys
+		m = json.load(open(sys.argv[1]))
+		(f,) = [f for f in m["files"] if f["tree_path"] == "ProgramData/winbuild/images/pause.tar"]
+		assert f["sha256"] == sys.argv[2], f
+		assert (f["artifact"], f["component"], f["generated"]) == ("pause", "images", False), f
+		assert f["path"] == "C:\\ProgramData\\winbuild\\images\\pause.tar", f
+	PY
+	# the recipe's Windows build (2022): skopeo reads the pinned list, and
+	# the tar holds that entry's blobs only
+	skopeo inspect --raw "oci-archive:$tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.20348.3207|layers|0' | cut -d: -f2)"
+	! tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.17763.6893|layers|0' | cut -d: -f2)"
+	# winbuild verify re-hashes it with the rest of the tree
+	wb verify out/t
+	assert_status 0
+	# the same bytes when staged again from scratch
+	sum=$(sha256sum "$tar" | cut -d' ' -f1)
+	rm -rf out
+	wb stage img.yaml --offline
+	assert_status 0
+	[ "$(sha256sum "$tar" | cut -d' ' -f1)" = "$sum" ]
+}
