@@ -445,6 +445,22 @@ img_recipe() {
 	skopeo inspect --raw "oci-archive:$tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
 	tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.20348.3207|layers|0' | cut -d: -f2)"
 	! tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.17763.6893|layers|0' | cut -d: -f2)"
+	# the SBOM: a CycloneDX container component per image, its pinned digest
+	# as hash and purl, the tar as its file; valid CycloneDX 1.5
+	python3 - out/t/sbom.cdx.json "$list" "$REG" <<-'PY'
+		import json, sys
+		b = json.load(open(sys.argv[1]))
+		(c,) = [c for c in b["components"] if c["type"] == "container"]
+		assert c["bom-ref"] == "container:pause" and c["name"] == sys.argv[3] + "/pause", c
+		assert c["hashes"] == [{"alg": "SHA-256", "content": sys.argv[2][7:]}], c
+		assert c["purl"] == "pkg:oci/pause@sha256%%3A%s?repository_url=%s/pause&tag=3.10" % (sys.argv[2][7:], sys.argv[3]), c
+		assert [f["name"] for f in c["components"]] == ["C:\\ProgramData\\winbuild\\images\\pause.tar"], c
+		assert "container:pause" in b["dependencies"][0]["dependsOn"]
+	PY
+	if [ -d "$WB_SRC/tests/sbom/node_modules/ajv-formats" ]; then
+		run node "$WB_SRC/tests/sbom/validate.cjs" out/t/sbom.cdx.json
+		assert_status 0
+	fi
 	# winbuild verify re-hashes it with the rest of the tree
 	wb verify out/t
 	assert_status 0
