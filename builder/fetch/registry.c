@@ -687,8 +687,19 @@ static int get_blob_from(struct pull *p, const struct registry_blob *b, const ch
 	/* exactly the descriptor's size: a longer body is refused as it
 	 * arrives, a shorter one fails the digest */
 	s.max = b->size;
-	if (reg_get(&p->rc, url, NULL, &s, e) < 0)
+	if (reg_get(&p->rc, url, NULL, &s, e) < 0) {
+		if (s.too_big) {
+			/* more bytes than the verified manifest promised: a
+			 * mismatch, not a network failure */
+			char *shown = xfer_shown_url(url);
+
+			wb_error(e, WB_EVERIFY, "image '%s': the blob from '%s' is longer "
+				 "than its descriptor says (%s, %llu bytes); nothing cached",
+				 p->rc.name, shown, b->digest, b->size);
+			free(shown);
+		}
 		goto out;
+	}
 	digest_final(&s.dc, &r);
 	memcpy(got, "sha256:", 7);
 	digest_hex(r.sha256, 32, got + 7);

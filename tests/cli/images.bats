@@ -44,6 +44,9 @@ setup_file() {
 	start_front token --token
 	start_front corrupt --corrupt
 	start_front mcorrupt --corrupt-manifests
+	start_front flaky --flaky
+	start_front grow --grow
+	start_front downgrade --http-redirect
 	export WINBUILD_RETRY_BACKOFF_MS=20
 }
 
@@ -196,6 +199,36 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	assert_output_has "nothing cached"
 	[ "$(cached)" = 0 ]
 	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: a 503 is retried, on the registry and on the blob store" {
+	read -r front blobs <<<"$FLAKY_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 503$" "$FLAKY_LOG"
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 200$" "$FLAKY_LOG"
+	[ "$(grep -c '^blobs GET /b/pause/.* 503$' "$FLAKY_LOG")" = 3 ]
+	[ "$(grep -c '^blobs GET /b/pause/.* 200$' "$FLAKY_LOG")" = 3 ]
+}
+
+@test "image pull: a blob longer than its descriptor is cut off as it arrives: exit 1, nothing cached" {
+	read -r front blobs <<<"$GROW_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "is longer than its descriptor says ($(dg 'pause|entries|10.0.20348.3207|config'),"
+	[ "$(cached)" = 0 ]
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: a blob redirect down to plain http is refused (exit 1), nothing cached" {
+	read -r front blobs <<<"$DOWNGRADE_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "redirects to 'http://localhost:$blobs/b/pause/"
+	assert_output_has "refused"
+	[ "$(cached)" = 0 ]
+	! grep -q '^blobs ' "$DOWNGRADE_LOG"
 }
 
 @test "image pull: a manifest that does not match the digest asked for is exit 1, nothing cached" {

@@ -14,6 +14,9 @@ Two TLS listeners on loopback:
          --corrupt: one byte of every blob body changed.
          --corrupt-manifests: a space added to every manifest (still JSON,
          another digest).
+         --flaky: the first request for each path on either listener is a 503.
+         --grow: one byte more on every blob body (longer than its descriptor).
+         --http-redirect: blobs redirect to the blob store over plain http.
 Every request is logged: "LISTENER METHOD PATH auth=yes|no STATUS".
 """
 import argparse
@@ -38,6 +41,9 @@ ap.add_argument("--foreign-dir", default="")
 ap.add_argument("--token", action="store_true")
 ap.add_argument("--corrupt", action="store_true")
 ap.add_argument("--corrupt-manifests", action="store_true")
+ap.add_argument("--flaky", action="store_true")
+ap.add_argument("--grow", action="store_true")
+ap.add_argument("--http-redirect", action="store_true")
 ap.add_argument("--timeout", type=int, default=600)
 A = ap.parse_args()
 
@@ -45,6 +51,16 @@ TOKEN = "tok-" + os.urandom(8).hex()
 UPCTX = ssl.create_default_context(cafile=A.cafile)
 LOCK = threading.Lock()
 PORTS = {}
+SEEN = set()
+
+
+def flaky(handler):
+    """--flaky: a 503 the first time a path is asked for."""
+    if not A.flaky or handler.path in SEEN:
+        return False
+    SEEN.add(handler.path)
+    handler.answer(503, b"try again")
+    return True
 
 
 def log(line):
@@ -83,6 +99,8 @@ class Front(Base):
 
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
+        if flaky(self):
+            return
         if u.path == "/token":
             q = urllib.parse.parse_qs(u.query)
             scope = q.get("scope", [""])[0]
@@ -100,8 +118,9 @@ class Front(Base):
                                     f'scope="repository:{repo}:pull"'})
         parts = u.path[4:].rsplit("/", 2)
         if len(parts) == 3 and parts[1] == "blobs":
+            scheme = "http" if A.http_redirect else "https"
             return self.answer(307, b"", {
-                "Location": f"https://localhost:{PORTS['blobs']}/b/{parts[0]}/{parts[2]}"})
+                "Location": f"{scheme}://localhost:{PORTS['blobs']}/b/{parts[0]}/{parts[2]}"})
         st, hd, body = upstream(u.path, self.headers.get("Accept"))
         if A.corrupt_manifests and st == 200:
             body = body + b" "
@@ -115,6 +134,8 @@ class Blobs(Base):
 
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
+        if flaky(self):
+            return
         if u.path.startswith("/foreign/") and A.foreign_dir:
             p = os.path.join(A.foreign_dir, os.path.basename(u.path))
             if not os.path.isfile(p):
@@ -130,6 +151,8 @@ class Blobs(Base):
             return self.answer(404)
         if A.corrupt and body:
             body = body[:-1] + bytes([body[-1] ^ 1])
+        if A.grow:
+            body = body + b"!"
         return self.answer(200, body, {"Content-Type": "application/octet-stream"})
 
 
