@@ -83,6 +83,8 @@ jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(s
 cached() { find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l; }
 tmpfiles() { find "$WINBUILD_CACHE/tmp" -type f 2>/dev/null | wc -l; }
 pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
+# nothing_cached: no entry in the cache and no temp file left behind
+nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 
 @test "image pull: a manifest list's entry for the Windows build, every blob verified and cached by digest" {
 	list=$(dg 'pause|list')
@@ -123,16 +125,14 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	assert_status 1
 	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
 	assert_output_has "windows/amd64 10.0.17763.6893, windows/amd64 10.0.20348.3207, linux/amd64"
-	[ "$(cached)" = 0 ]
-	[ "$(tmpfiles)" = 0 ]
+	nothing_cached
 }
 
 @test "image pull: a config whose platform contradicts the list entry is exit 1, nothing cached" {
 	pull "$REG/liar:1@$(dg 'liar|list')" --windows 2022
 	assert_status 1
 	assert_output_has "its config says windows/amd64 10.0.17763.1, not windows/amd64 for Windows build 10.0.20348"
-	[ "$(cached)" = 0 ]
-	[ "$(tmpfiles)" = 0 ]
+	nothing_cached
 }
 
 @test "image pull: the Bearer token flow; blobs redirected to another origin never get the token" {
@@ -197,8 +197,7 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	assert_output_has "does not match its descriptor: expected $(dg 'pause|entries|10.0.20348.3207|config')"
 	assert_output_has "https://localhost:$blobs/b/pause/"
 	assert_output_has "nothing cached"
-	[ "$(cached)" = 0 ]
-	[ "$(tmpfiles)" = 0 ]
+	nothing_cached
 }
 
 @test "image pull: a 503 is retried, on the registry and on the blob store" {
@@ -217,8 +216,7 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
 	assert_status 1
 	assert_output_has "is longer than its descriptor says ($(dg 'pause|entries|10.0.20348.3207|config'),"
-	[ "$(cached)" = 0 ]
-	[ "$(tmpfiles)" = 0 ]
+	nothing_cached
 }
 
 @test "image pull: a blob redirect down to plain http is refused (exit 1), nothing cached" {
@@ -237,8 +235,7 @@ pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
 	pull "127.0.0.1:$front/pause@$list" --windows 2022
 	assert_status 1
 	assert_output_has "the manifest from 'https://127.0.0.1:$front/v2/pause/manifests/$list' does not match its digest: expected $list, got sha256:"
-	[ "$(cached)" = 0 ]
-	[ "$(tmpfiles)" = 0 ]
+	nothing_cached
 }
 
 @test "image pull: a foreign layer is refused by default (exit 1, nothing asked of its url, nothing cached)" {
