@@ -20,8 +20,8 @@
 #define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
 	"[--allow-foreign-layers] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]"
 
-/* --windows: a Windows Server version of the platform table (2019, 2022,
- * 2025) or a build "10.0.N". The build prefix in OUT. */
+/* --windows: a Windows Server version of the platform table or a build
+ * "10.0.N". The build prefix in OUT. */
 static int windows_build(const char *v, char *out, size_t len)
 {
 	const struct platform_windows *w = platform_windows_find(v);
@@ -99,8 +99,9 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	const char *windows = NULL, *archive = NULL;
 	int allow_foreign = 0;
 	const struct cmd_opt opts[] = {
-		{ 0, "--windows", NULL, "VERSION", "the Windows the image must run on: 2019,\n"
-		  "2022, 2025 or a build 10.0.N (required)", &windows, NULL, NULL },
+		{ 0, "--windows", NULL, "VERSION", "the Windows the image must run on: a\n"
+		  "windows.version of the platform table or a build 10.0.N (required)",
+		  &windows, NULL, NULL },
 		{ 0, "--allow-foreign-layers", NULL, NULL, "fetch foreign (non-distributable)\n"
 		  "layers from their urls instead of refusing the image", NULL, NULL,
 		  &allow_foreign },
@@ -118,7 +119,7 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	struct registry_opts ro;
 	struct trust_policy policy;
 	struct fetch_transport t;
-	char build[32];
+	char build[32], versions[256];
 	char *dir;
 	int ret;
 
@@ -129,14 +130,15 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 			cmd_errorf("unknown image command '%s'", run->positional.v[0]);
 		return cmd_usage("%s", IMAGE_USAGE);
 	}
+	platform_set_join(PLATFORM_SET_VERSIONS, ", ", versions, sizeof(versions));
 	if (!windows) {
-		cmd_errorf("image pull: --windows VERSION is required (2019, 2022, 2025 or "
-			   "10.0.N)");
+		cmd_errorf("image pull: --windows VERSION is required (%s or a build 10.0.N)",
+			   versions);
 		return cmd_usage("%s", IMAGE_USAGE);
 	}
 	if (windows_build(windows, build, sizeof(build)) < 0) {
-		cmd_errorf("image pull: --windows '%s' is not 2019, 2022, 2025 or a build "
-			   "10.0.N", windows);
+		cmd_errorf("image pull: --windows '%s' is not %s or a build 10.0.N", windows,
+			   versions);
 		return WB_EUSAGE;
 	}
 	if (image_ref_parse(run->positional.v[1], &ref, &e) < 0)
