@@ -105,6 +105,24 @@ static const struct wb_command commands[] = {
 	  "  ls   list entries with size and the artifacts that refer to them\n"
 	  "  gc   remove temp files, quarantined entries and unreferenced entries\n",
 	  "" },
+	{ "image", cmd_image,
+	  "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION [--allow-foreign-layers]\n"
+	  "       [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]",
+	  "pull one container image by digest into the cache, verified",
+	  "Pull the image the digest names from its registry (OCI distribution\n"
+	  "API over https; anonymous or a registry's Bearer token) into the cache:\n"
+	  "a manifest list's windows/amd64 entry for the Windows build of\n"
+	  "--windows, its manifest, config and layers, each verified by its\n"
+	  "digest and size, the config's platform checked. Nothing is cached\n"
+	  "unless all of it verified; what the cache holds is not asked for\n"
+	  "(--offline: the cache only). Foreign layers are refused unless\n"
+	  "--allow-foreign-layers. --oci-archive FILE also writes the image as\n"
+	  "an OCI image-layout tar (deterministic: SOURCE_DATE_EPOCH mtimes;\n"
+	  "index.json names it for containerd's importer).\n",
+	  "exit codes: 0 pulled, 1 a digest, size or platform did not match, no\n"
+	  "entry for the Windows build, a refused foreign layer or redirect,\n"
+	  "2 usage or a reference without a digest, 3 network or registry error,\n"
+	  "5 I/O error\n" },
 	{ "sig", cmd_sig,
 	  "sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]\n"
 	  "       winbuild sig authenticode FILE [--roots FILE] [--publisher X]...\n"

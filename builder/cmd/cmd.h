@@ -189,6 +189,7 @@ int cmd_stage(int argc, char **argv, struct wb_run *run);
 int cmd_build(int argc, char **argv, struct wb_run *run);
 int cmd_verify(int argc, char **argv, struct wb_run *run);
 int cmd_mirror(int argc, char **argv, struct wb_run *run);
+int cmd_image(int argc, char **argv, struct wb_run *run);
 
 /* The options of emit, build and stage: one table (cmd/emit.c), each
  * option a bit; build takes all but the image-builder ones, stage only the

@@ -365,6 +365,8 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 	ret = fetch_all(plan, items, plan->nartifacts, &c, &o, e);
 	restore_interrupts(&old_int, &old_term);
 	cmd_progress_clear(&f.d);
+	if (ret == 0 && plan->nimages)   /* issue 33: cmd/pipeimages.c */
+		ret = pipe_fetch_images(run, plan, &c, e);
 	/* lock pins point into LF: keep them valid for the caller as copies */
 	for (size_t i = 0; i < plan->nartifacts; i++)
 		items[i].lock_sha256 = NULL;

@@ -54,6 +54,7 @@ struct pipe_test_hook {
 struct pipe_stage {
 	struct wb_run *run;
 	char *templates_dir;          /* owned: cmd_templates_dir() */
+	char *cache_dir;              /* owned: cache_default_dir(), for images: */
 	struct stage_opts o;
 	struct pipe_test_hook th;
 	int never;                    /* always stage (test hooks) */
@@ -102,6 +103,10 @@ int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
  * without paths) and begins before the first transfer. 0, 1, or -1 with E (IMG->items then
  * holds each item's result, or is NULL when nothing was fetched). */
 int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
+/* pipeimages.c: pull PLAN's images: into the open cache C (after the
+ * artifacts), for the plan's Windows build. */
+int pipe_fetch_images(struct wb_run *run, const struct plan *plan, struct cache *c,
+		      struct wb_err *e);
 /* After pipe_fetch failed: print what failed (E, or each failed item's
  * message), return the exit code. */
 int pipe_fetch_failed(struct pipeline *p, const struct pipe_image *img,

@@ -85,6 +85,10 @@ int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e)
 	s->o.templates_dir = s->templates_dir;
 	s->o.sign = run->sign;
 	s->o.sign_strict = run->sign_strict;
+	s->cache_dir = cache_default_dir(run->cache_dir, e);
+	if (!s->cache_dir)
+		return -1;
+	s->o.cache_dir = s->cache_dir;   /* images: (stage/oci.h) */
 	if (s->never) {
 		s->o.hook = test_hook;
 		s->o.hook_ctx = &s->th;
@@ -104,6 +108,8 @@ void pipestage_release(struct pipe_stage *s)
 	s->lock = NULL;
 	free(s->templates_dir);
 	free(s->dir);
+	free(s->cache_dir);
+	s->cache_dir = NULL;
 	s->templates_dir = NULL;
 	s->dir = NULL;
 }

@@ -133,6 +133,20 @@ static void print_text(const struct plan *p, int ex)
 		explain(ex, &p->mirror_only_origin);
 		putchar('\n');
 	}
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct plan_image *im = &p->images[i];
+
+		printf("container image %s: %s%s%s", im->key, im->name, im->tag ? ":" : "",
+		       im->tag ? im->tag : "");
+		if (im->digest)
+			printf("@%s", im->digest);
+		else
+			printf(" NOT PINNED (needs_pin: %s)", im->needs_pin);
+		if (im->allow_foreign_layers)
+			printf("; foreign layers allowed");
+		explain(ex, &im->origin);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p->nartifacts; i++) {
 		const struct plan_artifact *a = &p->artifacts[i];
 		const struct trust_spec *v = &a->verify;
@@ -450,6 +464,25 @@ static int print_json(const struct plan *p)
 			json_array_append_new(svcs, sj);
 		}
 		json_object_set_new(root, "services", svcs);
+	}
+	if (p->nimages) {
+		json_t *ims = json_array();
+
+		for (size_t i = 0; i < p->nimages; i++) {
+			const struct plan_image *im = &p->images[i];
+			json_t *ij = json_object();
+
+			json_object_set_new(ij, "key", json_string(im->key));
+			json_object_set_new(ij, "name", json_string(im->name));
+			json_object_set_new(ij, "tag", json_str_or_null(im->tag));
+			json_object_set_new(ij, "digest", json_str_or_null(im->digest));
+			json_object_set_new(ij, "needs_pin", json_str_or_null(im->needs_pin));
+			json_object_set_new(ij, "allow_foreign_layers",
+					    json_boolean(im->allow_foreign_layers));
+			json_object_set_new(ij, "origin", json_origin(&im->origin));
+			json_array_append_new(ims, ij);
+		}
+		json_object_set_new(root, "images", ims);
 	}
 	for (size_t i = 0; i < p->nartifacts; i++)
 		json_array_append_new(arts, artifact_json(&p->artifacts[i],

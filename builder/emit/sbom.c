@@ -54,6 +54,24 @@ static void evidence_props(json_t *props, const struct verify_evidence *ev)
 	free(also);
 }
 
+/* S percent-encoded for a purl qualifier value (RFC 3986 unreserved kept,
+ * '/' and ':' too, as purl-spec's examples write repository_url). */
+static char *purl_escape(const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("-._~/:", ch))
+			buf_addc(&b, (char)ch);
+		else
+			buf_addf(&b, "%%%02X", ch);
+	}
+	return buf_detach(&b, NULL);
+}
+
 static json_t *hash(const char *alg, const char *hex)
 {
 	json_t *o = json_object();
@@ -185,6 +203,40 @@ static json_t *artifact_component(const struct plan *plan, const struct staged_a
 	return c;
 }
 
+/* A container image of images: (issue 33) as a CycloneDX `container`
+ * component: the pinned digest is its identity (hash and purl), its staged
+ * OCI layout tar (stage/oci.h) a file sub-component. */
+static json_t *container_component(const struct plan_image *im, const struct staged_manifest *m)
+{
+	json_t *c = json_object(), *hashes = json_array(), *props = json_array(),
+	       *sub = json_array();
+	const char *last = strrchr(im->name, '/') + 1;
+	char *url = purl_escape(im->name), *tag = im->tag ? purl_escape(im->tag) : NULL;
+
+	json_object_set_new(c, "type", json_string("container"));
+	json_object_set_new(c, "bom-ref", json_sprintf("container:%s", im->key));
+	json_object_set_new(c, "name", json_string(im->name));
+	if (im->tag)
+		json_object_set_new(c, "version", json_string(im->tag));
+	json_array_append_new(hashes, hash("SHA-256", im->digest + 7));
+	json_object_set_new(c, "hashes", hashes);
+	/* purl-spec's oci type: the digest as version, the repository in full */
+	json_object_set_new(c, "purl", json_sprintf("pkg:oci/%s@sha256%%3A%s?repository_url=%s%s%s",
+						    last, im->digest + 7, url, tag ? "&tag=" : "",
+						    tag ? tag : ""));
+	prop(props, "image_key", im->key);
+	prop(props, "image_digest", im->digest);
+	json_object_set_new(c, "properties", props);
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].artifact && !strcmp(m->files[i].artifact, im->key) &&
+		    m->files[i].component && !strcmp(m->files[i].component, "images"))
+			json_array_append_new(sub, file_component(&m->files[i]));
+	set_nonempty(c, "components", sub);
+	free(url);
+	free(tag);
+	return c;
+}
+
 /* A UUID (version 5 layout, RFC 4122 variant) from the SHA-256 of TEXT. */
 static void content_uuid(const char *text, char out[37])
 {
@@ -276,6 +328,12 @@ int sbom_write(const char *path, const struct plan *plan,
 		json_array_append_new(comps, artifact_component(plan, ma, info, &m));
 		json_array_append_new(dlist, json_sprintf("artifact:%s", ma->name));
 	}
+	for (size_t i = 0; i < plan->nimages; i++)
+		if (plan->images[i].digest) {
+			json_array_append_new(comps, container_component(&plan->images[i], &m));
+			json_array_append_new(dlist, json_sprintf("container:%s",
+								  plan->images[i].key));
+		}
 	for (size_t i = 0; i < m.nfiles; i++)
 		if (!m.files[i].artifact)
 			json_array_append_new(comps, file_component(&m.files[i]));

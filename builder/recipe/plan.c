@@ -123,6 +123,7 @@ void plan_release(struct plan *p)
 	free(p->cloudbase_provider);
 	free(p->service_manager);
 	free(p->pause_image);
+	plan_images_release(p);
 	free(p->cni);
 	free(p->cni_bin_dir);
 	free(p->cni_conf_dir);

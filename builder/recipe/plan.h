@@ -184,6 +184,18 @@ struct plan_component {
 	struct wb_origin version_origin;
 };
 
+/* images.<key>: a container image pre-pulled into the image (issue 33;
+ * recipe/images.c). */
+struct plan_image {
+	char *key;                 /* images.<key>, sorted by it */
+	char *name;                /* HOST/REPO, the registry in full */
+	char *tag;                 /* or NULL */
+	char *digest;              /* "sha256:<hex>", or NULL (needs_pin) */
+	char *needs_pin;           /* why it is not pinned yet, or NULL */
+	int allow_foreign_layers;
+	struct wb_origin origin;   /* the entry's key */
+};
+
 struct plan_mirror {
 	char *from, *to;
 	struct wb_origin origin;
@@ -253,6 +265,8 @@ struct plan {
 	size_t nservices, alloc_services;
 	struct plan_generate *generate;
 	size_t ngenerate, alloc_generate;
+	struct plan_image *images;         /* images:, sorted by key */
+	size_t nimages;
 
 	/* Every resolved scalar as "dotted.key", value and origin, sorted by
 	 * key: what `plan --explain` prints beyond the artifacts. */
@@ -294,6 +308,8 @@ struct plan_inputs {
 int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 		 struct wb_err *e);
 void plan_release(struct plan *plan);
+/* Free PLAN's images (recipe/images.c). */
+void plan_images_release(struct plan *plan);
 
 /* "unpack", "install" or "payload" (plan --json, manifest.json). */
 const char *plan_action_name(enum plan_action a);

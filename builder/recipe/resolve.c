@@ -206,6 +206,8 @@ static int convert_top(struct resolver *r)
 		return bad_grammar(r, &rnode_get(n, "pause_image")->origin, "node.pause_image",
 				   p->pause_image, "an OCI image reference "
 				   "([domain[:port]/]path[:tag][@digest])");
+	if (convert_images(r, rnode_get(top, "images"), n))
+		return -1;
 	p->cni = str_or(n, "cni", "none");
 	if (rnode_get(n, "windows_features"))
 		copy_strlist(rnode_get(n, "windows_features"), &p->windows_features);

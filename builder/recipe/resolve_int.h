@@ -161,6 +161,10 @@ int dirs_clash(struct resolver *r);
 int convert_component(struct resolver *r, struct rnode *cn,
 		      const struct vars *image_vars);
 
+/* images.c: images: (N, NULL when absent) into the plan; the node map NODE
+ * for node.pause_image, which images.pause sets or must agree with. */
+int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node);
+
 /* services.c */
 int convert_generate(struct resolver *r, const struct rnode *cn,
 		     const struct plan_component *c, const struct vars *vs);

@@ -263,6 +263,16 @@ static const struct schema_key schema_replace[] = {
 	END
 };
 
+/* images.<key>: a container image pre-pulled (recipe/images.c) */
+static const struct schema_key schema_container_image[] = {
+	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	{ "tag", S_STR, NULL, NULL, 0 },
+	{ "digest", S_STR, NULL, NULL, 0 },
+	{ "needs_pin", S_STR, NULL, NULL, 0 },
+	{ "allow_foreign_layers", S_BOOL, NULL, NULL, 0 },
+	END
+};
+
 const struct schema_key schema_image[] = {
 	{ "kind", S_ENUM, NULL, "image", S_REQUIRED },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
@@ -280,6 +290,7 @@ const struct schema_key schema_image[] = {
 	{ "mirror_only", S_BOOL, NULL, NULL, 0 },
 	{ "signatures", S_MAP, schema_signatures, NULL, 0 },
 	{ "replace", S_MAPOF, schema_replace, NULL, 0 },
+	{ "images", S_MAPOF, schema_container_image, NULL, 0 },
 	END
 };
 

@@ -11,6 +11,7 @@
 #include "lib/winpath.h"
 #include "stage/manifest.h"
 #include "stage/sitesign.h"
+#include "stage/oci.h"
 #include "stage/stage.h"
 #include "stage/stamp.h"
 #include "trust/authenticode.h"
@@ -411,6 +412,8 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 	if (o->locked && sitesign_check_locked(t, o->locked, o->lock_path, e) < 0)
 		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
+		return -1;
+	if (stage_images(t, plan, o->cache_dir, e) < 0)   /* issue 33: stage/oci.c */
 		return -1;
 	hook_at(o, "generated");
 	if (tree_commit(t, o->hook, o->hook_ctx, e) < 0)

@@ -59,6 +59,8 @@ struct stage_opts {
 	 * the tree is final; NULL: not locked */
 	const struct lockfile *locked;
 	const char *lock_path;
+	const char *cache_dir;     /* the cache the plan's images: are read
+				    * from (stage/oci.h); NULL: none */
 	/* Test hook, called at named points: "begin", "artifact",
 	 * "sign" (upstream checks done, before site signing),
 	 * "generated", "before-swap", "after-swap", "done". May be NULL. */

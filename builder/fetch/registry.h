@@ -1,0 +1,97 @@
+/*
+ * A container registry client on the build host (OCI distribution API,
+ * issue 33): one image, pinned by digest, pulled into the cache with every
+ * manifest and blob verified by its digest.
+ *
+ * Transport: the download's (fetch_request's) rules, one request at a
+ * time: TLS verification with the CA bundle, proxies from the environment,
+ * WINBUILD_RETRIES with backoff on connection errors and 5xx,
+ * WINBUILD_CONNECT_TIMEOUT and the low-speed abort, every redirect one hop
+ * at a time under the transport policy (hop_judge: a blob store on another
+ * https host is fine, a step down to http is not).
+ *
+ * Auth: anonymous, and the token flow of distribution's token spec (a 401
+ * with `WWW-Authenticate: Bearer realm=...,service=...,scope=...`: GET the
+ * realm for an anonymous token, ask again with it). The token goes only to
+ * the registry's own origin (scheme, host and port), never to a host a
+ * redirect leads to.
+ *
+ * The image: REF's digest names an image manifest, or a manifest list / OCI
+ * index whose windows/amd64 entry for the wanted Windows build is taken
+ * (platform.os.version equal to OS_VERSION or starting with OS_VERSION
+ * "."); the image's config must say the same (windows, amd64, that build).
+ * Foreign layers (descriptors with `urls`, Windows base images before
+ * mid-2023) are refused unless ALLOW_FOREIGN, then fetched from their URLs
+ * (in order, then the registry), by digest as every blob.
+ *
+ * The cache first: a manifest or blob already there (re-hashed as it is
+ * read; a changed entry is quarantined and fetched again) is not asked
+ * for, so a warm pull makes no request at all.
+ *
+ * Nothing reaches the cache unless everything verified: manifests and blobs
+ * wait in memory or in temp files of the cache until the whole image did,
+ * then each is inserted under its SHA-256 (a manifest's digest is the
+ * SHA-256 of its bytes, so the cache holds them as any entry). A failure
+ * leaves the cache as it was (its temp files removed).
+ *
+ * Nothing here prints; messages name the image, the URL, the expected and
+ * the actual digest.
+ */
+#ifndef WB_FETCH_REGISTRY_H
+#define WB_FETCH_REGISTRY_H
+
+#include "fetch/cache.h"
+#include "fetch/fetch.h"
+#include "lib/err.h"
+#include "lib/imageref.h"
+
+#define REGISTRY_DIGEST_LEN IMAGEREF_DIGEST_LEN
+
+struct registry_blob {
+	char *media_type;
+	char digest[REGISTRY_DIGEST_LEN + 1];
+	unsigned long long size;
+	int foreign;                 /* it had urls (a foreign layer) */
+};
+
+/* What registry_pull fetched (every digest is in the cache). */
+struct registry_image {
+	char list_digest[REGISTRY_DIGEST_LEN + 1];      /* the pinned list or
+							  * index; "" when the
+							  * pin named the image
+							  * manifest itself */
+	char *list_media_type;       /* its mediaType (NULL when none) */
+	unsigned long long list_size;
+	char manifest_digest[REGISTRY_DIGEST_LEN + 1];  /* the image manifest */
+	char *manifest_media_type;
+	unsigned long long manifest_size;
+	char *os_version;            /* the config's os.version */
+	struct registry_blob config;
+	struct registry_blob *layers;
+	size_t nlayers;
+	unsigned long long bytes_downloaded;   /* body bytes of this pull (0
+						* when everything was cached) */
+};
+
+struct registry_opts {
+	const struct fetch_transport *t;
+	const char *os_version;      /* "10.0.20348" */
+	int allow_foreign;           /* fetch foreign layers from their urls */
+	int offline;                 /* the cache only: anything missing is
+				      * WB_ENET, no request is made */
+};
+
+/*
+ * Pull REF (its digest is required) into the open cache C as described
+ * above; IMG filled (registry_image_release). Errors: WB_EVERIFY a digest,
+ * size or platform that does not match, no entry for the wanted build, a
+ * refused foreign layer or redirect; WB_ENET the network or the registry
+ * (an HTTP error, a 401 after the token); WB_EUSAGE a reference without a
+ * digest or an answer winbuild cannot read; WB_EIO the cache.
+ */
+int registry_pull(struct cache *c, const struct image_ref *ref,
+		  const struct registry_opts *o, struct registry_image *img,
+		  struct wb_err *e);
+void registry_image_release(struct registry_image *img);
+
+#endif

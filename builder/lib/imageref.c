@@ -1,0 +1,114 @@
+/*
+ * Container image references (lib/imageref.h): parsed strictly, the
+ * registry host always written out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/hex.h"
+#include "lib/imageref.h"
+
+int imageref_digest_ok(const char *d)
+{
+	return !strncmp(d, "sha256:", 7) && hex_is(d + 7, 64, HEX_LOWER);
+}
+
+void image_ref_release(struct image_ref *r)
+{
+	free(r->host);
+	free(r->repo);
+	free(r->tag);
+	memset(r, 0, sizeof(*r));
+}
+
+static int repo_ok(const char *s)
+{
+	/* distribution's path components: [a-z0-9]+ separated by '.', '_',
+	 * '__', '-'+ and '/' (reference/regexp.go); checked a little looser
+	 * (no run rules), never anything a URL path would change */
+	if (!*s || *s == '/' || s[strlen(s) - 1] == '/' || strstr(s, "//"))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '.' || *s == '_' || *s == '-' || *s == '/'))
+			return 0;
+	return 1;
+}
+
+static int tag_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 128 || *s == '.' || *s == '-')
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+static int host_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == ':' ||
+		      *s == '[' || *s == ']'))
+			return 0;
+	return 1;
+}
+
+int image_ref_parse(const char *s, struct image_ref *r, struct wb_err *e)
+{
+	const char *slash = strchr(s, '/'), *at = strchr(s, '@'), *colon;
+	char *rest = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (!slash)
+		return wb_error(e, WB_EUSAGE, "image '%s': no registry host (write it "
+				"in full, e.g. registry.k8s.io/pause:3.10@sha256:...)", s);
+	r->host = xstrndup(s, (size_t)(slash - s));
+	/* containerd's reference/docker/normalize.go takes a first component
+	 * with no '.' or ':' (and not "localhost") for a Docker Hub path; a
+	 * recipe names its registry, so that guess is refused, not made */
+	if (!host_ok(r->host) || (!strchr(r->host, '.') && !strchr(r->host, ':') &&
+				  strcmp(r->host, "localhost"))) {
+		wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a registry host (write "
+			 "the registry in full, e.g. registry.k8s.io/pause)", s, r->host);
+		goto fail;
+	}
+	if (at) {
+		if (at < slash || !imageref_digest_ok(at + 1)) {
+			wb_error(e, WB_EUSAGE, "image '%s': the digest must be sha256: "
+				 "and 64 lowercase hex digits", s);
+			goto fail;
+		}
+		memcpy(r->digest, at + 1, IMAGEREF_DIGEST_LEN + 1);
+		rest = xstrndup(slash + 1, (size_t)(at - slash - 1));
+	} else {
+		rest = xstrdup(slash + 1);
+	}
+	colon = strrchr(rest, ':');
+	if (colon) {
+		r->tag = xstrdup(colon + 1);
+		rest[colon - rest] = '\0';
+		if (!tag_ok(r->tag)) {
+			wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a valid tag", s, r->tag);
+			goto fail;
+		}
+	}
+	if (!repo_ok(rest)) {
+		wb_error(e, WB_EUSAGE, "image '%s': '%s' is not a valid repository name",
+			 s, rest);
+		goto fail;
+	}
+	r->repo = rest;
+	return 0;
+fail:
+	free(rest);
+	image_ref_release(r);
+	return -1;
+}

@@ -1,0 +1,503 @@
+#!/usr/bin/env bats
+# Issue 33 (a): the registry client, `winbuild image pull`, against a real
+# registry: Debian's docker-registry (distribution 2.8) on loopback with TLS
+# (the test CA), Windows-shaped manifest lists pushed at test time
+# (tests/registry/push.py: several os.version entries, a foreign layer, a
+# list that lies about its build), and tests/registry/regfront.py in front
+# of it for the token flow, a blob store on another origin (307) and
+# corrupted blobs. Every failure leaves nothing in the cache.
+
+load helpers
+load ../lib/servers
+
+setup_file() {
+	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
+	local d="$BATS_FILE_TMPDIR" i
+	export CA="$d/ca"
+	make_test_ca "$CA"
+	mkdir -p "$d/reg" "$d/foreign"
+	REG_PORT=$(free_port)
+	cat >"$d/reg/config.yml" <<-YAML
+		version: 0.1
+		log: {level: error}
+		storage:
+		  filesystem: {rootdirectory: $d/reg/data}
+		http:
+		  addr: 127.0.0.1:$REG_PORT
+		  tls: {certificate: $CA/server.crt, key: $CA/server.key}
+		validation:
+		  manifests:
+		    urls:
+		      allow: ['^https://']
+	YAML
+	timeout "$WB_SERVER_TIMEOUT" docker-registry serve "$d/reg/config.yml" \
+		</dev/null >"$d/reg/out" 2>&1 3>&- &
+	_WB_SERVER_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		curl -sf --cacert "$CA/ca.crt" "https://127.0.0.1:$REG_PORT/v2/" >/dev/null && break
+		sleep 0.1
+	done
+	export REG="127.0.0.1:$REG_PORT"
+	start_front plain
+	python3 "$WB_SRC/tests/registry/push.py" "https://$REG" "$CA/ca.crt" \
+		"https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign" >"$d/digests.json"
+	start_front token --token
+	start_front corrupt --corrupt
+	start_front mcorrupt --corrupt-manifests
+	start_front flaky --flaky
+	start_front grow --grow
+	start_front downgrade --http-redirect
+	export WINBUILD_RETRY_BACKOFF_MS=20
+}
+
+teardown_file() { stop_servers; }
+
+# start_front NAME ARGS...: a regfront.py over the registry; exports
+# NAME_PORTS ("FRONT BLOBS") and NAME_LOG (NAME upper-cased)
+start_front() {
+	local n="$1" d="$BATS_FILE_TMPDIR/front-$1" i N
+	shift
+	mkdir -p "$d"
+	python3 "$WB_SRC/tests/registry/regfront.py" --registry "https://$REG" \
+		--cafile "$CA/ca.crt" --cert "$CA/server.crt" --key "$CA/server.key" \
+		--port-file "$d/ports" --log "$d/log" --foreign-dir "$BATS_FILE_TMPDIR/foreign" \
+		--timeout "$WB_SERVER_TIMEOUT" "$@" </dev/null >"$d/out" 2>&1 3>&- &
+	_WB_SERVER_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$d/ports" ] && break
+		sleep 0.05
+	done
+	N=$(tr a-z A-Z <<<"$n")
+	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
+}
+
+# dg PATH...: a digest from digests.json (jq-like path, dot separated)
+dg() { python3 -c 'import json,sys
+v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("|"): v=v[int(k)] if k.isdigit() else v[k]
+print(v)' "$BATS_FILE_TMPDIR/digests.json" "$1"; }
+
+# jf EXPR: EXPR (python, over the JSON result J) of $output
+jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1" <<<"$output"; }
+
+cached() { find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l; }
+tmpfiles() { find "$WINBUILD_CACHE/tmp" -type f 2>/dev/null | wc -l; }
+pull() { wb image pull "$@" --cacert "$CA/ca.crt"; }
+# nothing_cached: no entry in the cache and no temp file left behind
+nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
+
+@test "image pull: a manifest list's entry for the Windows build, every blob verified and cached by digest" {
+	list=$(dg 'pause|list')
+	pull "$REG/pause:3.10@$list" --windows 2022 --json
+	assert_status 0
+	man=$(dg 'pause|entries|10.0.20348.3207|manifest')
+	[ "$(jf 'J["manifest_digest"]')" = "$man" ]
+	[ "$(jf 'J["index_digest"]')" = "$list" ]
+	[ "$(jf 'J["os_version"]')" = 10.0.20348.3207 ]
+	[ "$(jf 'len(J["layers"])')" = 2 ]
+	# every field docs/json.md lists for it, and no other
+	printf '%s\n' "$output" | python3 "$WB_SRC/tests/lib/json_doc.py" "$WB_SRC/docs/json.md" \
+		"winbuild image pull HOST/REPO@sha256:DIGEST --windows 2022 --json" exact
+	# the list, the manifest, the config and two layers: each entry's name
+	# is the SHA-256 of its bytes, and the registry serves the same bytes
+	[ "$(cached)" = 5 ]
+	for d in "$list" "$man" "$(dg 'pause|entries|10.0.20348.3207|config')" \
+		"$(dg 'pause|entries|10.0.20348.3207|layers|0')" "$(dg 'pause|entries|10.0.20348.3207|layers|1')"; do
+		h=${d#sha256:}
+		f="$WINBUILD_CACHE/sha256/${h:0:2}/$h"
+		[ "$(sha256sum "$f" | cut -d' ' -f1)" = "$h" ]
+	done
+	# the registry itself as the oracle for the selected manifest's bytes
+	curl -sf --cacert "$CA/ca.crt" -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+		"https://$REG/v2/pause/manifests/$man" | cmp - "$WINBUILD_CACHE/sha256/${man:7:2}/${man#sha256:}"
+	[ "$(tmpfiles)" = 0 ]
+}
+
+@test "image pull: another Windows build selects its own entry; the text output names it" {
+	pull "$REG/pause@$(dg 'pause|list')" --windows 2019
+	assert_status 0
+	assert_output_has "manifest $(dg 'pause|entries|10.0.17763.6893|manifest') (windows/amd64 10.0.17763.6893)"
+	assert_output_has "config and 2 layers"
+}
+
+@test "image pull: a list without the wanted build is exit 1 naming what it has, nothing cached" {
+	pull "$REG/pause:3.10@$(dg 'pause|list')" --windows 2025
+	assert_status 1
+	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
+	assert_output_has "windows/amd64 10.0.17763.6893, windows/amd64 10.0.20348.3207, linux/amd64"
+	nothing_cached
+}
+
+@test "image pull: a config whose platform contradicts the list entry is exit 1, nothing cached" {
+	pull "$REG/liar:1@$(dg 'liar|list')" --windows 2022
+	assert_status 1
+	assert_output_has "its config says windows/amd64 10.0.17763.1, not windows/amd64 for Windows build 10.0.20348"
+	nothing_cached
+}
+
+@test "image pull: the Bearer token flow; blobs redirected to another origin never get the token" {
+	read -r front blobs <<<"$TOKEN_PORTS"
+	: >"$TOKEN_LOG"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	# a 401 first, then the token, then the registry with it
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 401$" "$TOKEN_LOG"
+	grep -q '^front GET /token?service=test-registry&scope=repository%3Apause%3Apull auth=no 200$' "$TOKEN_LOG"
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=yes 200$" "$TOKEN_LOG"
+	# the config and both layers came from the blob store after a 307,
+	# and the token stayed with the registry's origin
+	[ "$(grep -c '^front GET /v2/pause/blobs/sha256:[0-9a-f]* auth=yes 307$' "$TOKEN_LOG")" = 3 ]
+	[ "$(grep -c '^blobs GET /b/pause/sha256:[0-9a-f]* auth=no 200$' "$TOKEN_LOG")" = 3 ]
+	! grep -q '^blobs .* auth=yes' "$TOKEN_LOG"
+}
+
+@test "image pull: a warm cache asks for no blob again" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	: >"$PLAIN_LOG"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	assert_output_has "(0 downloaded)"
+	# not even a manifest: each is read back from the cache and re-hashed
+	[ ! -s "$PLAIN_LOG" ]
+	# --offline: the cache only, and anything missing is exit 3
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022 --offline
+	assert_status 0
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2019 --offline
+	assert_status 3
+	assert_output_has "manifest $(dg 'pause|entries|10.0.17763.6893|manifest') is not in the cache (--offline)"
+	[ ! -s "$PLAIN_LOG" ]
+}
+
+@test "image pull: a cache entry changed since it was verified is quarantined and fetched again" {
+	list=$(dg 'pause|list')
+	pull "$REG/pause@$list" --windows 2022
+	assert_status 0
+	layer=$(dg 'pause|entries|10.0.20348.3207|layers|1')
+	for d in "$list" "$layer"; do
+		f="$WINBUILD_CACHE/sha256/${d:7:2}/${d#sha256:}"
+		chmod u+w "$f"
+		printf 'X' | dd of="$f" bs=1 seek=3 conv=notrunc 2>/dev/null
+	done
+	pull "$REG/pause@$list" --windows 2022 --json
+	assert_status 0
+	[ "$(find "$WINBUILD_CACHE/quarantine" -type f | wc -l)" = 2 ]
+	for d in "$list" "$layer"; do
+		f="$WINBUILD_CACHE/sha256/${d:7:2}/${d#sha256:}"
+		[ "$(sha256sum "$f" | cut -d' ' -f1)" = "${d#sha256:}" ]
+	done
+}
+
+@test "image pull: a blob that does not match its digest is exit 1 with both digests, nothing cached" {
+	read -r front blobs <<<"$CORRUPT_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "does not match its descriptor: expected $(dg 'pause|entries|10.0.20348.3207|config')"
+	assert_output_has "https://localhost:$blobs/b/pause/"
+	assert_output_has "nothing cached"
+	nothing_cached
+}
+
+@test "image pull: a 503 is retried, on the registry and on the blob store" {
+	read -r front blobs <<<"$FLAKY_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 503$" "$FLAKY_LOG"
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 200$" "$FLAKY_LOG"
+	[ "$(grep -c '^blobs GET /b/pause/.* 503$' "$FLAKY_LOG")" = 3 ]
+	[ "$(grep -c '^blobs GET /b/pause/.* 200$' "$FLAKY_LOG")" = 3 ]
+}
+
+@test "image pull: a blob longer than its descriptor is cut off as it arrives: exit 1, nothing cached" {
+	read -r front blobs <<<"$GROW_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "is longer than its descriptor says ($(dg 'pause|entries|10.0.20348.3207|config'),"
+	nothing_cached
+}
+
+@test "image pull: a blob redirect down to plain http is refused (exit 1), nothing cached" {
+	read -r front blobs <<<"$DOWNGRADE_PORTS"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 1
+	assert_output_has "redirects to 'http://localhost:$blobs/b/pause/"
+	assert_output_has "refused"
+	[ "$(cached)" = 0 ]
+	! grep -q '^blobs ' "$DOWNGRADE_LOG"
+}
+
+@test "image pull: a manifest that does not match the digest asked for is exit 1, nothing cached" {
+	read -r front blobs <<<"$MCORRUPT_PORTS"
+	list=$(dg 'pause|list')
+	pull "127.0.0.1:$front/pause@$list" --windows 2022
+	assert_status 1
+	assert_output_has "the manifest from 'https://127.0.0.1:$front/v2/pause/manifests/$list' does not match its digest: expected $list, got sha256:"
+	nothing_cached
+}
+
+@test "image pull: a foreign layer is refused by default (exit 1, nothing asked of its url, nothing cached)" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	: >"$PLAIN_LOG"
+	foreign=$(dg 'nanoserver|entries|10.0.17763.1|layers|0')
+	pull "$REG/windows/nanoserver:1809@$(dg 'nanoserver|list')" --windows 2019
+	assert_status 1
+	assert_output_has "layer $foreign is a foreign layer"
+	assert_output_has "--allow-foreign-layers"
+	[ "$(cached)" = 0 ]
+	! grep -q /foreign/ "$PLAIN_LOG"
+}
+
+@test "image pull --allow-foreign-layers: the foreign layer comes from its url, verified" {
+	read -r front blobs <<<"$PLAIN_PORTS"
+	: >"$PLAIN_LOG"
+	foreign=$(dg 'nanoserver|entries|10.0.17763.1|layers|0')
+	pull "$REG/windows/nanoserver@$(dg 'nanoserver|list')" --windows 2019 --allow-foreign-layers
+	assert_status 0
+	grep -q "^blobs GET /foreign/${foreign#sha256:} auth=no 200$" "$PLAIN_LOG"
+	h=${foreign#sha256:}
+	[ "$(sha256sum "$WINBUILD_CACHE/sha256/${h:0:2}/$h" | cut -d' ' -f1)" = "$h" ]
+}
+
+@test "image pull: usage errors are exit 2 (no digest, no registry host, bad --windows)" {
+	pull "$REG/pause:3.10" --windows 2022
+	assert_status 2
+	assert_output_has "no digest"
+	pull "pause@$(dg 'pause|list')" --windows 2022
+	assert_status 2
+	assert_output_has "no registry host"
+	pull "docker/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 2
+	assert_output_has "'docker' is not a registry host"
+	pull "$REG/pause@$(dg 'pause|list')" --windows 2016
+	assert_status 2
+	pull "$REG/pause@sha256:ABC" --windows 2022
+	assert_status 2
+	[ "$(cached)" = 0 ]
+}
+
+@test "image pull: a digest the registry does not have is exit 3" {
+	pull "$REG/pause@sha256:$(printf x | sha256sum | cut -d' ' -f1)" --windows 2022
+	assert_status 3
+	assert_output_has "not found (HTTP 404)"
+	[ "$(cached)" = 0 ]
+}
+
+@test "image pull --oci-archive: a deterministic OCI image-layout tar, named for containerd, that skopeo reads" {
+	need_dep command -v skopeo -- "skopeo not installed (make deps)"
+	list=$(dg 'pause|list')
+	man=$(dg 'pause|entries|10.0.17763.6893|manifest')
+	SOURCE_DATE_EPOCH=1700000000 pull "$REG/pause:3.10@$list" --windows 2019 --oci-archive "$WORK/a.tar"
+	assert_status 0
+	# the same bytes again, from the cache, whatever the file times were
+	SOURCE_DATE_EPOCH=1700000000 pull "$REG/pause:3.10@$list" --windows 2019 --offline --oci-archive "$WORK/b.tar"
+	assert_status 0
+	cmp "$WORK/a.tar" "$WORK/b.tar"
+	ls "$WORK" | grep -q tmp && return 1
+	# entries sorted, directories first, root-owned without names, one mtime
+	python3 - "$WORK/a.tar" "$list" "$man" "$(dg 'pause|entries|10.0.17763.6893|config')" \
+		"$(dg 'pause|entries|10.0.17763.6893|layers|0')" "$(dg 'pause|entries|10.0.17763.6893|layers|1')" <<-'PY'
+		import json, sys, tarfile
+		t = tarfile.open(sys.argv[1])
+		names = t.getnames()
+		blobs = sorted("blobs/sha256/" + d.split(":")[1] for d in sys.argv[2:])
+		assert names == ["blobs", "blobs/sha256"] + blobs + ["index.json", "oci-layout"], names
+		for m in t.getmembers():
+		    assert (m.uid, m.gid, m.uname, m.gname, m.mtime) == (0, 0, "", "", 1700000000), m
+		idx = json.load(t.extractfile("index.json"))
+		(d,) = idx["manifests"]
+		assert d["digest"] == sys.argv[2], d
+		assert d["mediaType"] == "application/vnd.docker.distribution.manifest.list.v2+json", d
+		assert sorted(d["annotations"]) == ["io.containerd.image.name",
+		                                    "org.opencontainers.image.ref.name"], d
+		assert d["annotations"]["org.opencontainers.image.ref.name"] == "3.10", d
+		assert json.load(t.extractfile("oci-layout")) == {"imageLayoutVersion": "1.0.0"}
+		PY
+	[ "$(tar -xOf "$WORK/a.tar" index.json | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifests"][0]["annotations"]["io.containerd.image.name"])')" = "$REG/pause:3.10" ]
+	# skopeo as the oracle: the layout's top manifest is the pinned list,
+	# byte for byte (its Digest); its windows/amd64 image is the 2019 entry
+	# (skopeo takes the first windows/amd64 entry: its layers); copying it
+	# out checks every blob's digest
+	skopeo inspect --raw "oci-archive:$WORK/a.tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	skopeo inspect --override-os windows --override-arch amd64 "oci-archive:$WORK/a.tar" >"$WORK/inspect.json"
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Digest"])' "$WORK/inspect.json")" = "$list" ]
+	[ "$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["Layers"]))' "$WORK/inspect.json")" = \
+		"$(dg 'pause|entries|10.0.17763.6893|layers|0') $(dg 'pause|entries|10.0.17763.6893|layers|1')" ]
+	skopeo copy -q --override-os windows --override-arch amd64 "oci-archive:$WORK/a.tar" "dir:$WORK/copied"
+	cmp "$WORK/copied/manifest.json" "$WINBUILD_CACHE/sha256/${man:7:2}/${man#sha256:}"
+}
+
+# ---- images: in a recipe (issue 33 b) ----------------------------------------
+
+# img_recipe IMAGES_YAML: $WORK/img.yaml with one file:// artifact (pinned)
+# and the given images: map (indented two spaces)
+img_recipe() {
+	mkdir -p "$WORK/components"
+	printf 'demo bytes\n' >"$WORK/demo.bin"
+	cat >"$WORK/components/demo.yaml" <<-YAML
+		kind: component
+		name: demo
+		version: "1.0"
+		artifacts:
+		  demo:
+		    url: file://$WORK/demo.bin
+		    verify: {sha256: $(sha256sum "$WORK/demo.bin" | cut -d' ' -f1)}
+		    install: {to: C:/k/demo.bin}
+	YAML
+	{
+		printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\nimages:\n' "$TEST_ISO_SHA256"
+		cat
+	} >"$WORK/img.yaml"
+}
+
+@test "images: a tag without a digest is exit 2 at its file:line:col, naming needs_pin" {
+	img_recipe <<-'YAML'
+		  pause:
+		    name: registry.k8s.io/pause
+		    tag: "3.10"
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:3: images.pause: 'registry.k8s.io/pause:3.10' has no digest"
+	assert_output_has "needs_pin: REASON"
+}
+
+@test "images: bad names, tags and digests are exit 2 at the value" {
+	img_recipe <<-'YAML'
+		  a: {name: pause, digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:13: images.a.name: image 'pause': no registry host"
+	img_recipe <<-'YAML'
+		  a: {name: "registry.k8s.io/pause:3.10", needs_pin: later}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "holds a tag or digest; write them as tag: and digest:"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, tag: "-x", needs_pin: later}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.tag: '-x' is not a valid tag"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, digest: "sha256:ABC"}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.digest: 'sha256:ABC' is not sha256: and 64 lowercase hex digits"
+	img_recipe <<-'YAML'
+		  a: {name: registry.k8s.io/pause, needs_pin: later, pull: always}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "pull"
+}
+
+@test "images: plan and plan --json list them; images.pause is the node's pause image" {
+	d=sha256:$(printf p | sha256sum | cut -d' ' -f1)
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+		  nano: {name: mcr.microsoft.com/windows/nanoserver, tag: ltsc2022, needs_pin: "not yet chosen", allow_foreign_layers: true}
+	YAML
+	wb plan img.yaml
+	assert_status 0
+	assert_output_has "container image nano: mcr.microsoft.com/windows/nanoserver:ltsc2022 NOT PINNED (needs_pin: not yet chosen); foreign layers allowed"
+	assert_output_has "container image pause: registry.k8s.io/pause:3.10.2@$d"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["image"]["pause_image"]')" = registry.k8s.io/pause:3.10.2 ]
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['nano', 'pause']" ]
+	[ "$(jf 'J["images"][1]["digest"]')" = "$d" ]
+	[ "$(jf 'J["images"][0]["needs_pin"]')" = "not yet chosen" ]
+	[ "$(jf 'J["images"][1]["origin"]')" = img.yaml:7:3 ]
+	# an explicit node.pause_image must be the pre-pulled one
+	wb plan img.yaml --set node.pause_image=registry.k8s.io/pause:3.10
+	assert_status 2
+	assert_output_has "node.pause_image 'registry.k8s.io/pause:3.10' is not the image images.pause pre-pulls ('registry.k8s.io/pause:3.10.2')"
+}
+
+@test "images: winbuild fetch pulls every image by digest for the recipe's Windows build" {
+	list=$(dg 'pause|list')
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$list"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "fetched image pause ($REG/pause@$list: windows/amd64 10.0.20348.3207, manifest $(dg 'pause|entries|10.0.20348.3207|manifest'), 2 layers)"
+	# the artifact and the image's five blobs
+	[ "$(cached)" = 6 ]
+	# the recipe's Windows build decides: 2025 has no entry
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set windows.version=2025
+	assert_status 1
+	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
+	# --offline: from the cache
+	wb fetch img.yaml --offline
+	assert_status 0
+	wb fetch img.yaml --offline --set windows.version=2019
+	assert_status 3
+	assert_output_has "is not in the cache (--offline)"
+}
+
+@test "images: fetch refuses an image that is not pinned yet (exit 2), before any request" {
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", needs_pin: "choose a digest"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 2
+	assert_output_has "img.yaml:7:3: images.pause: '$REG/pause:3.10' is not pinned (needs_pin: choose a digest)"
+}
+
+@test "images: stage places each image as an OCI layout tar in C:\\ProgramData\\winbuild\\images, listed in the manifest" {
+	need_dep command -v skopeo -- "skopeo not installed (make deps)"
+	list=$(dg 'pause|list')
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$list"}
+	YAML
+	wb stage img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	tar=out/t/tree/ProgramData/winbuild/images/pause.tar
+	[ -f "$tar" ]
+	# the manifest lists it with its digest, for the image's key and component
+	python3 - out/t/manifest.json "$(sha256sum "$tar" | cut -d' ' -f1)" <<-'PY'
+		import json, sys
+		m = json.load(open(sys.argv[1]))
+		(f,) = [f for f in m["files"] if f["tree_path"] == "ProgramData/winbuild/images/pause.tar"]
+		assert f["sha256"] == sys.argv[2], f
+		assert (f["artifact"], f["component"], f["generated"]) == ("pause", "images", False), f
+		assert f["path"] == "C:\\ProgramData\\winbuild\\images\\pause.tar", f
+	PY
+	# the recipe's Windows build (2022): skopeo reads the pinned list, and
+	# the tar holds that entry's blobs only
+	skopeo inspect --raw "oci-archive:$tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.20348.3207|layers|0' | cut -d: -f2)"
+	! tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.17763.6893|layers|0' | cut -d: -f2)"
+	# the SBOM: a CycloneDX container component per image, its pinned digest
+	# as hash and purl, the tar as its file; valid CycloneDX 1.5
+	python3 - out/t/sbom.cdx.json "$list" "$REG" <<-'PY'
+		import json, sys
+		b = json.load(open(sys.argv[1]))
+		(c,) = [c for c in b["components"] if c["type"] == "container"]
+		assert c["bom-ref"] == "container:pause" and c["name"] == sys.argv[3] + "/pause", c
+		assert c["hashes"] == [{"alg": "SHA-256", "content": sys.argv[2][7:]}], c
+		assert c["purl"] == "pkg:oci/pause@sha256%%3A%s?repository_url=%s/pause&tag=3.10" % (sys.argv[2][7:], sys.argv[3]), c
+		assert [f["name"] for f in c["components"]] == ["C:\\ProgramData\\winbuild\\images\\pause.tar"], c
+		assert "container:pause" in b["dependencies"][0]["dependsOn"]
+	PY
+	if [ -d "$WB_SRC/tests/sbom/node_modules/ajv-formats" ]; then
+		run node "$WB_SRC/tests/sbom/validate.cjs" out/t/sbom.cdx.json
+		assert_status 0
+	fi
+	# winbuild verify re-hashes it with the rest of the tree
+	wb verify out/t
+	assert_status 0
+	# the same bytes when staged again from scratch
+	sum=$(sha256sum "$tar" | cut -d' ' -f1)
+	rm -rf out
+	wb stage img.yaml --offline
+	assert_status 0
+	[ "$(sha256sum "$tar" | cut -d' ' -f1)" = "$sum" ]
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Push Windows-shaped test images to a registry over the distribution API.
+
+Made at test time for tests/cli/images.bats (issue 33): each image is a
+manifest list (Docker schema 2 list) whose entries are windows/amd64 image
+manifests for several Windows builds (platform.os.version), plus a linux one,
+each with a config naming its os.version and layers shaped like Windows
+layers (Files/, Hives/). Prints a JSON summary of every digest it pushed.
+
+usage: push.py REGISTRY_URL CAFILE FOREIGN_BASE FOREIGN_DIR > digests.json
+  FOREIGN_BASE: the https URL foreign layers are listed under (their bytes
+  are written to FOREIGN_DIR, not pushed: a foreign layer is not in the
+  registry).
+"""
+import gzip
+import hashlib
+import io
+import json
+import os
+import ssl
+import sys
+import tarfile
+import urllib.parse
+import urllib.request
+
+REG, CAFILE, FOREIGN_BASE, FOREIGN_DIR = sys.argv[1:5]
+CTX = ssl.create_default_context(cafile=CAFILE)
+
+MT_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+MT_MAN = "application/vnd.docker.distribution.manifest.v2+json"
+MT_CFG = "application/vnd.docker.container.image.v1+json"
+MT_LAYER = "application/vnd.docker.image.rootfs.diff.tar.gzip"
+MT_FOREIGN = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+
+
+def sha(b):
+    return "sha256:" + hashlib.sha256(b).hexdigest()
+
+
+def req(method, url, body=None, headers=None):
+    r = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    return urllib.request.urlopen(r, context=CTX)
+
+
+def push_blob(repo, data):
+    d = sha(data)
+    with req("POST", f"{REG}/v2/{repo}/blobs/uploads/") as r:
+        loc = r.headers["Location"]
+    loc = urllib.parse.urljoin(REG, loc)
+    sep = "&" if "?" in loc else "?"
+    with req("PUT", f"{loc}{sep}digest={urllib.parse.quote(d)}", data,
+             {"Content-Type": "application/octet-stream"}):
+        pass
+    return d
+
+
+def push_manifest(repo, ref, mt, body):
+    with req("PUT", f"{REG}/v2/{repo}/manifests/{ref}", body, {"Content-Type": mt}):
+        pass
+    return sha(body)
+
+
+def layer(seed):
+    """A gzip'd tar shaped like a Windows layer, deterministic per seed."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in ((f"Files/Windows/System32/{seed}.dll", os.urandom(4096)),
+                           ("Hives/DefaultUser_Delta", seed.encode() * 64)):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            ti.mtime = 0
+            t.addfile(ti, io.BytesIO(data))
+    return gzip.compress(raw.getvalue(), mtime=0), hashlib.sha256(raw.getvalue()).hexdigest()
+
+
+def image(repo, os_, ver, seed, foreign=False, config_ver=None):
+    layers, diff_ids, descs = [], [], []
+    for i in range(2):
+        blob, diff = layer(f"{seed}-{i}")
+        diff_ids.append("sha256:" + diff)
+        if foreign and i == 0:
+            d = sha(blob)
+            with open(os.path.join(FOREIGN_DIR, d.split(":")[1]), "wb") as f:
+                f.write(blob)
+            descs.append({"mediaType": MT_FOREIGN, "size": len(blob), "digest": d,
+                          "urls": [f"{FOREIGN_BASE}/{d.split(':')[1]}"]})
+        else:
+            descs.append({"mediaType": MT_LAYER, "size": len(blob),
+                          "digest": push_blob(repo, blob)})
+        layers.append(blob)
+    cfg = {"architecture": "amd64", "os": os_,
+           "rootfs": {"type": "layers", "diff_ids": diff_ids},
+           "config": {"Cmd": ["c:\\windows\\system32\\cmd.exe"]}}
+    if config_ver or ver:
+        cfg["os.version"] = config_ver or ver
+    cfgb = json.dumps(cfg, sort_keys=True).encode()
+    cd = push_blob(repo, cfgb)
+    man = {"schemaVersion": 2, "mediaType": MT_MAN,
+           "config": {"mediaType": MT_CFG, "size": len(cfgb), "digest": cd},
+           "layers": descs}
+    mb = json.dumps(man, indent=3).encode()
+    md = push_manifest(repo, sha(mb), MT_MAN, mb)
+    plat = {"architecture": "amd64", "os": os_}
+    if ver:
+        plat["os.version"] = ver
+    return {"mediaType": MT_MAN, "size": len(mb), "digest": md, "platform": plat}, {
+        "manifest": md, "config": cd, "layers": [x["digest"] for x in descs]}
+
+
+def push_list(repo, tag, entries):
+    lst = {"schemaVersion": 2, "mediaType": MT_LIST, "manifests": [e[0] for e in entries]}
+    b = json.dumps(lst, indent=3).encode()
+    push_manifest(repo, tag, MT_LIST, b)
+    return {"list": sha(b), "entries": {e[0]["platform"].get("os.version", e[0]["platform"]["os"]): e[1]
+                                        for e in entries}}
+
+
+out = {}
+# pause: 2019 and 2022 builds and a linux entry; no 2025 build
+out["pause"] = push_list("pause", "3.10", [
+    image("pause", "windows", "10.0.17763.6893", "p2019"),
+    image("pause", "windows", "10.0.20348.3207", "p2022"),
+    image("pause", "linux", None, "plinux"),
+])
+# nanoserver: a 2019 entry whose base layer is foreign (urls)
+out["nanoserver"] = push_list("windows/nanoserver", "1809", [
+    image("windows/nanoserver", "windows", "10.0.17763.1", "n2019", foreign=True),
+])
+# liar: the list says 2022, the config says 2019
+out["liar"] = push_list("liar", "1", [
+    image("liar", "windows", "10.0.20348.1", "liar", config_ver="10.0.17763.1"),
+])
+json.dump(out, sys.stdout, indent=1)
