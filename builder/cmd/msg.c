@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
 
 /* Every error line printed through cmd_fail, cmd_errorf and cmd_usage, and
  * every warning of cmd_warnf, in order: the "errors" and "warnings" of the
@@ -42,8 +43,14 @@ const struct wb_strlist *cmd_reported_warnings(void)
  * MSG[0..LEN) on stderr, MSG kept in REC. */
 static void say_line(struct wb_strlist *rec, const char *prefix, const char *msg, int len)
 {
-	char *m = xstrndup(msg, (size_t)len);
+	/* every "winbuild: " line: no URL's secret shown (lib/redact.h); room
+	 * for each short value to become REDACTED */
+	size_t room = (size_t)len * 9 + 9;
+	char *m = xmalloc(room);
 
+	memcpy(m, msg, (size_t)len);
+	m[len] = '\0';
+	redact_text(m, room);
 	fprintf(stderr, "winbuild: %s%s\n", prefix, m);
 	wb_strlist_push(rec, m);
 	free(m);
