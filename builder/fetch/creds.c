@@ -131,6 +131,16 @@ static int parse_origin(const char *url, struct origin *o)
 	return 0;
 }
 
+void creds_origin_text(const char *url, char *out, size_t n)
+{
+	struct origin o;
+
+	if (parse_origin(url, &o) < 0)
+		snprintf(out, n, "?");
+	else
+		snprintf(out, n, "%s://%s:%ld", o.scheme, o.host, o.port);
+}
+
 int creds_match_origin(const struct creds_entry *ce, const char *url)
 {
 	struct origin o;

@@ -87,6 +87,10 @@ int creds_match_origin(const struct creds_entry *ce, const char *url);
 char *creds_setopt(CURL *h, const struct creds_entry *ce, const char *url,
 		   struct curl_slist **hdr);
 
+/* URL's origin as "scheme://host:port" in OUT (N bytes; "?" when URL has
+ * none), for messages. */
+void creds_origin_text(const char *url, char *out, size_t n);
+
 /* Where CE came from, for messages ("netrc '/home/u/.netrc'"); never the
  * secret. */
 const char *creds_from_name(enum creds_from from);

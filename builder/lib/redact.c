@@ -137,6 +137,23 @@ char *redact_url(const char *url)
 	return buf_detach(&b, NULL);
 }
 
+int redact_same_url(const char *a, const char *b)
+{
+	char *ra, *rb;
+	int same;
+
+	if (!a || !b)
+		return 0;
+	if (!strcmp(a, b))
+		return 1;
+	ra = redact_url(a);
+	rb = redact_url(b);
+	same = !strcmp(ra, rb);
+	free(ra);
+	free(rb);
+	return same;
+}
+
 void redact_text(char *text, size_t size)
 {
 	struct buf b = BUF_INIT;

@@ -32,6 +32,10 @@ void redact_add_url(struct buf *b, const char *url, size_t len);
 /* URL with its secrets redacted, as a new string (NULL for NULL). */
 char *redact_url(const char *url);
 
+/* Whether A and B are the same URL once redacted: how a recorded (redacted)
+ * URL is matched against the plan's. */
+int redact_same_url(const char *a, const char *b);
+
 /*
  * Free text that may hold URLs (a message): every "scheme://..." in it,
  * up to a space, a quote or the end, redacted as redact_url does; the rest
