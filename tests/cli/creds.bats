@@ -337,3 +337,22 @@ no_secret() {
 	assert_output_has "b.bin?se=2030&sig=REDACTED"
 	no_secret "x$SAS_SIG"
 }
+
+@test "structure: every URL a record keeps goes through json_url (lib/redact.h), never json_string or json_text" {
+	cd "$WB_SRC"
+	# a JSON member named *url (not "purl", a package URL; not the policy
+	# word "checksum_urls") set from anything but json_url
+	bad=$(grep -rnE '"([a-z_]*_)?urls?"[^;]*json_(string|text|stringn)\(' builder |
+		grep -vE '"purl"|"checksum_urls", json_string\(p->policy' || true)
+	[ -z "$bad" ] || { echo "$bad" >&2; return 1; }
+	# and each place the lock, manifest, SBOM, provenance, mirror index,
+	# cache ref and --json record a URL does use it
+	for f in fetch/lockfile.c stage/manifest.c emit/sbom.c emit/scripts.c emit/mirror.c \
+		fetch/cache.c cmd/json.c cmd/plan.c trust/verify.c; do
+		grep -q 'json_url(' "builder/$f" || { echo "builder/$f: no json_url" >&2; return 1; }
+	done
+	# messages: the one formatter of each kind redacts
+	grep -q 'redact_text(e->msg' builder/lib/err.c
+	grep -q 'redact_text(msg' builder/lib/log.c
+	grep -q 'redact_text(m, room)' builder/cmd/msg.c
+}
