@@ -778,9 +778,10 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		}
 	}
 
-	/* credentials only when a request will be made: an offline or
-	 * all-cached run never reads them */
-	if (en.done < n && creds_load(&en.creds, o->credentials, o->netrc_file, e) < 0) {
+	/* credentials only when a request will be made: an offline (the
+	 * cache and file:// only) or all-cached run never reads them */
+	if (en.done < n && !o->offline &&
+	    creds_load(&en.creds, o->credentials, o->netrc_file, e) < 0) {
 		ret = -1;
 		for (size_t i = 0; i < n; i++)
 			if (en.jobs[i].state != J_DONE) {

@@ -267,6 +267,35 @@ no_secret() {
 	[ ! -s "$CREDS_LOGS/basic.log" ]
 }
 
+@test "an authenticated mirror end to end: mirror_only to a server behind auth_basic, lock, then a --locked replay gets the credential again" {
+	recipe a "https://upstream.example/a.bin"
+	printf 'kind: override\nmirror_only: true\nmirrors:\n  - {from: "https://upstream.example/", to: "%s/"}\n' \
+		"$BASIC_URL" >corp.yaml
+	creds cr <<-EOF
+		[corp-mirror]
+		url = $BASIC_URL/
+		type = basic
+		username = $BASIC_USER
+		password_env = WB_TEST_MIRROR_PASS
+	EOF
+	export WB_TEST_MIRROR_PASS="$BASIC_PASS"
+	wb lock img.yaml -O corp.yaml --cacert "$CA/ca.crt" --credentials cr --no-progress
+	assert_status 0
+	grep -q '"GET /a.bin HTTP/1.1" 200 auth="Basic ' "$CREDS_LOGS/basic.log"
+	rm -rf "$WINBUILD_CACHE"
+	# the replay: the lock holds no secret, the credentials file supplies it
+	wb build img.yaml -O corp.yaml --locked --cacert "$CA/ca.crt" --credentials cr \
+		--builder azure-arm --no-progress
+	assert_status 0
+	[ "$(grep -c '" 200 auth="Basic ' "$CREDS_LOGS/basic.log")" -eq 2 ]
+	no_secret "$BASIC_PASS"
+	rm -rf "$WINBUILD_CACHE"
+	unset WB_TEST_MIRROR_PASS
+	wb fetch img.yaml -O corp.yaml --locked --cacert "$CA/ca.crt" --no-progress
+	assert_status 3
+	assert_output_has "HTTP 401"
+}
+
 @test "credential: NAME in a recipe picks the entry; the secret itself in a recipe URL is a plan-time error at file:line:col" {
 	recipe a "$BASIC_URL/a.bin"
 	creds cr <<-EOF
