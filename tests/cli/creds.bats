@@ -51,6 +51,17 @@ creds() {
 	chmod 600 "$1"
 }
 
+# basic_creds FILE NAME: an entry [NAME] for the basic-auth server
+basic_creds() {
+	creds "$1" <<-EOF
+		[$2]
+		url = $BASIC_URL
+		type = basic
+		username = $BASIC_USER
+		password = $BASIC_PASS
+	EOF
+}
+
 fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 
 # no_secret S: S is in nothing winbuild wrote (out/, the lock, the cache,
@@ -74,13 +85,7 @@ no_secret() {
 
 @test "basic: a credentials file entry for the host fetches and verifies; its password is written nowhere" {
 	recipe a "$BASIC_URL/a.bin"
-	creds cr <<-EOF
-		[artifactory]
-		url = $BASIC_URL
-		type = basic
-		username = $BASIC_USER
-		password = $BASIC_PASS
-	EOF
+	basic_creds cr artifactory
 	fetch --credentials cr
 	assert_status 0
 	grep -q '"GET /a.bin HTTP/1.1" 200 auth="Basic ' "$CREDS_LOGS/basic.log"
@@ -117,13 +122,7 @@ no_secret() {
 
 @test "a credentials file or netrc other users may read is refused with the chmod to run (exit 2); nothing is fetched" {
 	recipe a "$BASIC_URL/a.bin"
-	creds cr <<-EOF
-		[a]
-		url = $BASIC_URL
-		type = basic
-		username = $BASIC_USER
-		password = $BASIC_PASS
-	EOF
+	basic_creds cr a
 	chmod 640 cr
 	fetch --credentials cr
 	assert_status 2
@@ -238,13 +237,7 @@ no_secret() {
 	grep -q '"GET /e.bin HTTP/1.1" 200 auth="-" ' "$CREDS_LOGS/rec.log"
 	rm -rf "$WINBUILD_CACHE"
 	: >"$CREDS_LOGS/rec.log"
-	creds cr <<-EOF
-		[a]
-		url = $BASIC_URL
-		type = basic
-		username = $BASIC_USER
-		password = $BASIC_PASS
-	EOF
+	basic_creds cr a
 	fetch --credentials cr
 	assert_status 0
 	grep -q '"GET /e.bin HTTP/1.1" 200 auth="-" ' "$CREDS_LOGS/rec.log"

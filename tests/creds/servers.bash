@@ -127,7 +127,7 @@ start_creds_servers() {
 }
 
 start_s3d() {
-	local www="$1" ca="$2" dir pid i
+	local www="$1" ca="$2" dir pid
 	dir=$(_wb_tmpdir s3d) || return 1
 	export AWS_ACCESS_KEY_ID="AKIDTEST$RANDOM" AWS_SECRET_ACCESS_KEY="s3cr3t-$RANDOM$RANDOM-Sigv4"
 	export S3_REGION=eu-test-1 S3_LOG="$dir/access.log"
@@ -138,17 +138,6 @@ start_s3d() {
 		--session-token "${S3_SESSION_TOKEN:-}" --region "$S3_REGION" --service s3 \
 		--timeout "$WB_SERVER_TIMEOUT" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
 	pid=$!
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$dir/port" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! [ -s "$dir/port" ]; then
-		echo "start_s3d: did not start:" >&2
-		cat "$dir/stderr" >&2
-		_wb_kill "$pid"
-		return 1
-	fi
-	_WB_SERVER_PIDS+=("$pid")
+	_wb_wait_port_file start_s3d "$pid" "$dir" || return 1
 	export S3_URL="https://localhost:$(cat "$dir/port")" S3D_PID="$pid"
 }
