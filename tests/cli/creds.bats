@@ -377,4 +377,5 @@ no_secret() {
 	grep -q 'redact_text(e->msg' builder/lib/err.c
 	grep -q 'redact_text(msg' builder/lib/log.c
 	grep -q 'redact_text(m, room)' builder/cmd/msg.c
+	grep -q 'char \*m = redacted_line(msg, (size_t)len);' builder/cmd/msg.c
 }
