@@ -289,6 +289,37 @@ no_secret() {
 	assert_output_has "HTTP 401"
 }
 
+@test "an entry applies only to its scheme, host and port, below its path prefix (at a /)" {
+	recipe a "$BASIC_URL/a.bin"
+	port=${BASIC_URL##*:}
+	for u in "$BASIC_URL/a.bin.d/" "$BASIC_URL/a" "https://localhost:$((port + 1))" \
+		"http://localhost:$port" "https://127.0.0.1:$port"; do
+		creds cr <<-EOF
+			[elsewhere]
+			url = $u
+			type = basic
+			username = $BASIC_USER
+			password = $BASIC_PASS
+		EOF
+		fetch --credentials cr
+		assert_status 3
+		assert_output_has "no credentials sent: the credentials file and netrc have none for https://localhost:$port"
+	done
+	for u in "$BASIC_URL/" "$BASIC_URL/a.bin" "https://LOCALHOST:$port/"; do
+		creds cr <<-EOF
+			[here]
+			url = $u
+			type = basic
+			username = $BASIC_USER
+			password = $BASIC_PASS
+		EOF
+		rm -rf "$WINBUILD_CACHE"
+		fetch --credentials cr
+		assert_status 0
+	done
+	[ "$(grep -c '" 200 auth="Basic ' "$CREDS_LOGS/basic.log")" -eq 3 ]
+}
+
 @test "credential: NAME in a recipe picks the entry; the secret itself in a recipe URL is a plan-time error at file:line:col" {
 	recipe a "$BASIC_URL/a.bin"
 	creds cr <<-EOF
