@@ -25,6 +25,10 @@ teardown_file() {
 	stop_servers
 }
 
+teardown() {
+	stop_servers   # what a test started itself (servers.bash)
+}
+
 setup() {
 	common_setup
 	unset NETRC WINBUILD_CREDENTIALS WINBUILD_REDACT_PARAMS
@@ -209,6 +213,26 @@ no_secret() {
 	fetch --credentials cr
 	assert_status 2
 	assert_output_has "cr:1: [bucket] is aws-sigv4: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+}
+
+@test "aws-sigv4 with temporary keys: AWS_SESSION_TOKEN goes as a signed x-amz-security-token, and is written nowhere" {
+	export S3_SESSION_TOKEN="sess-$RANDOM$RANDOM-Token"
+	start_s3d "$W" "$CA"
+	recipe c "$S3_URL/c.bin"
+	creds cr <<-EOF
+		[bucket]
+		url = $S3_URL
+		type = aws-sigv4
+		aws_sigv4 = aws:amz:$S3_REGION:s3
+	EOF
+	fetch --credentials cr
+	assert_status 3
+	grep -q "^GET /c.bin 403 auth=present token=absent session_token_not_signed$" "$S3_LOG"
+	AWS_SESSION_TOKEN="$S3_SESSION_TOKEN" fetch --credentials cr
+	assert_status 0
+	grep -q "^GET /c.bin 200 auth=present token=present ok$" "$S3_LOG"
+	no_secret "$S3_SESSION_TOKEN"
+	no_secret "$AWS_SECRET_ACCESS_KEY"
 }
 
 @test "client-cert: the test CA's client certificate opens an ssl_verify_client server; without it, HTTP 400 says how to give one" {

@@ -19,7 +19,9 @@
 #       Logs: $CREDS_LOGS/{basic,bearer,cert,sas,rec}.log, one line each:
 #         "GET /a.bin?q HTTP/1.1" STATUS auth="<Authorization or ->" cert=<SUCCESS|NONE|...>
 #   start_s3d DIR CA    tests/creds/s3d.py (SigV4, botocore's signer as the
-#                       oracle): S3_URL, S3_LOG; keys in AWS_* of the test
+#                       oracle): S3_URL, S3_LOG; keys in AWS_* of the test;
+#                       with S3_SESSION_TOKEN set, temporary keys: it also
+#                       wants that x-amz-security-token, signed
 #   stop_servers        (servers.bash) stops them
 _WB_CREDS_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
