@@ -183,7 +183,8 @@ const struct creds_entry *creds_for(const struct creds *c, const char *url, cons
 			continue;
 		/* a file entry beats netrc (listed first); a longer prefix
 		 * beats a shorter one */
-		if (!best || (best->from == ce->from && strlen(ce->prefix) > strlen(best->prefix)))
+		if (!best || ((best->from == CREDS_FROM_NETRC) == (ce->from == CREDS_FROM_NETRC) &&
+			      strlen(ce->prefix) > strlen(best->prefix)))
 			best = ce;
 	}
 	return best;

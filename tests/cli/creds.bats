@@ -344,6 +344,30 @@ no_secret() {
 	[ "$(grep -c '" 200 auth="Basic ' "$CREDS_LOGS/basic.log")" -eq 3 ]
 }
 
+@test "the longest path prefix wins, whether its secret is in the file or the environment; the file beats netrc" {
+	recipe a "$BASIC_URL/a.bin"
+	creds cr <<-EOF
+		[whole-host]
+		url = $BASIC_URL/
+		type = basic
+		username = $BASIC_USER
+		password_env = WB_TEST_WRONG
+		[this-file]
+		url = $BASIC_URL/a.bin
+		type = basic
+		username = $BASIC_USER
+		password = $BASIC_PASS
+	EOF
+	creds nrc <<<"machine localhost login $BASIC_USER password netrc-wrong"
+	WB_TEST_WRONG=wrong fetch --credentials cr --netrc-file nrc
+	assert_status 0
+	rm -rf "$WINBUILD_CACHE"
+	recipe b "$BASIC_URL/b.bin"
+	WB_TEST_WRONG=wrong fetch --credentials cr --netrc-file nrc
+	assert_status 3
+	assert_output_has "from the environment (credentials file 'cr' [whole-host], secret from \$WB_TEST_WRONG)"
+}
+
 @test "credential: NAME in a recipe picks the entry; the secret itself in a recipe URL is a plan-time error at file:line:col" {
 	recipe a "$BASIC_URL/a.bin"
 	creds cr <<-EOF
