@@ -199,6 +199,10 @@ void xfer_auth_hint(const struct job *j, const char *url, char *out, size_t n)
 			 "the credentials file or netrc)", creds_from_name(j->held->from),
 			 j->held->where, j->held->scheme ? j->held->scheme : "http(s)",
 			 j->held->host, host, host);
+	else if (j->it->art->credential)
+		snprintf(out, n, " (no credentials sent: the artifact names credential '%s' "
+			 "(credential:), and the credentials file has no [%s] for %s: add it, "
+			 "or fix the name)", j->it->art->credential, j->it->art->credential, host);
 	else
 		snprintf(out, n, " (no credentials sent: the credentials file and netrc have "
 			 "none for %s; add one (docs/recipes.md, \"Credentials\": "

@@ -388,6 +388,11 @@ no_secret() {
 	recipe a "$BASIC_URL/a.bin" "credential: current"
 	fetch --credentials cr
 	assert_status 0
+	rm -rf "$WINBUILD_CACHE"
+	recipe a "$BASIC_URL/a.bin" "credential: curent"
+	fetch --credentials cr
+	assert_status 3
+	assert_output_has "no credentials sent: the artifact names credential 'curent' (credential:), and the credentials file has no [curent] for https://localhost:"
 	recipe a "https://$BASIC_USER:$BASIC_PASS@localhost/a.bin"
 	wb plan img.yaml
 	assert_status 2
