@@ -402,6 +402,14 @@ no_secret() {
 	wb plan img.yaml --json
 	assert_status 2
 	no_secret "$SAS_SIG"
+	# the payload URL the VM pulls would be written into 02-payload.ps1:
+	# a secret in it is refused, even from --set
+	recipe a "$BASIC_URL/a.bin"
+	wb plan img.yaml --set packer.payload=pull \
+		--set "packer.payload_url=https://store.example/p.zip?sv=1&sig=$SAS_SIG"
+	assert_status 2
+	assert_output_has "'packer.payload_url' carries a secret"
+	no_secret "$SAS_SIG"
 	recipe a "$BASIC_URL/a.bin" "credential: \"$BASIC_PASS!\""
 	wb plan img.yaml
 	assert_status 2
