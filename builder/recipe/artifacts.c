@@ -114,7 +114,7 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 			       struct plan_artifact *a)
 {
 	const struct rnode *rp = rnode_get(rnode_get(r->top, "replace"), an->key);
-	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify");
+	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify"), *cn;
 	char ctx[256], what[300];
 	char *url;
 
@@ -128,9 +128,9 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 	}
 	if (rp && rnode_get(rp, "verify"))
 		vn = rnode_get(rp, "verify");
-	if (rnode_get(rp && rnode_get(rp, "credential") ? rp : an, "credential")) {
-		const struct rnode *cn = rnode_get(rp && rnode_get(rp, "credential") ? rp : an,
-						   "credential");
+	/* a replace's credential goes with its url */
+	cn = rnode_get(rp, "credential") ? rnode_get(rp, "credential") : rnode_get(an, "credential");
+	if (cn) {
 		const char *cv = cn->scalar;
 
 		/* a name: the secret itself has no place in a recipe */
