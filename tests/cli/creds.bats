@@ -66,6 +66,17 @@ basic_creds() {
 	EOF
 }
 
+# s3_recipe_creds: artifact c from the S3-style server, its [bucket] entry in cr
+s3_recipe_creds() {
+	recipe c "$S3_URL/c.bin"
+	creds cr <<-EOF
+		[bucket]
+		url = $S3_URL
+		type = aws-sigv4
+		aws_sigv4 = aws:amz:$S3_REGION:s3
+	EOF
+}
+
 fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 
 # no_secret S: S is in nothing winbuild wrote (out/, the lock, the cache,
@@ -192,13 +203,7 @@ no_secret() {
 }
 
 @test "aws-sigv4: keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY sign a request botocore's signer accepts; a wrong secret is refused" {
-	recipe c "$S3_URL/c.bin"
-	creds cr <<-EOF
-		[bucket]
-		url = $S3_URL
-		type = aws-sigv4
-		aws_sigv4 = aws:amz:$S3_REGION:s3
-	EOF
+	s3_recipe_creds
 	fetch --credentials cr
 	assert_status 0
 	grep -q "^GET /c.bin 200 auth=present token=absent ok$" "$S3_LOG"
@@ -218,13 +223,7 @@ no_secret() {
 @test "aws-sigv4 with temporary keys: AWS_SESSION_TOKEN goes as a signed x-amz-security-token, and is written nowhere" {
 	export S3_SESSION_TOKEN="sess-$RANDOM$RANDOM-Token"
 	start_s3d "$W" "$CA"
-	recipe c "$S3_URL/c.bin"
-	creds cr <<-EOF
-		[bucket]
-		url = $S3_URL
-		type = aws-sigv4
-		aws_sigv4 = aws:amz:$S3_REGION:s3
-	EOF
+	s3_recipe_creds
 	fetch --credentials cr
 	assert_status 3
 	grep -q "^GET /c.bin 403 auth=present token=absent session_token_not_signed$" "$S3_LOG"
