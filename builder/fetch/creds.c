@@ -46,6 +46,7 @@ static void entry_release(struct creds_entry *ce)
 	free(ce->sigv4);
 	free(ce->cert);
 	free(ce->key);
+	free(ce->header);
 	free(ce->where);
 	memset(ce, 0, sizeof(*ce));
 }
@@ -348,9 +349,8 @@ static const char *const kind_names[] = {
 };
 
 struct section {
-	char *name, *url, *type, *user, *secret, *secret_env, *sigv4, *cert, *key;
+	char *name, *url, *type, *user, *secret, *secret_env, *sigv4, *cert, *key, *header;
 	int line;
-	const char *secret_key;    /* which key gave the secret */
 };
 
 static void section_release(struct section *s)
@@ -364,6 +364,7 @@ static void section_release(struct section *s)
 	free(s->sigv4);
 	free(s->cert);
 	free(s->key);
+	free(s->header);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -388,6 +389,14 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 	    strpbrk(s->url, "@?#"))
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] needs 'url = https://HOST[:PORT][/PREFIX]' "
 				"(no user, query or fragment)", path, s->line, s->name);
+	/* one plain header beside the credential (Azure Blob wants
+	 * x-ms-version with an Entra ID bearer token): "Name: value" */
+	if (s->header && (!strchr(s->header, ':') || s->header[0] == ':' ||
+			  strcspn(s->header, "\r\n") != strlen(s->header) ||
+			  strcspn(s->header, " \t") < strcspn(s->header, ":") ||
+			  !strncasecmp(s->header, "authorization:", 14)))
+		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] header is 'Name: value' on one line "
+				"(not Authorization: that is what type says)", path, s->line, s->name);
 	for (k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
 		if (s->type && !strcmp(s->type, kind_names[k]))
 			break;
@@ -452,6 +461,7 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 		dst->sigv4 = s->sigv4 ? xstrdup(s->sigv4) : NULL;
 		dst->cert = s->cert ? xstrdup(s->cert) : NULL;
 		dst->key = s->key ? xstrdup(s->key) : NULL;
+		dst->header = s->header ? xstrdup(s->header) : NULL;
 		dst->where = ce.from == CREDS_FROM_ENV && s->secret_env ?
 			xasprintf("credentials file '%s' [%s], secret from $%s", path, s->name,
 				  s->secret_env) :
@@ -546,10 +556,12 @@ static int load_file(struct creds *c, const char *path, int missing_ok, struct w
 			slot = &s.cert;
 		else if (!strcmp(k, "key"))
 			slot = &s.key;
+		else if (!strcmp(k, "header"))
+			slot = &s.header;
 		if (!slot) {
 			ret = wb_error(e, WB_EUSAGE, "%s:%d: unknown key '%s' (url, type, username, "
 				       "password, password_env, token, token_env, query, query_env, "
-				       "aws_sigv4, cert, key)", path, lineno, k);
+				       "aws_sigv4, cert, key, header)", path, lineno, k);
 			break;
 		}
 		if (*slot || (slot == &s.secret && s.secret_env) ||
@@ -605,6 +617,10 @@ int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_e
 char *creds_setopt(CURL *h, const struct creds_entry *ce, const char *url,
 		   struct curl_slist **hdr)
 {
+	if (ce->header) {
+		*hdr = curl_slist_append(*hdr, ce->header);
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
+	}
 	switch (ce->kind) {
 	case CREDS_BASIC:
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);

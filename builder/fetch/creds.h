@@ -56,6 +56,8 @@ struct creds_entry {
 	char *session_token;       /* sigv4: AWS_SESSION_TOKEN, or NULL */
 	char *sigv4;               /* sigv4: "aws:amz:REGION:SERVICE" */
 	char *cert, *key;          /* cert: PEM files */
+	char *header;              /* one more request header ("x-ms-version:
+				    * 2021-08-06"), not a secret; or NULL */
 	enum creds_from from;
 	char *where;               /* the file (and variable) it came from */
 };
@@ -82,8 +84,8 @@ int creds_match_origin(const struct creds_entry *ce, const char *url);
 
 /* Set CE on H, a request for URL (CE's origin: the caller checked).
  * Returns the URL to request (URL itself, or with CE's query appended for
- * CREDS_QUERY), a new string; *HDR gets the extra headers (SigV4 session
- * token), the caller's to free after the transfer. */
+ * CREDS_QUERY), a new string; *HDR gets the extra headers (CE's header,
+ * the SigV4 session token), the caller's to free after the transfer. */
 char *creds_setopt(CURL *h, const struct creds_entry *ce, const char *url,
 		   struct curl_slist **hdr);
 

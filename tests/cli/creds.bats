@@ -202,6 +202,36 @@ no_secret() {
 	no_secret "x$BEARER_TOKEN"
 }
 
+@test "bearer with a header beside it (Azure Blob: Entra ID token and x-ms-version); a bad header line is refused" {
+	recipe b "$BEARER_URL/azure/b.bin"
+	creds cr <<-EOF
+		[blob]
+		url = $BEARER_URL/azure/
+		type = bearer
+		token = $BEARER_TOKEN
+	EOF
+	fetch --credentials cr
+	assert_status 3
+	assert_output_has "HTTP 400"
+	printf 'header = x-ms-version: 2021-08-06\n' >>cr
+	fetch --credentials cr
+	assert_status 0
+	grep -q '"GET /azure/b.bin HTTP/1.1" 200 auth="Bearer ' "$CREDS_LOGS/bearer.log"
+	rm -rf "$WINBUILD_CACHE"
+	for h in 'Authorization: Bearer x' 'x-ms-version 2021' 'bad name: 1'; do
+		creds cr <<-EOF
+			[blob]
+			url = $BEARER_URL/azure/
+			type = bearer
+			token = $BEARER_TOKEN
+			header = $h
+		EOF
+		fetch --credentials cr
+		assert_status 2
+		assert_output_has "cr:1: [blob] header is 'Name: value' on one line"
+	done
+}
+
 @test "aws-sigv4: keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY sign a request botocore's signer accepts; a wrong secret is refused" {
 	s3_recipe_creds
 	fetch --credentials cr

@@ -9,7 +9,8 @@
 #                    password $BASIC_PASS); /redir/F answers 302 to
 #                    $REC_URL/F, /same/F answers 302 to /F on itself (both
 #                    only with the right credentials)
-#         BEARER_URL https://localhost:P   only "Authorization: Bearer $BEARER_TOKEN"
+#         BEARER_URL https://localhost:P   only "Authorization: Bearer $BEARER_TOKEN";
+#                    below /azure/ also only with "x-ms-version: 2021-08-06"
 #         CERT_URL   https://localhost:P   only a client certificate of the
 #                    test CA (ssl_verify_client on): $CA/client.{crt,key}
 #         SAS_URL    https://localhost:P   only ?...&sig=$SAS_SIG (Azure SAS
@@ -92,6 +93,12 @@ start_creds_servers() {
 				listen 127.0.0.1:$pt ssl; server_name localhost; $tls
 				access_log $dir/bearer.log wb;
 				location / { if (\$bearer_ok = 0) { return 401; } }
+				# Azure Blob with an Entra ID token also wants x-ms-version
+				location /azure/ {
+					alias $www/;
+					if (\$bearer_ok = 0) { return 401; }
+					if (\$http_x_ms_version != "2021-08-06") { return 400; }
+				}
 			}
 			server {
 				listen 127.0.0.1:$pc ssl; server_name localhost; $tls
