@@ -7,7 +7,7 @@
  * SigV4 (region, service), a client certificate or an Azure SAS query,
  * and one host often serves several repositories with different tokens
  * (a path prefix). The format is INI ([name], key = value), the shape of
- * ~/.aws/credentials that the same users already keep, and deliberately
+ * the AWS CLI's credentials file that the same users already keep, and deliberately
  * not YAML: a credentials file can never be mistaken for a recipe or an
  * override (-O), which are committed and shared.
  */
@@ -343,7 +343,7 @@ static int load_netrc(struct creds *c, const char *path, int missing_ok, struct 
 static const char *const kind_names[] = {
 	[CREDS_BASIC] = "basic",
 	[CREDS_BEARER] = "bearer",
-	[CREDS_SIGV4] = "aws-sigv4",
+	[CREDS_SIGV4] = "sigv4",
 	[CREDS_CERT] = "client-cert",
 	[CREDS_QUERY] = "query",
 };
@@ -375,6 +375,16 @@ static char *env_dup(const char *var)
 	return v && *v ? xstrdup(v) : NULL;
 }
 
+/* How many ':'-separated parts S has. */
+static int sigv4_parts(const char *s)
+{
+	int n = 1;
+
+	for (; *s; s++)
+		n += *s == ':';
+	return n;
+}
+
 /* Section S of PATH becomes an entry of C. */
 static int section_done(struct creds *c, struct section *s, const char *path, struct wb_err *e)
 {
@@ -402,7 +412,7 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 			break;
 	if (k == sizeof(kind_names) / sizeof(kind_names[0]))
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] needs 'type =' basic, bearer, "
-				"aws-sigv4, client-cert or query", path, s->line, s->name);
+				"sigv4, client-cert or query", path, s->line, s->name);
 	ce.kind = (enum creds_kind)k;
 	ce.from = CREDS_FROM_FILE;
 	if (s->secret_env) {
@@ -425,7 +435,8 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 			goto missing;
 		break;
 	case CREDS_SIGV4:
-		if (!s->sigv4 || strncmp(s->sigv4, "aws:amz:", 8) || ce.secret || s->user)
+		/* PROVIDER1:PROVIDER2:REGION:SERVICE, as CURLOPT_AWS_SIGV4 takes it */
+		if (!s->sigv4 || sigv4_parts(s->sigv4) != 4 || ce.secret || s->user)
 			goto missing;
 		/* the keys: the AWS environment variables, as the AWS CLI */
 		ce.user = env_dup("AWS_ACCESS_KEY_ID");
@@ -436,7 +447,7 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 			free(ce.user);
 			wipe_free(ce.secret);
 			wipe_free(ce.session_token);
-			return wb_error(e, WB_EUSAGE, "%s:%d: [%s] is aws-sigv4: set "
+			return wb_error(e, WB_EUSAGE, "%s:%d: [%s] is sigv4: set "
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
 					"AWS_SESSION_TOKEN for temporary keys)", path, s->line,
 					s->name);
@@ -477,7 +488,8 @@ missing:
 			s->type, ce.kind == CREDS_BASIC ? "'username' and 'password' (or password_env)" :
 			ce.kind == CREDS_BEARER ? "'token' (or token_env) and nothing else" :
 			ce.kind == CREDS_QUERY ? "'query' (or query_env) and nothing else" :
-			ce.kind == CREDS_SIGV4 ? "'aws_sigv4 = aws:amz:REGION:SERVICE' and no secret "
+			ce.kind == CREDS_SIGV4 ? "'aws_sigv4 = PROVIDER1:PROVIDER2:REGION:SERVICE' (for S3: "
+			"AWS's amz provider pair) and no secret "
 			"(the keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)" :
 			"'cert' and 'key' (PEM files), an https url and no secret");
 }

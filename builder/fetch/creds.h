@@ -54,7 +54,7 @@ struct creds_entry {
 				    * sigv4: access key id, secret key;
 				    * query: the query string */
 	char *session_token;       /* sigv4: AWS_SESSION_TOKEN, or NULL */
-	char *sigv4;               /* sigv4: "aws:amz:REGION:SERVICE" */
+	char *sigv4;               /* sigv4: PROVIDER1:PROVIDER2:REGION:SERVICE */
 	char *cert, *key;          /* cert: PEM files */
 	char *header;              /* one more request header ("x-ms-version:
 				    * 2021-08-06"), not a secret; or NULL */

@@ -72,7 +72,7 @@ s3_recipe_creds() {
 	creds cr <<-EOF
 		[bucket]
 		url = $S3_URL
-		type = aws-sigv4
+		type = sigv4
 		aws_sigv4 = aws:amz:$S3_REGION:s3
 	EOF
 }
@@ -247,7 +247,7 @@ no_secret() {
 	unset AWS_ACCESS_KEY_ID
 	fetch --credentials cr
 	assert_status 2
-	assert_output_has "cr:1: [bucket] is aws-sigv4: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+	assert_output_has "cr:1: [bucket] is sigv4: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 }
 
 @test "aws-sigv4 with temporary keys: AWS_SESSION_TOKEN goes as a signed x-amz-security-token, and is written nowhere" {
