@@ -30,6 +30,8 @@ struct wb_run {
 	const char *out_dir;          /* -o/--out DIR (default "out") */
 	const char *cache_dir;        /* --cache DIR, $WINBUILD_CACHE, XDG */
 	const char *cacert;           /* --cacert FILE, $SSL_CERT_FILE */
+	const char *credentials;      /* --credentials FILE (fetch/creds.h) */
+	const char *netrc_file;       /* --netrc-file FILE */
 	const char *lock_path;        /* --lock FILE (default <image name>.lock, set
 	                               * once the plan is resolved: lock_default) */
 	char *lock_default;           /* owned: "<image name>.lock" */

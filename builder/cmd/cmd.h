@@ -64,11 +64,13 @@ enum cmd_common_opt {
 	OPT_QUIET = 1u << 12,       /* -q, --quiet          -> run->quiet */
 	OPT_NO_PROGRESS = 1u << 13, /* --no-progress        -> run->no_progress */
 	OPT_BUILDER = 1u << 14,     /* -b, --builder NAME   -> run->builders */
+	OPT_CREDS = 1u << 15,       /* --credentials FILE   -> run->credentials */
+	OPT_NETRC = 1u << 16,       /* --netrc-file FILE    -> run->netrc_file */
 };
 
 /* What the recipe-driven commands share: recipe, cache, network, output. */
 #define OPTS_RECIPE (OPT_OVERRIDE | OPT_SET | OPT_BUILDER)
-#define OPTS_FETCH (OPTS_RECIPE | OPT_CACHE | OPT_CACERT | OPT_LOCK | OPT_JOBS | \
+#define OPTS_FETCH (OPTS_RECIPE | OPT_CACHE | OPT_CACERT | OPT_CREDS | OPT_NETRC | OPT_LOCK | OPT_JOBS | \
 		    OPT_OFFLINE | OPT_LOCKED | OPT_QUIET | OPT_VERBOSE | OPT_NO_PROGRESS)
 #define OPTS_STAGE (OPTS_FETCH | OPT_OUT)
 

@@ -123,7 +123,7 @@ static json_t *item_json(const struct fetch_item *it)
 	json_object_set_new(o, "cached", json_boolean(it->from_cache));
 	json_object_set_new(o, "sha256", json_string(it->sha256));
 	json_object_set_new(o, "size", json_integer((json_int_t)it->size));
-	json_object_set_new(o, "url", json_text(it->url ? it->url : ""));
+	json_object_set_new(o, "url", json_url(it->url ? it->url : ""));
 	json_object_set_new(o, "path", json_text(it->path ? it->path : ""));
 	signer = verify_evidence_signer(&it->ev);
 	if (signer) {

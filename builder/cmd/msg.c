@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
 
 /* Every error line printed through cmd_fail, cmd_errorf and cmd_usage, and
  * every warning of cmd_warnf, in order: the "errors" and "warnings" of the
@@ -20,9 +21,22 @@
 static struct wb_strlist reported_errors;
 static struct wb_strlist reported_warnings;
 
+/* MSG[0..LEN) as a new string, every URL in it redacted (lib/redact.h),
+ * with room for each short secret value to become REDACTED */
+static char *redacted_line(const char *msg, size_t len)
+{
+	size_t room = len * 9 + 9;
+	char *m = xmalloc(room);
+
+	memcpy(m, msg, len);
+	m[len] = '\0';
+	redact_text(m, room);
+	return m;
+}
+
 void cmd_record_error(const char *msg, size_t len)
 {
-	char *m = xstrndup(msg, len);
+	char *m = redacted_line(msg, len);
 
 	wb_strlist_push(&reported_errors, m);
 	free(m);
@@ -42,8 +56,8 @@ const struct wb_strlist *cmd_reported_warnings(void)
  * MSG[0..LEN) on stderr, MSG kept in REC. */
 static void say_line(struct wb_strlist *rec, const char *prefix, const char *msg, int len)
 {
-	char *m = xstrndup(msg, (size_t)len);
-
+	/* every "winbuild: " line: no URL's secret shown */
+	char *m = redacted_line(msg, (size_t)len);
 	fprintf(stderr, "winbuild: %s%s\n", prefix, m);
 	wb_strlist_push(rec, m);
 	free(m);

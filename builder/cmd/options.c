@@ -28,6 +28,9 @@ static const struct common_opt {
 	{ OPT_OUT, "--out", "-o", "DIR", "output directory (default out)" },
 	{ OPT_CACHE, "--cache", NULL, "DIR", "the cache (default $WINBUILD_CACHE, $XDG_CACHE_HOME/winbuild)" },
 	{ OPT_CACERT, "--cacert", NULL, "FILE", "CA bundle for HTTPS (default $SSL_CERT_FILE, system)" },
+	{ OPT_CREDS, "--credentials", NULL, "FILE", "credentials per server (default\n"
+	  "$WINBUILD_CREDENTIALS, ~/.config/winbuild/credentials)" },
+	{ OPT_NETRC, "--netrc-file", NULL, "FILE", "netrc for servers (default $NETRC, ~/.netrc)" },
 	{ OPT_LOCK, "--lock", NULL, "FILE", "the lock file (default <image name>.lock)" },
 	{ OPT_JOBS, "--jobs", "-j", "N", "parallel transfers, 1 to 64 (default 4)" },
 	{ OPT_OFFLINE, "--offline", NULL, NULL, "no network: the cache and file:// URLs only" },
@@ -81,6 +84,8 @@ static int set_common(struct wb_run *run, unsigned id, const char *val,
 	case OPT_OUT: run->out_dir = val; break;
 	case OPT_CACHE: run->cache_dir = val; break;
 	case OPT_CACERT: run->cacert = val; break;
+	case OPT_CREDS: run->credentials = val; break;
+	case OPT_NETRC: run->netrc_file = val; break;
 	case OPT_LOCK: run->lock_path = val; break;
 	case OPT_JOBS:
 		j = strtol(val, &end, 10);

@@ -351,6 +351,8 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 	o.offline = run->offline;
 	o.accept_new = p->accept_new;
 	o.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	o.credentials = run->credentials;
+	o.netrc_file = run->netrc_file;
 	o.log = &f.d.log;
 	/* the stage hashes what it reads (fetch_item.unverified_hit) */
 	o.defer_rehash = stage;

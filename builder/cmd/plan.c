@@ -8,6 +8,8 @@
 #include "cmd/cmd.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
+#include "lib/json.h"
+#include "lib/redact.h"
 #include "lib/platform.h"
 #include "recipe/plan.h"
 #include "trust/method.h"
@@ -71,8 +73,11 @@ static void print_reqs(const struct trust_spec *v, int ex)
 		for (size_t k = 0; k < i; k++)
 			again |= v->reqs[k].method == q->method;
 		for (size_t u = 0; u < q->urls.nr; u++) {
+			char *shown = redact_url(q->urls.v[u]);
+
 			printf("  %-8s %s%s %s", "verify:", again ? "and " : "",
-			       q->method->label, q->urls.v[u]);
+			       q->method->label, shown);
+			free(shown);
 			if (!u)
 				explain(ex, &q->origin);
 			putchar('\n');
@@ -80,9 +85,13 @@ static void print_reqs(const struct trust_spec *v, int ex)
 		for (size_t k = 1; k < trust_method_naux(q->method); k++) {
 			const struct wb_strlist *l = trust_req_urls(q, k);
 
-			for (size_t u = 0; u < l->nr; u++)
+			for (size_t u = 0; u < l->nr; u++) {
+				char *shown = redact_url(l->v[u]);
+
 				printf("  %-8s   %s %s\n", "", trust_method_aux(q->method, k).what,
-				       l->v[u]);
+				       shown);
+				free(shown);
+			}
 		}
 		if (q->method->describe_req)
 			q->method->describe_req(q, print_req_line, &ex);
@@ -153,7 +162,10 @@ static void print_text(const struct plan *p, int ex)
 
 		printf("\n%s  (component %s %s)\n", a->name, a->component, a->version);
 		for (size_t u = 0; u < a->urls.nr; u++) {
-			printf("  %-8s %zu. %s", u ? "" : "url:", u + 1, a->urls.v[u]);
+			char *shown = redact_url(a->urls.v[u]);
+
+			printf("  %-8s %zu. %s", u ? "" : "url:", u + 1, shown);
+			free(shown);
 			if (!u)
 				explain(ex, &a->url_origin);
 			putchar('\n');
@@ -215,6 +227,16 @@ static void print_text(const struct plan *p, int ex)
 	}
 }
 
+/* URLs: each as every record keeps it (json_url: no secret) */
+static json_t *json_urls(const struct wb_strlist *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, json_url(l->v[i]));
+	return a;
+}
+
 static json_t *json_strlist(const struct wb_strlist *l)
 {
 	json_t *a = json_array();
@@ -254,14 +276,14 @@ static void json_reqs(const struct trust_spec *v, json_t *vj)
 			if (q->method != m)
 				continue;
 			if (!m->url_key) {
-				first = first ? first : json_strlist(&q->urls);
+				first = first ? first : json_urls(&q->urls);
 				continue;
 			}
 			qj = json_object();
-			json_object_set_new(qj, "urls", json_strlist(&q->urls));
+			json_object_set_new(qj, "urls", json_urls(&q->urls));
 			for (size_t k = 1; k < trust_method_naux(m); k++)
 				json_object_set_new(qj, trust_method_aux(m, k).param,
-						    json_strlist(trust_req_urls(q, k)));
+						    json_urls(trust_req_urls(q, k)));
 			if (m->req_json)
 				m->req_json(q, qj);
 			if (!first) {
@@ -293,9 +315,9 @@ static json_t *artifact_json(const struct plan_artifact *a,
 	json_object_set_new(j, "name", json_string(a->name));
 	json_object_set_new(j, "component", json_string(a->component));
 	json_object_set_new(j, "version", json_string(a->version));
-	json_object_set_new(j, "url", json_string(a->upstream_url));
+	json_object_set_new(j, "url", json_url(a->upstream_url));
 	json_object_set_new(j, "filename", json_string(a->filename));
-	json_object_set_new(j, "urls", json_strlist(&a->urls));
+	json_object_set_new(j, "urls", json_urls(&a->urls));
 	json_object_set_new(j, "replaced", json_boolean(a->replaced));
 
 	json_object_set_new(vj, "sha256", json_str_or_null(v->sha256));

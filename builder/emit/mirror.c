@@ -207,7 +207,7 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 	json_object_set_new(o_, "name", json_string(a->name));
 	json_object_set_new(o_, "component", json_string(a->component));
 	json_object_set_new(o_, "version", json_string(a->version));
-	json_object_set_new(o_, "upstream_url", json_string(a->upstream_url));
+	json_object_set_new(o_, "upstream_url", json_url(a->upstream_url));
 	json_object_set_new(o_, "path", json_string(rel));
 	json_object_set_new(o_, "size", json_integer((json_int_t)r.size));
 	json_object_set_new(o_, "sha256", json_string(s256));

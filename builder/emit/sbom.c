@@ -89,7 +89,7 @@ static void ext_ref(json_t *refs, const char *type, const char *url)
 		return;
 	o = json_object();
 	json_object_set_new(o, "type", json_string(type));
-	json_object_set_new(o, "url", json_text(url));
+	json_object_set_new(o, "url", json_url(url));
 	json_array_append_new(refs, o);
 }
 

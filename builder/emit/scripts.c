@@ -6,6 +6,7 @@
 #include "emit/emit.h"
 #include "emit/scripts.h"
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/winpath.h"
 
 const char *const emit_script_names[] = {
@@ -118,7 +119,7 @@ static char *provenance_json(const struct plan *p, const struct staged_manifest 
 		json_object_set_new(o, "name", json_string(a->name));
 		json_object_set_new(o, "component", json_string(a->component ? a->component : ""));
 		json_object_set_new(o, "version", json_string(a->version ? a->version : ""));
-		json_object_set_new(o, "url", json_string(a->url ? a->url : ""));
+		json_object_set_new(o, "url", json_url(a->url ? a->url : ""));
 		json_object_set_new(o, "sha256", json_string(a->sha256));
 		json_object_set_new(o, "size", json_integer((json_int_t)a->size));
 		json_array_append_new(arts, o);

@@ -15,6 +15,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/hex.h"
+#include "lib/json.h"
 #include "lib/strlist.h"
 #include "trust/digest.h"
 
@@ -490,7 +491,7 @@ int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *re
 		json_object_set_new(o, "blake2b512", json_string(ref->blake2b512));
 	json_object_set_new(o, "size", json_integer((json_int_t)ref->size));
 	if (ref->url)
-		json_object_set_new(o, "url", json_string(ref->url));
+		json_object_set_new(o, "url", json_url(ref->url));
 	json_object_set_new(o, "methods", json_integer(ref->methods));
 	json_object_set_new(o, "evidence", ref->evidence ? json_incref(ref->evidence) :
 			    json_array());

@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 
 #include "fetch/engine.h"
+#include "lib/redact.h"
 #include "lib/envlimits.h"
 
 /* The file target T of J is, for messages. */
@@ -231,7 +232,7 @@ void engine_verify(struct engine *en, struct job *j)
 		   (unsigned long long)st.st_size == dr->size;
 	xfer_tee_close(j, 0);
 	free(it->url);
-	it->url = xstrdup(url);
+	it->url = redact_url(url);   /* what is recorded: never the secret */
 	ret = cache_insert(en->c, j->tmp_path, j->fd, it->sha256, &e);
 	free(j->tmp_path);
 	j->tmp_path = NULL;
@@ -402,13 +403,22 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 			 "version '%s' of %s right? 'winbuild plan --explain' shows where "
 			 "it was set)", j->it->art->name, job_target_what(j, j->target), url, code,
 			 j->it->art->version, j->it->art->component);
-	else if (rc == CURLE_HTTP_RETURNED_ERROR)
+	else if (rc == CURLE_HTTP_RETURNED_ERROR && (code == 401 || code == 403)) {
+		char hint[1200];
+
+		xfer_auth_hint(j, j->hop_url ? j->hop_url : url, hint, sizeof(hint));
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld%s", j->it->art->name,
-			 job_target_what(j, j->target), url, code, xfer_remedy(rc, code));
+			 job_target_what(j, j->target), url, code, hint);
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR)
+		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': HTTP %ld%s", j->it->art->name,
+			 job_target_what(j, j->target), url, code,
+			 code == 400 && !j->sent && !strncasecmp(url, "https:", 6) ?
+			 " (a server that wants a TLS client certificate answers 400 "
+			 "without one: give it a client-cert entry in the credentials file)" : "");
 	else
 		wb_error(&e, WB_ENET, "artifact '%s': %s '%s': %s%s", j->it->art->name,
 			 job_target_what(j, j->target), url,
-			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc), xfer_remedy(rc, code));
+			 j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc), xfer_remedy(rc));
 	if (j->target == T_MAIN(j) && code == 416)
 		xfer_main_reset(j);   /* our range was bad: start over next time */
 
@@ -577,6 +587,7 @@ static void job_release(struct cache *c, struct job *j)
 	free(j->text_url);
 	if (j->h)
 		curl_easy_cleanup(j->h);
+	curl_slist_free_all(j->hdr);
 	lookup_release(j);
 	cache_dl_unlock(c, &j->dl);
 	xfer_main_discard(j);
@@ -767,6 +778,18 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		}
 	}
 
+	/* credentials only when a request will be made: an offline (the
+	 * cache and file:// only) or all-cached run never reads them */
+	if (en.done < n && !o->offline &&
+	    creds_load(&en.creds, o->credentials, o->netrc_file, e) < 0) {
+		ret = -1;
+		for (size_t i = 0; i < n; i++)
+			if (en.jobs[i].state != J_DONE) {
+				items[i].err = *e;
+				engine_finish_job(&en, &en.jobs[i], e->code, e);
+			}
+		goto out;
+	}
 	if (en.done < n) {
 		en.multi = curl_multi_init();
 		if (!en.multi) {
@@ -808,6 +831,7 @@ out:
 	sigstore_roots_release(&en.roots);
 	for (size_t i = 0; i < n; i++)
 		job_release(c, &en.jobs[i]);
+	creds_release(&en.creds);
 	if (en.multi)
 		curl_multi_cleanup(en.multi);
 	free(en.jobs);

@@ -22,6 +22,7 @@
 
 #include <curl/curl.h>
 
+#include "fetch/creds.h"
 #include "fetch/fetch.h"
 #include "fetch/sink.h"
 #include "trust/sigstore_root.h"
@@ -63,6 +64,12 @@ struct job {
 	char *hop_url;                 /* where the current URL redirected us
 					* (checked by hop_refused), or NULL */
 	int hops;                      /* redirects followed from the URL */
+	const struct creds_entry *sent;  /* the credential the current request
+					  * carries (hop_creds), or NULL */
+	const struct creds_entry *held;  /* one for the plan's URL that the
+					  * current request does not carry
+					  * (another host: a hop, a mirror) */
+	struct curl_slist *hdr;        /* the current request's extra headers */
 	int tries;                     /* failed attempts on this URL */
 	int resumes;                   /* resumed attempts (progress made) */
 	double not_before;             /* backoff: monotonic seconds */
@@ -145,6 +152,7 @@ struct engine {
 	unsigned long long max_size;
 	long lock_timeout;             /* WINBUILD_LOCK_TIMEOUT */
 	struct sigstore_roots roots;   /* each trusted root parsed once */
+	struct creds creds;            /* credentials per host (fetch/creds.h) */
 	char user_agent[64];
 };
 
@@ -183,7 +191,11 @@ void xfer_tee_close(struct job *j, int bad);
 /* The size cap of target T of J. */
 unsigned long long xfer_target_cap(const struct job *j, size_t t);
 /* What the user can do about a failed request ("" when nothing). */
-const char *xfer_remedy(CURLcode rc, long code);
+const char *xfer_remedy(CURLcode rc);
+/* What a 401/403 for URL (J's current request) means, into OUT: which
+ * credential was sent and from where, or why none was, and what to do;
+ * never the secret. */
+void xfer_auth_hint(const struct job *j, const char *url, char *out, size_t n);
 /* Whether a request that ended so is worth another try. */
 int xfer_retryable(CURLcode rc, long code);
 /* A server's URL for a message: at most 300 bytes, escaped. New string. */
@@ -277,6 +289,18 @@ enum hop_verdict {
 };
 enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
 			   const char *from, const char *to, int hops, const char **why);
+/*
+ * The credential a request for URL carries, when the plan named PLAN_URL
+ * (URL: PLAN_URL itself, or a redirect hop from it): the one creds_for()
+ * finds for PLAN_URL (NAME: the artifact's `credential:`), and only when
+ * URL's scheme, host and port are the credential's. A hop to another
+ * host, or a mirror on another host, never carries it (*HELD says which
+ * was held back, for the 401 message). Sets it on H and returns the URL
+ * to request (a new string: URL, or URL with a query credential).
+ */
+char *hop_creds(const struct creds *c, CURL *h, const char *plan_url, const char *url,
+		const char *name, const struct creds_entry **sent,
+		const struct creds_entry **held, struct curl_slist **hdr);
 /* J's current URL back to the plan's (no hop followed). */
 void hop_reset(struct job *j);
 /* The transport policy, TLS and User-Agent of a request for URL on H. */

@@ -120,6 +120,8 @@ struct fetch_opts {
 	int offline;               /* cache only; misses are errors */
 	int accept_new;            /* lock --accept-new: needs_pin may be pinned */
 	const char *cacert;        /* CA bundle, or NULL for the system's */
+	const char *credentials;   /* --credentials, --netrc-file, or NULL: */
+	const char *netrc_file;    /* the defaults (fetch/creds.h) */
 	struct wb_log *log;        /* warnings (quarantine, retries); may be NULL */
 	/* A cache hit through a ref is checked by size only, not re-hashed:
 	 * for a caller that hashes every byte it reads anyway (stage), so each

@@ -86,6 +86,28 @@ static const char *hop_protocols(const struct trust_policy *policy, const char *
 	return "http,https";
 }
 
+char *hop_creds(const struct creds *c, CURL *h, const char *plan_url, const char *url,
+		const char *name, const struct creds_entry **sent,
+		const struct creds_entry **held, struct curl_slist **hdr)
+{
+	const struct creds_entry *ce = creds_for(c, plan_url, name);
+
+	*sent = *held = NULL;
+	/* Credentials go to the origin they were given for and nowhere
+	 * else: not to a redirect's other host, not to another port. curl
+	 * itself drops them on a cross-host redirect unless
+	 * CURLOPT_UNRESTRICTED_AUTH; winbuild follows every hop itself on a
+	 * fresh handle (hop_transport_setopts), so this is that rule. */
+	if (ce && !creds_match_origin(ce, url)) {
+		*held = ce;
+		ce = NULL;
+	}
+	if (!ce)
+		return xstrdup(url);
+	*sent = ce;
+	return creds_setopt(h, ce, url, hdr);
+}
+
 void hop_reset(struct job *j)
 {
 	free(j->hop_url);
@@ -114,6 +136,10 @@ void hop_transport_setopts(CURL *h, const struct trust_policy *policy, const cha
 	if (cacert && *cacert)
 		curl_easy_setopt(h, CURLOPT_CAINFO, cacert);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, user_agent);
+	/* never libcurl's own netrc lookup: it would answer for whatever host
+	 * a request goes to; netrc is read by fetch/creds.c and obeys
+	 * hop_creds like every other source */
+	curl_easy_setopt(h, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, connect_timeout);
 }
 

@@ -240,7 +240,7 @@ int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		if (it->status)
 			continue;
 		a = json_object();
-		json_object_set_new(a, "url", json_text(it->url ? it->url : ""));
+		json_object_set_new(a, "url", json_url(it->url ? it->url : ""));
 		json_object_set_new(a, "size", json_integer((json_int_t)it->size));
 		json_object_set_new(a, "sha256", json_string(it->sha256));
 		json_object_set_new(a, "verified_by", verify_evidence_lock_json(&it->ev));

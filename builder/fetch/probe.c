@@ -2,6 +2,7 @@
  * Sizes up front, for the progress totals.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include <curl/curl.h>
@@ -17,15 +18,26 @@ struct probe {
 	CURL *h;
 	char *url;                     /* the current hop */
 	int hops;
+	struct curl_slist *hdr;        /* its credential's headers */
 };
 
 static CURL *probe_start(struct engine *en, CURLM *m, struct probe *p)
 {
 	CURL *h = curl_easy_init();
+	const struct creds_entry *sent, *held;
+	char *req;
 
 	if (!h)
 		return NULL;
 	hop_transport_opts(en, h, p->url, p);
+	curl_slist_free_all(p->hdr);
+	p->hdr = NULL;
+	/* a HEAD carries what the download will, to the same host only */
+	req = hop_creds(&en->creds, h, p->j->urls[T_MAIN(p->j)].v[0], p->url,
+			p->j->it->art->credential, &sent, &held, &p->hdr);
+	curl_easy_setopt(h, CURLOPT_URL, req);
+	explicit_bzero(req, strlen(req));
+	free(req);
 	curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)PROBE_SECONDS);
 	if (curl_multi_add_handle(m, h) != CURLM_OK) {
@@ -121,6 +133,7 @@ void probe_sizes(struct engine *en)
 			curl_multi_remove_handle(m, pv[i].h);
 			curl_easy_cleanup(pv[i].h);
 		}
+		curl_slist_free_all(pv[i].hdr);
 		free(pv[i].url);
 	}
 	if (m)

@@ -162,28 +162,52 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 
 /*
  * What the user can do about a failed request, appended to its message
- * ("" when there is nothing to add): a TLS failure names the CA options,
- * 401/403 the credentials (a 404 names the version where it is reported).
+ * ("" when there is nothing to add): a TLS failure names the CA options, a
+ * client certificate that cannot be used the credentials file (401/403:
+ * xfer_auth_hint; a 404 names the version where it is reported).
  */
-const char *xfer_remedy(CURLcode rc, long code)
+const char *xfer_remedy(CURLcode rc)
 {
 	switch (rc) {
+	case CURLE_SSL_CERTPROBLEM:
+		return " (TLS: the client certificate or key of a client-cert entry in "
+		       "the credentials file cannot be used: check its cert and key files)";
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_ISSUER_ERROR:
 		return " (TLS: if this server or a proxy uses its own CA, give its "
 		       "certificate with --cacert FILE or SSL_CERT_FILE=FILE)";
-	case CURLE_HTTP_RETURNED_ERROR:
-		if (code == 401 || code == 403)
-			return " (the server wants credentials winbuild does not send: "
-			       "allow this host without them, or mirror the artifacts "
-			       "where the build host can read them (winbuild mirror))";
-		return "";
 	default:
 		return "";
 	}
+}
+
+void xfer_auth_hint(const struct job *j, const char *url, char *out, size_t n)
+{
+	char host[300];
+
+	creds_origin_text(url, host, sizeof(host));
+	if (j->sent)
+		snprintf(out, n, " (%s refused the credentials winbuild sent, from %s (%s): "
+			 "check that they are current and may read this path)", host,
+			 creds_from_name(j->sent->from), j->sent->where);
+	else if (j->held)
+		snprintf(out, n, " (no credentials sent: those from %s (%s) are for %s://%s "
+			 "only, and this request went to %s (a redirect or a mirror): winbuild "
+			 "never sends them to another host; give %s an entry of its own in "
+			 "the credentials file or netrc)", creds_from_name(j->held->from),
+			 j->held->where, j->held->scheme ? j->held->scheme : "http(s)",
+			 j->held->host, host, host);
+	else if (j->it->art->credential)
+		snprintf(out, n, " (no credentials sent: the artifact names credential '%s' "
+			 "(credential:), and the credentials file has no [%s] for %s: add it, "
+			 "or fix the name)", j->it->art->credential, j->it->art->credential, host);
+	else
+		snprintf(out, n, " (no credentials sent: the credentials file and netrc have "
+			 "none for %s; add one (docs/recipes.md, \"Credentials\": "
+			 "--credentials FILE or --netrc-file FILE), or mirror the artifacts where "
+			 "the build host can read them (winbuild mirror))", host);
 }
 
 int xfer_retryable(CURLcode rc, long code)
@@ -220,8 +244,9 @@ char *xfer_shown_url(const char *url)
 
 int xfer_start(struct engine *en, struct job *j, struct wb_err *e)
 {
-	const char *url = j->hop_url ? j->hop_url : j->urls[j->target].v[j->url_idx];
-	char range[48];
+	const char *plan_url = j->urls[j->target].v[j->url_idx];
+	const char *url = j->hop_url ? j->hop_url : plan_url;
+	char range[48], *req;
 	CURL *h;
 
 	if (j->target == T_MAIN(j) && main_begin(en, j, e) < 0)
@@ -239,6 +264,13 @@ int xfer_start(struct engine *en, struct job *j, struct wb_err *e)
 	j->too_big = j->io_error = 0;
 	j->attempt_bytes = 0;
 	hop_transport_opts(en, h, url, j);
+	curl_slist_free_all(j->hdr);
+	j->hdr = NULL;
+	req = hop_creds(&en->creds, h, plan_url, url, j->it->art->credential, &j->sent,
+			&j->held, &j->hdr);
+	curl_easy_setopt(h, CURLOPT_URL, req);   /* libcurl keeps its own copy */
+	explicit_bzero(req, strlen(req));
+	free(req);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, j);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->errbuf);

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "lib/redact.h"
 #include "lib/base64.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
@@ -37,6 +38,15 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
 	if (!r)
 		wb_error(e, WB_EUSAGE, "%s: '%s' is not base64", what, name);
 	return r;
+}
+
+json_t *json_url(const char *url)
+{
+	char *r = redact_url(url);
+	json_t *j = json_text(r);
+
+	free(r);
+	return j;
 }
 
 json_t *json_text(const char *s)

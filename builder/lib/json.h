@@ -27,4 +27,9 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
  * json_string(NULL)). */
 json_t *json_text(const char *s);
 
+/* A URL as every record keeps it: redact_url() (lib/redact.h: no
+ * userinfo, no signed query value), then json_text. NULL for NULL. The
+ * only way a URL goes into a record (tests/cli/layers.bats checks). */
+json_t *json_url(const char *url);
+
 #endif

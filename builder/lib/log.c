@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "log.h"
+#include "redact.h"
 
 void wb_log(struct wb_log *log, int level, const char *fmt, ...)
 {
@@ -13,5 +14,6 @@ void wb_log(struct wb_log *log, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	redact_text(msg, sizeof(msg));   /* issue 31: no secret in a URL shown */
 	log->emit(log, level, msg);
 }

@@ -43,6 +43,11 @@ char *names_url_path(const char *url, const char **why)
 		return NULL;
 	}
 	p += 3;
+	/* never a user:password@ as a directory name (issue 31): the host
+	 * is what names the mirror's directory */
+	for (const char *at = p; *at && !strchr("/?#", *at); at++)
+		if (*at == '@')
+			p = at + 1;
 	rel = xstrndup(p, strcspn(p, "?#"));
 	/* "host:port" -> "host_port": ':' is no name on Windows/SMB and a
 	 * remote-path separator for scp and rsync */

@@ -114,7 +114,7 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 			       struct plan_artifact *a)
 {
 	const struct rnode *rp = rnode_get(rnode_get(r->top, "replace"), an->key);
-	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify");
+	const struct rnode *un = rnode_get(an, "url"), *vn = rnode_get(an, "verify"), *cn;
 	char ctx[256], what[300];
 	char *url;
 
@@ -128,6 +128,19 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 	}
 	if (rp && rnode_get(rp, "verify"))
 		vn = rnode_get(rp, "verify");
+	/* a replace's credential goes with its url */
+	cn = rnode_get(rp, "credential") ? rnode_get(rp, "credential") : rnode_get(an, "credential");
+	if (cn) {
+		const char *cv = cn->scalar;
+
+		/* a name: the secret itself has no place in a recipe */
+		if (!*cv || strspn(cv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789._-") != strlen(cv) || strlen(cv) > 64)
+			return err_at(r, &cn->origin, "'credential' names an entry of the "
+				      "credentials file ([NAME]: letters, digits, '.', '_', '-', "
+				      "at most 64), never the secret itself");
+		a->credential = xstrdup(cv);
+	}
 	vars_add_all(vs, base);
 	vars_add(vs, "name", a->name, 0);
 	snprintf(what, sizeof(what), "%s.url", ctx);

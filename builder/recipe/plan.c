@@ -35,6 +35,7 @@ void plan_release(struct plan *p)
 		free(a->component);
 		free(a->version);
 		free(a->upstream_url);
+		free(a->credential);
 		free(a->filename);
 		wb_strlist_release(&a->urls);
 		trust_spec_release(&a->verify);

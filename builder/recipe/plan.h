@@ -35,6 +35,9 @@ struct plan_artifact {
 	struct wb_strlist urls;    /* try order: mirrors first, then upstream
 				      (absent when mirror_only) */
 	int replaced;              /* a `replace` override supplied the url */
+	char *credential;          /* `credential: NAME`: the entry of the
+				    * credentials file its server needs (never
+				    * the secret: fetch/creds.h), or NULL */
 	struct wb_origin url_origin;
 
 	struct trust_spec verify;   /* name and filename point at the above */

@@ -18,6 +18,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/platform.h"
+#include "lib/redact.h"
 #include "lib/tmpl.h"
 #include "recipe/resolve_int.h"
 #include "recipe/schema.h"
@@ -234,6 +235,14 @@ static int convert_top(struct resolver *r)
 		if (!p->policy.allow_http && !strncmp(u->scalar, "http://", 7))
 			return err_at(r, &u->origin, "'packer.payload_url' is plain http and "
 				      "policy.allow_http is false");
+		/* The VM pulls it with no winbuild in between, so the URL is
+		 * written into 02-payload.ps1 as it is: a secret in it would be
+		 * in out/ and in the image's build log, even from --set (issue 31). */
+		if (redact_url_needed(u->scalar))
+			return err_at(r, &u->origin, "'packer.payload_url' carries a secret (a "
+				      "user:password@ or a signed query): it would be written into "
+				      "02-payload.ps1; serve payload.zip where the build VM can read it "
+				      "without one, or use payload: upload or cd");
 		p->payload_pull = 1;
 		p->payload_url = xstrdup(u->scalar);
 	}

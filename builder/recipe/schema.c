@@ -115,6 +115,7 @@ static const struct schema_key schema_artifact[] = {
 	{ "unpack", S_MAP, schema_unpack, NULL, 0 },
 	{ "install", S_MAP, schema_install, NULL, 0 },
 	{ "payload", S_MAP, schema_payload, NULL, 0 },
+	{ "credential", S_STR, NULL, NULL, 0 },
 	END
 };
 
@@ -260,6 +261,7 @@ const struct schema_key schema_signatures[] = {
 static const struct schema_key schema_replace[] = {
 	{ "url", S_STR, NULL, NULL, 0 },
 	{ "verify", S_MAP, schema_verify, NULL, 0 },
+	{ "credential", S_STR, NULL, NULL, 0 },
 	END
 };
 

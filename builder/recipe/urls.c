@@ -9,6 +9,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/names.h"
+#include "lib/redact.h"
 #include "lib/text.h"
 #include "recipe/resolve_int.h"
 
@@ -25,6 +26,17 @@ int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
 				      what, url);
 	if (!strncmp(url, "http", 4) && !strchr(url, '/') )
 		return err_at(r, o, "'%s' has no host: '%s'", what, url);
+	/* A recipe or override file is committed and shared: a secret in one
+	 * of its URLs would be everyone's (issue 31). --set and WINBUILD_SET
+	 * are the user's own, and what they carry is redacted wherever the
+	 * URL is recorded or shown (lib/redact.h). */
+	if (o->file && strcmp(o->file, "--set") && strcmp(o->file, "env WINBUILD_SET") &&
+	    redact_url_needed(url))
+		return err_at(r, o, "'%s' carries a secret (a user:password@ or a signed "
+			      "query such as sig=, X-Amz-Signature=, token=): a recipe is shared, "
+			      "so give the credential in the credentials file or netrc "
+			      "(docs/recipes.md, \"Credentials\"), or the signed URL with --set",
+			      what);
 	return 0;
 }
 

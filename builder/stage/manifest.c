@@ -62,7 +62,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "name", json_string(a->name));
 		json_object_set_new(o, "component", json_string(a->component));
 		json_object_set_new(o, "version", json_string(a->version));
-		json_object_set_new(o, "url", json_text(in[i].url ? in[i].url :
+		json_object_set_new(o, "url", json_url(in[i].url ? in[i].url :
 							  a->upstream_url));
 		json_object_set_new(o, "sha256", json_string(in[i].sha256));
 		json_object_set_new(o, "size", json_integer((json_int_t)in[i].size));

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "trust/verify.h"
 
 int verify_url_allowed(const struct trust_policy *policy, const char *url)
@@ -393,7 +394,7 @@ json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
 			json_decref(also);
 	}
 	if (c && c->url)
-		json_object_set_new(o, "checksum_url", json_string(c->url));
+		json_object_set_new(o, "checksum_url", json_url(c->url));
 	if (ev->methods & VERIFY_PINNED_SHA256)
 		json_array_append_new(pins, json_string("sha256"));
 	if (ev->methods & VERIFY_PINNED_SHA512)
@@ -419,7 +420,7 @@ json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 
 		json_object_set_new(o, "method", json_string(x->method->name));
 		if (x->url)
-			json_object_set_new(o, "url", json_string(x->url));
+			json_object_set_new(o, "url", json_url(x->url));
 		if (x->text)
 			json_object_set_new(o, "text", json_stringn(x->text, x->len));
 		if (trust_method_naux(x->method) > 1) {
@@ -429,7 +430,7 @@ json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 				const struct trust_evfile *m = &x->more[k - 1];
 
 				json_array_append_new(more, json_pack("{s:o, s:o}",
-					"url", m->url ? json_string(m->url) : json_null(),
+					"url", m->url ? json_url(m->url) : json_null(),
 					"text", m->text ? json_stringn(m->text, m->len) :
 							  json_null()));
 			}

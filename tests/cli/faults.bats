@@ -133,9 +133,9 @@ fault_case() {
 	assert_output_has "HTTP 404 (no such file: is version '1.0' of demo right? 'winbuild plan --explain' shows where it was set)"
 }
 
-@test "issue 28: HTTP 401 and 403 are exit 3 and say the server wants credentials" {
+@test "issue 28: HTTP 401 and 403 are exit 3 and say no credentials were sent and how to give them" {
 	for code in 401 403; do
-		fault_case "$(F)/$code/a.bin" 3 "HTTP $code (the server wants credentials winbuild does not send"
+		fault_case "$(F)/$code/a.bin" 3 "HTTP $code (no credentials sent: the credentials file and netrc have none for http://127.0.0.1:$FAULTD_PORT; add one"
 	done
 }
 

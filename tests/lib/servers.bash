@@ -299,26 +299,34 @@ stop_nginx() {
 	unset NGINX_PID _NGINX_WRAPPER_PID
 }
 
-start_faultd() {
-	local root="$1" bind="${2:-127.0.0.1}" dir pid i
-	[ -d "$root" ] || { echo "start_faultd: no root dir $root" >&2; return 1; }
-	dir=$(_wb_tmpdir faultd) || return 1
-	"$(_wb_python)" "$_WB_SERVERS_LIB/faultd.py" --root "$root" --bind "$bind" \
-		--port 0 --port-file "$dir/port" --log "$dir/access.log" \
-		--timeout "$WB_SERVER_TIMEOUT" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
-	pid=$!
+# _wb_wait_port_file WHO PID DIR: wait (up to 5 s) for the server PID
+# started to write DIR/port; else show DIR/stderr, stop it and fail. On
+# success PID is one of this shell's servers (stop_servers).
+_wb_wait_port_file() {
+	local who="$1" pid="$2" dir="$3" i
 	for ((i = 0; i < 100; i++)); do
 		[ -s "$dir/port" ] && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
 	if ! [ -s "$dir/port" ]; then
-		echo "start_faultd: faultd did not start:" >&2
+		echo "$who: the server did not start:" >&2
 		cat "$dir/stderr" >&2
 		_wb_kill "$pid"
 		return 1
 	fi
 	_WB_SERVER_PIDS+=("$pid")
+}
+
+start_faultd() {
+	local root="$1" bind="${2:-127.0.0.1}" dir pid
+	[ -d "$root" ] || { echo "start_faultd: no root dir $root" >&2; return 1; }
+	dir=$(_wb_tmpdir faultd) || return 1
+	"$(_wb_python)" "$_WB_SERVERS_LIB/faultd.py" --root "$root" --bind "$bind" \
+		--port 0 --port-file "$dir/port" --log "$dir/access.log" \
+		--timeout "$WB_SERVER_TIMEOUT" </dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- &
+	pid=$!
+	_wb_wait_port_file start_faultd "$pid" "$dir" || return 1
 	export FAULTD_PORT FAULTD_PID="$pid" FAULTD_LOG="$dir/access.log" FAULTD_DIR="$dir"
 	FAULTD_PORT=$(cat "$dir/port")
 	if [[ "$bind" == *:* ]]; then

@@ -1,0 +1,189 @@
+/*
+ * Secrets out of URLs: see redact.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lib/redact.h"
+
+static const char *const secret_params[] = {
+	"sig",                    /* Azure SAS */
+	"signature",
+	"token",
+	"access_token",           /* OAuth 2 bearer in a query (RFC 6750) */
+	"x-amz-signature",        /* S3 presigned */
+	"x-amz-credential",
+	"x-amz-security-token",
+	"x-goog-signature",       /* GCS signed URL */
+	"x-goog-credential",
+};
+
+/* Whether the query parameter NAME[0..N) carries a secret. */
+static int param_secret(const char *name, size_t n)
+{
+	const char *extra = getenv("WINBUILD_REDACT_PARAMS");
+
+	for (size_t i = 0; i < sizeof(secret_params) / sizeof(secret_params[0]); i++)
+		if (strlen(secret_params[i]) == n && !strncasecmp(secret_params[i], name, n))
+			return 1;
+	while (extra && *extra) {
+		size_t len = strcspn(extra, ",");
+
+		if (len == n && n && !strncasecmp(extra, name, n))
+			return 1;
+		extra += len;
+		extra += *extra == ',';
+	}
+	return 0;
+}
+
+/* Where URL[0..LEN)'s authority begins (after "scheme://"), or 0 without. */
+static size_t authority_at(const char *url, size_t len)
+{
+	const char *p = memchr(url, ':', len);
+
+	if (!p || (size_t)(p - url) + 3 > len || strncmp(p, "://", 3))
+		return 0;
+	for (const char *s = url; s < p; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-", *s))
+			return 0;
+	return (size_t)(p - url) + 3;
+}
+
+/* Walk URL[0..LEN): with B, append the redacted URL; return how many
+ * secrets it holds. */
+static int redact_walk(struct buf *b, const char *url, size_t len)
+{
+	size_t a = authority_at(url, len), i = 0, end, q;
+	int found = 0;
+
+	if (a) {
+		size_t alen = a, at = 0;
+
+		while (alen < len && !strchr("/?#", url[alen]))
+			alen++;
+		for (size_t k = a; k < alen; k++)
+			if (url[k] == '@')
+				at = k + 1;
+		if (at) {
+			found++;
+			if (b)
+				buf_add(b, url, a);
+			i = at;
+		}
+	}
+	end = i;
+	while (end < len && url[end] != '?' && url[end] != '#')
+		end++;
+	if (b)
+		buf_add(b, url + i, end - i);
+	if (end >= len || url[end] != '?') {
+		if (b)
+			buf_add(b, url + end, len - end);
+		return found;
+	}
+	/* the query: name[=value] pairs split by '&' up to '#' */
+	q = end + 1;
+	if (b)
+		buf_addc(b, '?');
+	while (q <= len) {
+		size_t pe = q, eq;
+
+		while (pe < len && url[pe] != '&' && url[pe] != '#')
+			pe++;
+		eq = q;
+		while (eq < pe && url[eq] != '=')
+			eq++;
+		if (eq < pe && param_secret(url + q, eq - q) &&
+		    !(pe - eq - 1 == strlen(REDACTED) && !strncmp(url + eq + 1, REDACTED, pe - eq - 1))) {
+			found++;
+			if (b) {
+				buf_add(b, url + q, eq - q + 1);
+				buf_adds(b, REDACTED);
+			}
+		} else if (b) {
+			buf_add(b, url + q, pe - q);
+		}
+		if (pe >= len || url[pe] == '#') {
+			if (b)
+				buf_add(b, url + pe, len - pe);
+			break;
+		}
+		if (b)
+			buf_addc(b, '&');
+		q = pe + 1;
+	}
+	return found;
+}
+
+int redact_url_needed(const char *url)
+{
+	return url && redact_walk(NULL, url, strlen(url)) > 0;
+}
+
+void redact_add_url(struct buf *b, const char *url, size_t len)
+{
+	redact_walk(b, url, len);
+}
+
+char *redact_url(const char *url)
+{
+	struct buf b = BUF_INIT;
+
+	if (!url)
+		return NULL;
+	redact_walk(&b, url, strlen(url));
+	return buf_detach(&b, NULL);
+}
+
+int redact_same_url(const char *a, const char *b)
+{
+	char *ra, *rb;
+	int same;
+
+	if (!a || !b)
+		return 0;
+	if (!strcmp(a, b))
+		return 1;
+	ra = redact_url(a);
+	rb = redact_url(b);
+	same = !strcmp(ra, rb);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+void redact_text(char *text, size_t size)
+{
+	struct buf b = BUF_INIT;
+	const char *p = text, *from = text;
+	static const char scheme[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-";
+	int any = 0;
+
+	while ((p = strstr(p, "://")) != NULL) {
+		const char *s = p, *e = p + 3;
+
+		while (s > from && strchr(scheme, s[-1]))
+			s--;
+		while (*e && !strchr(" \t\r\n'\"<>`", *e))
+			e++;
+		if (s < p && redact_walk(NULL, s, (size_t)(e - s)) > 0) {
+			buf_add(&b, from, (size_t)(s - from));
+			redact_walk(&b, s, (size_t)(e - s));
+			from = e;
+			any = 1;
+		}
+		p = e;
+	}
+	if (any && size) {
+		buf_adds(&b, from);
+		/* cut to SIZE: what is lost is the end of the message, never
+		 * a secret */
+		if (b.len >= size)
+			b.len = size - 1;
+		memcpy(text, b.ptr, b.len);
+		text[b.len] = '\0';
+	}
+	buf_release(&b);
+}

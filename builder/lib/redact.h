@@ -1,0 +1,47 @@
+/*
+ * The one place a secret is taken out of a URL before the URL is recorded
+ * (lock, cache ref, manifest, SBOM, provenance in the image, mirror index,
+ * --json) or shown (messages, the log, progress). Issue 31.
+ *
+ * What counts as a secret in a URL:
+ *   - userinfo: "https://user:password@host/" becomes "https://host/" (the
+ *     user name goes too: a token is often given as the user name);
+ *   - the value of a query parameter named (case-insensitively) sig,
+ *     signature, token, access_token, X-Amz-Signature, X-Amz-Credential,
+ *     X-Amz-Security-Token, X-Goog-Signature, X-Goog-Credential, or one
+ *     named in $WINBUILD_REDACT_PARAMS (comma-separated): the value becomes
+ *     "REDACTED", the name stays, so a reader still sees that the URL was
+ *     a signed one.
+ * Nothing else changes: a URL without either comes back byte for byte.
+ */
+#ifndef WB_REDACT_H
+#define WB_REDACT_H
+
+#include <stddef.h>
+
+#include "lib/buf.h"
+
+#define REDACTED "REDACTED"
+
+/* Whether URL holds userinfo or a secret query parameter. */
+int redact_url_needed(const char *url);
+
+/* Append URL[0..LEN), its secrets redacted, to B. */
+void redact_add_url(struct buf *b, const char *url, size_t len);
+
+/* URL with its secrets redacted, as a new string (NULL for NULL). */
+char *redact_url(const char *url);
+
+/* Whether A and B are the same URL once redacted: how a recorded (redacted)
+ * URL is matched against the plan's. */
+int redact_same_url(const char *a, const char *b);
+
+/*
+ * Free text that may hold URLs (a message): every "scheme://..." in it,
+ * up to a space, a quote or the end, redacted as redact_url does; the rest
+ * unchanged. In place, in TEXT's SIZE bytes (a redacted value may be
+ * longer than the secret: the end of the text is cut then).
+ */
+void redact_text(char *text, size_t size);
+
+#endif
