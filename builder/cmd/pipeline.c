@@ -3,11 +3,13 @@
  * Each step is a function of its own; fetch, lock, mirror, stage, emit and
  * build call the steps they need, and each image is resolved once.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -24,27 +26,75 @@ void pipe_init(struct pipeline *p, struct wb_run *run, unsigned steps)
 	memset(p, 0, sizeof(*p));
 	p->run = run;
 	p->steps = steps;
-	/* issue 30: one image per recipe of the run */
 	p->nimages = 1;
 	p->images = xcalloc(1, sizeof(*p->images));
-	p->images[0].recipe = run->positional.v[0];
+	p->images[0].recipe = run->positional.nr ? run->positional.v[0] : "";
+}
+
+void pipe_add_recipes(struct pipeline *p)
+{
+	const struct wb_strlist *pos = &p->run->positional;
+
+	if (pos->nr < 2)
+		return;
+	free(p->images);
+	p->nimages = pos->nr;
+	p->images = xcalloc(pos->nr, sizeof(*p->images));
+	for (size_t i = 0; i < pos->nr; i++)
+		p->images[i].recipe = pos->v[i];
+	p->matrix = 1;
+}
+
+static void image_items_release(struct pipe_image *img)
+{
+	for (size_t k = 0; img->items && k < img->plan.nartifacts; k++) {
+		if (!img->borrowed)
+			fetch_item_release(&img->items[k]);
+		else if (img->fd_owned[k] && img->items[k].has_fd)
+			close(img->items[k].fd);
+	}
+	free(img->items);
+	free(img->fd_owned);
+	img->items = NULL;
+	img->fd_owned = NULL;
 }
 
 void pipe_release(struct pipeline *p)
 {
+	/* the stages first: their threads read the items' descriptors */
+	for (size_t i = 0; i < p->nimages; i++)
+		pipestage_release(&p->images[i].stage);
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
 
-		/* the stage first: its thread reads the items' descriptors */
-		pipestage_release(&img->stage);
-		if (img->items)
-			for (size_t k = 0; k < img->plan.nartifacts; k++)
-				fetch_item_release(&img->items[k]);
-		free(img->items);
+		image_items_release(img);
 		if (img->resolved)
 			plan_release(&img->plan);
+		if (img->lf)
+			lockfile_release(img->lf);
+		free(img->lf);
+		free(img->recipe_owned);
+		free(img->suffix);
+		free(img->where);
+		free(img->lock_path);
+		wb_strlist_release(&img->sets);
+		wb_strlist_release(&img->builders);
+		json_decref(img->json);
 	}
+	for (size_t g = 0; g < p->ngroups; g++) {
+		struct pipe_group *gr = &p->groups[g];
+
+		for (size_t u = 0; gr->shared && u < gr->n; u++)
+			fetch_item_release(&gr->items[u]);
+		if (gr->shared)
+			free(gr->items);
+		free(gr->routes);
+		free(gr->first);
+	}
+	free(p->groups);
 	free(p->images);
+	p->groups = NULL;
+	p->ngroups = 0;
 	p->images = NULL;
 	p->nimages = 0;
 }
@@ -103,11 +153,15 @@ static void plan_warnings(struct wb_run *run, const struct plan *plan)
 	}
 }
 
-int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
-		     struct wb_err *e)
+/* RECIPE resolved with the run's -O, $WINBUILD_SET and --set, then SETS
+ * (a matrix entry's), narrowed to BUILDERS; with SET_LOCK the run's lock
+ * path defaults to "<image name>.lock". */
+static int resolve_with(struct wb_run *run, const char *recipe, const struct wb_strlist *sets,
+			const struct wb_strlist *builders, int set_lock, struct plan *plan,
+			struct wb_err *e)
 {
 	struct plan_inputs in;
-	struct wb_strlist overrides = WB_STRLIST_INIT;
+	struct wb_strlist overrides = WB_STRLIST_INIT, all_sets = WB_STRLIST_INIT;
 	char *ship = shipped("recipes", recipe);
 	int ret;
 
@@ -119,26 +173,37 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		wb_strlist_push(&overrides, o ? o : run->overrides.v[i]);
 		free(o);
 	}
+	for (size_t i = 0; i < run->sets.nr; i++)
+		wb_strlist_push(&all_sets, run->sets.v[i]);
+	for (size_t i = 0; sets && i < sets->nr; i++)
+		wb_strlist_push(&all_sets, sets->v[i]);
 	in.overrides = (const char *const *)overrides.v;
 	in.noverrides = overrides.nr;
 	in.env_set = run->env_set;
-	in.sets = (const char *const *)run->sets.v;
-	in.nsets = run->sets.nr;
-	in.builders = (const char *const *)run->builders.v;
-	in.nbuilders = run->builders.nr;
+	in.sets = (const char *const *)all_sets.v;
+	in.nsets = all_sets.nr;
+	in.builders = (const char *const *)builders->v;
+	in.nbuilders = builders->nr;
 	ret = plan_resolve(&in, plan, e);
 	free(ship);
 	wb_strlist_release(&overrides);
+	wb_strlist_release(&all_sets);
 	if (ret)
 		return -1;
 	/* one lock per image: the 2019 and 2022 recipes never share one */
-	if (!run->lock_path) {
+	if (set_lock && !run->lock_path) {
 		free(run->lock_default);
 		run->lock_default = xasprintf("%s.lock", plan->name);
 		run->lock_path = run->lock_default;
 	}
 	plan_warnings(run, plan);
 	return 0;
+}
+
+int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
+		     struct wb_err *e)
+{
+	return resolve_with(run, recipe, NULL, &run->builders, 1, plan, e);
 }
 
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
@@ -152,12 +217,32 @@ int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
 
 int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 {
+	struct wb_run *run = p->run;
+
 	if (img->resolved)
 		return 0;
-	if (cmd_resolve_plan(p->run, img->recipe, &img->plan, e) < 0)
+	if (resolve_with(run, img->recipe, &img->sets,
+			 img->builders.nr ? &img->builders : &run->builders, !p->matrix,
+			 &img->plan, e) < 0)
 		return -1;
 	img->resolved = 1;
+	if (img->suffix) {
+		/* a matrix entry's distinct output name: OUT/<name>, the
+		 * Packer file names, <name>.lock */
+		char *name = xasprintf("%s-%s", img->plan.name, img->suffix);
+
+		free(img->plan.name);
+		img->plan.name = name;
+	}
+	if (p->matrix)
+		img->lock_path = xasprintf("%s.lock", img->plan.name);
 	return 0;
+}
+
+/* The lock file IMG reads (and a matrix writes). */
+static const char *image_lock(const struct pipeline *p, const struct pipe_image *img)
+{
+	return img->lock_path ? img->lock_path : p->run->lock_path;
 }
 
 /* ---- fetch (+ trust) ------------------------------------------------------ */
@@ -197,10 +282,10 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 
 /* The lock file of the run for PLAN: read, made for this image, and (with
  * --locked) there and matching. 0, or -1 with E. */
-static int read_lock(struct wb_run *run, const struct plan *plan, struct lockfile *lf,
-		     struct wb_err *e)
+static int read_lock(struct wb_run *run, const char *path, const struct plan *plan,
+		     struct lockfile *lf, struct wb_err *e)
 {
-	int have = lockfile_read(run->lock_path, lf, e);
+	int have = lockfile_read(path, lf, e);
 
 	if (have < 0)
 		return -1;
@@ -209,12 +294,12 @@ static int read_lock(struct wb_run *run, const struct plan *plan, struct lockfil
 		return wb_error(e, run->locked ? WB_EVERIFY : WB_EUSAGE,
 				"the lock file '%s' was made for image '%s', not '%s'; give "
 				"this image's lock with --lock, or make one with 'winbuild "
-				"lock' (default '%s.lock')", run->lock_path, lf->image,
+				"lock' (default '%s.lock')", path, lf->image,
 				plan->name, plan->name);
 	if (run->locked && !have)
 		return wb_error(e, WB_EUSAGE, "--locked, but there is no lock file '%s'; "
-				"run 'winbuild lock' first", run->lock_path);
-	if (run->locked && check_locked(plan, lf, run->lock_path, e) < 0)
+				"run 'winbuild lock' first", path);
+	if (run->locked && check_locked(plan, lf, path, e) < 0)
 		return -1;
 	return 0;
 }
@@ -255,23 +340,12 @@ static void restore_interrupts(const struct sigaction *old_int,
 }
 
 /* The fetch engine's context: one callback per event, each doing the
- * display's part and the stage's part itself. */
+ * display's part and the stage's part (of every image the item is
+ * routed to) itself. */
 struct fetch_ctx {
 	struct cmd_progress d;
-	struct pipe_image *img;
-	struct pipe_stage *stage;     /* IMG->staging, else NULL */
+	struct pipe_group *g;
 };
-
-/* The plan index of IT. fetch_opts' callbacks hand over the item, not its
- * index (builder/fetch/fetch.h), so it is the item's place in IMG->items;
- * -1 for an item not of that array. */
-static long item_index(const struct pipe_image *img, const struct fetch_item *it)
-{
-	for (size_t i = 0; i < img->plan.nartifacts; i++)
-		if (&img->items[i] == it)
-			return (long)i;
-	return -1;
-}
 
 static void on_progress(void *ctx, const struct fetch_progress *p)
 {
@@ -280,48 +354,100 @@ static void on_progress(void *ctx, const struct fetch_progress *p)
 	cmd_progress_show(&f->d, p);
 }
 
-static int on_tee_open(void *ctx, const struct fetch_item *it)
+/* A second open file of FD's file, with its own offset: the stages of two
+ * images read the same verified entry at once, and a copy seeks (tree.c).
+ * /proc/self/fd reopens the very inode, never the path a cache writer may
+ * have swapped; without /proc, a dup (the offset shared). -1 on failure. */
+static int reopen_fd(int fd)
 {
-	struct fetch_ctx *f = ctx;
-	long i = item_index(f->img, it);
+	char path[64];
+	int r;
 
-	return f->stage && i >= 0 ? pipestage_tee_open(f->stage, (size_t)i) : -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, O_RDONLY | O_CLOEXEC);
+	return r >= 0 ? r : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-static void on_done(void *ctx, const struct fetch_item *it)
+/* Route R of item U is done: give its image the result (a view of the
+ * group's item: its strings and evidence stay the group's). */
+static void route_copy(struct pipe_group *g, struct pipe_route *r, size_t u)
+{
+	struct fetch_item *dst = &r->img->items[r->k];
+	const struct fetch_item *src = &g->items[u];
+	const struct plan_artifact *art = dst->art;
+	const char *pin = dst->lock_sha256;
+	unsigned long long expect = dst->expect_size;
+
+	if (r->copied || !g->shared)
+		return;
+	*dst = *src;
+	dst->art = art;
+	dst->lock_sha256 = pin;
+	dst->expect_size = expect;
+	/* only the image the download was teed to has the copy */
+	dst->teed = r->tee && src->teed;
+	if (src->has_fd && r != &g->routes[g->first[u]]) {
+		dst->fd = reopen_fd(src->fd);
+		dst->has_fd = dst->fd >= 0;
+		r->img->fd_owned[r->k] = dst->has_fd;
+	}
+	r->copied = 1;
+}
+
+static int on_tee_open(void *ctx, size_t u, const struct fetch_item *it)
 {
 	struct fetch_ctx *f = ctx;
-	long i = item_index(f->img, it);
 
-	if (f->stage && i >= 0 && !it->status)
-		pipestage_feed(f->stage, (size_t)i, it);
+	(void)it;
+	for (size_t r = f->g->first[u]; r != SIZE_MAX; r = f->g->routes[r].next) {
+		struct pipe_route *ro = &f->g->routes[r];
+		int fd;
+
+		if (!ro->img->staging)
+			continue;
+		fd = pipestage_tee_open(&ro->img->stage, ro->k);
+		if (fd >= 0) {
+			ro->tee = 1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+static void on_done(void *ctx, size_t u, const struct fetch_item *it)
+{
+	struct fetch_ctx *f = ctx;
+
+	for (size_t r = f->g->first[u]; r != SIZE_MAX; r = f->g->routes[r].next) {
+		struct pipe_route *ro = &f->g->routes[r];
+
+		route_copy(f->g, ro, u);
+		if (ro->img->staging && !it->status)
+			pipestage_feed(&ro->img->stage, ro->k, &ro->img->items[ro->k]);
+	}
 	cmd_progress_item(&f->d, it);
 }
 
-int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+/* Read IMG's lock (kept: its pins until the fetch is done). -1 with E. */
+static int image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	img->lf = xcalloc(1, sizeof(*img->lf));
+	return read_lock(p->run, image_lock(p, img), &img->plan, img->lf, e);
+}
+
+/* Make IMG's items from its lock, and (staging) gate and begin its stage
+ * in the open cache C. 1: up to date (items without results), 0: to fetch,
+ * -1 with E (IMG->items NULL). */
+static int image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
+			 struct wb_err *e)
 {
 	struct wb_run *run = p->run;
 	struct plan *plan = &img->plan;
-	struct lockfile lf;
-	struct cache c = CACHE_INIT;
-	struct fetch_opts o;
 	struct fetch_item *items;
-	struct fetch_ctx f;
-	struct sigaction old_int, old_term;
-	int stage = img->staging;
-	char *dir = NULL;
-	int ret = -1;
-
-	memset(&lf, 0, sizeof(lf));
-	if (read_lock(run, plan, &lf, e) < 0)
-		goto out;
-	dir = cache_default_dir(run->cache_dir, e);
-	if (!dir || cache_open(&c, dir, 0, e) < 0)
-		goto out;
 
 	items = xcalloc(plan->nartifacts + 1, sizeof(*items));
 	for (size_t i = 0; i < plan->nartifacts; i++) {
-		const struct lock_entry *le = lockfile_find(&lf, plan->artifacts[i].name);
+		const struct lock_entry *le = lockfile_find(img->lf, plan->artifacts[i].name);
 
 		items[i].art = &plan->artifacts[i];
 		if (le)   /* a hint for the progress totals, whatever is pinned */
@@ -329,23 +455,109 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 		if (le && (run->locked || plan->artifacts[i].verify.needs_pin))
 			items[i].lock_sha256 = le->sha256;
 	}
-	if (stage && pipestage_gate(&img->stage, plan, items, &c) == 1) {
+	if (img->staging && pipestage_gate(&img->stage, plan, items, c) == 1) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			items[i].lock_sha256 = NULL;
 		img->items = items;
-		ret = 1;
-		goto out;
+		return 1;
 	}
-	if (stage && pipestage_start(&img->stage, plan, e) < 0) {
+	if (img->staging && pipestage_start(&img->stage, plan, e) < 0) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			fetch_item_release(&items[i]);
 		free(items);
-		goto out;
+		return -1;
 	}
 	img->items = items;
+	return 0;
+}
+
+static void group_route(struct pipe_group *g, struct pipe_image *img, size_t k, size_t u)
+{
+	struct pipe_route *r;
+	size_t *at = &g->first[u];
+
+	while (*at != SIZE_MAX)
+		at = &g->routes[*at].next;
+	ALLOC_GROW(g->routes, g->nroutes + 1, g->alloc);
+	r = &g->routes[g->nroutes];
+	memset(r, 0, sizeof(*r));
+	r->img = img;
+	r->k = k;
+	r->next = SIZE_MAX;
+	*at = g->nroutes++;
+}
+
+/* Fill G from its N images IMGS: one image fetches into its own items;
+ * several into the union of theirs, one item per distinct artifact (the
+ * same ref spec and lock pin), each routed to every image using it. */
+static void group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
+{
+	size_t total = 0, nkeys = 0;
+	char **keys;
+
+	for (size_t i = 0; i < n; i++)
+		total += imgs[i]->plan.nartifacts;
+	g->first = xcalloc(total + 1, sizeof(*g->first));
+	for (size_t u = 0; u <= total; u++)
+		g->first[u] = SIZE_MAX;
+	g->shared = n > 1;
+	if (!g->shared) {
+		g->items = imgs[0]->items;
+		g->n = imgs[0]->plan.nartifacts;
+		for (size_t k = 0; k < g->n; k++)
+			group_route(g, imgs[0], k, k);
+		return;
+	}
+	g->items = xcalloc(total + 1, sizeof(*g->items));
+	keys = xcalloc(total + 1, sizeof(*keys));
+	for (size_t i = 0; i < n; i++) {
+		struct pipe_image *img = imgs[i];
+
+		img->borrowed = 1;
+		img->fd_owned = xcalloc(img->plan.nartifacts + 1, 1);
+		for (size_t k = 0; k < img->plan.nartifacts; k++) {
+			const struct fetch_item *it = &img->items[k];
+			char *spec = fetch_ref_spec(&img->plan, it);
+			char *key = xasprintf("%slock %s\n", spec,
+					      it->lock_sha256 ? it->lock_sha256 : "-");
+			size_t u = 0;
+
+			free(spec);
+			while (u < nkeys && strcmp(keys[u], key))
+				u++;
+			if (u == nkeys) {
+				keys[nkeys++] = key;
+				g->items[u].art = it->art;
+				g->items[u].lock_sha256 = it->lock_sha256;
+			} else {
+				free(key);
+			}
+			if (it->expect_size > g->items[u].expect_size)
+				g->items[u].expect_size = it->expect_size;
+			group_route(g, img, k, u);
+		}
+	}
+	g->n = nkeys;
+	for (size_t u = 0; u < nkeys; u++)
+		free(keys[u]);
+	free(keys);
+}
+
+/* Fetch group G (its routes' images staged as they ask) with the policy
+ * of PLAN. fetch_all's result; every route gets its item's result. */
+static int group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
+		       struct cache *c, struct wb_err *e)
+{
+	struct wb_run *run = p->run;
+	struct fetch_opts o;
+	struct fetch_ctx f;
+	struct sigaction old_int, old_term;
+	int stage = 1, ret;
+
+	for (size_t r = 0; r < g->nroutes; r++)
+		stage &= g->routes[r].img->staging;
 	cmd_progress_init(&f.d, run);
-	f.img = img;
-	f.stage = stage ? &img->stage : NULL;
+	f.g = g;
 	memset(&o, 0, sizeof(o));
 	o.jobs = run->jobs > 0 ? run->jobs : 4;
 	o.offline = run->offline;
@@ -362,15 +574,51 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 	o.ctx = &f;
 	o.interrupted = &pipe_interrupted;
 	catch_interrupts(&old_int, &old_term);
-	ret = fetch_all(plan, items, plan->nartifacts, &c, &o, e);
+	ret = fetch_all(plan, g->items, g->n, c, &o, e);
 	restore_interrupts(&old_int, &old_term);
 	cmd_progress_clear(&f.d);
-	/* lock pins point into LF: keep them valid for the caller as copies */
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		items[i].lock_sha256 = NULL;
-out:
+	for (size_t u = 0; u < g->n; u++)
+		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)
+			route_copy(g, &g->routes[r], u);
+	/* lock pins point into the images' locks: drop them for the caller */
+	for (size_t r = 0; r < g->nroutes; r++)
+		g->routes[r].img->items[g->routes[r].k].lock_sha256 = NULL;
+	for (size_t u = 0; g->shared && u < g->n; u++)
+		g->items[u].lock_sha256 = NULL;
+	return ret;
+}
+
+static struct pipe_group *new_group(struct pipeline *p)
+{
+	p->groups = xrealloc(p->groups, (p->ngroups + 1) * sizeof(*p->groups));
+	memset(&p->groups[p->ngroups], 0, sizeof(*p->groups));
+	return &p->groups[p->ngroups++];
+}
+
+static int open_cache(struct wb_run *run, struct cache *c, struct wb_err *e)
+{
+	char *dir = cache_default_dir(run->cache_dir, e);
+	int ret = dir && cache_open(c, dir, 0, e) == 0 ? 0 : -1;
+
 	free(dir);
-	lockfile_release(&lf);
+	return ret;
+}
+
+int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	struct cache c = CACHE_INIT;
+	struct pipe_group *g;
+	int ret = -1;
+
+	if (image_read_lock(p, img, e) < 0 || open_cache(p->run, &c, e) < 0)
+		goto out;
+	ret = image_prepare(p, img, &c, e);
+	if (ret)
+		goto out;
+	g = new_group(p);
+	group_build(g, &img, 1);
+	ret = group_fetch(p, g, &img->plan, &c, e);
+out:
 	cache_close(&c);
 	return ret;
 }
@@ -518,10 +766,313 @@ static int needs_stage(const struct pipeline *p, const struct pipe_image *img)
 	return !staged;
 }
 
+/* ---- the image matrix ------------------------------------------------------ */
+
+static double now_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* "image 'NAME' (RECIPE, matrix.yaml:4:5)" for messages, in BUF. */
+static const char *image_label(const struct pipe_image *img, char *buf, size_t len)
+{
+	if (img->resolved)
+		snprintf(buf, len, "image '%s' (%s%s%s)", img->plan.name, img->recipe,
+			 img->where ? ", " : "", img->where ? img->where : "");
+	else
+		snprintf(buf, len, "the image of %s%s%s", img->recipe, img->where ? " at " : "",
+			 img->where ? img->where : "");
+	return buf;
+}
+
+/* The worst of two exit codes: an interrupt, then the lowest nonzero
+ * (verification 1 before usage 2 before network 3 ...), as fetch_all
+ * ranks its items. */
+static int worse(int a, int b)
+{
+	if (a == WB_EINTR || b == WB_EINTR)
+		return WB_EINTR;
+	if (!a || !b)
+		return a ? a : b;
+	return a < b ? a : b;
+}
+
+/* The policy fetch_all applies to every item (the engine reads the plan's
+ * policy and mirror_only only): images that agree on it share a fetch. */
+static int same_fetch_policy(const struct plan *a, const struct plan *b)
+{
+	return a->policy.require_signature == b->policy.require_signature &&
+	       a->policy.allow_http == b->policy.allow_http &&
+	       a->policy.forbid_checksum_urls == b->policy.forbid_checksum_urls &&
+	       a->policy.allow_unverified_iso == b->policy.allow_unverified_iso &&
+	       a->mirror_only == b->mirror_only;
+}
+
+/* Mark IMG failed with CODE and say so after the errors above. */
+static void image_fail(struct pipe_image *img, int code, const char *what)
+{
+	char label[512];
+
+	img->failed = code ? code : WB_EIO;
+	cmd_errorf("%s not built: %s (exit %d)", image_label(img, label, sizeof(label)),
+		   what, img->failed);
+}
+
+/* Fetch every staging image of P that is not up to date: one fetch per
+ * group of images sharing a policy, over the union of their artifacts. */
+static void matrix_fetch(struct pipeline *p)
+{
+	struct wb_run *run = p->run;
+	struct wb_err e = WB_ERR_INIT;
+	struct cache c = CACHE_INIT;
+	struct pipe_image **todo = xcalloc(p->nimages + 1, sizeof(*todo));
+	size_t ntodo = 0;
+
+	if (open_cache(run, &c, &e) < 0) {
+		int code = cmd_fail(&e);
+
+		for (size_t i = 0; i < p->nimages; i++)
+			if (p->images[i].staging)
+				image_fail(&p->images[i], code, "the cache cannot be opened");
+		free(todo);
+		return;
+	}
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+		int r;
+
+		if (!img->staging)
+			continue;
+		e = (struct wb_err)WB_ERR_INIT;
+		r = image_read_lock(p, img, &e) < 0 ? -1 : image_prepare(p, img, &c, &e);
+		if (r < 0)
+			image_fail(img, cmd_fail(&e), "its lock or stage could not begin");
+		else if (r == 1)
+			img->up_to_date = 1;
+		else
+			todo[ntodo++] = img;
+	}
+	for (size_t i = 0; i < ntodo; i++) {
+		struct pipe_image **grp = xcalloc(ntodo + 1, sizeof(*grp));
+		struct pipe_group *g;
+		size_t n = 0, failed = 0;
+		int ret;
+
+		if (!todo[i])
+			continue;
+		for (size_t j = i; j < ntodo; j++)
+			if (todo[j] && same_fetch_policy(&todo[i]->plan, &todo[j]->plan)) {
+				grp[n++] = todo[j];
+				if (j != i)
+					todo[j] = NULL;
+			}
+		g = new_group(p);
+		group_build(g, grp, n);
+		p->distinct += g->n;
+		e = (struct wb_err)WB_ERR_INIT;
+		ret = group_fetch(p, g, &grp[0]->plan, &c, &e);
+		for (size_t u = 0; u < g->n; u++) {
+			if (!g->items[u].status && !g->items[u].from_cache)
+				p->downloaded++;
+			if (g->items[u].status && !run->offline && e.code != WB_EINTR) {
+				/* once, however many images use it */
+				cmd_errorf("%s", g->items[u].err.msg);
+				failed++;
+			}
+		}
+		if (ret < 0 && (!failed || run->offline || e.code == WB_EINTR))
+			cmd_fail(&e);
+		for (size_t k = 0; k < n; k++) {
+			struct pipe_image *img = grp[k];
+			size_t bad = 0;
+			int code = 0;
+
+			for (size_t a = 0; a < img->plan.nartifacts; a++)
+				if (img->items[a].status) {
+					code = worse(code, img->items[a].status);
+					bad++;
+				}
+			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad)))
+				code = e.code ? e.code : WB_EIO;
+			if (code) {
+				char what[128];
+
+				snprintf(what, sizeof(what), "%zu of its %zu artifacts failed", bad,
+					 img->plan.nartifacts);
+				image_fail(img, code, e.code == WB_EINTR ? "interrupted" :
+					   bad ? what : "the fetch failed");
+			}
+		}
+		free(grp);
+	}
+	free(todo);
+	cache_close(&c);
+}
+
+/* A matrix writes each fetched image's lock, as `winbuild lock` would. */
+static int matrix_write_lock(struct pipeline *p, struct pipe_image *img)
+{
+	struct wb_err e = WB_ERR_INIT;
+
+	if (lockfile_write(img->lock_path, img->plan.name, img->plan.windows_iso_sha256,
+			   img->items, img->plan.nartifacts, &e) < 0)
+		return cmd_fail(&e);
+	cmd_json_set(p->run, "lock", json_string(img->lock_path));
+	return WB_OK;
+}
+
+/* The stage and emit of IMG after the shared fetch; its exit code. */
+static int matrix_image(struct pipeline *p, struct pipe_image *img, double t0)
+{
+	struct wb_run *run = p->run;
+	int ret = img->failed;
+
+	if (img->items && !img->up_to_date)
+		cmd_json_fetch(run, &img->plan, img->items);
+	if (img->staging) {
+		const char *dir = img->stage.dir;
+
+		cmd_json_set(run, "up_to_date", json_boolean(img->up_to_date));
+		if (dir) {
+			cmd_json_set(run, "out", json_string(dir));
+			cmd_json_set(run, "tree", json_pack("s+", dir, "/tree"));
+			cmd_json_set(run, "manifest", json_pack("s+", dir, "/manifest.json"));
+		}
+	}
+	if (!ret && img->staging && img->up_to_date && !run->quiet)
+		fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
+			img->stage.dir);
+	else if (!ret && img->staging) {
+		ret = pipestage_finish(&img->stage, &img->plan, img->items);
+		if (!ret)
+			ret = matrix_write_lock(p, img);
+		if (ret)
+			image_fail(img, ret, "its stage failed");
+	}
+	if (!ret && (p->steps & PIPE_EMIT) && (ret = pipe_emit(p, img)))
+		image_fail(img, ret, "its Packer inputs could not be written");
+	img->secs = now_secs() - t0;
+	return ret;
+}
+
+static void matrix_table(const struct pipeline *p)
+{
+	printf("%-32s %-9s %-24s %-9s %s\n", "image", "artifacts", "staged", "emitted", "time");
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct pipe_image *img = &p->images[i];
+		char staged[64], emitted[32];
+
+		if (img->failed && !img->stage.res.nfiles)
+			snprintf(staged, sizeof(staged), "failed (exit %d)", img->failed);
+		else if (!img->staging)
+			snprintf(staged, sizeof(staged), "already staged");
+		else if (img->up_to_date)
+			snprintf(staged, sizeof(staged), "up to date");
+		else
+			snprintf(staged, sizeof(staged), "%zu files", img->stage.res.nfiles);
+		snprintf(emitted, sizeof(emitted), "%s", !(p->steps & PIPE_EMIT) ? "-" :
+			 img->failed ? "no" : "packer");
+		printf("%-32s %-9zu %-24s %-9s %.1fs\n", img->plan.name, img->plan.nartifacts,
+		       staged, emitted, img->secs);
+	}
+	printf("%zu images, %zu distinct artifacts: %zu downloaded, %zu from the cache\n",
+	       p->nimages, p->distinct, p->downloaded, p->distinct - p->downloaded);
+}
+
+/* Several images (pipeline.h): resolve all (any error stops the run
+ * before anything is fetched), one fetch over the union, then each image
+ * staged and emitted on its own; an image that fails leaves the others to
+ * complete, and the exit code is the worst. */
+static int matrix_run(struct pipeline *p)
+{
+	struct wb_run *run = p->run;
+	struct wb_err e = WB_ERR_INIT;
+	double t0 = now_secs();
+	json_t *top = cmd_json(run), *arr = NULL;
+	char l1[512], l2[512];
+	int ret = WB_OK;
+
+	if (run->lock_path) {
+		cmd_errorf("--lock names one lock file; several images each read and write "
+			   "their own '<image name>.lock'");
+		return WB_EUSAGE;
+	}
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+
+		if (((p->steps & PIPE_STAGE) && pipestage_init(&img->stage, run, &e) < 0) ||
+		    pipe_resolve(p, img, &e) < 0 ||
+		    ((p->steps & PIPE_EMIT) && plan_require_iso(&img->plan, &e))) {
+			ret = cmd_fail(&e);
+			cmd_errorf("nothing was built: %s has the error above",
+				   image_label(img, l1, sizeof(l1)));
+			return ret;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->images[j].plan.name, img->plan.name)) {
+				cmd_errorf("two images are named '%s': %s and %s; give each its "
+					   "own name (a matrix file's variations, docs/matrix.md)",
+					   img->plan.name, image_label(&p->images[j], l1, sizeof(l1)),
+					   image_label(img, l2, sizeof(l2)));
+				return WB_EUSAGE;
+			}
+	}
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+
+		if (needs_stage(p, img)) {
+			if (pipestage_init(&img->stage, run, &e) < 0)
+				return cmd_fail(&e);
+			img->staging = 1;
+		}
+	}
+	matrix_fetch(p);
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+		size_t nerr = cmd_reported_errors()->nr;
+		int r;
+
+		if (top) {
+			img->json = json_object();
+			json_object_set_new(img->json, "image", json_string(img->plan.name));
+			run->json_result = img->json;
+		}
+		r = matrix_image(p, img, t0);
+		if (top) {
+			json_t *errs = json_array();
+
+			for (size_t k = nerr; k < cmd_reported_errors()->nr; k++)
+				json_array_append_new(errs, json_string(cmd_reported_errors()->v[k]));
+			json_object_set_new(img->json, "ok", json_boolean(!r));
+			json_object_set_new(img->json, "exit", json_integer(r));
+			json_object_set_new(img->json, "errors", errs);
+			json_object_set_new(img->json, "time_s", json_real(img->secs));
+			run->json_result = top;
+		}
+		ret = worse(ret, r);
+	}
+	if (top) {
+		arr = json_array();
+		for (size_t i = 0; i < p->nimages; i++)
+			json_array_append(arr, p->images[i].json);
+		json_object_set_new(top, "images", arr);
+		json_object_set_new(top, "distinct_artifacts", json_integer((json_int_t)p->distinct));
+		json_object_set_new(top, "downloaded", json_integer((json_int_t)p->downloaded));
+	} else if (!run->quiet) {
+		matrix_table(p);
+	}
+	return ret;
+}
+
 int pipe_run(struct pipeline *p)
 {
 	int ret = WB_OK;
 
+	if (p->matrix)
+		return matrix_run(p);
 	for (size_t i = 0; i < p->nimages && !ret; i++) {
 		struct pipe_image *img = &p->images[i];
 		struct wb_err e = WB_ERR_INIT;

@@ -4,7 +4,11 @@
  * the recipe and fetch steps (then do their own output), stage runs up to
  * the stage, emit and build run everything (emit stages only when nothing
  * is staged). Each image of a run is one struct pipe_image, resolved once
- * (its warnings print once); today a run has one image.
+ * (its warnings print once). build and stage take several recipes or a
+ * matrix file (matrix.c): the image matrix, one fetch over the union of
+ * the images' artifacts (fetch groups below), then each image's stage and
+ * emit into its own OUT/<name>, one lock each, a table and one --json
+ * result with an entry per image (docs/matrix.md).
  *
  * Ownership: the pipeline owns its images, and each image its plan, its
  * fetch items and its stage step; pipe_release frees all of it. Messages
@@ -22,6 +26,8 @@
 #include "stage/stage.h"
 
 struct cache;
+struct lockfile;
+struct json_t;
 
 enum pipe_step {
 	PIPE_FETCH = 1u << 0,   /* every artifact verified into the cache */
@@ -65,6 +71,22 @@ struct pipe_stage {
 
 struct pipe_image {
 	const char *recipe;           /* as given: a path or a shipped name */
+	/* a matrix entry's own values (matrix.c), all empty outside one */
+	char *recipe_owned;           /* RECIPE when the matrix file made it */
+	char *suffix;                 /* appended to the recipe's image name */
+	struct wb_strlist sets;       /* after the run's --set */
+	struct wb_strlist builders;   /* instead of the run's --builder */
+	char *where;                  /* "matrix.yaml:4:5" of the entry, or NULL */
+	char *lock_path;              /* owned: <name>.lock in a matrix, else NULL
+				       * (the run's) */
+	struct lockfile *lf;          /* its lock, read by the fetch step */
+	int borrowed;                 /* ITEMS are views of a fetch group's
+				       * items (copied as each is done); only
+				       * FD_OWNED fds are the image's */
+	unsigned char *fd_owned;      /* per item, when BORROWED */
+	int failed;                   /* its exit code once it failed, else 0 */
+	double secs;                  /* run start to this image done */
+	struct json_t *json;          /* its --json entry in a matrix */
 	struct plan plan;             /* resolved once, by pipe_resolve */
 	int resolved;
 	struct fetch_item *items;     /* plan.nartifacts of them once fetched
@@ -75,6 +97,28 @@ struct pipe_image {
 	struct pipe_stage stage;      /* when STAGING */
 };
 
+/* One fetch over several images (fetch_group in pipeline.c): the union
+ * of their artifacts, one item per distinct artifact (the same ref spec
+ * and lock pin: the same URLs, verification and policy), each routed to
+ * every (image, artifact index) that uses it. The images of one group
+ * share the policy the engine applies (fetch_all takes one plan's). */
+struct pipe_route {
+	struct pipe_image *img;
+	size_t k;                     /* the artifact's index in IMG's plan */
+	size_t next;                  /* the item's next route, or SIZE_MAX */
+	int tee;                      /* the download is teed to IMG's stage */
+	int copied;                   /* IMG->items[K] holds the result */
+};
+
+struct pipe_group {
+	struct fetch_item *items;     /* owned when several images share it */
+	size_t n;
+	struct pipe_route *routes;
+	size_t nroutes, alloc;
+	size_t *first;                /* per item: its first route */
+	int shared;                   /* ITEMS are the group's own */
+};
+
 struct pipeline {
 	struct wb_run *run;
 	unsigned steps;               /* enum pipe_step */
@@ -82,11 +126,26 @@ struct pipeline {
 	const struct sign_opts *emit_sign;   /* emit --sign-scripts key, or NULL */
 	struct pipe_image *images;    /* owned */
 	size_t nimages;
+	int matrix;                   /* several images, or a matrix file */
+	struct pipe_group *groups;    /* the fetch groups of a matrix run */
+	size_t ngroups;
+	size_t downloaded, distinct;  /* of the matrix's union of artifacts */
 };
 
-/* One image per recipe: today run->positional.v[0]. */
+/* One image per recipe of run->positional (or MATRIX's entries when the
+ * caller loads a matrix file with pipe_matrix_load). */
 void pipe_init(struct pipeline *p, struct wb_run *run, unsigned steps);
 void pipe_release(struct pipeline *p);
+/* build, stage: one image per recipe of run->positional (a matrix when
+ * there are several). */
+void pipe_add_recipes(struct pipeline *p);
+
+/* build, stage: the images of the matrix file MATRIX, or one per recipe
+ * given (matrix.c). 0, or the exit code after printing the error. */
+int cmd_pipe_images(struct pipeline *p, const char *matrix);
+/* matrix.c: the images of the matrix file PATH (docs/matrix.md), replacing
+ * P's. 0, or -1 with E (WB_EUSAGE, "file:line:col: message"). */
+int pipe_matrix_load(struct pipeline *p, const char *path, struct wb_err *e);
 
 /* Resolve IMG's recipe with the run's -O, $WINBUILD_SET and --set (a
  * shipped name found in the data directory), print the plan's warnings,
