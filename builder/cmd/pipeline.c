@@ -474,17 +474,21 @@ static int image_prepare(struct pipeline *p, struct pipe_image *img, struct cach
 static void group_route(struct pipe_group *g, struct pipe_image *img, size_t k, size_t u)
 {
 	struct pipe_route *r;
-	size_t *at = &g->first[u];
+	size_t last = SIZE_MAX;
 
-	while (*at != SIZE_MAX)
-		at = &g->routes[*at].next;
+	for (size_t at = g->first[u]; at != SIZE_MAX; at = g->routes[at].next)
+		last = at;
 	ALLOC_GROW(g->routes, g->nroutes + 1, g->alloc);
 	r = &g->routes[g->nroutes];
 	memset(r, 0, sizeof(*r));
 	r->img = img;
 	r->k = k;
 	r->next = SIZE_MAX;
-	*at = g->nroutes++;
+	if (last == SIZE_MAX)
+		g->first[u] = g->nroutes;
+	else
+		g->routes[last].next = g->nroutes;
+	g->nroutes++;
 }
 
 /* Fill G from its N images IMGS: one image fetches into its own items;
