@@ -860,13 +860,14 @@ static void matrix_fetch(struct pipeline *p)
 			todo[ntodo++] = img;
 	}
 	for (size_t i = 0; i < ntodo; i++) {
-		struct pipe_image **grp = xcalloc(ntodo + 1, sizeof(*grp));
+		struct pipe_image **grp;
 		struct pipe_group *g;
 		size_t n = 0, failed = 0;
 		int ret;
 
 		if (!todo[i])
 			continue;
+		grp = xcalloc(ntodo + 1, sizeof(*grp));
 		for (size_t j = i; j < ntodo; j++)
 			if (todo[j] && same_fetch_policy(&todo[i]->plan, &todo[j]->plan)) {
 				grp[n++] = todo[j];
