@@ -1008,6 +1008,7 @@ static int matrix_run(struct pipeline *p)
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
 
+		img->stage.extra_sets = &img->sets;   /* kept by pipestage_init */
 		if (((p->steps & PIPE_STAGE) && pipestage_init(&img->stage, run, &e) < 0) ||
 		    pipe_resolve(p, img, &e) < 0 ||
 		    ((p->steps & PIPE_EMIT) && plan_require_iso(&img->plan, &e))) {

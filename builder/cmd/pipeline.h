@@ -59,6 +59,8 @@ struct pipe_test_hook {
  * the SBOM and the stamp. */
 struct pipe_stage {
 	struct wb_run *run;
+	const struct wb_strlist *extra_sets;   /* a matrix image's own --set
+					 * pairs (after the run's), or NULL */
 	char *templates_dir;          /* owned: cmd_templates_dir() */
 	struct stage_opts o;
 	struct pipe_test_hook th;

@@ -71,9 +71,12 @@ static int setup_test_hook(struct pipe_test_hook *h)
 
 int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e)
 {
+	const struct wb_strlist *extra = s->extra_sets;
+
 	if (s->run)
 		return 0;
 	memset(s, 0, sizeof(*s));
+	s->extra_sets = extra;
 	if (cmd_source_date_epoch(STAGE_DEFAULT_EPOCH, &s->o.source_date_epoch, e) < 0)
 		return -1;
 	s->run = run;
@@ -114,6 +117,7 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 		     const char *const *urls, char key[65], struct wb_err *e)
 {
 	struct stamp_inputs in;
+	struct wb_strlist sets = WB_STRLIST_INIT;
 	char **specs = xcalloc(plan->nartifacts + 1, sizeof(*specs));
 	int ret;
 
@@ -129,7 +133,13 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 	}
 	memset(&in, 0, sizeof(in));
 	in.plan = plan;
-	in.sets = &s->run->sets;
+	/* every --set the plan was resolved with: a matrix image's own
+	 * (matrix file variations) are not in any input file */
+	for (size_t i = 0; i < s->run->sets.nr; i++)
+		wb_strlist_push(&sets, s->run->sets.v[i]);
+	for (size_t i = 0; s->extra_sets && i < s->extra_sets->nr; i++)
+		wb_strlist_push(&sets, s->extra_sets->v[i]);
+	in.sets = &sets;
 	in.env_set = s->run->env_set;
 	in.ref_specs = (const char *const *)specs;
 	in.sha256s = sha256s;
@@ -137,6 +147,7 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 	in.epoch = s->o.source_date_epoch;
 	in.sign = s->run->sign;
 	ret = stamp_key(&in, key, e);
+	wb_strlist_release(&sets);
 	for (size_t i = 0; i < plan->nartifacts; i++)
 		free(specs[i]);
 	free(specs);

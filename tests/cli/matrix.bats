@@ -222,3 +222,48 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 	assert_status 2
 	assert_output_has "loop.yaml:4:15: windows_versions.2022 cannot set windows.version"
 }
+
+@test "--locked: each image against its own lock; a lock pinning other bytes fails its image only" {
+	wbd build "${SHIPPED[@]}" -o out
+	assert_status 0
+	# the 2019 lock now pins other bytes for kubelet (as if upstream had
+	# changed them): only that image may fail, at its digest
+	python3 - windows-2019-containerd.lock <<-'PY'
+		import json, sys
+		l = json.load(open(sys.argv[1]))
+		l["artifacts"]["kubelet"]["sha256"] = "ab" * 32
+		json.dump(l, open(sys.argv[1], "w"), indent=2)
+	PY
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	rm -rf out
+	wbd build "${SHIPPED[@]}" -o out --locked
+	assert_status 1
+	assert_output_has "image 'windows-2019-containerd' ($R/windows-2019-containerd.yaml) not built: 1 of its 10 artifacts failed (exit 1)"
+	assert_output_has "abababab"
+	[ ! -e out/windows-2019-containerd/manifest.json ]
+	for n in 2022 2025; do
+		[ -f "out/windows-$n-containerd/manifest.json" ]
+	done
+	# the failed image's lock is kept as it was, the others' rewritten
+	grep -q '"abababab' windows-2019-containerd.lock
+}
+
+@test "stage of a matrix: an image whose variation changed is staged again, the others stay up to date" {
+	mkdir m
+	printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nvariations:\n  - name: a\n  - name: b\n    set: {node.pause_image: example.invalid/pause:1}\n' >m/matrix.yaml
+	wbd stage --matrix m/matrix.yaml -o out
+	assert_status 0
+	assert_output_has "$(printf '%-32s %-9s %-24s %-9s' windows-2022-containerd-b 10 "27 files" -)"
+	grep -q 'example.invalid/pause:1' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
+	: >"$NGINX_LOG"
+	# only b's value changes (the matrix file is no input of a plan: the
+	# stamp holds each image's own --set pairs)
+	sed -i 's/pause:1}/pause:2}/' m/matrix.yaml
+	wbd stage --matrix m/matrix.yaml -o out
+	assert_status 0
+	assert_output_has "up to date: out/windows-2022-containerd-a/tree"
+	assert_output_lacks "up to date: out/windows-2022-containerd-b/tree"
+	assert_output_has "$(printf '%-32s %-9s %-24s' windows-2022-containerd-a 10 "up to date")"
+	grep -q 'example.invalid/pause:2' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
+	[ "$(requests | wc -l)" -eq 0 ]
+}
