@@ -79,6 +79,7 @@ void pipe_release(struct pipeline *p)
 		free(img->lock_path);
 		wb_strlist_release(&img->sets);
 		wb_strlist_release(&img->builders);
+		wb_strlist_release(&img->errors);
 		json_decref(img->json);
 	}
 	for (size_t g = 0; g < p->ngroups; g++) {
@@ -818,11 +819,14 @@ static int same_fetch_policy(const struct plan *a, const struct plan *b)
 /* Mark IMG failed with CODE and say so after the errors above. */
 static void image_fail(struct pipe_image *img, int code, const char *what)
 {
-	char label[512];
+	char label[512], *msg;
 
 	img->failed = code ? code : WB_EIO;
-	cmd_errorf("%s not built: %s (exit %d)", image_label(img, label, sizeof(label)),
-		   what, img->failed);
+	msg = xasprintf("%s not built: %s (exit %d)", image_label(img, label, sizeof(label)),
+			what, img->failed);
+	cmd_errorf("%s", msg);
+	wb_strlist_push(&img->errors, msg);
+	free(msg);
 }
 
 /* Fetch every staging image of P that is not up to date: one fetch per
@@ -1038,7 +1042,7 @@ static int matrix_run(struct pipeline *p)
 	matrix_fetch(p);
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
-		size_t nerr = cmd_reported_errors()->nr;
+		size_t nerr = cmd_reported_errors()->nr, nearly = img->errors.nr;
 		int r;
 
 		if (top) {
@@ -1050,6 +1054,9 @@ static int matrix_run(struct pipeline *p)
 		if (top) {
 			json_t *errs = json_array();
 
+			/* its lines from the shared fetch, then its own step's */
+			for (size_t k = 0; k < nearly; k++)
+				json_array_append_new(errs, json_string(img->errors.v[k]));
 			for (size_t k = nerr; k < cmd_reported_errors()->nr; k++)
 				json_array_append_new(errs, json_string(cmd_reported_errors()->v[k]));
 			json_object_set_new(img->json, "ok", json_boolean(!r));

@@ -87,6 +87,7 @@ struct pipe_image {
 				       * FD_OWNED fds are the image's */
 	unsigned char *fd_owned;      /* per item, when BORROWED */
 	int failed;                   /* its exit code once it failed, else 0 */
+	struct wb_strlist errors;     /* its "not built" lines (--json) */
 	double secs;                  /* run start to this image done */
 	struct json_t *json;          /* its --json entry in a matrix */
 	struct plan plan;             /* resolved once, by pipe_resolve */

@@ -189,6 +189,24 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 		[ -z "$(ls -A "out/$n" 2>/dev/null | grep -v '^\.lock$')" ]
 	done
 	assert_output_has "$(printf '%-32s %-9s %-24s' windows-2022-containerd-wrongkey 10 "failed (exit 1)")"
+	# --json: the failed images' entries say so, with their line
+	rm -rf out ./*.lock
+	"$WINBUILD" build "${DEMO_ARGS[@]}" --matrix m/matrix.yaml -o out --json >r.json || [ $? -eq 1 ]
+	python3 - <<-'PY'
+		import json
+		r = json.load(open("r.json"))
+		assert r["exit"] == 1 and not r["ok"], r["exit"]
+		by = {i["image"]: i for i in r["images"]}
+		assert sorted(by) == sorted("windows-%s-containerd-%s" % (v, k)
+		                            for v in ("2019", "2022") for k in ("good", "wrongkey")), sorted(by)
+		for n, i in by.items():
+		    if n.endswith("good"):
+		        assert i["ok"] and i["exit"] == 0 and i["lock"] == n + ".lock", i
+		    else:
+		        assert not i["ok"] and i["exit"] == 1 and "lock" not in i, i
+		        assert any("image '%s'" % n in l and "not built" in l for l in i["errors"]), i["errors"]
+		        assert not all(a["ok"] for a in i["artifacts"]), i["artifacts"]
+	PY
 }
 
 @test "per-Windows-version values in one override: each image gets its version's ISO digest, --explain shows the line" {
