@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,50 +653,60 @@ int pipe_fetch_failed(struct pipeline *p, const struct pipe_image *img,
 
 /* ---- emit ----------------------------------------------------------------- */
 
-int pipe_emit(struct pipeline *p, const struct pipe_image *img)
+/* Write OUT/<name>/packer for IMG (emit_packer), printing nothing: 0, or
+ * -1 with E. Under catch_interrupts (the caller's). */
+static int emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e)
 {
-	struct wb_run *run = p->run;
 	const struct plan *plan = &img->plan;
-	struct sigaction old_int, old_term;
-	const struct wb_strlist *sel = &plan->builders;  /* narrowed by --builder */
 	struct staged_manifest m;
-	struct wb_err e = WB_ERR_INIT;
 	struct emit_opts o;
 	char data[PATH_MAX];
-	char *outdir = fs_join(run->out_dir, plan->name);
+	char *outdir = fs_join(p->run->out_dir, plan->name);
 	char *mpath = fs_join(outdir, "manifest.json");
-	int ret;
+	int ret = -1;
 
 	memset(&m, 0, sizeof(m));
-	if (plan_require_iso(plan, &e)) {
-		ret = cmd_fail(&e);
+	if (plan_require_iso(plan, e))
 		goto out;
-	}
 	if (!fs_exists(mpath)) {
-		cmd_errorf("'%s' not found: stage the recipe first "
-			"('winbuild stage' or 'winbuild build')", mpath);
-		ret = WB_ESTAGE;
+		wb_error(e, WB_ESTAGE, "'%s' not found: stage the recipe first "
+			 "('winbuild stage' or 'winbuild build')", mpath);
 		goto out;
 	}
-	if (staged_manifest_read(mpath, &m, &e)) {
-		ret = cmd_fail(&e);
+	if (staged_manifest_read(mpath, &m, e))
 		goto out;
-	}
 	memset(&o, 0, sizeof(o));
 	o.data_dir = cmd_data_dir(data, sizeof(data));
 	o.out_dir = outdir;
-	o.builders = sel;
+	o.builders = &plan->builders;   /* narrowed by --builder */
 	o.sign = p->emit_sign;
 	o.interrupted = &pipe_interrupted;
-	catch_interrupts(&old_int, &old_term);
-	ret = emit_packer(plan, &m, &o, &e);
-	restore_interrupts(&old_int, &old_term);
-	if (ret || pipe_interrupted) {
-		if (!ret)   /* too late to stop: the output is whole, say so */
-			wb_error(&e, WB_EINTR, "interrupted after the Packer inputs were written");
-		ret = cmd_fail(&e);
-		goto out;
+	ret = emit_packer(plan, &m, &o, e);
+	if (!ret && pipe_interrupted) {
+		/* too late to stop: the output is whole, say so */
+		wb_error(e, WB_EINTR, "interrupted after the Packer inputs were written");
+		ret = -1;
 	}
+out:
+	staged_manifest_release(&m);
+	free(outdir);
+	free(mpath);
+	return ret ? -1 : 0;
+}
+
+/* After emit_work (WORKED its result, E its error): the error, or the
+ * --json field and the paths on stdout. The exit code. */
+static int emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
+		       const struct wb_err *e)
+{
+	struct wb_run *run = p->run;
+	const struct plan *plan = &img->plan;
+	const struct wb_strlist *sel = &plan->builders;
+	char *outdir;
+
+	if (worked < 0)
+		return cmd_fail(e);
+	outdir = fs_join(run->out_dir, plan->name);
 	if (run->json) {
 		json_t *b = json_array();
 
@@ -714,12 +725,20 @@ int pipe_emit(struct pipeline *p, const struct pipe_image *img)
 			printf(" %s", sel->v[i]);
 		putchar('\n');
 	}
-	ret = WB_OK;
-out:
-	staged_manifest_release(&m);
 	free(outdir);
-	free(mpath);
-	return ret;
+	return WB_OK;
+}
+
+int pipe_emit(struct pipeline *p, const struct pipe_image *img)
+{
+	struct sigaction old_int, old_term;
+	struct wb_err e = WB_ERR_INIT;
+	int r;
+
+	catch_interrupts(&old_int, &old_term);
+	r = emit_work(p, img, &e);
+	restore_interrupts(&old_int, &old_term);
+	return emit_report(p, img, r, &e);
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -825,7 +844,8 @@ static void image_fail(struct pipe_image *img, int code, const char *what)
 	msg = xasprintf("%s not built: %s (exit %d)", image_label(img, label, sizeof(label)),
 			what, img->failed);
 	cmd_errorf("%s", msg);
-	wb_strlist_push(&img->errors, msg);
+	if (!img->capturing)   /* else image_step keeps every line */
+		wb_strlist_push(&img->errors, msg);
 	free(msg);
 }
 
@@ -933,8 +953,10 @@ static int matrix_write_lock(struct pipeline *p, struct pipe_image *img)
 	return WB_OK;
 }
 
-/* The stage and emit of IMG after the shared fetch; its exit code. */
-static int matrix_image(struct pipeline *p, struct pipe_image *img, double t0)
+/* The stage of IMG after the shared fetch (its work done on a thread:
+ * matrix_stage_work): the --json fields, the summary, its lock. Its exit
+ * code. */
+static int matrix_stage_step(struct pipeline *p, struct pipe_image *img)
 {
 	struct wb_run *run = p->run;
 	int ret = img->failed;
@@ -955,16 +977,137 @@ static int matrix_image(struct pipeline *p, struct pipe_image *img, double t0)
 		fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
 			img->stage.dir);
 	else if (!ret && img->staging) {
-		ret = pipestage_finish(&img->stage, &img->plan, img->items);
+		ret = img->worked ? pipestage_report(&img->stage, &img->plan, img->items,
+						     img->work_ret) :
+		      pipestage_finish(&img->stage, &img->plan, img->items);
 		if (!ret)
 			ret = matrix_write_lock(p, img);
 		if (ret)
 			image_fail(img, ret, "its stage failed");
 	}
-	if (!ret && (p->steps & PIPE_EMIT) && (ret = pipe_emit(p, img)))
-		image_fail(img, ret, "its Packer inputs could not be written");
-	img->secs = now_secs() - t0;
+	img->secs = now_secs() - p->t0;
 	return ret;
+}
+
+/* The Packer inputs of IMG, written on a thread (matrix_emit_work). */
+static int matrix_emit_step(struct pipeline *p, struct pipe_image *img)
+{
+	int ret;
+
+	if (!img->emitted)
+		return img->failed;
+	ret = emit_report(p, img, img->emit_ret, &img->emit_err);
+	if (ret)
+		image_fail(img, ret, "its Packer inputs could not be written");
+	return ret;
+}
+
+/* FN's step for IMG with IMG's --json object as the result, the error
+ * lines printed meanwhile kept as IMG's. */
+static int image_step(struct pipeline *p, struct pipe_image *img,
+		      int (*fn)(struct pipeline *, struct pipe_image *))
+{
+	struct wb_run *run = p->run;
+	json_t *top = run->json_result;
+	size_t nerr = cmd_reported_errors()->nr;
+	int r;
+
+	if (run->json) {
+		if (!img->json) {
+			img->json = json_object();
+			json_object_set_new(img->json, "image", json_string(img->plan.name));
+		}
+		run->json_result = img->json;
+	}
+	img->capturing = 1;
+	r = fn(p, img);
+	img->capturing = 0;
+	for (size_t k = nerr; k < cmd_reported_errors()->nr; k++)
+		wb_strlist_push(&img->errors, cmd_reported_errors()->v[k]);
+	if (run->json)
+		run->json_result = top;
+	return r;
+}
+
+struct emit_job {
+	struct pipeline *p;
+	struct pipe_image *img;
+	pthread_t th;
+	int started;
+};
+
+static void *emit_thread(void *arg)
+{
+	struct emit_job *j = arg;
+
+	j->img->emit_ret = emit_work(j->p, j->img, &j->img->emit_err);
+	j->img->secs = now_secs() - j->p->t0;
+	return NULL;
+}
+
+/* Write the Packer inputs of every image staged without failure, each on
+ * a thread of its own (different OUT/<name>/packer; emit/ prints nothing),
+ * under one SIGINT/SIGTERM handler: each emit sees the flag and removes
+ * its temp dir. Their messages follow, one image at a time. */
+static void matrix_emit_work(struct pipeline *p)
+{
+	struct emit_job *jobs = xcalloc(p->nimages + 1, sizeof(*jobs));
+	struct sigaction old_int, old_term;
+
+	catch_interrupts(&old_int, &old_term);
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+
+		if (img->failed)
+			continue;
+		img->emitted = 1;
+		img->emit_err = (struct wb_err)WB_ERR_INIT;
+		jobs[i].p = p;
+		jobs[i].img = img;
+		jobs[i].started = pthread_create(&jobs[i].th, NULL, emit_thread, &jobs[i]) == 0;
+		if (!jobs[i].started)   /* no thread: here, now */
+			emit_thread(&jobs[i]);
+	}
+	for (size_t i = 0; i < p->nimages; i++)
+		if (jobs[i].started)
+			pthread_join(jobs[i].th, NULL);
+	restore_interrupts(&old_int, &old_term);
+	free(jobs);
+}
+
+static void *stage_work(void *arg)
+{
+	struct pipe_image *img = arg;
+
+	img->work_ret = pipestage_work(&img->stage, &img->plan, img->items);
+	return NULL;
+}
+
+/* Finish the stages of every image that was fetched, each on a thread of
+ * its own: the trees, manifests, SBOMs and stamps of different OUT/<name>
+ * share nothing (the items they read are the shared fetch's, read only),
+ * and most of the work is the filesystem's (bench/README.md, "Matrix").
+ * Their messages follow, one image at a time (matrix_image). */
+static void matrix_stage_work(struct pipeline *p)
+{
+	pthread_t *th = xcalloc(p->nimages + 1, sizeof(*th));
+	unsigned char *started = xcalloc(p->nimages + 1, 1);
+
+	for (size_t i = 0; i < p->nimages; i++) {
+		struct pipe_image *img = &p->images[i];
+
+		if (!img->staging || img->failed || img->up_to_date)
+			continue;
+		img->worked = 1;
+		started[i] = pthread_create(&th[i], NULL, stage_work, img) == 0;
+		if (!started[i])   /* no thread: here, now */
+			stage_work(img);
+	}
+	for (size_t i = 0; i < p->nimages; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(started);
+	free(th);
 }
 
 static void matrix_table(const struct pipeline *p)
@@ -999,11 +1142,11 @@ static int matrix_run(struct pipeline *p)
 {
 	struct wb_run *run = p->run;
 	struct wb_err e = WB_ERR_INIT;
-	double t0 = now_secs();
 	json_t *top = cmd_json(run), *arr = NULL;
 	char l1[512], l2[512];
 	int ret = WB_OK;
 
+	p->t0 = now_secs();
 	if (run->lock_path) {
 		cmd_errorf("--lock names one lock file; several images each read and write "
 			   "their own '<image name>.lock'");
@@ -1040,30 +1183,27 @@ static int matrix_run(struct pipeline *p)
 		}
 	}
 	matrix_fetch(p);
+	matrix_stage_work(p);
+	for (size_t i = 0; i < p->nimages; i++)
+		image_step(p, &p->images[i], matrix_stage_step);
+	if (p->steps & PIPE_EMIT) {
+		matrix_emit_work(p);
+		for (size_t i = 0; i < p->nimages; i++)
+			image_step(p, &p->images[i], matrix_emit_step);
+	}
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
-		size_t nerr = cmd_reported_errors()->nr, nearly = img->errors.nr;
-		int r;
+		int r = img->failed;
 
-		if (top) {
-			img->json = json_object();
-			json_object_set_new(img->json, "image", json_string(img->plan.name));
-			run->json_result = img->json;
-		}
-		r = matrix_image(p, img, t0);
 		if (top) {
 			json_t *errs = json_array();
 
-			/* its lines from the shared fetch, then its own step's */
-			for (size_t k = 0; k < nearly; k++)
+			for (size_t k = 0; k < img->errors.nr; k++)
 				json_array_append_new(errs, json_string(img->errors.v[k]));
-			for (size_t k = nerr; k < cmd_reported_errors()->nr; k++)
-				json_array_append_new(errs, json_string(cmd_reported_errors()->v[k]));
 			json_object_set_new(img->json, "ok", json_boolean(!r));
 			json_object_set_new(img->json, "exit", json_integer(r));
 			json_object_set_new(img->json, "errors", errs);
 			json_object_set_new(img->json, "time_s", json_real(img->secs));
-			run->json_result = top;
 		}
 		ret = worse(ret, r);
 	}

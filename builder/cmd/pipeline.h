@@ -69,6 +69,8 @@ struct pipe_stage {
 	struct stage st;
 	int begun;                    /* stage_begin succeeded: stage_end it */
 	struct stage_result res;
+	struct wb_err err;            /* pipestage_work's error */
+	int finish_failed;            /* ... from stage_finish (quarantine) */
 };
 
 struct pipe_image {
@@ -88,6 +90,10 @@ struct pipe_image {
 	unsigned char *fd_owned;      /* per item, when BORROWED */
 	int failed;                   /* its exit code once it failed, else 0 */
 	struct wb_strlist errors;     /* its "not built" lines (--json) */
+	int worked, work_ret;         /* pipestage_work ran on its thread */
+	int emitted, emit_ret;        /* the same for its Packer inputs */
+	struct wb_err emit_err;
+	int capturing;                /* in a step whose lines become ERRORS */
 	double secs;                  /* run start to this image done */
 	struct json_t *json;          /* its --json entry in a matrix */
 	struct plan plan;             /* resolved once, by pipe_resolve */
@@ -133,6 +139,7 @@ struct pipeline {
 	struct pipe_group *groups;    /* the fetch groups of a matrix run */
 	size_t ngroups;
 	size_t downloaded, distinct;  /* of the matrix's union of artifacts */
+	double t0;                    /* the matrix run's start */
 };
 
 /* One image per recipe of run->positional (or MATRIX's entries when the
@@ -194,8 +201,18 @@ int pipestage_tee_open(struct pipe_stage *s, size_t i);
 void pipestage_feed(struct pipe_stage *s, size_t i, const struct fetch_item *item);
 /* Every artifact fetched: feed the rest, finish the tree (quarantine the
  * cache entry of an artifact whose bytes changed), write the SBOM and the
- * stamp, print the summary. Prints its errors; returns the exit code. */
+ * stamp, print the summary. Prints its errors; returns the exit code.
+ * pipestage_work() then pipestage_report(). */
 int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 		     const struct fetch_item *items);
+/* The work of pipestage_finish, printing nothing and touching nothing
+ * the run shares (a matrix runs one per image on threads of its own):
+ * 0, or -1 with S->err. */
+int pipestage_work(struct pipe_stage *s, const struct plan *plan,
+		   const struct fetch_item *items);
+/* The rest, on the run's thread, given WORKED (pipestage_work's result):
+ * the error and the quarantine, or the --json fields and the summary. */
+int pipestage_report(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items, int worked);
 
 #endif

@@ -308,16 +308,16 @@ static void quarantine(struct wb_run *run, const struct fetch_item *it)
 	cache_close(&c);
 }
 
-/* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). */
+/* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). 0,
+ * or -1 with E. */
 static int write_sbom(struct pipe_stage *s, const struct plan *plan,
-		      const struct fetch_item *items)
+		      const struct fetch_item *items, struct wb_err *e)
 {
-	struct wb_err e = WB_ERR_INIT;
 	struct sbom_artifact *sa = xcalloc(plan->nartifacts + 1, sizeof(*sa));
 	char *outdir = fs_join(s->run->out_dir, plan->name);
 	char *mpath = fs_join(outdir, "manifest.json");
 	char *spath = fs_join(outdir, "sbom.cdx.json");
-	int ret = WB_OK;
+	int ret;
 
 	for (size_t i = 0; i < plan->nartifacts; i++) {
 		sa[i].name = items[i].art->name;
@@ -326,8 +326,7 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 		sa[i].blake2b512 = items[i].blake2b512;
 		sa[i].ev = &items[i].ev;
 	}
-	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)
-		ret = cmd_fail(&e);
+	ret = sbom_write(spath, plan, mpath, sa, plan->nartifacts, e);
 	free(sa);
 	free(outdir);
 	free(mpath);
@@ -335,25 +334,37 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 	return ret;
 }
 
-int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
-		     const struct fetch_item *items)
+int pipestage_work(struct pipe_stage *s, const struct plan *plan,
+		   const struct fetch_item *items)
+{
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		pipestage_feed(s, i, &items[i]);
+	s->finish_failed = 0;
+	if (stage_finish(&s->st, &s->res, &s->err) < 0) {
+		s->finish_failed = 1;
+		return -1;
+	}
+	if (write_sbom(s, plan, items, &s->err) < 0)
+		return -1;
+	stage_stamp(s, plan, items);
+	return 0;
+}
+
+int pipestage_report(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items, int worked)
 {
 	struct wb_run *run = s->run;
 	struct stage_result *res = &s->res;
-	struct wb_err e = WB_ERR_INIT;
 	int ret;
 
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		pipestage_feed(s, i, &items[i]);
-	if (stage_finish(&s->st, res, &e) < 0) {
-		ret = cmd_fail(&e);
-		for (size_t i = 0; res->bad_artifact && i < plan->nartifacts; i++)
+	if (worked < 0) {
+		ret = cmd_fail(&s->err);
+		for (size_t i = 0; s->finish_failed && res->bad_artifact &&
+		     i < plan->nartifacts; i++)
 			if (&plan->artifacts[i] == res->bad_artifact)
 				quarantine(run, &items[i]);
 		return ret;
 	}
-	if ((ret = write_sbom(s, plan, items)))
-		return ret;
 	cmd_json_set(run, "files", json_integer((json_int_t)res->nfiles));
 	cmd_json_set(run, "generated", json_integer((json_int_t)res->ngenerated));
 	cmd_json_set(run, "directories", json_integer((json_int_t)res->ndirs));
@@ -367,6 +378,11 @@ int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 				plan->nartifacts);
 		fprintf(stderr, "manifest: %s\n", res->manifest_path);
 	}
-	stage_stamp(s, plan, items);
 	return WB_OK;
+}
+
+int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items)
+{
+	return pipestage_report(s, plan, items, pipestage_work(s, plan, items));
 }
