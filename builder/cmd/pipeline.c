@@ -1087,7 +1087,7 @@ static void *stage_work(void *arg)
  * its own: the trees, manifests, SBOMs and stamps of different OUT/<name>
  * share nothing (the items they read are the shared fetch's, read only),
  * and most of the work is the filesystem's (bench/README.md, "Matrix").
- * Their messages follow, one image at a time (matrix_image). */
+ * Their messages follow, one image at a time (matrix_stage_step). */
 static void matrix_stage_work(struct pipeline *p)
 {
 	pthread_t *th = xcalloc(p->nimages + 1, sizeof(*th));
