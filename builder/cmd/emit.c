@@ -162,7 +162,7 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 		else
 			ret = emit_image_builder(run, &p.images[0].plan, a->mirror_url);
 	} else {
-		ret = pipe_run(&p);
+		ret = cmd_pipe_run(&p);
 	}
 	pipe_release(&p);
 	return ret;

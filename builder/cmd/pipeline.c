@@ -322,7 +322,7 @@ static void on_interrupt(int sig)
 }
 
 /* No SA_RESTART: a blocked read returns and the flag is seen. */
-static void catch_interrupts(struct sigaction *old_int, struct sigaction *old_term)
+void pipe_catch_interrupts(struct sigaction *old_int, struct sigaction *old_term)
 {
 	struct sigaction sa;
 
@@ -334,7 +334,7 @@ static void catch_interrupts(struct sigaction *old_int, struct sigaction *old_te
 	sigaction(SIGTERM, &sa, old_term);
 }
 
-static void restore_interrupts(const struct sigaction *old_int,
+void pipe_restore_interrupts(const struct sigaction *old_int,
 			       const struct sigaction *old_term)
 {
 	sigaction(SIGINT, old_int, NULL);
@@ -431,7 +431,7 @@ static void on_done(void *ctx, size_t u, const struct fetch_item *it)
 }
 
 /* Read IMG's lock (kept: its pins until the fetch is done). -1 with E. */
-static int image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+int pipe_image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 {
 	img->lf = xcalloc(1, sizeof(*img->lf));
 	return read_lock(p->run, image_lock(p, img), &img->plan, img->lf, e);
@@ -440,7 +440,7 @@ static int image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb
 /* Make IMG's items from its lock, and (staging) gate and begin its stage
  * in the open cache C. 1: up to date (items without results), 0: to fetch,
  * -1 with E (IMG->items NULL). */
-static int image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
+int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
 			 struct wb_err *e)
 {
 	struct wb_run *run = p->run;
@@ -496,7 +496,7 @@ static void group_route(struct pipe_group *g, struct pipe_image *img, size_t k, 
 /* Fill G from its N images IMGS: one image fetches into its own items;
  * several into the union of theirs, one item per distinct artifact (the
  * same ref spec and lock pin), each routed to every image using it. */
-static void group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
+void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
 {
 	size_t total = 0, nkeys = 0;
 	char **keys;
@@ -551,7 +551,7 @@ static void group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n
 
 /* Fetch group G (its routes' images staged as they ask) with the policy
  * of PLAN. fetch_all's result; every route gets its item's result. */
-static int group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
+int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
 		       struct cache *c, struct wb_err *e)
 {
 	struct wb_run *run = p->run;
@@ -579,9 +579,9 @@ static int group_fetch(struct pipeline *p, struct pipe_group *g, const struct pl
 		o.tee_open = on_tee_open;
 	o.ctx = &f;
 	o.interrupted = &pipe_interrupted;
-	catch_interrupts(&old_int, &old_term);
+	pipe_catch_interrupts(&old_int, &old_term);
 	ret = fetch_all(plan, g->items, g->n, c, &o, e);
-	restore_interrupts(&old_int, &old_term);
+	pipe_restore_interrupts(&old_int, &old_term);
 	cmd_progress_clear(&f.d);
 	for (size_t u = 0; u < g->n; u++)
 		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)
@@ -594,14 +594,14 @@ static int group_fetch(struct pipeline *p, struct pipe_group *g, const struct pl
 	return ret;
 }
 
-static struct pipe_group *new_group(struct pipeline *p)
+struct pipe_group *pipe_group_new(struct pipeline *p)
 {
 	p->groups = xrealloc(p->groups, (p->ngroups + 1) * sizeof(*p->groups));
 	memset(&p->groups[p->ngroups], 0, sizeof(*p->groups));
 	return &p->groups[p->ngroups++];
 }
 
-static int open_cache(struct wb_run *run, struct cache *c, struct wb_err *e)
+int pipe_open_cache(struct wb_run *run, struct cache *c, struct wb_err *e)
 {
 	char *dir = cache_default_dir(run->cache_dir, e);
 	int ret = dir && cache_open(c, dir, 0, e) == 0 ? 0 : -1;
@@ -616,14 +616,14 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 	struct pipe_group *g;
 	int ret = -1;
 
-	if (image_read_lock(p, img, e) < 0 || open_cache(p->run, &c, e) < 0)
+	if (pipe_image_read_lock(p, img, e) < 0 || pipe_open_cache(p->run, &c, e) < 0)
 		goto out;
-	ret = image_prepare(p, img, &c, e);
+	ret = pipe_image_prepare(p, img, &c, e);
 	if (ret)
 		goto out;
-	g = new_group(p);
-	group_build(g, &img, 1);
-	ret = group_fetch(p, g, &img->plan, &c, e);
+	g = pipe_group_new(p);
+	pipe_group_build(g, &img, 1);
+	ret = pipe_group_fetch(p, g, &img->plan, &c, e);
 out:
 	cache_close(&c);
 	return ret;
@@ -654,8 +654,8 @@ int pipe_fetch_failed(struct pipeline *p, const struct pipe_image *img,
 /* ---- emit ----------------------------------------------------------------- */
 
 /* Write OUT/<name>/packer for IMG (emit_packer), printing nothing: 0, or
- * -1 with E. Under catch_interrupts (the caller's). */
-static int emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e)
+ * -1 with E. Under pipe_catch_interrupts (the caller's). */
+int pipe_emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e)
 {
 	const struct plan *plan = &img->plan;
 	struct staged_manifest m;
@@ -694,9 +694,9 @@ out:
 	return ret ? -1 : 0;
 }
 
-/* After emit_work (WORKED its result, E its error): the error, or the
+/* After pipe_emit_work (WORKED its result, E its error): the error, or the
  * --json field and the paths on stdout. The exit code. */
-static int emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
+int pipe_emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
 		       const struct wb_err *e)
 {
 	struct wb_run *run = p->run;
@@ -735,10 +735,10 @@ int pipe_emit(struct pipeline *p, const struct pipe_image *img)
 	struct wb_err e = WB_ERR_INIT;
 	int r;
 
-	catch_interrupts(&old_int, &old_term);
-	r = emit_work(p, img, &e);
-	restore_interrupts(&old_int, &old_term);
-	return emit_report(p, img, r, &e);
+	pipe_catch_interrupts(&old_int, &old_term);
+	r = pipe_emit_work(p, img, &e);
+	pipe_restore_interrupts(&old_int, &old_term);
+	return pipe_emit_report(p, img, r, &e);
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -775,7 +775,7 @@ static int fetch_and_stage(struct pipeline *p, struct pipe_image *img)
 
 /* PIPE_EMIT without PIPE_STAGE_ALWAYS (emit): stage only when nothing is
  * staged yet. */
-static int needs_stage(const struct pipeline *p, const struct pipe_image *img)
+int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img)
 {
 	char *outdir, *mpath;
 	int staged;
@@ -790,442 +790,9 @@ static int needs_stage(const struct pipeline *p, const struct pipe_image *img)
 	return !staged;
 }
 
-/* ---- the image matrix ------------------------------------------------------ */
-
-static double now_secs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* "image 'NAME' (RECIPE, matrix.yaml:4:5)" for messages, in BUF. */
-static const char *image_label(const struct pipe_image *img, char *buf, size_t len)
-{
-	if (img->resolved)
-		snprintf(buf, len, "image '%s' (%s%s%s)", img->plan.name, img->recipe,
-			 img->where ? ", " : "", img->where ? img->where : "");
-	else
-		snprintf(buf, len, "the image of %s%s%s", img->recipe, img->where ? " at " : "",
-			 img->where ? img->where : "");
-	return buf;
-}
-
-/* The worst of two exit codes: an interrupt, then the lowest nonzero
- * (verification 1 before usage 2 before network 3 ...), as fetch_all
- * ranks its items. */
-static int worse(int a, int b)
-{
-	if (a == WB_EINTR || b == WB_EINTR)
-		return WB_EINTR;
-	if (!a || !b)
-		return a ? a : b;
-	return a < b ? a : b;
-}
-
-/* The policy fetch_all applies to every item (the engine reads the plan's
- * policy and mirror_only only): images that agree on it share a fetch. */
-static int same_fetch_policy(const struct plan *a, const struct plan *b)
-{
-	return a->policy.require_signature == b->policy.require_signature &&
-	       a->policy.allow_http == b->policy.allow_http &&
-	       a->policy.forbid_checksum_urls == b->policy.forbid_checksum_urls &&
-	       a->policy.allow_unverified_iso == b->policy.allow_unverified_iso &&
-	       a->mirror_only == b->mirror_only;
-}
-
-/* Mark IMG failed with CODE and say so after the errors above. */
-static void image_fail(struct pipe_image *img, int code, const char *what)
-{
-	char label[512], *msg;
-
-	img->failed = code ? code : WB_EIO;
-	msg = xasprintf("%s not built: %s (exit %d)", image_label(img, label, sizeof(label)),
-			what, img->failed);
-	cmd_errorf("%s", msg);
-	if (!img->capturing)   /* else image_step keeps every line */
-		wb_strlist_push(&img->errors, msg);
-	free(msg);
-}
-
-/* Fetch every staging image of P that is not up to date: one fetch per
- * group of images sharing a policy, over the union of their artifacts. */
-static void matrix_fetch(struct pipeline *p)
-{
-	struct wb_run *run = p->run;
-	struct wb_err e = WB_ERR_INIT;
-	struct cache c = CACHE_INIT;
-	struct pipe_image **todo = xcalloc(p->nimages + 1, sizeof(*todo));
-	size_t ntodo = 0;
-
-	if (open_cache(run, &c, &e) < 0) {
-		int code = cmd_fail(&e);
-
-		for (size_t i = 0; i < p->nimages; i++)
-			if (p->images[i].staging)
-				image_fail(&p->images[i], code, "the cache cannot be opened");
-		free(todo);
-		return;
-	}
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-		int r;
-
-		if (!img->staging)
-			continue;
-		e = (struct wb_err)WB_ERR_INIT;
-		r = image_read_lock(p, img, &e) < 0 ? -1 : image_prepare(p, img, &c, &e);
-		if (r < 0)
-			image_fail(img, cmd_fail(&e), "its lock or stage could not begin");
-		else if (r == 1)
-			img->up_to_date = 1;
-		else
-			todo[ntodo++] = img;
-	}
-	for (size_t i = 0; i < ntodo; i++) {
-		struct pipe_image **grp;
-		struct pipe_group *g;
-		size_t n = 0, failed = 0;
-		int ret;
-
-		if (!todo[i])
-			continue;
-		grp = xcalloc(ntodo + 1, sizeof(*grp));
-		for (size_t j = i; j < ntodo; j++)
-			if (todo[j] && same_fetch_policy(&todo[i]->plan, &todo[j]->plan)) {
-				grp[n++] = todo[j];
-				if (j != i)
-					todo[j] = NULL;
-			}
-		g = new_group(p);
-		group_build(g, grp, n);
-		p->distinct += g->n;
-		e = (struct wb_err)WB_ERR_INIT;
-		ret = group_fetch(p, g, &grp[0]->plan, &c, &e);
-		for (size_t u = 0; u < g->n; u++) {
-			if (!g->items[u].status && !g->items[u].from_cache)
-				p->downloaded++;
-			if (g->items[u].status && !run->offline && e.code != WB_EINTR) {
-				/* once, however many images use it */
-				cmd_errorf("%s", g->items[u].err.msg);
-				failed++;
-			}
-		}
-		if (ret < 0 && (!failed || run->offline || e.code == WB_EINTR))
-			cmd_fail(&e);
-		for (size_t k = 0; k < n; k++) {
-			struct pipe_image *img = grp[k];
-			size_t bad = 0;
-			int code = 0;
-
-			for (size_t a = 0; a < img->plan.nartifacts; a++)
-				if (img->items[a].status) {
-					code = worse(code, img->items[a].status);
-					bad++;
-				}
-			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad)))
-				code = e.code ? e.code : WB_EIO;
-			if (code) {
-				char what[128];
-
-				snprintf(what, sizeof(what), "%zu of its %zu artifacts failed", bad,
-					 img->plan.nartifacts);
-				image_fail(img, code, e.code == WB_EINTR ? "interrupted" :
-					   bad ? what : "the fetch failed");
-			}
-		}
-		free(grp);
-	}
-	free(todo);
-	cache_close(&c);
-}
-
-/* A matrix writes each fetched image's lock, as `winbuild lock` would. */
-static int matrix_write_lock(struct pipeline *p, struct pipe_image *img)
-{
-	struct wb_err e = WB_ERR_INIT;
-
-	if (lockfile_write(img->lock_path, img->plan.name, img->plan.windows_iso_sha256,
-			   img->items, img->plan.nartifacts, &e) < 0)
-		return cmd_fail(&e);
-	cmd_json_set(p->run, "lock", json_string(img->lock_path));
-	return WB_OK;
-}
-
-/* The stage of IMG after the shared fetch (its work done on a thread:
- * matrix_stage_work): the --json fields, the summary, its lock. Its exit
- * code. */
-static int matrix_stage_step(struct pipeline *p, struct pipe_image *img)
-{
-	struct wb_run *run = p->run;
-	int ret = img->failed;
-
-	if (img->items && !img->up_to_date)
-		cmd_json_fetch(run, &img->plan, img->items);
-	if (img->staging) {
-		const char *dir = img->stage.dir;
-
-		cmd_json_set(run, "up_to_date", json_boolean(img->up_to_date));
-		if (dir) {
-			cmd_json_set(run, "out", json_string(dir));
-			cmd_json_set(run, "tree", json_pack("s+", dir, "/tree"));
-			cmd_json_set(run, "manifest", json_pack("s+", dir, "/manifest.json"));
-		}
-	}
-	if (!ret && img->staging && img->up_to_date && !run->quiet)
-		fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
-			img->stage.dir);
-	else if (!ret && img->staging) {
-		ret = img->worked ? pipestage_report(&img->stage, &img->plan, img->items,
-						     img->work_ret) :
-		      pipestage_finish(&img->stage, &img->plan, img->items);
-		if (!ret)
-			ret = matrix_write_lock(p, img);
-		if (ret)
-			image_fail(img, ret, "its stage failed");
-	}
-	img->secs = now_secs() - p->t0;
-	return ret;
-}
-
-/* The Packer inputs of IMG, written on a thread (matrix_emit_work). */
-static int matrix_emit_step(struct pipeline *p, struct pipe_image *img)
-{
-	int ret;
-
-	if (!img->emitted)
-		return img->failed;
-	ret = emit_report(p, img, img->emit_ret, &img->emit_err);
-	if (ret)
-		image_fail(img, ret, "its Packer inputs could not be written");
-	return ret;
-}
-
-/* FN's step for IMG with IMG's --json object as the result, the error
- * lines printed meanwhile kept as IMG's. */
-static int image_step(struct pipeline *p, struct pipe_image *img,
-		      int (*fn)(struct pipeline *, struct pipe_image *))
-{
-	struct wb_run *run = p->run;
-	json_t *top = run->json_result;
-	size_t nerr = cmd_reported_errors()->nr;
-	int r;
-
-	if (run->json) {
-		if (!img->json) {
-			img->json = json_object();
-			json_object_set_new(img->json, "image", json_string(img->plan.name));
-		}
-		run->json_result = img->json;
-	}
-	img->capturing = 1;
-	r = fn(p, img);
-	img->capturing = 0;
-	for (size_t k = nerr; k < cmd_reported_errors()->nr; k++)
-		wb_strlist_push(&img->errors, cmd_reported_errors()->v[k]);
-	if (run->json)
-		run->json_result = top;
-	return r;
-}
-
-struct emit_job {
-	struct pipeline *p;
-	struct pipe_image *img;
-	pthread_t th;
-	int started;
-};
-
-static void *emit_thread(void *arg)
-{
-	struct emit_job *j = arg;
-
-	j->img->emit_ret = emit_work(j->p, j->img, &j->img->emit_err);
-	j->img->secs = now_secs() - j->p->t0;
-	return NULL;
-}
-
-/* Write the Packer inputs of every image staged without failure, each on
- * a thread of its own (different OUT/<name>/packer; emit/ prints nothing),
- * under one SIGINT/SIGTERM handler: each emit sees the flag and removes
- * its temp dir. Their messages follow, one image at a time. */
-static void matrix_emit_work(struct pipeline *p)
-{
-	struct emit_job *jobs = xcalloc(p->nimages + 1, sizeof(*jobs));
-	struct sigaction old_int, old_term;
-
-	catch_interrupts(&old_int, &old_term);
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-
-		if (img->failed)
-			continue;
-		img->emitted = 1;
-		img->emit_err = (struct wb_err)WB_ERR_INIT;
-		jobs[i].p = p;
-		jobs[i].img = img;
-		jobs[i].started = pthread_create(&jobs[i].th, NULL, emit_thread, &jobs[i]) == 0;
-		if (!jobs[i].started)   /* no thread: here, now */
-			emit_thread(&jobs[i]);
-	}
-	for (size_t i = 0; i < p->nimages; i++)
-		if (jobs[i].started)
-			pthread_join(jobs[i].th, NULL);
-	restore_interrupts(&old_int, &old_term);
-	free(jobs);
-}
-
-static void *stage_work(void *arg)
-{
-	struct pipe_image *img = arg;
-
-	img->work_ret = pipestage_work(&img->stage, &img->plan, img->items);
-	return NULL;
-}
-
-/* Finish the stages of every image that was fetched, each on a thread of
- * its own: the trees, manifests, SBOMs and stamps of different OUT/<name>
- * share nothing (the items they read are the shared fetch's, read only),
- * and most of the work is the filesystem's (bench/README.md, "Matrix").
- * Their messages follow, one image at a time (matrix_stage_step). */
-static void matrix_stage_work(struct pipeline *p)
-{
-	pthread_t *th = xcalloc(p->nimages + 1, sizeof(*th));
-	unsigned char *started = xcalloc(p->nimages + 1, 1);
-
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-
-		if (!img->staging || img->failed || img->up_to_date)
-			continue;
-		img->worked = 1;
-		started[i] = pthread_create(&th[i], NULL, stage_work, img) == 0;
-		if (!started[i])   /* no thread: here, now */
-			stage_work(img);
-	}
-	for (size_t i = 0; i < p->nimages; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(started);
-	free(th);
-}
-
-static void matrix_table(const struct pipeline *p)
-{
-	printf("%-32s %-9s %-24s %-9s %s\n", "image", "artifacts", "staged", "emitted", "time");
-	for (size_t i = 0; i < p->nimages; i++) {
-		const struct pipe_image *img = &p->images[i];
-		char staged[64], emitted[32];
-
-		if (img->failed && !img->stage.res.nfiles)
-			snprintf(staged, sizeof(staged), "failed (exit %d)", img->failed);
-		else if (!img->staging)
-			snprintf(staged, sizeof(staged), "already staged");
-		else if (img->up_to_date)
-			snprintf(staged, sizeof(staged), "up to date");
-		else
-			snprintf(staged, sizeof(staged), "%zu files", img->stage.res.nfiles);
-		snprintf(emitted, sizeof(emitted), "%s", !(p->steps & PIPE_EMIT) ? "-" :
-			 img->failed ? "no" : "packer");
-		printf("%-32s %-9zu %-24s %-9s %.1fs\n", img->plan.name, img->plan.nartifacts,
-		       staged, emitted, img->secs);
-	}
-	printf("%zu images, %zu distinct artifacts: %zu downloaded, %zu from the cache\n",
-	       p->nimages, p->distinct, p->downloaded, p->distinct - p->downloaded);
-}
-
-/* Several images (pipeline.h): resolve all (any error stops the run
- * before anything is fetched), one fetch over the union, then each image
- * staged and emitted on its own; an image that fails leaves the others to
- * complete, and the exit code is the worst. */
-static int matrix_run(struct pipeline *p)
-{
-	struct wb_run *run = p->run;
-	struct wb_err e = WB_ERR_INIT;
-	json_t *top = cmd_json(run), *arr = NULL;
-	char l1[512], l2[512];
-	int ret = WB_OK;
-
-	p->t0 = now_secs();
-	if (run->lock_path) {
-		cmd_errorf("--lock names one lock file; several images each read and write "
-			   "their own '<image name>.lock'");
-		return WB_EUSAGE;
-	}
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-
-		img->stage.extra_sets = &img->sets;   /* kept by pipestage_init */
-		if (((p->steps & PIPE_STAGE) && pipestage_init(&img->stage, run, &e) < 0) ||
-		    pipe_resolve(p, img, &e) < 0 ||
-		    ((p->steps & PIPE_EMIT) && plan_require_iso(&img->plan, &e))) {
-			ret = cmd_fail(&e);
-			cmd_errorf("nothing was built: %s has the error above",
-				   image_label(img, l1, sizeof(l1)));
-			return ret;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(p->images[j].plan.name, img->plan.name)) {
-				cmd_errorf("two images are named '%s': %s and %s; give each its "
-					   "own name (a matrix file's variations, docs/matrix.md)",
-					   img->plan.name, image_label(&p->images[j], l1, sizeof(l1)),
-					   image_label(img, l2, sizeof(l2)));
-				return WB_EUSAGE;
-			}
-	}
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-
-		if (needs_stage(p, img)) {
-			if (pipestage_init(&img->stage, run, &e) < 0)
-				return cmd_fail(&e);
-			img->staging = 1;
-		}
-	}
-	matrix_fetch(p);
-	matrix_stage_work(p);
-	for (size_t i = 0; i < p->nimages; i++)
-		image_step(p, &p->images[i], matrix_stage_step);
-	if (p->steps & PIPE_EMIT) {
-		matrix_emit_work(p);
-		for (size_t i = 0; i < p->nimages; i++)
-			image_step(p, &p->images[i], matrix_emit_step);
-	}
-	for (size_t i = 0; i < p->nimages; i++) {
-		struct pipe_image *img = &p->images[i];
-		int r = img->failed;
-
-		if (top) {
-			json_t *errs = json_array();
-
-			for (size_t k = 0; k < img->errors.nr; k++)
-				json_array_append_new(errs, json_string(img->errors.v[k]));
-			json_object_set_new(img->json, "ok", json_boolean(!r));
-			json_object_set_new(img->json, "exit", json_integer(r));
-			json_object_set_new(img->json, "errors", errs);
-			json_object_set_new(img->json, "time_s", json_real(img->secs));
-		}
-		ret = worse(ret, r);
-	}
-	if (top) {
-		arr = json_array();
-		for (size_t i = 0; i < p->nimages; i++)
-			json_array_append(arr, p->images[i].json);
-		json_object_set_new(top, "images", arr);
-		json_object_set_new(top, "distinct_artifacts", json_integer((json_int_t)p->distinct));
-		json_object_set_new(top, "downloaded", json_integer((json_int_t)p->downloaded));
-	} else if (!run->quiet) {
-		matrix_table(p);
-	}
-	return ret;
-}
-
 int pipe_run(struct pipeline *p)
 {
 	int ret = WB_OK;
-
-	if (p->matrix)
-		return matrix_run(p);
 	for (size_t i = 0; i < p->nimages && !ret; i++) {
 		struct pipe_image *img = &p->images[i];
 		struct wb_err e = WB_ERR_INIT;
@@ -1243,7 +810,7 @@ int pipe_run(struct pipeline *p)
 		 * needed where it is used, in the Packer inputs */
 		if ((p->steps & PIPE_EMIT) && plan_require_iso(&img->plan, &e))
 			return cmd_fail(&e);
-		if (needs_stage(p, img)) {
+		if (pipe_needs_stage(p, img)) {
 			if (!(p->steps & PIPE_STAGE) &&
 			    pipestage_init(&img->stage, p->run, &e) < 0)
 				return cmd_fail(&e);

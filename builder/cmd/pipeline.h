@@ -18,6 +18,7 @@
 #ifndef WB_CMD_PIPELINE_H
 #define WB_CMD_PIPELINE_H
 
+#include <signal.h>
 #include <time.h>
 
 #include "cmd/cmd.h"
@@ -185,6 +186,38 @@ int pipe_run(struct pipeline *p);
  * --builder) from the staged manifest, signing the scripts with
  * P->emit_sign unless NULL. Prints errors, returns the exit code. */
 int pipe_emit(struct pipeline *p, const struct pipe_image *img);
+
+/* The pieces of the steps the matrix run (pipematrix.c) puts together
+ * its own way; pipe_fetch and pipe_run use them for one image. */
+int pipe_open_cache(struct wb_run *run, struct cache *c, struct wb_err *e);
+/* Read IMG's lock (kept in IMG->lf: its pins until the fetch is done). */
+int pipe_image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
+/* IMG's items, and (staging) its gate and stage begun in the open cache C:
+ * 1 up to date, 0 to fetch, -1 with E. */
+int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
+		       struct wb_err *e);
+struct pipe_group *pipe_group_new(struct pipeline *p);
+/* G over its N images IMGS (one: its own items; several: their union). */
+void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n);
+/* fetch_all over G with PLAN's policy; every route gets its result. */
+int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
+		     struct cache *c, struct wb_err *e);
+/* Whether P's steps stage IMG (emit: only when nothing is staged). */
+int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img);
+/* pipe_emit in two halves: the Packer inputs written, printing nothing (0,
+ * or -1 with E; under pipe_catch_interrupts), then the error or the
+ * --json field and the paths (WORKED: the first half's result). */
+int pipe_emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e);
+int pipe_emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
+		     const struct wb_err *e);
+/* SIGINT/SIGTERM only set the flag the fetch and emit watch (exit 130). */
+void pipe_catch_interrupts(struct sigaction *old_int, struct sigaction *old_term);
+void pipe_restore_interrupts(const struct sigaction *old_int,
+			     const struct sigaction *old_term);
+
+/* pipematrix.c: stage, emit, build of P: the matrix run when P has
+ * several images (or a matrix file), else pipe_run. The exit code. */
+int cmd_pipe_run(struct pipeline *p);
 
 /* pipestage.c: the stage step, driven by pipe_fetch and pipe_run. */
 int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e);

@@ -27,7 +27,7 @@ int cmd_stage(int argc, char **argv, struct wb_run *run)
 	pipe_init(&p, run, PIPE_STAGE);
 	ret = cmd_pipe_images(&p, a.matrix);
 	if (!ret)
-		ret = pipe_run(&p);
+		ret = cmd_pipe_run(&p);
 	pipe_release(&p);
 	run->sign = NULL;
 	return ret;
