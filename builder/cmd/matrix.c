@@ -3,7 +3,7 @@
  * as recipes x variations x builders, YAML read through the recipe loader
  * (recipe/node.h), so a syntax error reads "file:line:col: message" like a
  * recipe's. image-builder gives each provider x OS its own make target
- * (images/capi/Makefile, e.g. build-azure-sig-windows-2022-containerd) and
+ * (images/capi/Makefile: a build-<provider>-<os> target each) and
  * runs them as separate processes; here one file names them all and one
  * run fetches their union once (pipeline.c).
  */

@@ -288,7 +288,7 @@ static int merge_versions(struct resolver *r, struct rnode *wv)
 
 	if (wv->type != RNODE_MAP) {
 		ret = err_at(r, &wv->origin, "'windows_versions' is a map of Windows versions "
-			     "to override values: {\"2022\": {windows: {iso_sha256: ...}}}");
+			     "to override values: {VERSION: {windows: {iso_sha256: ...}}}");
 		goto out;
 	}
 	for (size_t i = 0; i < wv->nr; i++) {
