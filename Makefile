@@ -15,6 +15,7 @@
 #                            not part of check; MUTANT=regex picks mutants
 #   make bench               performance harness (bench/README.md); not part of check
 #   make bench-wan           the same set at 50 ms round trips (bench/README.md, "WAN")
+#   make bench-matrix        three shipped images in one run vs one and vs three runs (bench/README.md, "Matrix")
 #   make install PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -166,6 +167,12 @@ bench-wan:
 	@$(MAKE) --no-print-directory SANITIZE= winbuild
 	@bash bench/wan
 
+# The image matrix: the three shipped images cold in one run vs one image
+# and vs three separate runs (bench/matrix, the demo mirror on loopback).
+bench-matrix:
+	@$(MAKE) --no-print-directory SANITIZE= winbuild
+	@bash bench/matrix
+
 # Per-byte costs of the candidates (OpenSSL vs libsodium BLAKE2b, zlib vs
 # libdeflate): test-only libraries, never linked into winbuild.
 build/bench/hashspeed: bench/hashspeed.c
@@ -206,6 +213,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench bench-wan demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
+.PHONY: all unit deps check bench bench-wan bench-matrix demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -40,7 +40,7 @@ static const struct wb_command commands[] = {
 	  "(--lock FILE) recording each artifact's URL, size, SHA-256 and evidence.\n",
 	  "exit codes: as fetch; the lock file is written only when everything\n"
 	  "verified\n" },
-	{ "stage", cmd_stage, "stage RECIPE [-o OUT] [options]",
+	{ "stage", cmd_stage, "stage RECIPE... [-o OUT] [options] | stage --matrix FILE [options]",
 	  "fetch if needed, then build OUT/<name>/tree and manifest.json",
 	  "Builds the Windows system drive of the image in OUT/<name>/tree (default\n"
 	  "OUT: out) from verified cache entries, with the generated config files,\n"
@@ -48,7 +48,8 @@ static const struct wb_command commands[] = {
 	  "tree is built beside the old one and swapped in only when complete.\n"
 	  "A recipe's site_signing needs the site's key (--sign-*): the selected\n"
 	  ".exe, .dll and .msi files get the site's Authenticode signature after\n"
-	  "the upstream checks (docs/authenticode.md, \"Site signing\").\n",
+	  "the upstream checks (docs/authenticode.md, \"Site signing\").\n"
+	  "Several RECIPEs or --matrix FILE: an image matrix, as build (docs/matrix.md).\n",
 	  "environment: SOURCE_DATE_EPOCH (mtime of every file; default\n"
 	  "315532800, 1980-01-01), WINBUILD_TEMPLATES (template directory)\n"
 	  "\nexit codes: 0 staged, 1 a digest did not match (the cache entry is\n"
@@ -65,12 +66,17 @@ static const struct wb_command commands[] = {
 	  "--sign-pkcs11-uri URI --sign-pkcs11-module SO --sign-cert FILE|URI.\n",
 	  "exit codes: as stage\n" },
 	{ "build", cmd_build,
-	  "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [options]",
+	  "build RECIPE... [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]... [options]",
 	  "plan, fetch, stage and emit in one go: the everyday command",
 	  "Resolve RECIPE, fetch and verify every artifact into the cache, stage\n"
 	  "OUT/<name>/tree and its manifest, and write the Packer inputs to\n"
 	  "OUT/<name>/packer/. Takes the options of stage and emit (not --format\n"
-	  "or --mirror-url).\n",
+	  "or --mirror-url).\n"
+	  "Several RECIPEs, or --matrix FILE (recipes x variations x builders),\n"
+	  "build an image matrix: every artifact of the union fetched and verified\n"
+	  "once, each image staged and emitted into its own OUT/<name>/ with its\n"
+	  "own <name>.lock, a table at the end; an image that fails is named and\n"
+	  "the others complete; the exit code is the worst (docs/matrix.md).\n",
 	  "exit codes: 0 ok, 1 verification failed, 2 usage or recipe error,\n"
 	  "3 network error, 4 archive or staging error, 5 I/O error\n" },
 	{ "verify", cmd_verify, "verify OUTDIR [--site-roots FILE] | verify --lock FILE [--cache DIR]",

@@ -202,22 +202,26 @@ enum emit_opt {
 	EO_SIGN_KEY = 1u << 3, EO_SIGN_PKCS12 = 1u << 4, EO_SIGN_PKCS11_URI = 1u << 5,
 	EO_SIGN_PKCS11_MODULE = 1u << 6, EO_SIGN_PASS_FILE = 1u << 7,
 	EO_SIGN_TIMESTAMP = 1u << 8, EO_FORMAT = 1u << 9, EO_MIRROR_URL = 1u << 10,
+	EO_MATRIX = 1u << 11,
 };
 #define EMIT_OPTS ((EO_MIRROR_URL << 1) - 1)
-#define BUILD_OPTS (EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL))
+#define BUILD_OPTS ((EMIT_OPTS & ~(EO_FORMAT | EO_MIRROR_URL)) | EO_MATRIX)
 #define STAGE_SIGN_OPTS (EO_SIGN_CERT | EO_SIGN_KEY | EO_SIGN_PKCS12 | EO_SIGN_PKCS11_URI | \
-			 EO_SIGN_PKCS11_MODULE | EO_SIGN_PASS_FILE | EO_SIGN_TIMESTAMP)
+			 EO_SIGN_PKCS11_MODULE | EO_SIGN_PASS_FILE | EO_SIGN_TIMESTAMP | \
+			 EO_MATRIX)
 
 struct emit_args {
 	const char *format, *mirror_url;
+	const char *matrix;          /* --matrix FILE (build, stage) */
 	struct sign_opts so;
 	int sign_scripts;
-	struct cmd_opt table[11];
+	struct cmd_opt table[12];
 };
 
 /* Parse ARGV with the common options of stage and the options of MASK
- * from A's table; exactly one positional argument (else USAGE). 0, or
- * the exit code (CMD_HELP_SHOWN for -h). */
+ * from A's table; one positional argument, or (with EO_MATRIX in MASK)
+ * one or more, or none with --matrix (else USAGE). 0, or the exit code
+ * (CMD_HELP_SHOWN for -h). */
 int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
 			struct emit_args *a, struct wb_run *run);
 

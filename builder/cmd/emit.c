@@ -28,8 +28,9 @@
 	"        [--sign-pass-file FILE] [--sign-timestamp URL]]\n" \
 	"       winbuild emit RECIPE --format image-builder --mirror-url URL [--lock FILE]"
 
-#define BUILD_USAGE "build RECIPE [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]...\n" \
-	"       [-j N] [--offline] [--locked] [--cacert FILE] [--sign-scripts ...]"
+#define BUILD_USAGE "build RECIPE... [-o OUT] [-O FILE]... [--set KEY=VALUE]... [--builder NAME]...\n" \
+	"       [--matrix FILE] [-j N] [--offline] [--locked] [--cacert FILE] [--sign-scripts ...]\n" \
+	"       winbuild build --matrix FILE [options]"
 
 static int emit_image_builder(struct wb_run *run, const struct plan *plan,
 			      const char *mirror_url)
@@ -95,6 +96,9 @@ static void emit_args_init(struct emit_args *a)
 		  "OUT/<name>/image-builder/<name>.json", &a->format, NULL, NULL },
 		{ EO_MIRROR_URL, "--mirror-url", NULL, "URL", "with image-builder: where the mirror of the\n"
 		  "verified artifacts is served (URL/<host>/<path>)", &a->mirror_url, NULL, NULL },
+		{ EO_MATRIX, "--matrix", NULL, "FILE", "build the images of a matrix file: recipes x\n"
+		  "variations (docs/matrix.md); several RECIPEs do\n"
+		  "the same without a file", &a->matrix, NULL, NULL },
 		{ 0 },
 	};
 
@@ -146,6 +150,10 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 
 	pipe_init(&p, run, steps);
 	p.emit_sign = a->sign_scripts ? &a->so : NULL;
+	if ((ret = cmd_pipe_images(&p, a->matrix))) {
+		pipe_release(&p);
+		return ret;
+	}
 	if (!strcmp(a->format, "image-builder")) {
 		struct wb_err e = WB_ERR_INIT;
 
@@ -154,7 +162,7 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 		else
 			ret = emit_image_builder(run, &p.images[0].plan, a->mirror_url);
 	} else {
-		ret = pipe_run(&p);
+		ret = cmd_pipe_run(&p);
 	}
 	pipe_release(&p);
 	return ret;
@@ -170,6 +178,12 @@ int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
 	set.own = a->table;
 	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
+	if (a->matrix && run->positional.nr) {
+		cmd_errorf("--matrix FILE names the recipes: give no RECIPE beside it");
+		return cmd_usage("%s", usage);
+	}
+	if ((mask & EO_MATRIX) && (a->matrix || run->positional.nr > 1))
+		return 0;
 	return run->positional.nr != 1 ? cmd_usage("%s", usage) : 0;
 }
 

@@ -3,11 +3,14 @@
  * Each step is a function of its own; fetch, lock, mirror, stage, emit and
  * build call the steps they need, and each image is resolved once.
  */
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -24,27 +27,76 @@ void pipe_init(struct pipeline *p, struct wb_run *run, unsigned steps)
 	memset(p, 0, sizeof(*p));
 	p->run = run;
 	p->steps = steps;
-	/* issue 30: one image per recipe of the run */
 	p->nimages = 1;
 	p->images = xcalloc(1, sizeof(*p->images));
-	p->images[0].recipe = run->positional.v[0];
+	p->images[0].recipe = run->positional.nr ? run->positional.v[0] : "";
+}
+
+void pipe_add_recipes(struct pipeline *p)
+{
+	const struct wb_strlist *pos = &p->run->positional;
+
+	if (pos->nr < 2)
+		return;
+	free(p->images);
+	p->nimages = pos->nr;
+	p->images = xcalloc(pos->nr, sizeof(*p->images));
+	for (size_t i = 0; i < pos->nr; i++)
+		p->images[i].recipe = pos->v[i];
+	p->matrix = 1;
+}
+
+static void image_items_release(struct pipe_image *img)
+{
+	for (size_t k = 0; img->items && k < img->plan.nartifacts; k++) {
+		if (!img->borrowed)
+			fetch_item_release(&img->items[k]);
+		else if (img->fd_owned[k] && img->items[k].has_fd)
+			close(img->items[k].fd);
+	}
+	free(img->items);
+	free(img->fd_owned);
+	img->items = NULL;
+	img->fd_owned = NULL;
 }
 
 void pipe_release(struct pipeline *p)
 {
+	/* the stages first: their threads read the items' descriptors */
+	for (size_t i = 0; i < p->nimages; i++)
+		pipestage_release(&p->images[i].stage);
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
 
-		/* the stage first: its thread reads the items' descriptors */
-		pipestage_release(&img->stage);
-		if (img->items)
-			for (size_t k = 0; k < img->plan.nartifacts; k++)
-				fetch_item_release(&img->items[k]);
-		free(img->items);
+		image_items_release(img);
 		if (img->resolved)
 			plan_release(&img->plan);
+		if (img->lf)
+			lockfile_release(img->lf);
+		free(img->lf);
+		free(img->recipe_owned);
+		free(img->suffix);
+		free(img->where);
+		free(img->lock_path);
+		wb_strlist_release(&img->sets);
+		wb_strlist_release(&img->builders);
+		wb_strlist_release(&img->errors);
+		json_decref(img->json);
 	}
+	for (size_t g = 0; g < p->ngroups; g++) {
+		struct pipe_group *gr = &p->groups[g];
+
+		for (size_t u = 0; gr->shared && u < gr->n; u++)
+			fetch_item_release(&gr->items[u]);
+		if (gr->shared)
+			free(gr->items);
+		free(gr->routes);
+		free(gr->first);
+	}
+	free(p->groups);
 	free(p->images);
+	p->groups = NULL;
+	p->ngroups = 0;
 	p->images = NULL;
 	p->nimages = 0;
 }
@@ -103,11 +155,15 @@ static void plan_warnings(struct wb_run *run, const struct plan *plan)
 	}
 }
 
-int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
-		     struct wb_err *e)
+/* RECIPE resolved with the run's -O, $WINBUILD_SET and --set, then SETS
+ * (a matrix entry's), narrowed to BUILDERS; with SET_LOCK the run's lock
+ * path defaults to "<image name>.lock". */
+static int resolve_with(struct wb_run *run, const char *recipe, const struct wb_strlist *sets,
+			const struct wb_strlist *builders, int set_lock, struct plan *plan,
+			struct wb_err *e)
 {
 	struct plan_inputs in;
-	struct wb_strlist overrides = WB_STRLIST_INIT;
+	struct wb_strlist overrides = WB_STRLIST_INIT, all_sets = WB_STRLIST_INIT;
 	char *ship = shipped("recipes", recipe);
 	int ret;
 
@@ -119,26 +175,37 @@ int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		wb_strlist_push(&overrides, o ? o : run->overrides.v[i]);
 		free(o);
 	}
+	for (size_t i = 0; i < run->sets.nr; i++)
+		wb_strlist_push(&all_sets, run->sets.v[i]);
+	for (size_t i = 0; sets && i < sets->nr; i++)
+		wb_strlist_push(&all_sets, sets->v[i]);
 	in.overrides = (const char *const *)overrides.v;
 	in.noverrides = overrides.nr;
 	in.env_set = run->env_set;
-	in.sets = (const char *const *)run->sets.v;
-	in.nsets = run->sets.nr;
-	in.builders = (const char *const *)run->builders.v;
-	in.nbuilders = run->builders.nr;
+	in.sets = (const char *const *)all_sets.v;
+	in.nsets = all_sets.nr;
+	in.builders = (const char *const *)builders->v;
+	in.nbuilders = builders->nr;
 	ret = plan_resolve(&in, plan, e);
 	free(ship);
 	wb_strlist_release(&overrides);
+	wb_strlist_release(&all_sets);
 	if (ret)
 		return -1;
 	/* one lock per image: the 2019 and 2022 recipes never share one */
-	if (!run->lock_path) {
+	if (set_lock && !run->lock_path) {
 		free(run->lock_default);
 		run->lock_default = xasprintf("%s.lock", plan->name);
 		run->lock_path = run->lock_default;
 	}
 	plan_warnings(run, plan);
 	return 0;
+}
+
+int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
+		     struct wb_err *e)
+{
+	return resolve_with(run, recipe, NULL, &run->builders, 1, plan, e);
 }
 
 int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
@@ -152,12 +219,32 @@ int cmd_load_plan(struct wb_run *run, const char *recipe, struct plan *plan)
 
 int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 {
+	struct wb_run *run = p->run;
+
 	if (img->resolved)
 		return 0;
-	if (cmd_resolve_plan(p->run, img->recipe, &img->plan, e) < 0)
+	if (resolve_with(run, img->recipe, &img->sets,
+			 img->builders.nr ? &img->builders : &run->builders, !p->matrix,
+			 &img->plan, e) < 0)
 		return -1;
 	img->resolved = 1;
+	if (img->suffix) {
+		/* a matrix entry's distinct output name: OUT/<name>, the
+		 * Packer file names, <name>.lock */
+		char *name = xasprintf("%s-%s", img->plan.name, img->suffix);
+
+		free(img->plan.name);
+		img->plan.name = name;
+	}
+	if (p->matrix)
+		img->lock_path = xasprintf("%s.lock", img->plan.name);
 	return 0;
+}
+
+/* The lock file IMG reads (and a matrix writes). */
+static const char *image_lock(const struct pipeline *p, const struct pipe_image *img)
+{
+	return img->lock_path ? img->lock_path : p->run->lock_path;
 }
 
 /* ---- fetch (+ trust) ------------------------------------------------------ */
@@ -197,10 +284,10 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 
 /* The lock file of the run for PLAN: read, made for this image, and (with
  * --locked) there and matching. 0, or -1 with E. */
-static int read_lock(struct wb_run *run, const struct plan *plan, struct lockfile *lf,
-		     struct wb_err *e)
+static int read_lock(struct wb_run *run, const char *path, const struct plan *plan,
+		     struct lockfile *lf, struct wb_err *e)
 {
-	int have = lockfile_read(run->lock_path, lf, e);
+	int have = lockfile_read(path, lf, e);
 
 	if (have < 0)
 		return -1;
@@ -209,12 +296,12 @@ static int read_lock(struct wb_run *run, const struct plan *plan, struct lockfil
 		return wb_error(e, run->locked ? WB_EVERIFY : WB_EUSAGE,
 				"the lock file '%s' was made for image '%s', not '%s'; give "
 				"this image's lock with --lock, or make one with 'winbuild "
-				"lock' (default '%s.lock')", run->lock_path, lf->image,
+				"lock' (default '%s.lock')", path, lf->image,
 				plan->name, plan->name);
 	if (run->locked && !have)
 		return wb_error(e, WB_EUSAGE, "--locked, but there is no lock file '%s'; "
-				"run 'winbuild lock' first", run->lock_path);
-	if (run->locked && check_locked(plan, lf, run->lock_path, e) < 0)
+				"run 'winbuild lock' first", path);
+	if (run->locked && check_locked(plan, lf, path, e) < 0)
 		return -1;
 	return 0;
 }
@@ -235,7 +322,7 @@ static void on_interrupt(int sig)
 }
 
 /* No SA_RESTART: a blocked read returns and the flag is seen. */
-static void catch_interrupts(struct sigaction *old_int, struct sigaction *old_term)
+void pipe_catch_interrupts(struct sigaction *old_int, struct sigaction *old_term)
 {
 	struct sigaction sa;
 
@@ -247,7 +334,7 @@ static void catch_interrupts(struct sigaction *old_int, struct sigaction *old_te
 	sigaction(SIGTERM, &sa, old_term);
 }
 
-static void restore_interrupts(const struct sigaction *old_int,
+void pipe_restore_interrupts(const struct sigaction *old_int,
 			       const struct sigaction *old_term)
 {
 	sigaction(SIGINT, old_int, NULL);
@@ -255,23 +342,12 @@ static void restore_interrupts(const struct sigaction *old_int,
 }
 
 /* The fetch engine's context: one callback per event, each doing the
- * display's part and the stage's part itself. */
+ * display's part and the stage's part (of every image the item is
+ * routed to) itself. */
 struct fetch_ctx {
 	struct cmd_progress d;
-	struct pipe_image *img;
-	struct pipe_stage *stage;     /* IMG->staging, else NULL */
+	struct pipe_group *g;
 };
-
-/* The plan index of IT. fetch_opts' callbacks hand over the item, not its
- * index (builder/fetch/fetch.h), so it is the item's place in IMG->items;
- * -1 for an item not of that array. */
-static long item_index(const struct pipe_image *img, const struct fetch_item *it)
-{
-	for (size_t i = 0; i < img->plan.nartifacts; i++)
-		if (&img->items[i] == it)
-			return (long)i;
-	return -1;
-}
 
 static void on_progress(void *ctx, const struct fetch_progress *p)
 {
@@ -280,48 +356,100 @@ static void on_progress(void *ctx, const struct fetch_progress *p)
 	cmd_progress_show(&f->d, p);
 }
 
-static int on_tee_open(void *ctx, const struct fetch_item *it)
+/* A second open file of FD's file, with its own offset: the stages of two
+ * images read the same verified entry at once, and a copy seeks (tree.c).
+ * /proc/self/fd reopens the very inode, never the path a cache writer may
+ * have swapped; without /proc, a dup (the offset shared). -1 on failure. */
+static int reopen_fd(int fd)
 {
-	struct fetch_ctx *f = ctx;
-	long i = item_index(f->img, it);
+	char path[64];
+	int r;
 
-	return f->stage && i >= 0 ? pipestage_tee_open(f->stage, (size_t)i) : -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = open(path, O_RDONLY | O_CLOEXEC);
+	return r >= 0 ? r : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-static void on_done(void *ctx, const struct fetch_item *it)
+/* Route R of item U is done: give its image the result (a view of the
+ * group's item: its strings and evidence stay the group's). */
+static void route_copy(struct pipe_group *g, struct pipe_route *r, size_t u)
+{
+	struct fetch_item *dst = &r->img->items[r->k];
+	const struct fetch_item *src = &g->items[u];
+	const struct plan_artifact *art = dst->art;
+	const char *pin = dst->lock_sha256;
+	unsigned long long expect = dst->expect_size;
+
+	if (r->copied || !g->shared)
+		return;
+	*dst = *src;
+	dst->art = art;
+	dst->lock_sha256 = pin;
+	dst->expect_size = expect;
+	/* only the image the download was teed to has the copy */
+	dst->teed = r->tee && src->teed;
+	if (src->has_fd && r != &g->routes[g->first[u]]) {
+		dst->fd = reopen_fd(src->fd);
+		dst->has_fd = dst->fd >= 0;
+		r->img->fd_owned[r->k] = dst->has_fd;
+	}
+	r->copied = 1;
+}
+
+static int on_tee_open(void *ctx, size_t u, const struct fetch_item *it)
 {
 	struct fetch_ctx *f = ctx;
-	long i = item_index(f->img, it);
 
-	if (f->stage && i >= 0 && !it->status)
-		pipestage_feed(f->stage, (size_t)i, it);
+	(void)it;
+	for (size_t r = f->g->first[u]; r != SIZE_MAX; r = f->g->routes[r].next) {
+		struct pipe_route *ro = &f->g->routes[r];
+		int fd;
+
+		if (!ro->img->staging)
+			continue;
+		fd = pipestage_tee_open(&ro->img->stage, ro->k);
+		if (fd >= 0) {
+			ro->tee = 1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+static void on_done(void *ctx, size_t u, const struct fetch_item *it)
+{
+	struct fetch_ctx *f = ctx;
+
+	for (size_t r = f->g->first[u]; r != SIZE_MAX; r = f->g->routes[r].next) {
+		struct pipe_route *ro = &f->g->routes[r];
+
+		route_copy(f->g, ro, u);
+		if (ro->img->staging && !it->status)
+			pipestage_feed(&ro->img->stage, ro->k, &ro->img->items[ro->k]);
+	}
 	cmd_progress_item(&f->d, it);
 }
 
-int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+/* Read IMG's lock (kept: its pins until the fetch is done). -1 with E. */
+int pipe_image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	img->lf = xcalloc(1, sizeof(*img->lf));
+	return read_lock(p->run, image_lock(p, img), &img->plan, img->lf, e);
+}
+
+/* Make IMG's items from its lock, and (staging) gate and begin its stage
+ * in the open cache C. 1: up to date (items without results), 0: to fetch,
+ * -1 with E (IMG->items NULL). */
+int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
+			 struct wb_err *e)
 {
 	struct wb_run *run = p->run;
 	struct plan *plan = &img->plan;
-	struct lockfile lf;
-	struct cache c = CACHE_INIT;
-	struct fetch_opts o;
 	struct fetch_item *items;
-	struct fetch_ctx f;
-	struct sigaction old_int, old_term;
-	int stage = img->staging;
-	char *dir = NULL;
-	int ret = -1;
-
-	memset(&lf, 0, sizeof(lf));
-	if (read_lock(run, plan, &lf, e) < 0)
-		goto out;
-	dir = cache_default_dir(run->cache_dir, e);
-	if (!dir || cache_open(&c, dir, 0, e) < 0)
-		goto out;
 
 	items = xcalloc(plan->nartifacts + 1, sizeof(*items));
 	for (size_t i = 0; i < plan->nartifacts; i++) {
-		const struct lock_entry *le = lockfile_find(&lf, plan->artifacts[i].name);
+		const struct lock_entry *le = lockfile_find(img->lf, plan->artifacts[i].name);
 
 		items[i].art = &plan->artifacts[i];
 		if (le)   /* a hint for the progress totals, whatever is pinned */
@@ -329,23 +457,114 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 		if (le && (run->locked || plan->artifacts[i].verify.needs_pin))
 			items[i].lock_sha256 = le->sha256;
 	}
-	if (stage && pipestage_gate(&img->stage, plan, items, &c) == 1) {
+	if (img->staging && pipestage_gate(&img->stage, plan, items, c) == 1) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			items[i].lock_sha256 = NULL;
 		img->items = items;
-		ret = 1;
-		goto out;
+		return 1;
 	}
-	if (stage && pipestage_start(&img->stage, plan, e) < 0) {
+	img->stage.lock_path = image_lock(p, img);
+	if (img->staging && pipestage_start(&img->stage, plan, e) < 0) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			fetch_item_release(&items[i]);
 		free(items);
-		goto out;
+		return -1;
 	}
 	img->items = items;
+	return 0;
+}
+
+static void group_route(struct pipe_group *g, struct pipe_image *img, size_t k, size_t u)
+{
+	struct pipe_route *r;
+	size_t last = SIZE_MAX;
+
+	for (size_t at = g->first[u]; at != SIZE_MAX; at = g->routes[at].next)
+		last = at;
+	ALLOC_GROW(g->routes, g->nroutes + 1, g->alloc);
+	r = &g->routes[g->nroutes];
+	memset(r, 0, sizeof(*r));
+	r->img = img;
+	r->k = k;
+	r->next = SIZE_MAX;
+	if (last == SIZE_MAX)
+		g->first[u] = g->nroutes;
+	else
+		g->routes[last].next = g->nroutes;
+	g->nroutes++;
+}
+
+/* Fill G from its N images IMGS: one image fetches into its own items;
+ * several into the union of theirs, one item per distinct artifact (the
+ * same ref spec and lock pin), each routed to every image using it. */
+void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
+{
+	size_t total = 0, nkeys = 0;
+	char **keys;
+
+	for (size_t i = 0; i < n; i++)
+		total += imgs[i]->plan.nartifacts;
+	g->first = xcalloc(total + 1, sizeof(*g->first));
+	for (size_t u = 0; u <= total; u++)
+		g->first[u] = SIZE_MAX;
+	g->shared = n > 1;
+	if (!g->shared) {
+		g->items = imgs[0]->items;
+		g->n = imgs[0]->plan.nartifacts;
+		for (size_t k = 0; k < g->n; k++)
+			group_route(g, imgs[0], k, k);
+		return;
+	}
+	g->items = xcalloc(total + 1, sizeof(*g->items));
+	keys = xcalloc(total + 1, sizeof(*keys));
+	for (size_t i = 0; i < n; i++) {
+		struct pipe_image *img = imgs[i];
+
+		img->borrowed = 1;
+		img->fd_owned = xcalloc(img->plan.nartifacts + 1, 1);
+		for (size_t k = 0; k < img->plan.nartifacts; k++) {
+			const struct fetch_item *it = &img->items[k];
+			char *spec = fetch_ref_spec(&img->plan, it);
+			char *key = xasprintf("%slock %s\n", spec,
+					      it->lock_sha256 ? it->lock_sha256 : "-");
+			size_t u = 0;
+
+			free(spec);
+			while (u < nkeys && strcmp(keys[u], key))
+				u++;
+			if (u == nkeys) {
+				keys[nkeys++] = key;
+				g->items[u].art = it->art;
+				g->items[u].lock_sha256 = it->lock_sha256;
+			} else {
+				free(key);
+			}
+			if (it->expect_size > g->items[u].expect_size)
+				g->items[u].expect_size = it->expect_size;
+			group_route(g, img, k, u);
+		}
+	}
+	g->n = nkeys;
+	for (size_t u = 0; u < nkeys; u++)
+		free(keys[u]);
+	free(keys);
+}
+
+/* Fetch group G (its routes' images staged as they ask) with the policy
+ * of PLAN. fetch_all's result; every route gets its item's result. */
+int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
+		       struct cache *c, struct wb_err *e)
+{
+	struct wb_run *run = p->run;
+	struct fetch_opts o;
+	struct fetch_ctx f;
+	struct sigaction old_int, old_term;
+	int stage = 1, ret;
+
+	for (size_t r = 0; r < g->nroutes; r++)
+		stage &= g->routes[r].img->staging;
 	cmd_progress_init(&f.d, run);
-	f.img = img;
-	f.stage = stage ? &img->stage : NULL;
+	f.g = g;
 	memset(&o, 0, sizeof(o));
 	o.jobs = run->jobs > 0 ? run->jobs : 4;
 	o.offline = run->offline;
@@ -363,18 +582,63 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 		o.tee_open = on_tee_open;
 	o.ctx = &f;
 	o.interrupted = &pipe_interrupted;
-	catch_interrupts(&old_int, &old_term);
-	ret = fetch_all(plan, items, plan->nartifacts, &c, &o, e);
-	restore_interrupts(&old_int, &old_term);
+	pipe_catch_interrupts(&old_int, &old_term);
+	ret = fetch_all(plan, g->items, g->n, c, &o, e);
+	pipe_restore_interrupts(&old_int, &old_term);
 	cmd_progress_clear(&f.d);
-	if (ret == 0 && plan->nimages)   /* issue 33: cmd/pipeimages.c */
-		ret = pipe_fetch_images(run, plan, &c, e);
-	/* lock pins point into LF: keep them valid for the caller as copies */
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		items[i].lock_sha256 = NULL;
-out:
+	/* issue 33: each image's images: (cmd/pipeimages.c), once per image
+	 * of the group */
+	for (size_t r = 0; ret == 0 && r < g->nroutes; r++) {
+		const struct pipe_image *im = g->routes[r].img;
+		size_t q = 0;
+
+		while (q < r && g->routes[q].img != im)
+			q++;
+		if (q == r && im->plan.nimages)
+			ret = pipe_fetch_images(p->run, &im->plan, c, e);
+	}
+	for (size_t u = 0; u < g->n; u++)
+		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)
+			route_copy(g, &g->routes[r], u);
+	/* lock pins point into the images' locks: drop them for the caller */
+	for (size_t r = 0; r < g->nroutes; r++)
+		g->routes[r].img->items[g->routes[r].k].lock_sha256 = NULL;
+	for (size_t u = 0; g->shared && u < g->n; u++)
+		g->items[u].lock_sha256 = NULL;
+	return ret;
+}
+
+struct pipe_group *pipe_group_new(struct pipeline *p)
+{
+	p->groups = xrealloc(p->groups, (p->ngroups + 1) * sizeof(*p->groups));
+	memset(&p->groups[p->ngroups], 0, sizeof(*p->groups));
+	return &p->groups[p->ngroups++];
+}
+
+int pipe_open_cache(struct wb_run *run, struct cache *c, struct wb_err *e)
+{
+	char *dir = cache_default_dir(run->cache_dir, e);
+	int ret = dir && cache_open(c, dir, 0, e) == 0 ? 0 : -1;
+
 	free(dir);
-	lockfile_release(&lf);
+	return ret;
+}
+
+int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	struct cache c = CACHE_INIT;
+	struct pipe_group *g;
+	int ret = -1;
+
+	if (pipe_image_read_lock(p, img, e) < 0 || pipe_open_cache(p->run, &c, e) < 0)
+		goto out;
+	ret = pipe_image_prepare(p, img, &c, e);
+	if (ret)
+		goto out;
+	g = pipe_group_new(p);
+	pipe_group_build(g, &img, 1);
+	ret = pipe_group_fetch(p, g, &img->plan, &c, e);
+out:
 	cache_close(&c);
 	return ret;
 }
@@ -403,50 +667,60 @@ int pipe_fetch_failed(struct pipeline *p, const struct pipe_image *img,
 
 /* ---- emit ----------------------------------------------------------------- */
 
-int pipe_emit(struct pipeline *p, const struct pipe_image *img)
+/* Write OUT/<name>/packer for IMG (emit_packer), printing nothing: 0, or
+ * -1 with E. Under pipe_catch_interrupts (the caller's). */
+int pipe_emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e)
 {
-	struct wb_run *run = p->run;
 	const struct plan *plan = &img->plan;
-	struct sigaction old_int, old_term;
-	const struct wb_strlist *sel = &plan->builders;  /* narrowed by --builder */
 	struct staged_manifest m;
-	struct wb_err e = WB_ERR_INIT;
 	struct emit_opts o;
 	char data[PATH_MAX];
-	char *outdir = fs_join(run->out_dir, plan->name);
+	char *outdir = fs_join(p->run->out_dir, plan->name);
 	char *mpath = fs_join(outdir, "manifest.json");
-	int ret;
+	int ret = -1;
 
 	memset(&m, 0, sizeof(m));
-	if (plan_require_iso(plan, &e)) {
-		ret = cmd_fail(&e);
+	if (plan_require_iso(plan, e))
 		goto out;
-	}
 	if (!fs_exists(mpath)) {
-		cmd_errorf("'%s' not found: stage the recipe first "
-			"('winbuild stage' or 'winbuild build')", mpath);
-		ret = WB_ESTAGE;
+		wb_error(e, WB_ESTAGE, "'%s' not found: stage the recipe first "
+			 "('winbuild stage' or 'winbuild build')", mpath);
 		goto out;
 	}
-	if (staged_manifest_read(mpath, &m, &e)) {
-		ret = cmd_fail(&e);
+	if (staged_manifest_read(mpath, &m, e))
 		goto out;
-	}
 	memset(&o, 0, sizeof(o));
 	o.data_dir = cmd_data_dir(data, sizeof(data));
 	o.out_dir = outdir;
-	o.builders = sel;
+	o.builders = &plan->builders;   /* narrowed by --builder */
 	o.sign = p->emit_sign;
 	o.interrupted = &pipe_interrupted;
-	catch_interrupts(&old_int, &old_term);
-	ret = emit_packer(plan, &m, &o, &e);
-	restore_interrupts(&old_int, &old_term);
-	if (ret || pipe_interrupted) {
-		if (!ret)   /* too late to stop: the output is whole, say so */
-			wb_error(&e, WB_EINTR, "interrupted after the Packer inputs were written");
-		ret = cmd_fail(&e);
-		goto out;
+	ret = emit_packer(plan, &m, &o, e);
+	if (!ret && pipe_interrupted) {
+		/* too late to stop: the output is whole, say so */
+		wb_error(e, WB_EINTR, "interrupted after the Packer inputs were written");
+		ret = -1;
 	}
+out:
+	staged_manifest_release(&m);
+	free(outdir);
+	free(mpath);
+	return ret ? -1 : 0;
+}
+
+/* After pipe_emit_work (WORKED its result, E its error): the error, or the
+ * --json field and the paths on stdout. The exit code. */
+int pipe_emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
+		       const struct wb_err *e)
+{
+	struct wb_run *run = p->run;
+	const struct plan *plan = &img->plan;
+	const struct wb_strlist *sel = &plan->builders;
+	char *outdir;
+
+	if (worked < 0)
+		return cmd_fail(e);
+	outdir = fs_join(run->out_dir, plan->name);
 	if (run->json) {
 		json_t *b = json_array();
 
@@ -465,12 +739,20 @@ int pipe_emit(struct pipeline *p, const struct pipe_image *img)
 			printf(" %s", sel->v[i]);
 		putchar('\n');
 	}
-	ret = WB_OK;
-out:
-	staged_manifest_release(&m);
 	free(outdir);
-	free(mpath);
-	return ret;
+	return WB_OK;
+}
+
+int pipe_emit(struct pipeline *p, const struct pipe_image *img)
+{
+	struct sigaction old_int, old_term;
+	struct wb_err e = WB_ERR_INIT;
+	int r;
+
+	pipe_catch_interrupts(&old_int, &old_term);
+	r = pipe_emit_work(p, img, &e);
+	pipe_restore_interrupts(&old_int, &old_term);
+	return pipe_emit_report(p, img, r, &e);
 }
 
 /* ---- the run -------------------------------------------------------------- */
@@ -507,7 +789,7 @@ static int fetch_and_stage(struct pipeline *p, struct pipe_image *img)
 
 /* PIPE_EMIT without PIPE_STAGE_ALWAYS (emit): stage only when nothing is
  * staged yet. */
-static int needs_stage(const struct pipeline *p, const struct pipe_image *img)
+int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img)
 {
 	char *outdir, *mpath;
 	int staged;
@@ -525,7 +807,6 @@ static int needs_stage(const struct pipeline *p, const struct pipe_image *img)
 int pipe_run(struct pipeline *p)
 {
 	int ret = WB_OK;
-
 	for (size_t i = 0; i < p->nimages && !ret; i++) {
 		struct pipe_image *img = &p->images[i];
 		struct wb_err e = WB_ERR_INIT;
@@ -543,7 +824,7 @@ int pipe_run(struct pipeline *p)
 		 * needed where it is used, in the Packer inputs */
 		if ((p->steps & PIPE_EMIT) && plan_require_iso(&img->plan, &e))
 			return cmd_fail(&e);
-		if (needs_stage(p, img)) {
+		if (pipe_needs_stage(p, img)) {
 			if (!(p->steps & PIPE_STAGE) &&
 			    pipestage_init(&img->stage, p->run, &e) < 0)
 				return cmd_fail(&e);

@@ -4,7 +4,11 @@
  * the recipe and fetch steps (then do their own output), stage runs up to
  * the stage, emit and build run everything (emit stages only when nothing
  * is staged). Each image of a run is one struct pipe_image, resolved once
- * (its warnings print once); today a run has one image.
+ * (its warnings print once). build and stage take several recipes or a
+ * matrix file (matrix.c): the image matrix, one fetch over the union of
+ * the images' artifacts (fetch groups below), then each image's stage and
+ * emit into its own OUT/<name>, one lock each, a table and one --json
+ * result with an entry per image (docs/matrix.md).
  *
  * Ownership: the pipeline owns its images, and each image its plan, its
  * fetch items and its stage step; pipe_release frees all of it. Messages
@@ -14,6 +18,7 @@
 #ifndef WB_CMD_PIPELINE_H
 #define WB_CMD_PIPELINE_H
 
+#include <signal.h>
 #include <time.h>
 
 #include "cmd/cmd.h"
@@ -22,6 +27,8 @@
 #include "stage/stage.h"
 
 struct cache;
+struct lockfile;
+struct json_t;
 
 enum pipe_step {
 	PIPE_FETCH = 1u << 0,   /* every artifact verified into the cache */
@@ -53,6 +60,8 @@ struct pipe_test_hook {
  * the SBOM and the stamp. */
 struct pipe_stage {
 	struct wb_run *run;
+	const struct wb_strlist *extra_sets;   /* a matrix image's own --set
+					 * pairs (after the run's), or NULL */
 	char *templates_dir;          /* owned: cmd_templates_dir() */
 	char *cache_dir;              /* owned: cache_default_dir(), for images: */
 	struct stage_opts o;
@@ -64,10 +73,37 @@ struct pipe_stage {
 	struct stage_result res;
 	struct lockfile *lock;        /* owned: --locked with site signing, the
 				       * lock its signed files must match */
+	const char *lock_path;        /* the image's lock file (pipe_fetch) */
+	int record_later;             /* a matrix: the caller records the
+				       * site-signed digests after it wrote
+				       * the image's lock */
+	struct wb_err err;            /* pipestage_work's error */
+	int finish_failed;            /* ... from stage_finish (quarantine) */
 };
 
 struct pipe_image {
 	const char *recipe;           /* as given: a path or a shipped name */
+	/* a matrix entry's own values (matrix.c), all empty outside one */
+	char *recipe_owned;           /* RECIPE when the matrix file made it */
+	char *suffix;                 /* appended to the recipe's image name */
+	struct wb_strlist sets;       /* after the run's --set */
+	struct wb_strlist builders;   /* instead of the run's --builder */
+	char *where;                  /* "matrix.yaml:4:5" of the entry, or NULL */
+	char *lock_path;              /* owned: <name>.lock in a matrix, else NULL
+				       * (the run's) */
+	struct lockfile *lf;          /* its lock, read by the fetch step */
+	int borrowed;                 /* ITEMS are views of a fetch group's
+				       * items (copied as each is done); only
+				       * FD_OWNED fds are the image's */
+	unsigned char *fd_owned;      /* per item, when BORROWED */
+	int failed;                   /* its exit code once it failed, else 0 */
+	struct wb_strlist errors;     /* its "not built" lines (--json) */
+	int worked, work_ret;         /* pipestage_work ran on its thread */
+	int emitted, emit_ret;        /* the same for its Packer inputs */
+	struct wb_err emit_err;
+	int capturing;                /* in a step whose lines become ERRORS */
+	double secs;                  /* run start to this image done */
+	struct json_t *json;          /* its --json entry in a matrix */
 	struct plan plan;             /* resolved once, by pipe_resolve */
 	int resolved;
 	struct fetch_item *items;     /* plan.nartifacts of them once fetched
@@ -78,6 +114,28 @@ struct pipe_image {
 	struct pipe_stage stage;      /* when STAGING */
 };
 
+/* One fetch over several images (fetch_group in pipeline.c): the union
+ * of their artifacts, one item per distinct artifact (the same ref spec
+ * and lock pin: the same URLs, verification and policy), each routed to
+ * every (image, artifact index) that uses it. The images of one group
+ * share the policy the engine applies (fetch_all takes one plan's). */
+struct pipe_route {
+	struct pipe_image *img;
+	size_t k;                     /* the artifact's index in IMG's plan */
+	size_t next;                  /* the item's next route, or SIZE_MAX */
+	int tee;                      /* the download is teed to IMG's stage */
+	int copied;                   /* IMG->items[K] holds the result */
+};
+
+struct pipe_group {
+	struct fetch_item *items;     /* owned when several images share it */
+	size_t n;
+	struct pipe_route *routes;
+	size_t nroutes, alloc;
+	size_t *first;                /* per item: its first route */
+	int shared;                   /* ITEMS are the group's own */
+};
+
 struct pipeline {
 	struct wb_run *run;
 	unsigned steps;               /* enum pipe_step */
@@ -85,11 +143,27 @@ struct pipeline {
 	const struct sign_opts *emit_sign;   /* emit --sign-scripts key, or NULL */
 	struct pipe_image *images;    /* owned */
 	size_t nimages;
+	int matrix;                   /* several images, or a matrix file */
+	struct pipe_group *groups;    /* the fetch groups of a matrix run */
+	size_t ngroups;
+	size_t downloaded, distinct;  /* of the matrix's union of artifacts */
+	double t0;                    /* the matrix run's start */
 };
 
-/* One image per recipe: today run->positional.v[0]. */
+/* One image per recipe of run->positional (or MATRIX's entries when the
+ * caller loads a matrix file with pipe_matrix_load). */
 void pipe_init(struct pipeline *p, struct wb_run *run, unsigned steps);
 void pipe_release(struct pipeline *p);
+/* build, stage: one image per recipe of run->positional (a matrix when
+ * there are several). */
+void pipe_add_recipes(struct pipeline *p);
+
+/* build, stage: the images of the matrix file MATRIX, or one per recipe
+ * given (matrix.c). 0, or the exit code after printing the error. */
+int cmd_pipe_images(struct pipeline *p, const char *matrix);
+/* matrix.c: the images of the matrix file PATH (docs/matrix.md), replacing
+ * P's. 0, or -1 with E (WB_EUSAGE, "file:line:col: message"). */
+int pipe_matrix_load(struct pipeline *p, const char *path, struct wb_err *e);
 
 /* Resolve IMG's recipe with the run's -O, $WINBUILD_SET and --set (a
  * shipped name found in the data directory), print the plan's warnings,
@@ -124,6 +198,38 @@ int pipe_run(struct pipeline *p);
  * P->emit_sign unless NULL. Prints errors, returns the exit code. */
 int pipe_emit(struct pipeline *p, const struct pipe_image *img);
 
+/* The pieces of the steps the matrix run (pipematrix.c) puts together
+ * its own way; pipe_fetch and pipe_run use them for one image. */
+int pipe_open_cache(struct wb_run *run, struct cache *c, struct wb_err *e);
+/* Read IMG's lock (kept in IMG->lf: its pins until the fetch is done). */
+int pipe_image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
+/* IMG's items, and (staging) its gate and stage begun in the open cache C:
+ * 1 up to date, 0 to fetch, -1 with E. */
+int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache *c,
+		       struct wb_err *e);
+struct pipe_group *pipe_group_new(struct pipeline *p);
+/* G over its N images IMGS (one: its own items; several: their union). */
+void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n);
+/* fetch_all over G with PLAN's policy; every route gets its result. */
+int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
+		     struct cache *c, struct wb_err *e);
+/* Whether P's steps stage IMG (emit: only when nothing is staged). */
+int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img);
+/* pipe_emit in two halves: the Packer inputs written, printing nothing (0,
+ * or -1 with E; under pipe_catch_interrupts), then the error or the
+ * --json field and the paths (WORKED: the first half's result). */
+int pipe_emit_work(struct pipeline *p, const struct pipe_image *img, struct wb_err *e);
+int pipe_emit_report(struct pipeline *p, const struct pipe_image *img, int worked,
+		     const struct wb_err *e);
+/* SIGINT/SIGTERM only set the flag the fetch and emit watch (exit 130). */
+void pipe_catch_interrupts(struct sigaction *old_int, struct sigaction *old_term);
+void pipe_restore_interrupts(const struct sigaction *old_int,
+			     const struct sigaction *old_term);
+
+/* pipematrix.c: stage, emit, build of P: the matrix run when P has
+ * several images (or a matrix file), else pipe_run. The exit code. */
+int cmd_pipe_run(struct pipeline *p);
+
 /* pipestage.c: the stage step, driven by pipe_fetch and pipe_run. */
 int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e);
 void pipestage_release(struct pipe_stage *s);
@@ -139,8 +245,22 @@ int pipestage_tee_open(struct pipe_stage *s, size_t i);
 void pipestage_feed(struct pipe_stage *s, size_t i, const struct fetch_item *item);
 /* Every artifact fetched: feed the rest, finish the tree (quarantine the
  * cache entry of an artifact whose bytes changed), write the SBOM and the
- * stamp, print the summary. Prints its errors; returns the exit code. */
+ * stamp, print the summary. Prints its errors; returns the exit code.
+ * pipestage_work() then pipestage_report(). */
 int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 		     const struct fetch_item *items);
+/* After a stage that site-signed files, not --locked: their digests into
+ * the lock file's "site_signed" (fetch/lockfile.h) at S->lock_path, when
+ * it exists; `lock` itself never signs. Prints its errors; the exit code. */
+int pipestage_record_site_signed(struct pipe_stage *s, const struct plan *plan);
+/* The work of pipestage_finish, printing nothing and touching nothing
+ * the run shares (a matrix runs one per image on threads of its own):
+ * 0, or -1 with S->err. */
+int pipestage_work(struct pipe_stage *s, const struct plan *plan,
+		   const struct fetch_item *items);
+/* The rest, on the run's thread, given WORKED (pipestage_work's result):
+ * the error and the quarantine, or the --json fields and the summary. */
+int pipestage_report(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items, int worked);
 
 #endif

@@ -72,9 +72,12 @@ static int setup_test_hook(struct pipe_test_hook *h)
 
 int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e)
 {
+	const struct wb_strlist *extra = s->extra_sets;
+
 	if (s->run)
 		return 0;
 	memset(s, 0, sizeof(*s));
+	s->extra_sets = extra;
 	if (cmd_source_date_epoch(STAGE_DEFAULT_EPOCH, &s->o.source_date_epoch, e) < 0)
 		return -1;
 	s->run = run;
@@ -125,6 +128,7 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 		     const char *const *urls, char key[65], struct wb_err *e)
 {
 	struct stamp_inputs in;
+	struct wb_strlist sets = WB_STRLIST_INIT;
 	char **specs = xcalloc(plan->nartifacts + 1, sizeof(*specs));
 	int ret;
 
@@ -140,7 +144,13 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 	}
 	memset(&in, 0, sizeof(in));
 	in.plan = plan;
-	in.sets = &s->run->sets;
+	/* every --set the plan was resolved with: a matrix image's own
+	 * (matrix file variations) are not in any input file */
+	for (size_t i = 0; i < s->run->sets.nr; i++)
+		wb_strlist_push(&sets, s->run->sets.v[i]);
+	for (size_t i = 0; s->extra_sets && i < s->extra_sets->nr; i++)
+		wb_strlist_push(&sets, s->extra_sets->v[i]);
+	in.sets = &sets;
 	in.env_set = s->run->env_set;
 	in.ref_specs = (const char *const *)specs;
 	in.sha256s = sha256s;
@@ -148,6 +158,7 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 	in.epoch = s->o.source_date_epoch;
 	in.sign = s->run->sign;
 	ret = stamp_key(&in, key, e);
+	wb_strlist_release(&sets);
 	for (size_t i = 0; i < plan->nartifacts; i++)
 		free(specs[i]);
 	free(specs);
@@ -257,10 +268,10 @@ int pipestage_start(struct pipe_stage *s, const struct plan *plan, struct wb_err
 	if (s->run->locked && s->o.sign && plan->site_signing.set && !s->lock) {
 		/* the fetch read it too and checked it is this image's */
 		s->lock = xcalloc(1, sizeof(*s->lock));
-		if (lockfile_read(s->run->lock_path, s->lock, e) < 0)
+		if (lockfile_read(s->lock_path, s->lock, e) < 0)
 			return -1;
 		s->o.locked = s->lock;
-		s->o.lock_path = s->run->lock_path;
+		s->o.lock_path = s->lock_path;
 	}
 	if (stage_begin(&s->st, plan, &s->o, e) < 0) {
 		stage_end(&s->st);
@@ -319,16 +330,16 @@ static void quarantine(struct wb_run *run, const struct fetch_item *it)
 	cache_close(&c);
 }
 
-/* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). */
+/* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). 0,
+ * or -1 with E. */
 static int write_sbom(struct pipe_stage *s, const struct plan *plan,
-		      const struct fetch_item *items)
+		      const struct fetch_item *items, struct wb_err *e)
 {
-	struct wb_err e = WB_ERR_INIT;
 	struct sbom_artifact *sa = xcalloc(plan->nartifacts + 1, sizeof(*sa));
 	char *outdir = fs_join(s->run->out_dir, plan->name);
 	char *mpath = fs_join(outdir, "manifest.json");
 	char *spath = fs_join(outdir, "sbom.cdx.json");
-	int ret = WB_OK;
+	int ret;
 
 	for (size_t i = 0; i < plan->nartifacts; i++) {
 		sa[i].name = items[i].art->name;
@@ -337,8 +348,7 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 		sa[i].blake2b512 = items[i].blake2b512;
 		sa[i].ev = &items[i].ev;
 	}
-	if (sbom_write(spath, plan, mpath, sa, plan->nartifacts, &e) < 0)
-		ret = cmd_fail(&e);
+	ret = sbom_write(spath, plan, mpath, sa, plan->nartifacts, e);
 	free(sa);
 	free(outdir);
 	free(mpath);
@@ -346,10 +356,7 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 	return ret;
 }
 
-/* After a stage that site-signed files, not --locked: their digests into
- * the lock file's "site_signed" (fetch/lockfile.h), when there is a lock
- * file; `lock` itself never signs. */
-static int record_site_signed(struct pipe_stage *s, const struct plan *plan)
+int pipestage_record_site_signed(struct pipe_stage *s, const struct plan *plan)
 {
 	struct wb_run *run = s->run;
 	struct wb_err e = WB_ERR_INIT;
@@ -359,44 +366,56 @@ static int record_site_signed(struct pipe_stage *s, const struct plan *plan)
 
 	if (run->locked || !s->o.sign || !plan->site_signing.set)
 		return WB_OK;
-	if (!fs_exists(run->lock_path)) {
+	if (!fs_exists(s->lock_path)) {
 		if (!run->quiet)
 			fprintf(stderr, "the site-signed digests are in the manifest only: "
 				"there is no lock file '%s' (run 'winbuild lock', then "
-				"stage again to record them)\n", run->lock_path);
+				"stage again to record them)\n", s->lock_path);
 		return WB_OK;
 	}
 	v = sitesign_lock_entries(&s->st.t, s->o.sign->timestamp_url != NULL, &n);
-	ret = lockfile_set_site_signed(run->lock_path, plan->name, v, n, &e);
+	ret = lockfile_set_site_signed(s->lock_path, plan->name, v, n, &e);
 	free(v);
 	if (ret < 0)
 		return cmd_fail(&e);
 	cmd_json_set(run, "site_signed_recorded", json_integer((json_int_t)n));
 	if (!run->quiet)
 		fprintf(stderr, "recorded %zu site-signed file%s in '%s'\n", n,
-			n == 1 ? "" : "s", run->lock_path);
+			n == 1 ? "" : "s", s->lock_path);
 	return WB_OK;
 }
 
-int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
-		     const struct fetch_item *items)
+int pipestage_work(struct pipe_stage *s, const struct plan *plan,
+		   const struct fetch_item *items)
+{
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		pipestage_feed(s, i, &items[i]);
+	s->finish_failed = 0;
+	if (stage_finish(&s->st, &s->res, &s->err) < 0) {
+		s->finish_failed = 1;
+		return -1;
+	}
+	if (write_sbom(s, plan, items, &s->err) < 0)
+		return -1;
+	stage_stamp(s, plan, items);
+	return 0;
+}
+
+int pipestage_report(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items, int worked)
 {
 	struct wb_run *run = s->run;
 	struct stage_result *res = &s->res;
-	struct wb_err e = WB_ERR_INIT;
 	int ret;
 
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		pipestage_feed(s, i, &items[i]);
-	if (stage_finish(&s->st, res, &e) < 0) {
-		ret = cmd_fail(&e);
-		for (size_t i = 0; res->bad_artifact && i < plan->nartifacts; i++)
+	if (worked < 0) {
+		ret = cmd_fail(&s->err);
+		for (size_t i = 0; s->finish_failed && res->bad_artifact &&
+		     i < plan->nartifacts; i++)
 			if (&plan->artifacts[i] == res->bad_artifact)
 				quarantine(run, &items[i]);
 		return ret;
 	}
-	if ((ret = write_sbom(s, plan, items)))
-		return ret;
 	cmd_json_set(run, "files", json_integer((json_int_t)res->nfiles));
 	cmd_json_set(run, "generated", json_integer((json_int_t)res->ngenerated));
 	cmd_json_set(run, "directories", json_integer((json_int_t)res->ndirs));
@@ -410,6 +429,12 @@ int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
 				plan->nartifacts);
 		fprintf(stderr, "manifest: %s\n", res->manifest_path);
 	}
-	stage_stamp(s, plan, items);
-	return record_site_signed(s, plan);
+	/* a matrix records after it wrote the image's lock (pipematrix.c) */
+	return s->record_later ? WB_OK : pipestage_record_site_signed(s, plan);
+}
+
+int pipestage_finish(struct pipe_stage *s, const struct plan *plan,
+		     const struct fetch_item *items)
+{
+	return pipestage_report(s, plan, items, pipestage_work(s, plan, items));
 }

@@ -7,7 +7,7 @@
 #include "cmd/pipeline.h"
 
 #define STAGE_USAGE \
-	"stage RECIPE [-o OUT] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] " \
+	"stage RECIPE... [--matrix FILE] [-o OUT] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] " \
 	"[--locked] [--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [-q] " \
 	"[--sign-cert FILE --sign-key FILE | --sign-pkcs12 FILE | --sign-pkcs11-uri URI ...]"
 
@@ -25,7 +25,9 @@ int cmd_stage(int argc, char **argv, struct wb_run *run)
 		run->sign_strict = 1;
 	}
 	pipe_init(&p, run, PIPE_STAGE);
-	ret = pipe_run(&p);
+	ret = cmd_pipe_images(&p, a.matrix);
+	if (!ret)
+		ret = cmd_pipe_run(&p);
 	pipe_release(&p);
 	run->sign = NULL;
 	return ret;

@@ -77,7 +77,7 @@ void engine_finish_job(struct engine *en, struct job *j, int code, const struct 
 	j->state = J_DONE;
 	en->done++;
 	if (en->o->on_done)
-		en->o->on_done(en->o->ctx, it);
+		en->o->on_done(en->o->ctx, (size_t)(j - en->jobs), it);
 }
 
 /* Move to the first target (from T) that has URLs; T_MAIN always has. */

@@ -138,10 +138,12 @@ struct fetch_opts {
 	 * of the bytes as they are written to the cache (item->teed tells
 	 * whether it holds them all), or -1 for none. The caller owns the
 	 * file; fetch closes the descriptor before on_done. A failed write
-	 * to it only ends the copy, never the download. */
-	int (*tee_open)(void *ctx, const struct fetch_item *it);
-	/* Called once per item when it is done (ok or not). */
-	void (*on_done)(void *ctx, const struct fetch_item *it);
+	 * to it only ends the copy, never the download. I is the item's
+	 * index in fetch_all's ITEMS, so a caller routes it without a
+	 * search (the image matrix: one item, several images). */
+	int (*tee_open)(void *ctx, size_t i, const struct fetch_item *it);
+	/* Called once per item when it is done (ok or not); I as above. */
+	void (*on_done)(void *ctx, size_t i, const struct fetch_item *it);
 	void *ctx;
 	/* Set (to nonzero) from a signal handler to stop: transfers are
 	 * abandoned, temp files removed, fetch_all returns -1 with WB_EINTR.

@@ -70,7 +70,7 @@ static int main_begin(struct engine *en, struct job *j, struct wb_err *e)
 	if (!j->tee_asked && en->o->tee_open) {
 		/* asked once: after a failed tee, the caller copies the entry */
 		j->tee_asked = 1;
-		j->tee_fd = en->o->tee_open(en->o->ctx, j->it);
+		j->tee_fd = en->o->tee_open(en->o->ctx, (size_t)(j - en->jobs), j->it);
 	}
 	if (!j->dc_live) {
 		memset(&j->dc, 0, sizeof(j->dc));

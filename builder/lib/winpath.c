@@ -337,9 +337,12 @@ int winpath_short_keys(const char *name, struct wb_strlist *keys)
 		struct buf lb = BUF_INIT, le = BUF_INIT;
 
 		short_basis(name, &lb, &le);
-		if (le.len > 3)
+		if (le.len > 3) {
+			/* never a write to an empty buf's shared buf_empty: two
+			 * stages may run this at once (an image matrix) */
 			le.len = 3;
-		le.ptr[le.len] = '\0';
+			le.ptr[3] = '\0';
+		}
 		if (lb.len) {
 			for (size_t d = 1; d <= 6; d++)
 				push_key(keys, 'N', d, le.ptr, lb.ptr,

@@ -271,6 +271,54 @@ static int merge_layer(struct resolver *r, struct rnode *layer)
 	return 0;
 }
 
+/*
+ * An override's windows_versions: {VERSION: VALUES, ...} (WV, taken out of
+ * the file): the VALUES of the image's windows.version as merged so far
+ * (this file's own keys included), merged right after the rest of the
+ * file, with their own origins (plan --explain shows the line in the
+ * block). One site override then serves a matrix of Windows versions, the
+ * ISO digest first. image-builder has no such thing: a var file per
+ * Windows version (images/capi/packer/ova/windows-2022.json and kin).
+ */
+static int merge_versions(struct resolver *r, struct rnode *wv)
+{
+	const struct rnode *v = rnode_get(rnode_get(r->top, "windows"), "version");
+	struct rnode *pick = NULL;
+	int ret = 0;
+
+	if (wv->type != RNODE_MAP) {
+		ret = err_at(r, &wv->origin, "'windows_versions' is a map of Windows versions "
+			     "to override values: {VERSION: {windows: {iso_sha256: ...}}}");
+		goto out;
+	}
+	for (size_t i = 0; i < wv->nr; i++) {
+		const struct rnode *x = wv->items[i];
+
+		if (x->type != RNODE_MAP) {
+			ret = err_at(r, &x->origin, "the values for Windows %s are a map, like "
+				     "an override's", x->key);
+			goto out;
+		}
+		if (rnode_get(x, "windows_versions") ||
+		    rnode_get(rnode_get(x, "windows"), "version")) {
+			const struct rnode *b = rnode_get(x, "windows_versions");
+
+			ret = err_at(r, b ? &b->key_origin :
+				     &rnode_get(rnode_get(x, "windows"), "version")->key_origin,
+				     "windows_versions.%s cannot set %s", x->key,
+				     b ? "windows_versions again" : "windows.version");
+			goto out;
+		}
+	}
+	if (v && v->type == RNODE_SCALAR)
+		pick = rnode_take(wv, v->scalar);
+	if (pick)
+		ret = merge_layer(r, pick);
+out:
+	rnode_free(wv);
+	return ret;
+}
+
 int load_layers(struct resolver *r, const struct plan_inputs *in)
 {
 	struct rnode *n;
@@ -286,7 +334,7 @@ int load_layers(struct resolver *r, const struct plan_inputs *in)
 
 	for (size_t i = 0; i < in->noverrides; i++) {
 		const char *path = in->overrides[i];
-		struct rnode *k;
+		struct rnode *k, *wv;
 
 		wb_strlist_push(&r->plan->override_files, path);
 		if (rnode_load_file(path, &r->plan->interned, &n, r->e))
@@ -314,7 +362,12 @@ int load_layers(struct resolver *r, const struct plan_inputs *in)
 				return ret;
 			}
 		}
-		if (merge_layer(r, n))
+		wv = rnode_take(n, "windows_versions");
+		if (merge_layer(r, n)) {
+			rnode_free(wv);
+			return -1;
+		}
+		if (wv && merge_versions(r, wv))
 			return -1;
 	}
 

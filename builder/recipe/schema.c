@@ -299,6 +299,8 @@ const struct schema_key schema_image[] = {
 /* Keys only override files may hold. */
 const struct schema_key schema_override_only[] = {
 	{ "replace", S_MAPOF, schema_replace, NULL, 0 },
+	/* {VERSION: override values}: layers.c, merge_versions */
+	{ "windows_versions", S_SKIP, NULL, NULL, 0 },
 	END
 };
 

@@ -1,0 +1,287 @@
+#!/usr/bin/env bats
+# The image matrix (docs/matrix.md, issue 30): build several recipes (or a
+# matrix file) in one run against the demo mirror (tests/demo/run makes it
+# once for the file; nginx and the fake Rekor serve it): one request per
+# distinct file however many images use it, one lock per image, the table,
+# one --json result with an entry per image, and an image that fails
+# leaving the others complete.
+load helpers
+load ../lib/servers
+
+setup_file() {
+	export DEMO_DIR="$BATS_FILE_TMPDIR/demo" DEMO_PORT DEMO_REKOR_PORT
+	DEMO_PORT=$(free_port)
+	DEMO_REKOR_PORT=$(free_port)
+	[ "$DEMO_REKOR_PORT" != "$DEMO_PORT" ] || DEMO_REKOR_PORT=$(free_port)
+	mkdir -p "$BATS_FILE_TMPDIR/tmp"
+	TMPDIR="$BATS_FILE_TMPDIR/tmp" bash "$WB_SRC/tests/demo/run" >"$BATS_FILE_TMPDIR/demo.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/demo.log" >&2; return 1; }
+	start_nginx "$DEMO_DIR/mirror"
+	start_rekor "$DEMO_DIR"/keys/sigstore/entries/*.json
+	export MX_KEY MX_REKOR="$REKOR" MX_MIRROR="http://127.0.0.1:$NGINX_PORT"
+	MX_KEY=$(tail -n1 "$DEMO_DIR/keys/demo.pub")
+}
+
+teardown_file() {
+	stop_servers
+}
+
+R="$WB_SRC/recipes"
+SHIPPED=("$R/windows-2019-containerd.yaml" "$R/windows-2022-containerd.yaml"
+	 "$R/windows-2025-containerd.yaml")
+
+# winbuild CMD ARGS... with the demo override and its values
+wbd() {
+	local cmd="$1"
+	shift
+	run "$WINBUILD" "$cmd" "${DEMO_ARGS[@]}" "$@"
+}
+demo_args() {
+	DEMO_ARGS=(-O "$WB_SRC/overrides/demo.yaml" --set vars.demo_mirror="$MX_MIRROR"
+		   --set keys.demo.key="$MX_KEY" --set vars.demo_rekor="$MX_REKOR"
+		   --set vars.demo_sigstore_root="$DEMO_DIR/keys/sigstore/root.json" --no-progress)
+}
+setup() {
+	common_setup
+	demo_args
+}
+
+# the mirror's requests so far: "GET /path" lines
+requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
+
+@test "build of the three shipped images: one request per file, a lock, a stage and Packer inputs each, the table" {
+	: >"$NGINX_LOG"
+	wbd build "${SHIPPED[@]}" -o out
+	assert_status 0
+	for n in 2019 2022 2025; do
+		name=windows-$n-containerd
+		[ -f "out/$name/manifest.json" ] && [ -f "out/$name/tree/k/kubelet.exe" ]
+		[ -f "out/$name/packer/$name.pkr.hcl" ]
+		# its own lock, made for it, with every artifact
+		python3 - "$name.lock" "$name" <<-'PY'
+			import json, sys
+			l = json.load(open(sys.argv[1]))
+			assert l["recipe"] == sys.argv[2], l.get("recipe")
+			assert len(l["artifacts"]) == 10, len(l["artifacts"])
+		PY
+		assert_output_has "$(printf '%-32s %-9s %-24s %-9s' "$name" 10 "27 files" packer)"
+	done
+	assert_output_has "3 images, 10 distinct artifacts: 10 downloaded, 0 from the cache"
+	# every file of the union once: no path twice
+	all=$(requests | wc -l)
+	uniq=$(requests | sort -u | wc -l)
+	[ "$all" -eq "$uniq" ] || { requests | sort | uniq -d; false; }
+	# and exactly what one image alone asks for
+	: >"$NGINX_LOG"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache1"
+	wbd build "$R/windows-2022-containerd.yaml" -o out1
+	assert_status 0
+	[ "$(requests | sort | md5sum)" = "$(requests | sort -u | md5sum)" ]
+	[ "$(requests | wc -l)" -eq "$all" ]
+}
+
+@test "build --json of several images: one result with an entry per image" {
+	"$WINBUILD" build "${DEMO_ARGS[@]}" "${SHIPPED[@]}" -o out --json >r.json
+	python3 - <<-PY
+		import json
+		r = json.load(open("r.json"))
+		assert r["ok"] and r["exit"] == 0 and r["command"] == "build", r
+		assert r["distinct_artifacts"] == 10 and r["downloaded"] == 10, r
+		names = [i["image"] for i in r["images"]]
+		assert names == ["windows-%s-containerd" % v for v in ("2019", "2022", "2025")], names
+		for i in r["images"]:
+		    assert i["ok"] and i["exit"] == 0 and i["errors"] == [], i
+		    assert len(i["artifacts"]) == 10 and all(a["ok"] for a in i["artifacts"]), i
+		    assert i["lock"] == i["image"] + ".lock", i
+		    assert i["packer"]["template"].endswith(i["image"] + ".pkr.hcl"), i
+		    assert i["files"] == 27 and i["up_to_date"] is False, i
+	PY
+	# the second run: nothing changed, nothing fetched
+	: >"$NGINX_LOG"
+	wbd build "${SHIPPED[@]}" -o out
+	assert_status 0
+	assert_output_has "up to date: out/windows-2025-containerd/tree"
+	[ "$(requests | wc -l)" -eq 0 ]
+}
+
+@test "a matrix file: recipes x variations, each image named, sets per variation" {
+	mkdir m
+	cat >m/matrix.yaml <<-EOF
+		kind: matrix
+		recipes:
+		  - $R/windows-2022-containerd.yaml
+		  - windows-2025-containerd
+		variations:
+		  - name: a
+		  - name: b
+		    set:
+		      node.pause_image: example.invalid/pause:42
+	EOF
+	: >"$NGINX_LOG"
+	wbd stage --matrix m/matrix.yaml -o out
+	assert_status 0
+	for n in windows-2022-containerd-a windows-2022-containerd-b windows-2025-containerd-a \
+		 windows-2025-containerd-b; do
+		[ -f "out/$n/manifest.json" ] && [ -f "$n.lock" ]
+	done
+	# the variation's value reached its images only
+	grep -q 'example.invalid/pause:42' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
+	grep -q 'example.invalid/pause:42' "out/windows-2025-containerd-b/tree/Program Files/containerd/config.toml"
+	! grep -q 'example.invalid/pause:42' "out/windows-2022-containerd-a/tree/Program Files/containerd/config.toml"
+	all=$(requests | wc -l)
+	[ "$all" -eq "$(requests | sort -u | wc -l)" ]
+}
+
+@test "a matrix file's syntax error and unknown key are reported at file:line:col, exit 2" {
+	printf 'kind: matrix\nrecipes: [a.yaml,\n  b.yaml\nvariations: []\n' >bad.yaml
+	wb build --matrix bad.yaml
+	assert_status 2
+	assert_output_has "bad.yaml:4:"
+	printf 'kind: matrix\nrecipes: [a.yaml]\nvariantions: []\n' >bad2.yaml
+	wb stage --matrix bad2.yaml
+	assert_status 2
+	assert_output_has "bad2.yaml:3:1: unknown key 'variantions' in a matrix file"
+	printf 'kind: matrix\nrecipes: [a.yaml]\nvariations:\n  - set: {x: 1}\n' >bad3.yaml
+	wb build --matrix bad3.yaml --json
+	assert_status 2
+	assert_output_has '"line": 4'
+	wb build --matrix bad3.yaml "$R/windows-2022-containerd.yaml"
+	assert_status 2
+	assert_output_has "give no RECIPE beside it"
+}
+
+@test "two images with the same name: exit 2 naming both, nothing fetched or written" {
+	: >"$NGINX_LOG"
+	wbd build "$R/windows-2022-containerd.yaml" "$R/windows-2025-containerd.yaml" \
+		"$R/windows-2022-containerd.yaml" -o out
+	assert_status 2
+	assert_output_has "two images are named 'windows-2022-containerd': image 'windows-2022-containerd' ($R/windows-2022-containerd.yaml) and image 'windows-2022-containerd' ($R/windows-2022-containerd.yaml)"
+	[ ! -e out ] && [ "$(requests | wc -l)" -eq 0 ]
+	ls ./*.lock 2>/dev/null && false
+	# --lock cannot name the lock of several images
+	wbd build "${SHIPPED[@]}" --lock one.lock
+	assert_status 2
+	assert_output_has "--lock names one lock file"
+}
+
+@test "one image failing verification: it is named and left unwritten, the others complete, exit 1" {
+	need_dep command -v minisign -- "minisign (make deps)"
+	minisign -G -W -p other.pub -s other.key </dev/null >/dev/null
+	mkdir m
+	cat >m/matrix.yaml <<-EOF
+		kind: matrix
+		recipes: [windows-2022-containerd, windows-2019-containerd]
+		variations:
+		  - name: good
+		  - name: wrongkey
+		    set:
+		      keys.demo.key: $(tail -n1 other.pub)
+	EOF
+	wbd build --matrix m/matrix.yaml -o out
+	assert_status 1
+	assert_output_has "image 'windows-2022-containerd-wrongkey' (windows-2022-containerd, m/matrix.yaml:2:11) not built:"
+	assert_output_has "image 'windows-2019-containerd-wrongkey' (windows-2019-containerd, m/matrix.yaml:2:36) not built:"
+	for n in windows-2022-containerd-good windows-2019-containerd-good; do
+		[ -f "out/$n/manifest.json" ] && [ -f "out/$n/packer/$n.pkr.hcl" ] && [ -f "$n.lock" ]
+	done
+	for n in windows-2022-containerd-wrongkey windows-2019-containerd-wrongkey; do
+		[ ! -e "out/$n/manifest.json" ] && [ ! -e "out/$n/tree" ] && [ ! -e "$n.lock" ]
+		[ -z "$(ls -A "out/$n" 2>/dev/null | grep -v '^\.lock$')" ]
+	done
+	assert_output_has "$(printf '%-32s %-9s %-24s' windows-2022-containerd-wrongkey 10 "failed (exit 1)")"
+	# --json: the failed images' entries say so, with their line
+	rm -rf out ./*.lock
+	"$WINBUILD" build "${DEMO_ARGS[@]}" --matrix m/matrix.yaml -o out --json >r.json || [ $? -eq 1 ]
+	python3 - <<-'PY'
+		import json
+		r = json.load(open("r.json"))
+		assert r["exit"] == 1 and not r["ok"], r["exit"]
+		by = {i["image"]: i for i in r["images"]}
+		assert sorted(by) == sorted("windows-%s-containerd-%s" % (v, k)
+		                            for v in ("2019", "2022") for k in ("good", "wrongkey")), sorted(by)
+		for n, i in by.items():
+		    if n.endswith("good"):
+		        assert i["ok"] and i["exit"] == 0 and i["lock"] == n + ".lock", i
+		    else:
+		        assert not i["ok"] and i["exit"] == 1 and "lock" not in i, i
+		        assert any("image '%s'" % n in l and "not built" in l for l in i["errors"]), i["errors"]
+		        assert not all(a["ok"] for a in i["artifacts"]), i["artifacts"]
+	PY
+}
+
+@test "per-Windows-version values in one override: each image gets its version's ISO digest, --explain shows the line" {
+	cat >versions.yaml <<-'EOF'
+		kind: override
+		windows_versions:
+		  "2019":
+		    windows:
+		      iso_sha256: 1111111111111111111111111111111111111111111111111111111111111111
+		  2025:
+		    windows:
+		      iso_sha256: 2525252525252525252525252525252525252525252525252525252525252525
+	EOF
+	wbd build "$R/windows-2019-containerd.yaml" "$R/windows-2025-containerd.yaml" \
+		"$R/windows-2022-containerd.yaml" -O versions.yaml -o out
+	assert_status 0
+	grep -q 1111111111111111111111111111111111111111111111111111111111111111 \
+		out/windows-2019-containerd/packer/windows-2019-containerd.auto.pkrvars.hcl
+	grep -q 2525252525252525252525252525252525252525252525252525252525252525 \
+		out/windows-2025-containerd/packer/windows-2025-containerd.auto.pkrvars.hcl
+	# 2022 has no block: the demo override's digest stays
+	grep -q 642caba7c4170187c2dcc493d65d9ef5ff530a391ccd1b490742a8c37840a087 \
+		out/windows-2022-containerd/packer/windows-2022-containerd.auto.pkrvars.hcl
+	! grep -q '1111111111\|2525252525' out/windows-2022-containerd/packer/windows-2022-containerd.auto.pkrvars.hcl
+	run "$WINBUILD" plan "$R/windows-2025-containerd.yaml" -O versions.yaml --explain
+	assert_status 0
+	assert_output_has "windows.iso_sha256 = 2525252525252525252525252525252525252525252525252525252525252525    <- versions.yaml:8:19"
+	# a block may not change the version it was picked for
+	printf 'kind: override\nwindows_versions:\n  "2022":\n    windows: {version: "2025"}\n' >loop.yaml
+	run "$WINBUILD" plan "$R/windows-2022-containerd.yaml" -O loop.yaml
+	assert_status 2
+	assert_output_has "loop.yaml:4:15: windows_versions.2022 cannot set windows.version"
+}
+
+@test "--locked: each image against its own lock; a lock pinning other bytes fails its image only" {
+	wbd build "${SHIPPED[@]}" -o out
+	assert_status 0
+	# the 2019 lock now pins other bytes for kubelet (as if upstream had
+	# changed them): only that image may fail, at its digest
+	python3 - windows-2019-containerd.lock <<-'PY'
+		import json, sys
+		l = json.load(open(sys.argv[1]))
+		l["artifacts"]["kubelet"]["sha256"] = "ab" * 32
+		json.dump(l, open(sys.argv[1], "w"), indent=2)
+	PY
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	rm -rf out
+	wbd build "${SHIPPED[@]}" -o out --locked
+	assert_status 1
+	assert_output_has "image 'windows-2019-containerd' ($R/windows-2019-containerd.yaml) not built: 1 of its 10 artifacts failed (exit 1)"
+	assert_output_has "abababab"
+	[ ! -e out/windows-2019-containerd/manifest.json ]
+	for n in 2022 2025; do
+		[ -f "out/windows-$n-containerd/manifest.json" ]
+	done
+	# the failed image's lock is kept as it was, the others' rewritten
+	grep -q '"abababab' windows-2019-containerd.lock
+}
+
+@test "stage of a matrix: an image whose variation changed is staged again, the others stay up to date" {
+	mkdir m
+	printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nvariations:\n  - name: a\n  - name: b\n    set: {node.pause_image: example.invalid/pause:1}\n' >m/matrix.yaml
+	wbd stage --matrix m/matrix.yaml -o out
+	assert_status 0
+	assert_output_has "$(printf '%-32s %-9s %-24s %-9s' windows-2022-containerd-b 10 "27 files" -)"
+	grep -q 'example.invalid/pause:1' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
+	: >"$NGINX_LOG"
+	# only b's value changes (the matrix file is no input of a plan: the
+	# stamp holds each image's own --set pairs)
+	sed -i 's/pause:1}/pause:2}/' m/matrix.yaml
+	wbd stage --matrix m/matrix.yaml -o out
+	assert_status 0
+	assert_output_has "up to date: out/windows-2022-containerd-a/tree"
+	assert_output_lacks "up to date: out/windows-2022-containerd-b/tree"
+	assert_output_has "$(printf '%-32s %-9s %-24s' windows-2022-containerd-a 10 "up to date")"
+	grep -q 'example.invalid/pause:2' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
+	[ "$(requests | wc -l)" -eq 0 ]
+}
