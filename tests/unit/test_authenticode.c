@@ -256,7 +256,7 @@ static void test_not_pe_or_msi(void **state)
 	assert_int_equal(authenticode_verify_mem((const unsigned char *)"#!/bin/sh\n", 10,
 						 "s", &pol, &res, &e), -1);
 	assert_int_equal(e.code, WB_EUSAGE);
-	assert_string_equal(e.msg, "'s': not a PE or MSI file");
+	assert_string_equal(e.msg, "'s': not a PE, MSI or cabinet file");
 }
 
 /* A compound-file header with no valid FAT. */
