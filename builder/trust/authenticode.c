@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -27,6 +28,7 @@
 #include <openssl/x509v3.h>
 
 #include "lib/buf.h"
+#include "lib/json.h"
 #include "lib/hex.h"
 #include "trust/authenticode.h"
 #include "trust/authenticode_int.h"
@@ -833,4 +835,42 @@ int authenticode_verify_path(const char *path, const char *name,
 	ret = authenticode_verify_mem(map, (size_t)st.st_size, name, pol, res, e);
 	munmap(map, (size_t)st.st_size);
 	return ret;
+}
+
+static void signer_json(json_t *o, const char *subject, const char *issuer,
+			const char *thumbprint, const char *digest, int has_ts,
+			const char *ts)
+{
+	json_object_set_new(o, "signer", subject ? json_text(subject) : json_null());
+	json_object_set_new(o, "issuer", issuer ? json_text(issuer) : json_null());
+	json_object_set_new(o, "thumbprint_sha256", *thumbprint ? json_string(thumbprint) : json_null());
+	json_object_set_new(o, "digest", *digest ? json_string(digest) : json_null());
+	json_object_set_new(o, "timestamp", has_ts ? json_string(ts) : json_null());
+}
+
+json_t *authenticode_result_to_json(const struct authenticode_result *r)
+{
+	json_t *o = json_object(), *a;
+
+	json_object_set_new(o, "signed", json_boolean(r->is_signed));
+	if (r->is_signed)
+		signer_json(o, r->subject, r->issuer, r->thumbprint, r->digest,
+			    r->has_timestamp, r->timestamp_str);
+	if (r->nsignatures < 2)
+		return o;
+	a = json_array();
+	for (size_t i = 0; i < r->nsignatures; i++) {
+		const struct authenticode_signature *s = &r->signatures[i];
+		json_t *so = json_object();
+
+		json_object_set_new(so, "entry", json_integer(s->entry));
+		json_object_set_new(so, "nested", json_integer(s->nested));
+		json_object_set_new(so, "ok", json_boolean(s->ok));
+		signer_json(so, s->subject, s->issuer, s->thumbprint, s->digest,
+			    s->has_timestamp, s->timestamp_str);
+		json_object_set_new(so, "error", s->error ? json_text(s->error) : json_null());
+		json_array_append_new(a, so);
+	}
+	json_object_set_new(o, "signatures", a);
+	return o;
 }

@@ -140,6 +140,16 @@ int authenticode_verify_mem(const unsigned char *data, size_t len,
 			    const struct authenticode_policy *pol,
 			    struct authenticode_result *res, struct wb_err *e);
 
+struct json_t;
+
+/*
+ * The record of R (docs/manifest.md "authenticode"): signed, and when
+ * signed the signer, issuer, thumbprint_sha256, digest and timestamp of
+ * the signature that satisfied the policy; with several signatures also
+ * "signatures", each with its entry, nested, ok, signer ... and error.
+ */
+struct json_t *authenticode_result_to_json(const struct authenticode_result *r);
+
 /* ---- parser pieces, exposed for the unit tests ---- */
 
 struct authenticode_pe {
