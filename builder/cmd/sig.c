@@ -27,7 +27,7 @@
 #define SIG_VERIFY_USAGE \
 	"sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]"
 #define SIG_AUTHENTICODE_USAGE \
-	"sig authenticode FILE [--roots FILE] [--publisher X]... [--signatures all|one] [--json]"
+	"sig authenticode FILE [--roots FILE] [--publisher X]... [--signatures all|one] [--at TIME] [--json]"
 #define SIG_SIGSTORE_USAGE \
 	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E | --rekor URL [--save-tlog-entry E]]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
 #define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
@@ -122,6 +122,20 @@ static int sig_verify(const char *keyfile, const char *inline_key,
 }
 
 /* ROOTS and PUBS are bound to SET's options (cmd_sig). */
+/* "2026-05-01T00:00:00Z" into *OUT. */
+static int sig_parse_time(const char *v, time_t *out)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!end || *end || tm.tm_year < 70)
+		return -1;
+	*out = timegm(&tm);
+	return 0;
+}
+
 /* `--signatures all|one`: which of a file's signatures must pass. */
 static int sig_which(const char *v, enum authenticode_sigs *out)
 {
@@ -168,7 +182,8 @@ static void sig_authenticode_print(const char *file, const struct authenticode_r
 
 static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 			    const struct cmd_optset *set, const char *const *roots,
-			    struct wb_strlist *pubs_, const char *const *which)
+			    struct wb_strlist *pubs_, const char *const *which,
+			    const char *const *at)
 {
 	struct wb_strlist pubs = WB_STRLIST_INIT;
 	struct authenticode_policy pol;
@@ -189,6 +204,12 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 	if (sig_which(*which, &pol.signatures)) {
 		wb_strlist_release(&pubs);
 		cmd_errorf("sig authenticode: --signatures takes 'all' or 'one', not '%s'", *which);
+		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
+	}
+	if (*at && sig_parse_time(*at, &pol.at)) {
+		wb_strlist_release(&pubs);
+		cmd_errorf("sig authenticode: --at takes a UTC time like 2026-05-01T00:00:00Z, not '%s'",
+			   *at);
 		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
 	}
 	pol.require = 1;
@@ -472,13 +493,15 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 		{ 0 },
 	};
 	const struct cmd_optset set = { 0, opts, 0, SIG_VERIFY_USAGE };
-	const char *roots = NULL, *which = NULL;
+	const char *roots = NULL, *which = NULL, *at = NULL;
 	struct wb_strlist pubs = WB_STRLIST_INIT;
 	const struct cmd_opt aopts[] = {
 		{ 0, "--roots", NULL, "FILE", "trusted roots, PEM (code signing and timestamps;\n"
 		  "default: the system CA bundle)", &roots, NULL, NULL },
 		{ 0, "--publisher", NULL, "X", "allowed signer: subject (as printed) or SHA-256\n"
 		  "thumbprint (repeatable; default: any signer)", NULL, &pubs, NULL },
+		{ 0, "--at", NULL, "TIME", "judge signatures without a timestamp at TIME\n"
+		  "(2026-05-01T00:00:00Z) instead of now", &at, NULL, NULL },
 		{ 0, "--signatures", NULL, "all|one", "of a file with several signatures, which must\n"
 		  "pass the policy (default all; none may be broken)", &which, NULL, NULL },
 		{ 0 },
@@ -497,7 +520,7 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 	if (!strcmp(argv[1], "sigstore"))
 		return sig_sigstore(argc - 1, argv + 1, run);
 	if (!strcmp(argv[1], "authenticode")) {
-		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs, &which);
+		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs, &which, &at);
 		wb_strlist_release(&pubs);
 		return ret;
 	}

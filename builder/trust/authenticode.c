@@ -239,6 +239,10 @@ static int chain_ok(X509_STORE *store, X509 *cert, STACK_OF(X509) *untrusted,
 	}
 	if (at)
 		X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx), at);
+	/* every certificate of the roots file is a trust anchor, self-signed
+	 * or not: a UEFI db holds Microsoft's UEFI CA 2011, an intermediate,
+	 * and so may a recipe's roots (as sigstore_cert.c's pinned CA) */
+	X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_PARTIAL_CHAIN);
 	if (purpose)
 		X509_STORE_CTX_set_purpose(ctx, purpose);
 	ok = X509_verify_cert(ctx) == 1;
@@ -546,6 +550,8 @@ static enum ac_verdict judge(struct ac_file *f, PKCS7 *p7,
 		s->has_timestamp = 1;
 		s->timestamp = at;
 		format_time(at, s->timestamp_str);
+	} else {
+		at = pol->at;
 	}
 	if (trusted_by(pol, store, signer, p7->d.sign->cert, at, ts, s,
 		       oneline ? oneline : "", 0, e))

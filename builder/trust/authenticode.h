@@ -79,6 +79,9 @@ struct authenticode_policy {
 				        publishers; their require is unused) */
 	size_t nalso;
 	enum authenticode_sigs signatures; /* of the top-level policy only */
+	time_t at;                   /* judge a signature without a timestamp
+				        at this time; 0: now (`sig
+				        authenticode --at`) */
 };
 
 /* One signature of the file, judged alone. */
