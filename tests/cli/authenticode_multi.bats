@@ -220,3 +220,50 @@ put32() {
 	assert_status 1
 	assert_output_has "certificate has expired"
 }
+
+# ---- a real vector: Debian's Microsoft-signed shim ----
+
+# ms_roots OUT: Microsoft's UEFI CA 2011 (from Debian's ovmf) and Root
+# Certificate Authority 2010 (from the .NET SDK), each pinned by SHA-256
+# (tests/cli/fixtures/msroots/README.md says where and why)
+ms_roots() {
+	local sdk
+	sdk=$(dotnet --list-sdks 2>/dev/null | tail -1 | sed 's/^\([^ ]*\) \[\(.*\)\]$/\2\/\1/')
+	python3 "$WB_SRC/tests/lib/msroots.py" /usr/share/OVMF/OVMF_VARS_4M.ms.fd \
+		48e99b991f57fc52f76149599bff0a58c47154229b9f8d603ac40d3500248507 "$1.uefi" &&
+	python3 "$WB_SRC/tests/lib/msroots.py" "$sdk/trustedroots/timestampctl.pem" \
+		df545bf919a2439c36983b54cdfc903dfa4f37d3996d8d84b4c31eec6f3c163e "$1.ts" &&
+	cat "$1.uefi" "$1.ts" >"$1"
+}
+
+@test "Debian's Microsoft-signed shimx64.efi verifies under Microsoft's UEFI CA 2011: one of its two entries" {
+	local shim=/usr/lib/shim/shimx64.efi.signed roots=$BATS_TEST_TMPDIR/ms.pem
+	need_dep test -r "$shim" -- "shim-signed not installed (make deps)"
+	need_dep test -r /usr/share/OVMF/OVMF_VARS_4M.ms.fd -- "ovmf not installed (make deps)"
+	need_dep dotnet --list-sdks -- "no .NET SDK (its trustedroots hold Microsoft's 2010 root)"
+	ms_roots "$roots"
+	wb sig authenticode "$shim" --roots "$roots" --signatures one \
+		--publisher "CN=Microsoft Windows UEFI Driver Publisher,O=Microsoft Corporation,L=Redmond,ST=Washington,C=US"
+	assert_status 0
+	assert_output_has "issuer:     CN=Microsoft Corporation UEFI CA 2011,"
+	assert_output_lacks "timestamp:  none"
+	assert_output_has "signature 1: entry 1: ok: CN=Microsoft Windows UEFI Driver Publisher"
+	assert_output_has "signature 2: entry 2: not accepted: signer 'CN=Microsoft UEFI CA 2023 signer,"
+	# all (the default): entry 2 does not chain to these roots
+	wb sig authenticode "$shim" --roots "$roots"
+	assert_status 1
+	assert_output_has "signature 2 of 2 (entry 2): signer 'CN=Microsoft UEFI CA 2023 signer,"
+	# without the time-stamping root the timestamp is not trusted
+	wb sig authenticode "$shim" --roots "$roots.uefi" --signatures one
+	assert_status 1
+	assert_output_has "timestamp authority 'CN=Microsoft Time-Stamp Service,"
+	# a byte changed inside the image: both entries fail
+	cp "$shim" "$BATS_TEST_TMPDIR/shim.efi"
+	ac_flip "$BATS_TEST_TMPDIR/shim.efi" 1040
+	wb sig authenticode "$BATS_TEST_TMPDIR/shim.efi" --roots "$roots" --signatures one
+	assert_status 1
+	assert_output_has "signature 1 of 2 (entry 1): PE image hash does not match the signed digest"
+	# osslsigncode 2.9 cannot read a second certificate-table entry
+	run osslsigncode verify -CAfile "$roots" -TSA-CAfile "$roots" -in "$shim"
+	assert_output_has "Corrupted attribute certificate table"
+}
