@@ -177,6 +177,8 @@ void plan_authenticode_policy(const struct plan_authenticode *a,
 
 	memset(out, 0, sizeof(*out));
 	out->require = a->require;
+	out->signatures = a->sigs_one && !a->sigs_all ? AUTHENTICODE_SIGS_ONE
+						       : AUTHENTICODE_SIGS_ALL;
 	if (!a->nsets)
 		return;
 	out->roots = a->sets[0].roots;

@@ -267,3 +267,74 @@ ms_roots() {
 	run osslsigncode verify -CAfile "$roots" -TSA-CAfile "$roots" -in "$shim"
 	assert_output_has "Corrupted attribute certificate table"
 }
+
+# ---- the recipe path: staged .cab and .msu files ----
+
+# stage_recipe POLICY_YAML FILE...: $WORK/img.yaml whose component "demo"
+# installs each fixture FILE into C:\k, POLICY_YAML the top-level
+# authenticode map (roots: site/roots.pem, the test CA)
+stage_recipe() {
+	local policy=$1
+	shift
+	mkdir -p "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+	ac_demo_recipe '' "$@"
+	printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
+}
+
+manifest_auth() {
+	jq -c --arg p "$1" '.files[] | select(.tree_path == $p) | .authenticode' "$WORK/out/t/manifest.json"
+}
+
+@test "stage: a staged .cab and .msu are checked; all signatures by default, one with signatures: one; the manifest names each signer" {
+	stage_recipe '{require: true, roots: site/roots.pem}' good.msu nested-other.cab
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/nested-other.cab': signature 2 of 2 (entry 1, nested): signer 'CN=Other CA Signer' does not chain to a trusted root"
+	[ ! -e "$WORK/out/t/tree" ]
+	stage_recipe '{require: true, roots: site/roots.pem, signatures: one}' good.msu nested-other.cab
+	wb stage img.yaml --no-progress
+	assert_status 0
+	run manifest_auth k/good.msu
+	assert_output_has '"signed":true,"signer":"O=Example Corp,CN=Example Code Signing"'
+	run manifest_auth k/nested-other.cab
+	assert_output_has '"signatures":[{"entry":1,"nested":0,"ok":true,"signer":"O=Example Corp,CN=Example Code Signing"'
+	assert_output_has '{"entry":1,"nested":1,"ok":false,"signer":"CN=Other CA Signer"'
+}
+
+@test "stage: a tampered or unsigned cabinet fails the stage (exit 1), whatever signatures says; a wrong publisher too" {
+	stage_recipe '{require: true, roots: site/roots.pem, signatures: one}' flip-in.cab
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/flip-in.cab': cabinet hash does not match the signed digest"
+	stage_recipe '{require: true, roots: site/roots.pem}' hello.cab
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/hello.cab': not signed"
+	stage_recipe '{require: true, roots: site/roots.pem, publishers: [CN=Nobody]}' good.cab
+	wb stage img.yaml --no-progress
+	assert_status 1
+	assert_output_has "'k/good.cab': signer 'O=Example Corp,CN=Example Code Signing'"
+	assert_output_has "is not an allowed publisher"
+}
+
+@test "policy: signatures takes all or one; all in any layer holds over one" {
+	stage_recipe '{require: true, roots: site/roots.pem, signatures: some}' good.cab
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "authenticode.signatures"
+	# the recipe's all holds over an override's one; an override's all
+	# over the recipe's one
+	stage_recipe '{require: true, roots: site/roots.pem, signatures: all}' nested-other.cab
+	printf 'kind: override\nauthenticode: {signatures: one}\n' >"$WORK/site/loose.yaml"
+	wb stage img.yaml -O site/loose.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature 2 of 2 (entry 1, nested)"
+	stage_recipe '{require: true, roots: site/roots.pem, signatures: one}' nested-other.cab
+	printf 'kind: override\nauthenticode: {signatures: all}\n' >"$WORK/site/strict.yaml"
+	wb stage img.yaml -O site/strict.yaml --no-progress
+	assert_status 1
+	assert_output_has "signature 2 of 2 (entry 1, nested)"
+	wb stage img.yaml --no-progress
+	assert_status 0
+}
