@@ -215,7 +215,7 @@ int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	int comp = 0;
 
-	if (!s->set || !component || !authenticode_wants(path))
+	if (!s->set || !component || !authenticode_signable(path))
 		return 0;
 	for (size_t i = 0; !comp && i < s->components.nr; i++)
 		comp = !strcmp(s->components.v[i], component);

@@ -56,15 +56,22 @@ void authenticode_result_release(struct authenticode_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int authenticode_wants(const char *path)
+int authenticode_signable(const char *path)
 {
 	size_t n = strlen(path);
 
 	return n > 4 && (!strcasecmp(path + n - 4, ".exe") ||
 			 !strcasecmp(path + n - 4, ".dll") ||
-			 !strcasecmp(path + n - 4, ".msi") ||
-			 !strcasecmp(path + n - 4, ".cab") ||
-			 !strcasecmp(path + n - 4, ".msu"));
+			 !strcasecmp(path + n - 4, ".msi"));
+}
+
+int authenticode_wants(const char *path)
+{
+	size_t n = strlen(path);
+
+	return authenticode_signable(path) ||
+	       (n > 4 && (!strcasecmp(path + n - 4, ".cab") ||
+			  !strcasecmp(path + n - 4, ".msu")));
 }
 
 const EVP_MD *ac_md_by_name(const char *mdname, struct wb_err *e)

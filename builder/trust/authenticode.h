@@ -120,8 +120,14 @@ struct authenticode_result {
 /* Free the owned strings and zero R. Safe on a zeroed result. */
 void authenticode_result_release(struct authenticode_result *r);
 
-/* 1 if PATH's name ends in .exe, .dll, .msi, .cab or .msu (any case). */
+/* 1 if PATH's name ends in .exe, .dll, .msi, .cab or .msu (any case): a
+ * file staging checks. */
 int authenticode_wants(const char *path);
+
+/* 1 if PATH's name ends in .exe, .dll or .msi (any case): a file the site
+ * may sign (site_signing). Not cabinets: a site signature replaces the
+ * upstream one, and an update package (.msu, .cab) must keep Microsoft's. */
+int authenticode_signable(const char *path);
 
 /*
  * Verify PATH (PE, MSI or cabinet, told apart by content) against POL and fill RES.
