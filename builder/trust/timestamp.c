@@ -440,17 +440,31 @@ static int token_check(const struct token *t, const unsigned char *signed_bytes,
 	TS_VERIFY_CTX_set_store(ctx, store);
 	TS_VERIFY_CTX_set_data(ctx, data);
 	TS_VERIFY_CTX_set_certs(ctx, certs);
-	if (TS_RESP_verify_token(ctx, t->p7) != 1 &&
-	    !(ERR_GET_LIB(ERR_peek_last_error()) == ERR_LIB_ESS &&
-	      ERR_GET_REASON(ERR_peek_last_error()) == ESS_R_ESS_CERT_ID_NOT_FOUND &&
-	      !token_check_first_id(t, store, untrusted) &&
-	      (TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_DATA),
-	       TS_RESP_verify_token(ctx, t->p7) == 1))) {
+	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
 		char why[512];
+		unsigned long last = ERR_peek_last_error();
 
-		wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why), "token does not verify",
-							  chain, chainsz));
-		goto out;
+		if (ERR_GET_LIB(last) != ERR_LIB_ESS ||
+		    ERR_GET_REASON(last) != ESS_R_ESS_CERT_ID_NOT_FOUND) {
+			wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why),
+								  "token does not verify",
+								  chain, chainsz));
+			goto out;
+		}
+		ERR_clear_error();
+		if (token_check_first_id(t, store, untrusted)) {
+			wb_error(e, WB_EVERIFY,
+				 "timestamp: the token's signing-certificate attribute does not name its signer first, or the token does not verify");
+			goto out;
+		}
+		/* signature, chain and ESS done: the version and the imprint */
+		TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_DATA);
+		if (TS_RESP_verify_token(ctx, t->p7) != 1) {
+			wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why),
+								  "token does not verify",
+								  chain, chainsz));
+			goto out;
+		}
 	}
 	r = 0;
 out:

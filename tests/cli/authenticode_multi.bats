@@ -338,3 +338,35 @@ manifest_auth() {
 	wb stage img.yaml --no-progress
 	assert_status 0
 }
+
+# ---- Microsoft's timestamp tokens: an attribute certificate in the ESS list ----
+
+@test "a timestamp whose ESS list names the TSA and then an attribute certificate verifies (Microsoft's shape); the other way round it does not" {
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/ess.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --ess-attr-cert
+	ossl_verify "$BATS_TEST_TMPDIR/ess.exe"
+	wb sig authenticode "$BATS_TEST_TMPDIR/ess.exe" --roots "$FX/ca.pem"
+	assert_status 0
+	assert_output_lacks "timestamp:  none"
+	# the first ID must be the signer's (RFC 5035 5.4); osslsigncode reads
+	# the token through CMS, which checks no ESS attribute at all
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/essf.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --ess-attr-cert-first
+	ossl_verify "$BATS_TEST_TMPDIR/essf.exe"
+	wb sig authenticode "$BATS_TEST_TMPDIR/essf.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "timestamp: the token's signing-certificate attribute does not name its signer first"
+	# the step-by-step check still checks the token's signature
+	python3 "$WB_SRC/tests/lib/forge_timestamp.py" "$FX/ts.exe" "$BATS_TEST_TMPDIR/essb.exe" \
+		"$FX/tsa.pem" "$FX/tsa.key" --ess-attr-cert-badsig
+	wb sig authenticode "$BATS_TEST_TMPDIR/essb.exe" --roots "$FX/ca.pem"
+	assert_status 1
+	assert_output_has "timestamp: the token's signing-certificate attribute does not name its signer first, or the token does not verify"
+	# osslsigncode finds the token bad too, then judges the signer at the
+	# current time instead; winbuild never ignores a bad timestamp
+	run osslsigncode verify -CAfile "$FX/ca.pem" -TSA-CAfile "$FX/ca.pem" -in "$BATS_TEST_TMPDIR/essb.exe"
+	assert_output_has "Timestamp Server Signature verification: failed"
+	# and a TSA outside the roots is still not trusted
+	wb sig authenticode "$BATS_TEST_TMPDIR/ess.exe" --roots "$FX/other-ca.pem"
+	assert_status 1
+}
