@@ -687,7 +687,11 @@ static void copy_primary(struct authenticode_result *res,
  * Judge every signature of L alone, then the file: with
  * AUTHENTICODE_SIGS_ALL every one must satisfy POL; with
  * AUTHENTICODE_SIGS_ONE one must, and none may be broken (a signature that
- * does not sign this file is never ignored).
+ * does not sign this file is never ignored). Stricter than `osslsigncode
+ * verify` (verify_signed_file() in osslsigncode.c), which takes the file
+ * when any one signature verifies and passes over the rest, broken or not:
+ * a broken signature beside a good one is a file someone changed, and
+ * `all`, the default, holds the file to every signer it names.
  */
 static int verify_sigs(struct ac_file *f, struct ac_sigs *l,
 		       const struct authenticode_policy *pol,
