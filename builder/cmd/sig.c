@@ -1,7 +1,7 @@
 /*
  * winbuild sig verify: check a minisign signature the way our fetches do,
  * with the exit codes of `minisign -V` (0 verified, 1 did not verify,
- * 2 could not verify). winbuild sig authenticode: check a PE or MSI file's
+ * 2 could not verify). winbuild sig authenticode: check a PE, MSI or cabinet file's
  * Authenticode signature the way staging does, with the same exit codes.
  * winbuild sig sigstore: check a Sigstore bundle or a cosign signature
  * offline against a pinned trusted root (trust/sigstore.c,
@@ -27,7 +27,7 @@
 #define SIG_VERIFY_USAGE \
 	"sig verify (-p KEYFILE | -P KEY) -m FILE [-x SIGFILE] [--allow-legacy] [--no-file-check]"
 #define SIG_AUTHENTICODE_USAGE \
-	"sig authenticode FILE [--roots FILE] [--publisher X]..."
+	"sig authenticode FILE [--roots FILE] [--publisher X]... [--signatures all|one] [--at TIME] [--json]"
 #define SIG_SIGSTORE_USAGE \
 	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E | --rekor URL [--save-tlog-entry E]]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
 #define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
@@ -122,9 +122,68 @@ static int sig_verify(const char *keyfile, const char *inline_key,
 }
 
 /* ROOTS and PUBS are bound to SET's options (cmd_sig). */
+/* "2026-05-01T00:00:00Z" into *OUT. */
+static int sig_parse_time(const char *v, time_t *out)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!end || *end || tm.tm_year < 70)
+		return -1;
+	*out = timegm(&tm);
+	return 0;
+}
+
+/* `--signatures all|one`: which of a file's signatures must pass. */
+static int sig_which(const char *v, enum authenticode_sigs *out)
+{
+	if (!v || !strcmp(v, "all"))
+		*out = AUTHENTICODE_SIGS_ALL;
+	else if (!strcmp(v, "one"))
+		*out = AUTHENTICODE_SIGS_ONE;
+	else
+		return -1;
+	return 0;
+}
+
+static void sig_authenticode_print(const char *file, const struct authenticode_result *res,
+				   int ok, struct wb_run *run)
+{
+	if (run->json) {
+		json_t *o = authenticode_result_to_json(res);
+		const char *k;
+		json_t *v;
+
+		json_object_foreach(o, k, v)
+			cmd_json_set(run, k, json_incref(v));
+		json_decref(o);
+		cmd_json_set(run, "verified", json_boolean(ok));
+		cmd_json_set(run, "file", json_string(file));
+		return;
+	}
+	if (!ok)
+		return;
+	printf("Authenticode signature verified: %s\n", file);
+	printf("signer:     %s\n", res->subject);
+	printf("issuer:     %s\n", res->issuer);
+	printf("thumbprint: %s (sha256)\n", res->thumbprint);
+	printf("digest:     %s\n", res->digest);
+	printf("timestamp:  %s\n", res->has_timestamp ? res->timestamp_str : "none");
+	for (size_t i = 0; res->nsignatures > 1 && i < res->nsignatures; i++) {
+		const struct authenticode_signature *s = &res->signatures[i];
+
+		printf("signature %zu: entry %u%s: %s: %s\n", i + 1, s->entry,
+		       s->nested ? ", nested" : "", s->ok ? "ok" : "not accepted",
+		       s->ok ? s->subject : s->error);
+	}
+}
+
 static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 			    const struct cmd_optset *set, const char *const *roots,
-			    struct wb_strlist *pubs_)
+			    struct wb_strlist *pubs_, const char *const *which,
+			    const char *const *at)
 {
 	struct wb_strlist pubs = WB_STRLIST_INIT;
 	struct authenticode_policy pol;
@@ -142,19 +201,23 @@ static int sig_authenticode(int argc, char **argv, struct wb_run *run,
 		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
 	}
 	memset(&pol, 0, sizeof(pol));
+	if (sig_which(*which, &pol.signatures)) {
+		wb_strlist_release(&pubs);
+		cmd_errorf("sig authenticode: --signatures takes 'all' or 'one', not '%s'", *which);
+		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
+	}
+	if (*at && sig_parse_time(*at, &pol.at)) {
+		wb_strlist_release(&pubs);
+		cmd_errorf("sig authenticode: --at takes a UTC time like 2026-05-01T00:00:00Z, not '%s'",
+			   *at);
+		return cmd_usage("%s", SIG_AUTHENTICODE_USAGE);
+	}
 	pol.require = 1;
 	pol.roots = *roots;
 	pol.publishers = (const char *const *)pubs.v;
 	pol.npublishers = pubs.nr;
 	ret = authenticode_verify_file(run->positional.v[0], &pol, &res, &e);
-	if (!ret) {
-		printf("Authenticode signature verified: %s\n", run->positional.v[0]);
-		printf("signer:     %s\n", res.subject);
-		printf("issuer:     %s\n", res.issuer);
-		printf("thumbprint: %s (sha256)\n", res.thumbprint);
-		printf("digest:     %s\n", res.digest);
-		printf("timestamp:  %s\n", res.has_timestamp ? res.timestamp_str : "none");
-	}
+	sig_authenticode_print(run->positional.v[0], &res, !ret, run);
 	authenticode_result_release(&res);
 	wb_strlist_release(&pubs);
 	return ret ? sig_exit(&e) : WB_OK;
@@ -430,16 +493,20 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 		{ 0 },
 	};
 	const struct cmd_optset set = { 0, opts, 0, SIG_VERIFY_USAGE };
-	const char *roots = NULL;
+	const char *roots = NULL, *which = NULL, *at = NULL;
 	struct wb_strlist pubs = WB_STRLIST_INIT;
 	const struct cmd_opt aopts[] = {
 		{ 0, "--roots", NULL, "FILE", "trusted roots, PEM (code signing and timestamps;\n"
 		  "default: the system CA bundle)", &roots, NULL, NULL },
 		{ 0, "--publisher", NULL, "X", "allowed signer: subject (as printed) or SHA-256\n"
 		  "thumbprint (repeatable; default: any signer)", NULL, &pubs, NULL },
+		{ 0, "--at", NULL, "TIME", "judge signatures without a timestamp at TIME\n"
+		  "(2026-05-01T00:00:00Z) instead of now", &at, NULL, NULL },
+		{ 0, "--signatures", NULL, "all|one", "of a file with several signatures, which must\n"
+		  "pass the policy (default all; none may be broken)", &which, NULL, NULL },
 		{ 0 },
 	};
-	const struct cmd_optset aset = { 0, aopts, 0, SIG_AUTHENTICODE_USAGE };
+	const struct cmd_optset aset = { OPT_JSON, aopts, 0, SIG_AUTHENTICODE_USAGE };
 	int ret;
 
 	if (argc < 2)
@@ -453,7 +520,7 @@ int cmd_sig(int argc, char **argv, struct wb_run *run)
 	if (!strcmp(argv[1], "sigstore"))
 		return sig_sigstore(argc - 1, argv + 1, run);
 	if (!strcmp(argv[1], "authenticode")) {
-		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs);
+		ret = sig_authenticode(argc - 1, argv + 1, run, &aset, &roots, &pubs, &which, &at);
 		wb_strlist_release(&pubs);
 		return ret;
 	}

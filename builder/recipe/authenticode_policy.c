@@ -172,6 +172,17 @@ int convert_site_signing(struct resolver *r, const struct rnode *n)
 	return 0;
 }
 
+/* N's `signatures: one|all` into A: `all` anywhere holds over `one`. */
+static void auth_signatures(const struct rnode *n, struct plan_authenticode *a)
+{
+	const struct rnode *k = rnode_get(n, "signatures");
+
+	if (k && !strcmp(k->scalar, "one"))
+		a->sigs_one = 1;
+	else if (k)
+		a->sigs_all = 1;
+}
+
 /*
  * The `authenticode` map N (or none) over GLOBAL (or none) into OUT.
  * Without a global policy N's roots and publishers are the policy. Over
@@ -206,6 +217,7 @@ int convert_authenticode(struct resolver *r, const struct rnode *n,
 		return 0;
 	out->set = 1;
 	out->origin = n->origin;
+	auth_signatures(n, out);
 	if ((k = rnode_get(n, "require")) &&
 	    (schema_bool(k) == 1 || !global || !global->require)) {
 		out->require = schema_bool(k) == 1;
@@ -287,6 +299,7 @@ int layer_component_authenticode(struct resolver *r, const char *name,
 			a->require = 1;
 			a->require_origin = k->origin;
 		}
+		auth_signatures(n, a);
 		if (add_map_trust(r, n, what, a, own_roots(a), own_roots_origin(a)))
 			return -1;
 	}
@@ -302,6 +315,8 @@ void tighten_authenticode(struct resolver *r)
 	for (size_t i = 0; i < r->nlayers; i++) {
 		const struct rnode *n = rnode_get(r->layers[i].auth, "require");
 
+		if (a->set && r->layers[i].auth)
+			auth_signatures(r->layers[i].auth, a);
 		if (a->set && !a->require && n && schema_bool(n) == 1) {
 			a->require = 1;
 			a->require_origin = n->origin;

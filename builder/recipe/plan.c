@@ -181,6 +181,8 @@ void plan_authenticode_policy(const struct plan_authenticode *a,
 
 	memset(out, 0, sizeof(*out));
 	out->require = a->require;
+	out->signatures = a->sigs_one && !a->sigs_all ? AUTHENTICODE_SIGS_ONE
+						       : AUTHENTICODE_SIGS_ALL;
 	if (!a->nsets)
 		return;
 	out->roots = a->sets[0].roots;
@@ -217,7 +219,7 @@ int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
 	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
 	int comp = 0;
 
-	if (!s->set || !component || !authenticode_wants(path))
+	if (!s->set || !component || !authenticode_signable(path))
 		return 0;
 	for (size_t i = 0; !comp && i < s->components.nr; i++)
 		comp = !strcmp(s->components.v[i], component);

@@ -82,6 +82,9 @@ struct plan_authenticode {
 	size_t nsets, alloc_sets;
 	struct wb_origin origin;       /* of the map (component's, else global) */
 	struct wb_origin require_origin;
+	int sigs_one, sigs_all;        /* some source says `signatures: one`,
+					  `all`; one holds only without any
+					  all (policy only tightens) */
 };
 
 /* Point OUT at A's settings (A must outlive OUT's use); release OUT with

@@ -161,6 +161,7 @@ const struct schema_key schema_authenticode[] = {
 	{ "require", S_BOOL, NULL, NULL, 0 },
 	{ "roots", S_STR, NULL, NULL, 0 },
 	{ "publishers", S_STRLIST, NULL, NULL, 0 },
+	{ "signatures", S_ENUM, NULL, "all|one", 0 },
 	END
 };
 

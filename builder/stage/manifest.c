@@ -15,23 +15,6 @@
 
 #define MANIFEST_SCHEMA 1
 
-/* "authenticode": {...} of a checked file (docs/manifest.md) */
-static json_t *authenticode_json(const struct authenticode_result *r)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "signed", json_boolean(r->is_signed));
-	if (!r->is_signed)
-		return o;
-	json_object_set_new(o, "signer", json_text(r->subject));
-	json_object_set_new(o, "issuer", json_text(r->issuer));
-	json_object_set_new(o, "thumbprint_sha256", json_string(r->thumbprint));
-	json_object_set_new(o, "digest", json_string(r->digest));
-	json_object_set_new(o, "timestamp", r->has_timestamp ?
-			    json_string(r->timestamp_str) : json_null());
-	return o;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -84,11 +67,11 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "component", json_string(f->component));
 		json_object_set_new(o, "generated", json_boolean(!f->artifact));
 		if (f->authenticode)
-			json_object_set_new(o, "authenticode", authenticode_json(f->authenticode));
+			json_object_set_new(o, "authenticode", authenticode_result_to_json(f->authenticode));
 		if (f->site_signature) {
 			json_object_set_new(o, "upstream_sha256", json_string(f->upstream_sha256));
 			json_object_set_new(o, "site_signature",
-					    authenticode_json(f->site_signature));
+					    authenticode_result_to_json(f->site_signature));
 		}
 		json_array_append_new(files, o);
 		free(w);

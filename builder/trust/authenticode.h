@@ -1,14 +1,23 @@
 /*
- * Authenticode: Windows' own signature on PE files (.exe, .dll) and MSI
- * installers, verified on the build host with OpenSSL only
- * (docs/authenticode.md).
+ * Authenticode: Windows' own signature on PE files (.exe, .dll, .efi), MSI
+ * installers and cabinets (.cab, .msu), verified on the build host with
+ * OpenSSL only (docs/authenticode.md).
+ *
+ * A file may carry several signatures: PE certificate-table entries, and
+ * nested signatures (the unsigned attribute 1.3.6.1.4.1.311.2.4.1) in each.
+ * Each is judged alone by the checks below; the policy's `signatures` says
+ * whether all of them (AUTHENTICODE_SIGS_ALL) or one
+ * (AUTHENTICODE_SIGS_ONE) must pass. A broken signature (malformed, or
+ * whose digest or PKCS#7 signature does not match the file) fails the
+ * file either way.
  *
  * What authenticode_verify_file() checks, in this order:
- *   1. the file parses (PE headers, or the MSI compound-file structure),
- *      bounds-checked; a PE's certificate table must end the file;
+ *   1. the file parses (PE headers, the MSI compound-file structure, or
+ *      the cabinet header), bounds-checked; a PE's certificate table and a
+ *      cabinet's signature must end the file;
  *   2. the PKCS#7 SignedData holds SpcIndirectDataContent, whose digest
- *      equals the Authenticode hash of the file (PE image hash, or the MSI
- *      stream hash) computed with the algorithm the signature names
+ *      equals the Authenticode hash of the file (PE image hash, MSI stream
+ *      hash or cabinet hash) computed with the algorithm the signature names
  *      (SHA-256, SHA-384 or SHA-512; MD5 and SHA-1 are refused);
  *   3. the PKCS#7 signature over that content verifies with the signer's
  *      certificate;
@@ -27,7 +36,7 @@
  * Errors: WB_EVERIFY when a check failed (not signed, digest mismatch, bad
  * signature, untrusted chain, missing EKU, publisher not allowed, bytes
  * appended after the signature), WB_EUSAGE when the file could not be
- * checked (not a PE or MSI, malformed structure, unsupported feature,
+ * checked (not a PE, MSI or cabinet, malformed structure, unsupported feature,
  * unreadable roots), WB_EIO on I/O errors.
  * Messages name the file.
  */
@@ -35,6 +44,7 @@
 #define WB_AUTHENTICODE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "lib/err.h"
@@ -45,6 +55,13 @@
 enum authenticode_format {
 	AUTHENTICODE_PE = 1,
 	AUTHENTICODE_MSI,
+	AUTHENTICODE_CAB,
+};
+
+/* Which of a file's signatures must satisfy the policy. */
+enum authenticode_sigs {
+	AUTHENTICODE_SIGS_ALL = 0,   /* every one (the default) */
+	AUTHENTICODE_SIGS_ONE,       /* at least one; none may be broken */
 };
 
 struct authenticode_policy {
@@ -61,6 +78,27 @@ struct authenticode_policy {
 				        which must hold too (roots and
 				        publishers; their require is unused) */
 	size_t nalso;
+	enum authenticode_sigs signatures; /* of the top-level policy only */
+	time_t at;                   /* judge a signature without a timestamp
+				        at this time; 0: now (`sig
+				        authenticode --at`) */
+};
+
+/* One signature of the file, judged alone. */
+struct authenticode_signature {
+	char *subject;               /* signer subject, RFC 2253 (owned; NULL
+				        when the signature broke before) */
+	char *issuer;                /* signer issuer (owned) */
+	char thumbprint[65];
+	char digest[16];             /* "sha1", "sha256", ... */
+	int has_timestamp;
+	time_t timestamp;
+	char timestamp_str[21];
+	unsigned entry;              /* PE certificate-table entry, from 1
+				        (always 1 for MSI and cabinets) */
+	int nested;                  /* 0: the entry's own; n: its n-th nested */
+	int ok;                      /* satisfied the policy */
+	char *error;                 /* why not (owned), NULL when ok */
 };
 
 struct authenticode_result {
@@ -73,16 +111,26 @@ struct authenticode_result {
 	int has_timestamp;
 	time_t timestamp;            /* the countersignature's time */
 	char timestamp_str[21];      /* "2020-06-01T00:00:00Z" */
+	/* the fields above are the first signature that satisfied the
+	 * policy's; every signature, in file order: */
+	struct authenticode_signature *signatures;
+	size_t nsignatures;
 };
 
 /* Free the owned strings and zero R. Safe on a zeroed result. */
 void authenticode_result_release(struct authenticode_result *r);
 
-/* 1 if PATH's name ends in .exe, .dll or .msi (any case). */
+/* 1 if PATH's name ends in .exe, .dll, .msi, .cab or .msu (any case): a
+ * file staging checks. */
 int authenticode_wants(const char *path);
 
+/* 1 if PATH's name ends in .exe, .dll or .msi (any case): a file the site
+ * may sign (site_signing). Not cabinets: a site signature replaces the
+ * upstream one, and an update package (.msu, .cab) must keep Microsoft's. */
+int authenticode_signable(const char *path);
+
 /*
- * Verify PATH (PE or MSI, told apart by content) against POL and fill RES.
+ * Verify PATH (PE, MSI or cabinet, told apart by content) against POL and fill RES.
  * Returns 0 when verified (or unsigned and !pol->require: then
  * res->is_signed is 0), -1 otherwise (see the classes above).
  */
@@ -100,6 +148,16 @@ int authenticode_verify_mem(const unsigned char *data, size_t len,
 			    const char *name,
 			    const struct authenticode_policy *pol,
 			    struct authenticode_result *res, struct wb_err *e);
+
+struct json_t;
+
+/*
+ * The record of R (docs/manifest.md "authenticode"): signed, and when
+ * signed the signer, issuer, thumbprint_sha256, digest and timestamp of
+ * the signature that satisfied the policy; with several signatures also
+ * "signatures", each with its entry, nested, ok, signer ... and error.
+ */
+struct json_t *authenticode_result_to_json(const struct authenticode_result *r);
 
 /* ---- parser pieces, exposed for the unit tests ---- */
 
@@ -140,5 +198,35 @@ int authenticode_msi_digest(const unsigned char *data, size_t len,
 			    const char *mdname, unsigned char *out,
 			    unsigned *outlen, unsigned char **sig,
 			    size_t *siglen, struct wb_err *e);
+
+/*
+ * The certificate-table entry of PE at *POS (start at 0): returns 1 with
+ * its PKCS#7 bytes in SIG, SIGLEN and *POS moved to the next entry, 0
+ * after the last, -1 (WB_EUSAGE) when an entry is malformed.
+ */
+int authenticode_pe_cert_next(const unsigned char *data, const struct authenticode_pe *pe,
+			      size_t *pos, const unsigned char **sig, size_t *siglen,
+			      struct wb_err *e);
+
+struct authenticode_cab {
+	uint16_t flags;          /* CFHEADER flags */
+	size_t sig_off;          /* the signature: file offset, size */
+	size_t sig_len;          /* both 0 when the cabinet is unsigned */
+	size_t end;              /* where the signed bytes end (sig_off) */
+};
+
+/* Parse the cabinet header of DATA. Errors are WB_EUSAGE, except
+ * WB_EVERIFY for bytes after the signature. */
+int authenticode_cab_parse(const unsigned char *data, size_t len,
+			   struct authenticode_cab *cab, struct wb_err *e);
+
+/*
+ * The Authenticode cabinet hash with digest MDNAME: bytes 0-3, 8-33 and
+ * 56 up to the signature (authenticode_cab.c says why). Errors are
+ * WB_EUSAGE.
+ */
+int authenticode_cab_digest(const unsigned char *data, size_t len,
+			    const struct authenticode_cab *cab, const char *mdname,
+			    unsigned char *out, unsigned *outlen, struct wb_err *e);
 
 #endif

@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/asn1.h>
 #include <openssl/err.h>
+#include <openssl/ess.h>
+#include <openssl/pkcs7.h>
 #include <openssl/ts.h>
 
 #include "lib/buf.h"
@@ -291,6 +294,117 @@ static int token_parse(const unsigned char *der, size_t len, int token_only,
 }
 
 /*
+ * The DER of the signing-certificate attribute value V (SigningCertificate
+ * or SigningCertificateV2) with its certificate IDs cut to the first (and
+ * no policies), OPENSSL_malloc'd; NULL when V does not parse.
+ */
+static unsigned char *ess_first_id(const ASN1_TYPE *v, long *outlen)
+{
+	const unsigned char *p, *first;
+	long l1, l2, l3, n1;
+	int tag, cls, inner, total;
+	unsigned char *out, *q;
+
+	if (!v || v->type != V_ASN1_SEQUENCE)
+		return NULL;
+	p = v->value.sequence->data;
+	if ((ASN1_get_object(&p, &l1, &tag, &cls, v->value.sequence->length) & 0x80) ||
+	    tag != V_ASN1_SEQUENCE ||
+	    (ASN1_get_object(&p, &l2, &tag, &cls, l1) & 0x80) || tag != V_ASN1_SEQUENCE)
+		return NULL;
+	first = p;
+	if ((ASN1_get_object(&p, &l3, &tag, &cls, l2) & 0x80) || tag != V_ASN1_SEQUENCE)
+		return NULL;
+	n1 = (long)(p - first) + l3;
+	if (n1 > l2 || n1 > INT_MAX / 2)
+		return NULL;
+	inner = ASN1_object_size(1, (int)n1, V_ASN1_SEQUENCE);
+	total = ASN1_object_size(1, inner, V_ASN1_SEQUENCE);
+	if (inner < 0 || total < 0 || !(out = OPENSSL_malloc((size_t)total)))
+		return NULL;
+	q = out;
+	ASN1_put_object(&q, 1, inner, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+	ASN1_put_object(&q, 1, (int)n1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+	memcpy(q, first, (size_t)n1);
+	*outlen = total;
+	return out;
+}
+
+/*
+ * Microsoft's time-stamping service lists in the token's signing-certificate
+ * attribute, after the TSA's certificate, the attribute certificate it
+ * carries; OpenSSL's TS verifier (ts_check_signing_certs) wants every
+ * listed ID in the X.509 chain, which an attribute certificate never is
+ * (drop_attribute_certs). RFC 5035 5.4 and RFC 5816 2.2.1 bind the first
+ * ID to the signing certificate; the others only narrow. So after
+ * OpenSSL failed on exactly that (ESS_R_ESS_CERT_ID_NOT_FOUND), the token
+ * is checked as TS_RESP_verify_signature does, step by step: one signer,
+ * its chain to STORE for time-stamping, the ESS check over the first ID,
+ * the CMS signature. osslsigncode verifies the token through CMS, which
+ * does no ESS check at all. 0 when it all holds.
+ */
+static int token_check_first_id(const struct token *t, X509_STORE *store,
+				STACK_OF(X509) *untrusted)
+{
+	STACK_OF(PKCS7_SIGNER_INFO) *sis = PKCS7_get_signer_info(t->p7);
+	STACK_OF(X509) *certs = untrusted ? X509_chain_up_ref(untrusted) : sk_X509_new_null();
+	STACK_OF(X509) *signers = NULL, *chain = NULL;
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	ESS_SIGNING_CERT *v1 = NULL;
+	ESS_SIGNING_CERT_V2 *v2 = NULL;
+	PKCS7_SIGNER_INFO *si;
+	unsigned char *der = NULL, buf[4096];
+	const unsigned char *q;
+	long dl = 0;
+	BIO *b = NULL;
+	X509 *signer;
+	int r = -1;
+
+	if (!certs || !ctx || sk_PKCS7_SIGNER_INFO_num(sis) != 1)
+		goto out;
+	si = sk_PKCS7_SIGNER_INFO_value(sis, 0);
+	for (int i = 0; i < sk_X509_num(t->p7->d.sign->cert); i++)
+		if (!X509_add_cert(certs, sk_X509_value(t->p7->d.sign->cert, i), X509_ADD_FLAG_UP_REF))
+			goto out;
+	if (!(signers = PKCS7_get0_signers(t->p7, certs, 0)) || sk_X509_num(signers) != 1)
+		goto out;
+	signer = sk_X509_value(signers, 0);
+	if (!X509_STORE_CTX_init(ctx, store, signer, certs))
+		goto out;
+	X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_TIMESTAMP_SIGN);
+	if (X509_verify_cert(ctx) != 1 || !(chain = X509_STORE_CTX_get1_chain(ctx)))
+		goto out;
+	if ((der = ess_first_id(PKCS7_get_signed_attribute(si, NID_id_smime_aa_signingCertificateV2), &dl))) {
+		q = der;
+		v2 = d2i_ESS_SIGNING_CERT_V2(NULL, &q, dl);
+		OPENSSL_free(der);
+	}
+	if ((der = ess_first_id(PKCS7_get_signed_attribute(si, NID_id_smime_aa_signingCertificate), &dl))) {
+		q = der;
+		v1 = d2i_ESS_SIGNING_CERT(NULL, &q, dl);
+		OPENSSL_free(der);
+	}
+	if ((!v1 && !v2) || OSSL_ESS_check_signing_certs(v1, v2, chain, 1) <= 0)
+		goto out;
+	if (!(b = PKCS7_dataInit(t->p7, NULL)))
+		goto out;
+	while (BIO_read(b, buf, sizeof(buf)) > 0)
+		;
+	if (PKCS7_signatureVerify(b, t->p7, si, signer) > 0)
+		r = 0;
+out:
+	BIO_free_all(b);
+	ESS_SIGNING_CERT_free(v1);
+	ESS_SIGNING_CERT_V2_free(v2);
+	sk_X509_pop_free(chain, X509_free);
+	sk_X509_free(signers);
+	sk_X509_pop_free(certs, X509_free);
+	X509_STORE_CTX_free(ctx);
+	ERR_clear_error();
+	return r;
+}
+
+/*
  * The checks every token gets, whoever vouches for it (a Sigstore trusted
  * root's authority, Authenticode's roots): TS_RESP_verify_token with the
  * version, the CMS signature (one signer, the ESS signing-certificate
@@ -328,10 +442,29 @@ static int token_check(const struct token *t, const unsigned char *signed_bytes,
 	TS_VERIFY_CTX_set_certs(ctx, certs);
 	if (TS_RESP_verify_token(ctx, t->p7) != 1) {
 		char why[512];
+		unsigned long last = ERR_peek_last_error();
 
-		wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why), "token does not verify",
-							  chain, chainsz));
-		goto out;
+		if (ERR_GET_LIB(last) != ERR_LIB_ESS ||
+		    ERR_GET_REASON(last) != ESS_R_ESS_CERT_ID_NOT_FOUND) {
+			wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why),
+								  "token does not verify",
+								  chain, chainsz));
+			goto out;
+		}
+		ERR_clear_error();
+		if (token_check_first_id(t, store, untrusted)) {
+			wb_error(e, WB_EVERIFY,
+				 "timestamp: the token's signing-certificate attribute does not name its signer first, or the token does not verify");
+			goto out;
+		}
+		/* signature, chain and ESS done: the version and the imprint */
+		TS_VERIFY_CTX_set_flags(ctx, TS_VFY_VERSION | TS_VFY_DATA);
+		if (TS_RESP_verify_token(ctx, t->p7) != 1) {
+			wb_error(e, WB_EVERIFY, "%s", ossl_reason(why, sizeof(why),
+								  "token does not verify",
+								  chain, chainsz));
+			goto out;
+		}
 	}
 	r = 0;
 out:

@@ -192,7 +192,7 @@ refuses() {
 	assert_output_has "cannot open '$FX/missing.exe'"
 	wb sig authenticode "$FX/hello.c" --roots "$FX/ca.pem"
 	assert_status 2
-	assert_output_has "not a PE or MSI file"
+	assert_output_has "not a PE, MSI or cabinet file"
 	wb sig authenticode "$FX/good.exe" --roots "$FX/nope.pem"
 	assert_status 2
 	assert_output_has "cannot read roots '$FX/nope.pem'"

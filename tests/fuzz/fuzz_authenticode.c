@@ -1,13 +1,18 @@
 /*
- * libFuzzer harness: a PE (.exe, .dll) or MSI file through the whole
- * Authenticode verifier, authenticode_verify_mem (trust/authenticode.c:
- * the PE headers or the MSI compound file, the image or stream hash, the
+ * libFuzzer harness: a PE (.exe, .dll), MSI or cabinet (.cab, .msu) file
+ * through the whole Authenticode verifier, authenticode_verify_mem
+ * (trust/authenticode*.c: the PE headers and certificate-table entries,
+ * the MSI compound file or the cabinet header, the image, stream or
+ * cabinet hash, nested signatures, the
  * PKCS#7 SignedData, the timestamp countersignature, the chain, the EKU
  * and the publishers), offline. The roots are the test root CA of
  * tests/lib/authenticode.bash (tests/fuzz/authenticode-roots.pem); the
  * seeds, tests/fuzz/corpus/fuzz_authenticode, are files it signed with
  * osslsigncode (PE32+, PE32, a DLL, a timestamped .exe, an MSI), so the
- * inputs reach every step, not only the parsers.
+ * inputs reach every step, not only the parsers. The seeds of issue 32
+ * (signed.cab, nested.cab, nested.exe, nested.msi, two-entries.exe: a gcab
+ * cabinet, nested signatures, two certificate-table entries) were signed
+ * by another run's test CA: they reach every step up to the chain.
  */
 #include <stddef.h>
 #include <stdint.h>

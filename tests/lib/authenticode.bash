@@ -208,3 +208,57 @@ ac_setup_file() {
 		return 1
 	}
 }
+
+# ac_make_multi_fixtures DIR (after ac_make_fixtures DIR): cabinets made
+# with gcab (stored, not compressed: the flip tests find their marker) and
+# files with several signatures, signed by osslsigncode:
+#   hello.cab                       unsigned cabinet
+#   good.cab good.msu               signed by cs (an .msu is a cabinet)
+#   nested.cab                      cs, then cs again nested (SHA-512)
+#   nested-other.cab                cs, then other nested (untrusted)
+#   sha1.cab expired.cab other.cab  SHA-1 only, expired signer, other CA
+#   flip-in.cab                     a byte of the stored payload changed
+#   flip-out.cab                    byte 52 changed: abReserve[12], which
+#                                   osslsigncode's cab.c does not hash
+#   flip-hdr.cab                    byte 56 changed: abReserve[16], hashed
+#   nested.exe nested.msi           cs, then cs nested (SHA-512)
+#   nested-other.exe                cs, then other nested
+#   nested-broken.exe               nested.exe with the nested signature's
+#                                   value changed (pe_certs.py flip-tail)
+#   two.exe                         good.exe with other.exe's entry added as
+#                                   a second certificate-table entry
+#   twogood.exe                     good.exe with its own entry twice
+ac_make_multi_fixtures() {
+	local d=$1 off
+	cd "$d" || return 1
+	printf 'WINBUILD-CAB-MARKER payload\n' >p.txt
+	gcab -c -n hello.cab p.txt hello.exe || return 1
+	ac_sign cs hello.cab good.cab || return 1
+	cp good.cab good.msu
+	ac_sign cs good.cab nested.cab -nest -h sha512 || return 1
+	ac_sign other good.cab nested-other.cab -nest || return 1
+	ac_sign cs hello.cab sha1.cab -h sha1 || return 1
+	ac_sign expired hello.cab expired.cab || return 1
+	ac_sign other hello.cab other.cab || return 1
+	cp good.cab flip-in.cab
+	off=$(grep -abo WINBUILD-CAB-MARKER flip-in.cab | head -1 | cut -d: -f1)
+	[ -n "$off" ] || return 1
+	ac_flip flip-in.cab "$off"
+	cp good.cab flip-out.cab
+	ac_flip flip-out.cab 52
+	cp good.cab flip-hdr.cab
+	ac_flip flip-hdr.cab 56
+	ac_sign cs good.exe nested.exe -nest -h sha512 || return 1
+	ac_sign cs good.msi nested.msi -nest -h sha512 || return 1
+	ac_sign other good.exe nested-other.exe -nest || return 1
+	python3 "$WB_SRC/tests/lib/pe_certs.py" flip-tail nested.exe nested-broken.exe 16 || return 1
+	python3 "$WB_SRC/tests/lib/pe_certs.py" append good.exe other.exe two.exe || return 1
+	python3 "$WB_SRC/tests/lib/pe_certs.py" append good.exe good.exe twogood.exe
+}
+
+# ossl_verify_index FILE I: osslsigncode's verdict on signature I alone
+# (0 the primary, 1.. the nested ones, in its order)
+ossl_verify_index() {
+	osslsigncode verify -CAfile "$FX/ca.pem" -TSA-CAfile "$FX/ca.pem" -index "$2" \
+		-in "$1" >/dev/null 2>&1
+}

@@ -17,6 +17,15 @@ and key the output verifies (the control).
                   CertificateChoices) added to its certificates, as
                   Microsoft's time-stamping service sends them; outside the
                   signed attributes, so the token still verifies
+  --ess-attr-cert the token re-signed by CERT/KEY with an attribute
+                  certificate among its certificates and, as Microsoft's
+                  time-stamping service does, the ESS signing-certificate
+                  (v2) attribute listing CERT's ID and then the attribute
+                  certificate's (OpenSSL's TS verifier alone refuses it)
+  --ess-attr-cert-first  the same with the two IDs the other way round: the
+                  first no longer names the signer
+  --ess-attr-cert-badsig  as --ess-attr-cert, the token's signature value
+                  with one bit changed
 """
 import hashlib, struct, subprocess, sys
 
@@ -67,9 +76,46 @@ def find_token(b):
             return t
     return None
 
+def ess_signed(tst, cert_path, key_path, attr_first, bad_sig):
+    """A CMS SignedData over TST by CERT/KEY, built by hand: its
+    signing-certificate-v2 attribute lists CERT and an attribute
+    certificate (also among the certificates), in that order or reversed."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding
+    crt = x509.load_pem_x509_certificate(open(cert_path, "rb").read())
+    key = serialization.load_pem_private_key(open(key_path, "rb").read(), None)
+    cder = crt.public_bytes(serialization.Encoding.DER)
+    ac = enc(0xa1, enc(0x02, b"\x01") + enc(0x30, enc(0x02, b"\x2a")))
+    ac_id = enc(0x30, enc(0x04, hashlib.sha256(b"\x30" + ac[1:]).digest()))
+    crt_id = enc(0x30, enc(0x04, hashlib.sha256(cder).digest()))
+    ids = [ac_id, crt_id] if attr_first else [crt_id, ac_id]
+    sha256 = bytes.fromhex("300d06096086480165030402010500")
+    tst_oid = bytes.fromhex("060b2a864886f70d0109100104")
+    attrs = sorted([
+        enc(0x30, bytes.fromhex("06092a864886f70d010903") + enc(0x31, tst_oid)),
+        enc(0x30, bytes.fromhex("06092a864886f70d010904") +
+            enc(0x31, enc(0x04, hashlib.sha256(tst).digest()))),
+        enc(0x30, bytes.fromhex("060b2a864886f70d010910022f") +
+            enc(0x31, enc(0x30, enc(0x30, b"".join(ids))))),
+    ])
+    sig = key.sign(enc(0x31, b"".join(attrs)), padding.PKCS1v15(), hashes.SHA256())
+    if bad_sig:
+        sig = sig[:-1] + bytes([sig[-1] ^ 1])
+    serial = crt.serial_number.to_bytes((crt.serial_number.bit_length() + 8) // 8, "big")
+    si = enc(0x30, enc(0x02, b"\x01") +
+             enc(0x30, crt.issuer.public_bytes() + enc(0x02, serial)) + sha256 +
+             enc(0xa0, b"".join(attrs)) +
+             bytes.fromhex("300d06092a864886f70d0101010500") + enc(0x04, sig))
+    sd = enc(0x30, enc(0x02, b"\x03") + enc(0x31, sha256) +
+             enc(0x30, tst_oid + enc(0xa0, enc(0x04, tst))) +
+             enc(0xa0, cder + ac) + enc(0x31, si))
+    return enc(0x30, bytes.fromhex("06092a864886f70d010702") + enc(0xa0, sd))
+
 src, dst, cert, key = sys.argv[1:5]
 flags = sys.argv[5:]
-assert set(flags) <= {"--no-ess", "--sha1-imprint", "--attr-cert"}, flags
+assert set(flags) <= {"--no-ess", "--sha1-imprint", "--attr-cert", "--ess-attr-cert",
+                      "--ess-attr-cert-first", "--ess-attr-cert-badsig"}, flags
 d = bytearray(open(src, "rb").read())
 pe = struct.unpack_from("<I", d, 0x3c)[0]
 magic = struct.unpack_from("<H", d, pe + 24)[0]
@@ -103,6 +149,9 @@ if "--attr-cert" in flags:
     c_tag, certs = children(sd_kids[3])
     sd_kids[3] = enc(c_tag, b"".join(certs + [ac]))
     new_tok = enc(ci_tag, ci[0] + enc(x_tag, enc(sd_tag, b"".join(sd_kids))))
+elif {"--ess-attr-cert", "--ess-attr-cert-first", "--ess-attr-cert-badsig"} & set(flags):
+    new_tok = ess_signed(tst, cert, key, "--ess-attr-cert-first" in flags,
+                         "--ess-attr-cert-badsig" in flags)
 else:
   new_tok = subprocess.run(
       ["openssl", "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", "sha256"] +

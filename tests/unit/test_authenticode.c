@@ -1,4 +1,4 @@
-/* trust/authenticode: the PE and MSI parsers on hostile input. The real
+/* trust/authenticode: the PE, MSI and cabinet parsers on hostile input. The real
  * signatures are tested end to end in tests/cli/authenticode.bats. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -256,7 +256,7 @@ static void test_not_pe_or_msi(void **state)
 	assert_int_equal(authenticode_verify_mem((const unsigned char *)"#!/bin/sh\n", 10,
 						 "s", &pol, &res, &e), -1);
 	assert_int_equal(e.code, WB_EUSAGE);
-	assert_string_equal(e.msg, "'s': not a PE or MSI file");
+	assert_string_equal(e.msg, "'s': not a PE, MSI or cabinet file");
 }
 
 /* A compound-file header with no valid FAT. */
@@ -339,6 +339,156 @@ static void test_wants(void **state)
 	assert_true(authenticode_wants("a/b.Msi"));
 	assert_false(authenticode_wants("a.ps1"));
 	assert_false(authenticode_wants(".exe"));
+	assert_true(authenticode_wants("u/windows10.0-kb5034439-x64.MSU"));
+	assert_true(authenticode_wants("a.cab"));
+	/* the site never re-signs a cabinet (an update keeps Microsoft's) */
+	assert_false(authenticode_signable("a.cab"));
+	assert_false(authenticode_signable("a.msu"));
+	assert_true(authenticode_signable("a.exe"));
+}
+
+/* ---- cabinets ---- */
+
+#define CAB_SIGOFF 200
+#define CAB_SIGLEN 40
+
+/* A signed-cabinet header (reserve of 20, one folder) whose "signature"
+ * (CAB_SIGLEN zero bytes) lies at CAB_SIGOFF and ends the buffer. */
+static unsigned char *make_cab(size_t *len)
+{
+	unsigned char *d = calloc(1, CAB_SIGOFF + CAB_SIGLEN);
+
+	memcpy(d, "MSCF", 4);
+	put32(d + 8, CAB_SIGOFF);           /* cbCabinet */
+	put32(d + 16, 60 + 8);              /* coffFiles: after one CFFOLDER */
+	d[24] = 3;
+	d[25] = 1;
+	put16(d + 26, 1);                   /* cFolders */
+	put16(d + 28, 1);                   /* cFiles */
+	put16(d + 30, 0x0004);              /* cfhdrRESERVE_PRESENT */
+	put32(d + 36, 20);                  /* cbCFHeader 20, cbCFFolder/Data 0 */
+	put32(d + 40, 0x00100000);
+	put32(d + 44, CAB_SIGOFF);
+	put32(d + 48, CAB_SIGLEN);
+	for (size_t i = 60; i < CAB_SIGOFF; i++)
+		d[i] = (unsigned char)(i * 7);
+	*len = CAB_SIGOFF + CAB_SIGLEN;
+	return d;
+}
+
+static void cab_hash(const unsigned char *d, size_t len, unsigned char out[64])
+{
+	struct authenticode_cab cab;
+	struct wb_err e = WB_ERR_INIT;
+	unsigned n = 0;
+
+	assert_int_equal(authenticode_cab_parse(d, len, &cab, &e), 0);
+	assert_int_equal(authenticode_cab_digest(d, len, &cab, "sha256", out, &n, &e), 0);
+	assert_int_equal(n, 32);
+}
+
+static void test_cab_valid(void **state)
+{
+	struct authenticode_cab cab;
+	struct wb_err e = WB_ERR_INIT;
+	size_t len;
+	unsigned char *d = make_cab(&len);
+
+	(void)state;
+	assert_int_equal(authenticode_cab_parse(d, len, &cab, &e), 0);
+	assert_int_equal(cab.sig_off, CAB_SIGOFF);
+	assert_int_equal(cab.sig_len, CAB_SIGLEN);
+	assert_int_equal(cab.end, CAB_SIGOFF);
+	free(d);
+}
+
+/* the hashed ranges: bytes 4-7 and 34-55 and the signature are not
+ * covered; 0-3, 8-33, 56 and the last byte before the signature are */
+static void test_cab_digest_ranges(void **state)
+{
+	/* (bytes 4-7, reserved1, must be 0, and 36-51 the parser checks) */
+	static const size_t out[] = { 34, 35, 52, 55, CAB_SIGOFF + 5 };
+	static const size_t in[] = { 8, 33, 56, 59, 60, CAB_SIGOFF - 1 };
+	unsigned char h0[64], h1[64];
+	size_t len;
+	unsigned char *d = make_cab(&len);
+
+	(void)state;
+	cab_hash(d, len, h0);
+	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		unsigned char *c = malloc(len);
+
+		memcpy(c, d, len);
+		c[out[i]] ^= 0x80;
+		cab_hash(c, len, h1);
+		assert_memory_equal(h0, h1, 32);
+		free(c);
+	}
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		unsigned char *c = malloc(len);
+
+		memcpy(c, d, len);
+		c[in[i]] ^= 0x01;
+		cab_hash(c, len, h1);
+		assert_memory_not_equal(h0, h1, 32);
+		free(c);
+	}
+	free(d);
+}
+
+static void cab_refused(unsigned char *d, size_t len, int code, const char *msg)
+{
+	struct authenticode_cab cab;
+	struct wb_err e = WB_ERR_INIT;
+
+	assert_int_equal(authenticode_cab_parse(d, len, &cab, &e), -1);
+	assert_int_equal(e.code, code);
+	if (!strstr(e.msg, msg))
+		fail_msg("'%s' lacks '%s'", e.msg, msg);
+}
+
+static void test_cab_malformed(void **state)
+{
+	size_t len;
+	unsigned char *d = make_cab(&len);
+
+	(void)state;
+	cab_refused(d, 20, WB_EUSAGE, "not a cabinet file");
+	cab_refused(d, 50, WB_EUSAGE, "not an Authenticode signature header");
+	put32(d + 44, CAB_SIGOFF + 1);
+	cab_refused(d, len, WB_EUSAGE, "lies outside the file");
+	put32(d + 44, CAB_SIGOFF - 1);
+	cab_refused(d, len, WB_EVERIFY, "1 bytes after the cabinet signature");
+	put32(d + 44, 0);
+	cab_refused(d, len, WB_EUSAGE, "inconsistent");
+	put32(d + 44, 10);
+	put32(d + 48, (uint32_t)len - 10);
+	cab_refused(d, len, WB_EUSAGE, "lies outside the file");
+	put32(d + 44, CAB_SIGOFF);
+	put32(d + 48, 0xffffffffu);
+	cab_refused(d, len, WB_EUSAGE, "lies outside the file");
+	put32(d + 48, CAB_SIGLEN);
+	put32(d + 40, 0x00200000);
+	cab_refused(d, len, WB_EUSAGE, "not an Authenticode signature header");
+	put32(d + 40, 0x00100000);
+	put32(d + 16, 60);
+	cab_refused(d, len, WB_EUSAGE, "do not end at coffFiles (60)");
+	put32(d + 16, 68);
+	put16(d + 26, 0xffff);
+	cab_refused(d, len, WB_EUSAGE, "65535 folders");
+	put16(d + 26, 1);
+	put16(d + 30, 0x0005);
+	cab_refused(d, len, WB_EUSAGE, "multi-volume");
+	memset(d + 60, 'a', CAB_SIGOFF - 60);   /* no NUL before the signature */
+	put16(d + 30, 0x0006);
+	cab_refused(d, len, WB_EUSAGE, "szCabinetNext");
+	put16(d + 30, 0x0004);
+	put32(d + 4, 1);
+	cab_refused(d, len, WB_EUSAGE, "reserved1");
+	put32(d + 4, 0);
+	d[25] = 2;
+	cab_refused(d, len, WB_EUSAGE, "version 2.3");
+	free(d);
 }
 
 int main(void)
@@ -355,6 +505,9 @@ int main(void)
 		cmocka_unit_test(test_not_pe_or_msi),
 		cmocka_unit_test(test_msi_malformed),
 		cmocka_unit_test(test_wants),
+		cmocka_unit_test(test_cab_valid),
+		cmocka_unit_test(test_cab_digest_ranges),
+		cmocka_unit_test(test_cab_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
