@@ -8,7 +8,7 @@ REPS=${BENCH_REPS:-5}
 JOBS=${BENCH_JOBS:-4}
 BENCH_DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/winbuild-bench}
 DATA=$BENCH_DIR/data
-GEN_VERSION=3   # bump when gen.py or the signing changes: regenerates DATA
+GEN_VERSION=3${BENCH_GEN_SCALE:+/scale-$BENCH_GEN_SCALE}   # bump when gen.py or the signing changes: regenerates DATA
 
 # servers.bash stops nginx after WB_SERVER_TIMEOUT seconds; a bench is longer
 export WB_SERVER_TIMEOUT=${WB_SERVER_TIMEOUT:-7200}

@@ -6,6 +6,9 @@ incompressible segments, gzip ratio about 2.5x), a containerd-like tar.gz
 
     gen.py OUTDIR [big]     big: also OUTDIR/big.bin, 1 GiB, for the RSS run
 
+BENCH_GEN_SCALE=N divides every size by N (the smoke test in
+tests/cli/bench.bats runs the whole bench on a set 1000 times smaller).
+
 Same seeds, same bytes, every time: the files are reused across runs.
 """
 import gzip
@@ -15,7 +18,7 @@ import random
 import sys
 import tarfile
 
-MB = 1000 * 1000
+MB = 1000 * 1000 // int(os.environ.get("BENCH_GEN_SCALE", "1"))
 
 
 def vocabulary(rng, size=1 << 20):

@@ -148,19 +148,25 @@ static int sig_which(const char *v, enum authenticode_sigs *out)
 	return 0;
 }
 
+/* --json: the verifier's fields (O, taken) join the run's result, with
+ * "verified" and "file". */
+static void sig_json_result(struct wb_run *run, json_t *o, int ok, const char *file)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(o, k, v)
+		cmd_json_set(run, k, json_incref(v));
+	json_decref(o);
+	cmd_json_set(run, "verified", json_boolean(ok));
+	cmd_json_set(run, "file", json_string(file));
+}
+
 static void sig_authenticode_print(const char *file, const struct authenticode_result *res,
 				   int ok, struct wb_run *run)
 {
 	if (run->json) {
-		json_t *o = authenticode_result_to_json(res);
-		const char *k;
-		json_t *v;
-
-		json_object_foreach(o, k, v)
-			cmd_json_set(run, k, json_incref(v));
-		json_decref(o);
-		cmd_json_set(run, "verified", json_boolean(ok));
-		cmd_json_set(run, "file", json_string(file));
+		sig_json_result(run, authenticode_result_to_json(res), ok, file);
 		return;
 	}
 	if (!ok)
@@ -254,16 +260,8 @@ static void sig_sigstore_print(const char *file, const struct sigstore_evidence 
 	char when[32];
 
 	sig_time_str(ev->signed_time, when);
-	if (run->json) {     /* the evidence's fields join the run's result */
-		json_t *o = sigstore_evidence_to_json(ev);
-		const char *k;
-		json_t *v;
-
-		json_object_foreach(o, k, v)
-			cmd_json_set(run, k, json_incref(v));
-		json_decref(o);
-		cmd_json_set(run, "verified", json_true());
-		cmd_json_set(run, "file", json_string(file));
+	if (run->json) {
+		sig_json_result(run, sigstore_evidence_to_json(ev), 1, file);
 		return;
 	}
 	printf("Sigstore signature verified: %s\n", file);

@@ -16,29 +16,6 @@ setup_file() {
 	}
 }
 
-# accepts FILE [options]: winbuild and osslsigncode both accept FILE
-accepts() {
-	local f=$1
-	shift
-	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
-	assert_status 0
-	assert_output_has "Authenticode signature verified: $FX/$f"
-	ossl_verify "$FX/$f"
-}
-
-# refuses CODE FILE REASON [options]: winbuild exits CODE naming FILE and
-# REASON, and osslsigncode refuses FILE too
-refuses() {
-	local code=$1 f=$2 reason=$3
-	shift 3
-	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
-	assert_status "$code"
-	assert_output_has "'$FX/$f'"
-	assert_output_has "$reason"
-	run ossl_verify "$FX/$f"
-	[ "$status" -ne 0 ]
-}
-
 # each_alone FILE N: winbuild's per-signature verdicts (--json) are N
 # signatures, each ok exactly when osslsigncode -index I accepts it alone
 each_alone() {
@@ -269,18 +246,6 @@ ms_roots() {
 }
 
 # ---- the recipe path: staged .cab and .msu files ----
-
-# stage_recipe POLICY_YAML FILE...: $WORK/img.yaml whose component "demo"
-# installs each fixture FILE into C:\k, POLICY_YAML the top-level
-# authenticode map (roots: site/roots.pem, the test CA)
-stage_recipe() {
-	local policy=$1
-	shift
-	mkdir -p "$WORK/site"
-	cp "$FX/ca.pem" "$WORK/site/roots.pem"
-	ac_demo_recipe '' "$@"
-	printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
-}
 
 manifest_auth() {
 	jq -c --arg p "$1" '.files[] | select(.tree_path == $p) | .authenticode' "$WORK/out/t/manifest.json"

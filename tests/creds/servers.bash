@@ -57,23 +57,8 @@ start_creds_servers() {
 	export CERT_URL="https://localhost:$pc" SAS_URL="https://localhost:$ps"
 	export REC_URL="https://127.0.0.1:$pr"
 	local tls="ssl_certificate $ca/server.crt; ssl_certificate_key $ca/server.key; root $www;"
-	cat >"$dir/nginx.conf" <<-EOF
-		daemon off;
-		master_process off;
-		worker_processes 1;
-		pid $dir/nginx.pid;
-		error_log $dir/error.log warn;
-		events { worker_connections 256; }
-		http {
-			log_format wb '"\$request" \$status auth="\$http_authorization" cert=\$ssl_client_verify';
-			client_body_temp_path $dir/tmp/body;
-			proxy_temp_path $dir/tmp/proxy;
-			fastcgi_temp_path $dir/tmp/fastcgi;
-			uwsgi_temp_path $dir/tmp/uwsgi;
-			scgi_temp_path $dir/tmp/scgi;
-			default_type application/octet-stream;
-			log_not_found off;
-			keepalive_timeout 10;
+	local body
+	body=$(cat <<-EOF
 			map \$http_authorization \$bearer_ok { "Bearer $BEARER_TOKEN" 1; default 0; }
 			map \$http_authorization \$basic_ok { "Basic $b64" 1; default 0; }
 			server {
@@ -119,12 +104,12 @@ start_creds_servers() {
 				listen 127.0.0.1:$pr ssl; server_name localhost; $tls
 				access_log $dir/rec.log wb;
 			}
-		}
 	EOF
+	)
+	_wb_nginx_conf "$dir" '"$request" $status auth="$http_authorization" cert=$ssl_client_verify' "$body"
 	for l in basic bearer cert sas rec; do : >"$dir/$l.log"; done
-	timeout -k 5 "$WB_SERVER_TIMEOUT" "$WB_NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" \
-		-e "$dir/error.log" </dev/null >"$dir/stdout" 2>&1 3>&- &
-	pid=$!
+	_wb_nginx_launch "$dir"
+	pid=$_WB_NGINX_LAUNCHED
 	if ! _wb_wait_ours "$pid" "$dir/rec.log" "$dir/error.log" "$REC_URL" --cacert "$ca/ca.crt"; then
 		echo "start_creds_servers: nginx did not start:" >&2
 		cat "$dir/error.log" "$dir/stdout" >&2

@@ -262,3 +262,40 @@ ossl_verify_index() {
 	osslsigncode verify -CAfile "$FX/ca.pem" -TSA-CAfile "$FX/ca.pem" -index "$2" \
 		-in "$1" >/dev/null 2>&1
 }
+
+# ---- shared by authenticode.bats and authenticode_multi.bats ----
+
+# accepts FILE [options]: winbuild and osslsigncode both accept FILE
+accepts() {
+	local f=$1
+	shift
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status 0
+	assert_output_has "Authenticode signature verified: $FX/$f"
+	ossl_verify "$FX/$f"
+}
+
+# refuses CODE FILE REASON [options]: winbuild exits CODE naming FILE and
+# REASON, and osslsigncode refuses FILE too
+refuses() {
+	local code=$1 f=$2 reason=$3
+	shift 3
+	wb sig authenticode "$FX/$f" --roots "$FX/ca.pem" "$@"
+	assert_status "$code"
+	assert_output_has "'$FX/$f'"
+	assert_output_has "$reason"
+	run ossl_verify "$FX/$f"
+	[ "$status" -ne 0 ]
+}
+
+# stage_recipe POLICY_YAML FILE...: $WORK/img.yaml whose component "demo"
+# installs each fixture FILE (file:// URL, pinned) into C:\k, with POLICY_YAML
+# as the image's top-level authenticode map
+stage_recipe() {
+	local policy=$1
+	shift
+	mkdir -p "$WORK/site"
+	cp "$FX/ca.pem" "$WORK/site/roots.pem"
+	ac_demo_recipe '' "$@"
+	[ -z "$policy" ] || printf 'authenticode: %s\n' "$policy" >>"$WORK/img.yaml"
+}

@@ -194,6 +194,43 @@ _wb_forget() {
 	_WB_SERVER_PIDS=("${keep[@]}")
 }
 
+# _wb_nginx_conf DIR LOG_FORMAT HTTP_BODY: DIR/nginx.conf, one process
+# (master_process off, which also means no switch to "user nobody" when run
+# as root: the root dir may be 0700), pid, error log and temp paths in DIR,
+# access-log format "wb" = LOG_FORMAT, then HTTP_BODY inside http { }
+_wb_nginx_conf() {
+	local dir=$1 fmt=$2 body=$3
+	cat >"$dir/nginx.conf" <<-EOF
+		daemon off;
+		master_process off;
+		worker_processes 1;
+		pid $dir/nginx.pid;
+		error_log $dir/error.log warn;
+		events { worker_connections 256; }
+		http {
+			log_format wb '$fmt';
+			client_body_temp_path $dir/tmp/body;
+			proxy_temp_path $dir/tmp/proxy;
+			fastcgi_temp_path $dir/tmp/fastcgi;
+			uwsgi_temp_path $dir/tmp/uwsgi;
+			scgi_temp_path $dir/tmp/scgi;
+			default_type application/octet-stream;
+			log_not_found off;
+			keepalive_timeout 10;
+			$body
+		}
+	EOF
+}
+
+# _wb_nginx_launch DIR: nginx on DIR/nginx.conf in the background, its
+# timeout(1) wrapper's pid in _WB_NGINX_LAUNCHED (timeout is the hard stop:
+# nginx gets TERM after WB_SERVER_TIMEOUT s)
+_wb_nginx_launch() {
+	timeout -k 5 "$WB_SERVER_TIMEOUT" "$WB_NGINX_BIN" -p "$1" -c "$1/nginx.conf" \
+		-e "$1/error.log" </dev/null >"$1/stdout" 2>&1 3>&- &
+	_WB_NGINX_LAUNCHED=$!
+}
+
 start_nginx() {
 	local root certdir="${2:-}" cert="${3:-server}" dir pid ok v6=""
 	root=$(cd "$1" && pwd) || { echo "start_nginx: no root dir $1" >&2; return 1; }
@@ -224,42 +261,20 @@ start_nginx() {
 		root $root;
 	}"
 		fi
-		# master_process off: one process, which also means no switch to
-		# "user nobody" when run as root (the root dir may be 0700).
-		cat >"$dir/nginx.conf" <<-EOF
-			daemon off;
-			master_process off;
-			worker_processes 1;
-			pid $dir/nginx.pid;
-			error_log $dir/error.log warn;
-			events { worker_connections 256; }
-			http {
-				log_format wb '"\$request" \$status "\$http_range" \$body_bytes_sent';
-				access_log $dir/access.log wb;
-				client_body_temp_path $dir/tmp/body;
-				proxy_temp_path $dir/tmp/proxy;
-				fastcgi_temp_path $dir/tmp/fastcgi;
-				uwsgi_temp_path $dir/tmp/uwsgi;
-				scgi_temp_path $dir/tmp/scgi;
-				types { text/plain txt; application/octet-stream bin; }
-				default_type application/octet-stream;
-				log_not_found off;
-				sendfile on;
-				keepalive_timeout 10;
-				server {
-					$listen
-					server_name localhost;
-					root $root;
-				}$tls
-			}
-		EOF
+		_wb_nginx_conf "$dir" '"$request" $status "$http_range" $body_bytes_sent' "
+			access_log $dir/access.log wb;
+			types { text/plain txt; application/octet-stream bin; }
+			sendfile on;
+			server {
+				$listen
+				server_name localhost;
+				root $root;
+			}$tls"
 		: >"$dir/access.log"
 		: >"$dir/error.log"
 		rm -f "$dir/nginx.pid"
-		# timeout(1) is the hard stop: nginx gets TERM after WB_SERVER_TIMEOUT s
-		timeout -k 5 "$WB_SERVER_TIMEOUT" "$WB_NGINX_BIN" -p "$dir" -c "$dir/nginx.conf" \
-			-e "$dir/error.log" </dev/null >"$dir/stdout" 2>&1 3>&- &
-		pid=$!
+		_wb_nginx_launch "$dir"
+		pid=$_WB_NGINX_LAUNCHED
 		ok=""
 		if _wb_wait_ours "$pid" "$dir/access.log" "$dir/error.log" "http://127.0.0.1:$port"; then
 			ok=1
