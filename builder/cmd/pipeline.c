@@ -457,13 +457,14 @@ int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache 
 		if (le && (run->locked || plan->artifacts[i].verify.needs_pin))
 			items[i].lock_sha256 = le->sha256;
 	}
+	/* the gate holds a site-signed tree to the lock (pipestage_gate) */
+	img->stage.lock_path = image_lock(p, img);
 	if (img->staging && pipestage_gate(&img->stage, plan, items, c) == 1) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			items[i].lock_sha256 = NULL;
 		img->items = items;
 		return 1;
 	}
-	img->stage.lock_path = image_lock(p, img);
 	if (img->staging && pipestage_start(&img->stage, plan, e) < 0) {
 		for (size_t i = 0; i < plan->nartifacts; i++)
 			fetch_item_release(&items[i]);

@@ -68,6 +68,9 @@ struct pipe_stage {
 	struct pipe_test_hook th;
 	int never;                    /* always stage (test hooks) */
 	char *dir;                    /* owned: OUT/<name>, once gated */
+	char **pins;                  /* owned: the lock pins the gate saw, per
+				       * artifact (NULL: none), for the stamp */
+	size_t npins;
 	struct stage st;
 	int begun;                    /* stage_begin succeeded: stage_end it */
 	struct stage_result res;

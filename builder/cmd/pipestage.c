@@ -99,8 +99,18 @@ int pipestage_init(struct pipe_stage *s, struct wb_run *run, struct wb_err *e)
 	return 0;
 }
 
+static void pins_release(struct pipe_stage *s)
+{
+	for (size_t i = 0; i < s->npins; i++)
+		free(s->pins[i]);
+	free(s->pins);
+	s->pins = NULL;
+	s->npins = 0;
+}
+
 void pipestage_release(struct pipe_stage *s)
 {
+	pins_release(s);
 	if (s->begun)
 		stage_end(&s->st);
 	s->begun = 0;
@@ -120,11 +130,13 @@ void pipestage_release(struct pipe_stage *s)
 /* ---- doing nothing when nothing changed (stage/stamp.h) ------------------ */
 
 /* The stamp key of PLAN with SHA256S and URLS (per artifact: the bytes and
- * the URL the manifest names for them) and ITEMS' lock pins. Everything the
+ * the URL the manifest names for them) and the lock PINS (per artifact, or
+ * NULL: those the gate saw, pipe_stage.pins). Everything the
  * manifest and the SBOM record is in the key, so "up to date" never keeps a
  * record of other inputs. */
 static int stage_key(struct pipe_stage *s, const struct plan *plan,
-		     const struct fetch_item *items, const char *const *sha256s,
+		     const struct fetch_item *items, const char *const *pins,
+		     const char *const *sha256s,
 		     const char *const *urls, char key[65], struct wb_err *e)
 {
 	struct stamp_inputs in;
@@ -138,7 +150,7 @@ static int stage_key(struct pipe_stage *s, const struct plan *plan,
 		char *spec = fetch_ref_spec(plan, &items[i]);
 
 		specs[i] = xasprintf("%slock %s\nserved_by %s\n", spec,
-				     items[i].lock_sha256 ? items[i].lock_sha256 : "-",
+				     pins[i] ? pins[i] : "-",
 				     urls[i] ? urls[i] : "-");
 		free(spec);
 	}
@@ -197,6 +209,32 @@ static int ref_sha256(struct cache *c, const struct plan *plan,
 	return r;
 }
 
+/* 1 when the manifest in DIR (a stamped, untouched stage) records exactly
+ * the site-signed files the lock at LOCK_PATH holds (sitesign_check_locked_set). */
+static int staged_signed_as_locked(const char *dir, const char *lock_path)
+{
+	struct wb_err e = WB_ERR_INIT;
+	struct staged_manifest m;
+	struct lockfile lf;
+	struct lock_signed *now = NULL;
+	char *mpath = fs_join(dir, "manifest.json");
+	size_t n;
+	int ok = 0;
+
+	memset(&m, 0, sizeof(m));
+	memset(&lf, 0, sizeof(lf));
+	if (lock_path && !staged_manifest_read(mpath, &m, &e) &&
+	    lockfile_read(lock_path, &lf, &e) == 1) {
+		now = sitesign_manifest_entries(&m, &n);
+		ok = !sitesign_check_locked_set(now, n, &lf, lock_path, &e);
+	}
+	free(now);
+	lockfile_release(&lf);
+	staged_manifest_release(&m);
+	free(mpath);
+	return ok;
+}
+
 /* Fetch gate: 1 when OUT/<name> holds a stamp for exactly these inputs and
  * an untouched tree. Otherwise the stage begins (pipestage_start): under
  * its lock it reads the stamp for what it may reuse, then removes it
@@ -214,17 +252,22 @@ int pipestage_gate(struct pipe_stage *s, const struct plan *plan,
 
 	free(s->dir);
 	s->dir = fs_join(s->run->out_dir, plan->name);
+	/* the fetch drops ITEMS' lock pins (they point into the lock) before
+	 * the stage ends: the stamp is written with the pins seen here */
+	pins_release(s);
+	s->pins = xcalloc(plan->nartifacts + 1, sizeof(*s->pins));
+	s->npins = plan->nartifacts;
+	for (size_t i = 0; i < plan->nartifacts; i++)
+		s->pins[i] = items[i].lock_sha256 ? xstrdup(items[i].lock_sha256) : NULL;
 	/* a signing key the plan does not take (or the reverse) is never up
 	 * to date: stage_begin reports it */
 	ok = !s->never && sitesign_check(plan, s->o.sign, s->o.sign_strict, &e) == 0;
-	/* --locked with site signing: sign again and hold the result to the
-	 * lock's "site_signed" (pipestage_start), whatever the stamp says */
-	ok = ok && !(s->run->locked && s->o.sign && plan->site_signing.set);
 	for (size_t i = 0; ok && i < plan->nartifacts; i++) {
 		ok = ref_sha256(c, plan, &items[i], shas[i], &urls[i]);
 		sp[i] = shas[i];
 	}
-	if (ok && stage_key(s, plan, items, sp, (const char *const *)urls, key, &e) < 0) {
+	if (ok && stage_key(s, plan, items, (const char *const *)s->pins, sp,
+			    (const char *const *)urls, key, &e) < 0) {
 		/* an input that cannot be hashed costs the shortcut, loudly */
 		if (!s->run->quiet)
 			cmd_warnf("cannot tell whether the stage is up to date (%s); staging",
@@ -233,6 +276,11 @@ int pipestage_gate(struct pipe_stage *s, const struct plan *plan,
 	}
 	if (ok)
 		ok = stamp_check(s->dir, key, &e) == 1;
+	/* --locked with site signing: the untouched tree's signed files must
+	 * also be the lock's "site_signed" (the lock may have changed since);
+	 * if not, the stage signs again and says why (pipestage_start) */
+	if (ok && s->run->locked && s->o.sign && plan->site_signing.set)
+		ok = staged_signed_as_locked(s->dir, s->lock_path);
 	for (size_t i = 0; i < plan->nartifacts; i++)
 		free(urls[i]);
 	free(urls);
@@ -255,7 +303,8 @@ static void stage_stamp(struct pipe_stage *s, const struct plan *plan,
 		sp[i] = items[i].sha256;
 		urls[i] = items[i].url;
 	}
-	if (s->dir && stage_key(s, plan, items, sp, urls, key, &e) == 0)
+	if (s->dir && s->pins && s->npins == plan->nartifacts &&
+	    stage_key(s, plan, items, (const char *const *)s->pins, sp, urls, key, &e) == 0)
 		stamp_write(s->dir, key, &s->res.preps, &e);
 	free(urls);
 	free(sp);

@@ -1,4 +1,5 @@
 /* The site's Authenticode signature on selected staged files (sitesign.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,20 +110,14 @@ int sitesign_tree(struct tree *t, const struct plan *plan,
 	return 0;
 }
 
-int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
-			  const char *lock_path, struct wb_err *e)
+int sitesign_check_locked_set(const struct lock_signed *now, size_t n,
+			      const struct lockfile *lf, const char *lock_path,
+			      struct wb_err *e)
 {
-	size_t nsigned = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_signed *f = &now[i];
+		const struct lock_signed *ls = lockfile_find_signed(lf, f->path);
 
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct tree_file *f = &t->files[i];
-		const struct authenticode_result *r = f->site_signature;
-		const struct lock_signed *ls;
-
-		if (!r)
-			continue;
-		nsigned++;
-		ls = lockfile_find_signed(lf, f->path);
 		if (!ls)
 			return wb_error(e, WB_EVERIFY, "--locked: the site-signed file '%s' "
 					"(artifact '%s') is not in the lock file '%s'; stage "
@@ -133,12 +128,12 @@ int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
 					"lock file '%s' recorded upstream sha256 %s before site "
 					"signing, these bytes are %s", f->path, f->artifact,
 					lock_path, ls->upstream_sha256, f->upstream_sha256);
-		if (strcmp(ls->signer_sha256, r->thumbprint))
+		if (strcmp(ls->signer_sha256, f->signer_sha256))
 			return wb_error(e, WB_EVERIFY, "--locked: '%s' (artifact '%s') is "
 					"signed by certificate %s ('%s'); the lock file '%s' "
 					"recorded %s ('%s'): the site's signing certificate "
-					"changed", f->path, f->artifact, r->thumbprint,
-					r->subject ? r->subject : "", lock_path,
+					"changed", f->path, f->artifact, f->signer_sha256,
+					f->signer ? f->signer : "", lock_path,
 					ls->signer_sha256, ls->signer);
 		if (!ls->timestamped && strcmp(ls->sha256, f->sha256))
 			return wb_error(e, WB_EVERIFY, "--locked: the site-signed '%s' "
@@ -148,20 +143,52 @@ int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
 					"them (or osslsigncode) changed", f->path, f->artifact,
 					f->sha256, lock_path, ls->sha256);
 	}
-	if (nsigned != lf->nsigned)
+	if (n != lf->nsigned)
 		for (size_t i = 0; i < lf->nsigned; i++) {
 			size_t j = 0;
 
-			while (j < t->nfiles && (!t->files[j].site_signature ||
-						 strcmp(t->files[j].path, lf->sv[i].path)))
+			while (j < n && strcmp(now[j].path, lf->sv[i].path))
 				j++;
-			if (j == t->nfiles)
+			if (j == n)
 				return wb_error(e, WB_EVERIFY, "--locked: the lock file '%s' "
 						"records the site-signed file '%s' (artifact "
 						"'%s'), which this stage did not sign", lock_path,
 						lf->sv[i].path, lf->sv[i].artifact);
 		}
 	return 0;
+}
+
+int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
+			  const char *lock_path, struct wb_err *e)
+{
+	size_t n;
+	struct lock_signed *now = sitesign_lock_entries(t, 0, &n);
+	int ret = sitesign_check_locked_set(now, n, lf, lock_path, e);
+
+	free(now);
+	return ret;
+}
+
+struct lock_signed *sitesign_manifest_entries(const struct staged_manifest *m, size_t *n)
+{
+	struct lock_signed *v = xcalloc(m->nfiles + 1, sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct staged_file *f = &m->files[i];
+		struct lock_signed *ls;
+
+		if (!f->site_signed)
+			continue;
+		ls = &v[(*n)++];
+		ls->path = f->tree_path;
+		ls->artifact = f->artifact;
+		ls->signer = f->site_signer;
+		snprintf(ls->signer_sha256, sizeof(ls->signer_sha256), "%s", f->site_thumbprint);
+		memcpy(ls->upstream_sha256, f->upstream_sha256, 65);
+		memcpy(ls->sha256, f->sha256, 65);
+	}
+	return v;
 }
 
 struct lock_signed *sitesign_lock_entries(const struct tree *t, int timestamped,

@@ -20,6 +20,7 @@
 #include "fetch/lockfile.h"
 #include "lib/err.h"
 #include "recipe/plan.h"
+#include "stage/manifest.h"
 #include "stage/tree.h"
 #include "trust/sign.h"
 
@@ -55,6 +56,16 @@ int sitesign_tree(struct tree *t, const struct plan *plan,
  */
 int sitesign_check_locked(const struct tree *t, const struct lockfile *lf,
 			  const char *lock_path, struct wb_err *e);
+
+/* The same check for the N files NOW says were signed (the gate holds a
+ * previous stage's manifest to the lock with it: sitesign_manifest_entries). */
+int sitesign_check_locked_set(const struct lock_signed *now, size_t n,
+			      const struct lockfile *lf, const char *lock_path,
+			      struct wb_err *e);
+
+/* The site-signed files a staged manifest M records, as lock entries (*N
+ * of them; the strings are M's, free only the array). */
+struct lock_signed *sitesign_manifest_entries(const struct staged_manifest *m, size_t *n);
 
 /* The lock's record of T's site-signed files (*N of them, in T's order;
  * the strings are T's): for lockfile_set_site_signed. TIMESTAMPED: the

@@ -171,7 +171,7 @@ assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 # to the plan (sshd registered, auto, from the staged sshd.exe; the registry
 # value; ProgramData\ssh's ACL: nothing inherited, SYSTEM and Administrators
 # the only writers; port 22).
-@test "OpenSSH engine tier: sshd registered as an auto-start service, DefaultShell set, ProgramData\\ssh writable by admins only" {
+@test "OpenSSH engine tier: sshd registered as an auto-start service, DefaultShell and dword values up to 4294967295 set, ProgramData\\ssh writable by admins only" {
 	need_pwsh || return 1
 	mkdir -p "$WORK/www"
 	cp "$WWW/good/OpenSSH-Win64.zip" "$WORK/www/"
@@ -179,6 +179,14 @@ assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 		printf 'kind: override\nreplace:\n  openssh:\n    url: @HTTP@/good/OpenSSH-Win64.zip\n'
 		printf '    verify: {sha256: %s}\n' "$(sha_www good/OpenSSH-Win64.zip)"
 		printf 'components:\n  openssh:\n    enabled: true\n    authenticode: {roots: %s}\n' "$FX/ca.pem"
+		# the component's value, and dword values whose top bit is set
+		# (REG_DWORD takes an Int32: the script passes the bits)
+		printf '    registry:\n'
+		printf "      - {key: 'HKLM:\\SOFTWARE\\OpenSSH', name: DefaultShell, type: string, value: '%s'}\n" \
+			'C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe'
+		for v in 4294967295 2147483648 2147483647 0; do
+			printf "      - {key: 'HKLM:\\SOFTWARE\\winbuild test', name: D%s, type: dword, value: \"%s\"}\n" "$v" "$v"
+		done
 	} >"$WORK/extra.yaml"
 	WINTIER_WWW="$WORK/www" WINTIER_OVERRIDE="$WORK/extra.yaml" WINTIER_MANAGERS=sc \
 		WINTIER_BUILDERS=qemu run bash "$WB_SRC/tests/win/run" -p 2 -w "$WORK/tier" 2022

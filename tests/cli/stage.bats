@@ -456,6 +456,30 @@ requests() { wc -l <"$NGINX_LOG"; }
 	[ "$(stat -c %i "$(T)/k/kubelet.exe")" = "$ino" ]
 }
 
+@test "--locked: an unchanged re-stage is up to date too; an edited lock pin stages again" {
+	wb lock "$RECIPE" -O "$WORK/fixtures.yaml" --no-progress
+	assert_status 0
+	stage_shipped --locked
+	assert_status 0
+	assert_output_lacks "up to date"
+	before=$(requests)
+	stage_shipped --locked
+	assert_status 0
+	assert_output_has "up to date"
+	[ "$(requests)" = "$before" ]
+	# the lock pins are in the stamp: another pin is another input
+	lock=$(ls "$WORK"/*.lock)
+	python3 - "$lock" <<-'PY'
+	import json, sys
+	l = json.load(open(sys.argv[1]))
+	l["artifacts"]["kubectl"]["sha256"] = "0" * 64
+	json.dump(l, open(sys.argv[1], "w"))
+	PY
+	stage_shipped --locked
+	assert_status 1
+	assert_output_lacks "up to date"
+}
+
 @test "a changed --set stages again" {
 	stage_shipped
 	assert_status 0

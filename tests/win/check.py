@@ -210,8 +210,11 @@ def main():
         for r in comp.get('registry', []):
             got = reg(st, r['key'], r['name'])
             want_v = int(r['value']) if r['type'] == 'dword' else r['value']
+            got_v = None if got is None else got['value']
+            if got is not None and got['type'] == 'DWord':
+                got_v &= 0xffffffff    # the Int32 read back, as the REG_DWORD's 32 bits
             c.eq('registry %s %s' % (r['key'], r['name']),
-                 None if got is None else (got['type'], got['value']), (kinds[r['type']], want_v))
+                 None if got is None else (got['type'], got_v), (kinds[r['type']], want_v))
     # a key taken for a write has its owner and access back: TrustedInstaller
     # owns CCG's COMClasses, Administrators only read it
     ccg = st.get('registry_acl', {}).get('hklm:\\system\\currentcontrolset\\control\\ccg\\comclasses')

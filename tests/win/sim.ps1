@@ -137,7 +137,12 @@ function global:Wb-RegSet([string]$Key, [string]$Name, $Value, [string]$Type, [b
     }
     $valid = @('String', 'ExpandString', 'Binary', 'DWord', 'MultiString', 'QWord')
     if ($valid -notcontains $Type) { throw "registry value type '$Type' is not one of $($valid -join ', ')" }
-    if ($Type -eq 'DWord' -or $Type -eq 'QWord') { $Value = [long]$Value }
+    # RegistryKey.SetValue (.NET's RegistryKey.cs): a DWord is
+    # Convert.ToInt32(value), a QWord Convert.ToInt64(value): 4294967295 as
+    # an Int64 overflows and throws; the script passes the Int32 whose bits
+    # are the value, and reading it back gives that Int32 (-1 for 0xffffffff)
+    if ($Type -eq 'DWord') { $Value = [long][Convert]::ToInt32($Value, [Globalization.CultureInfo]::InvariantCulture) }
+    elseif ($Type -eq 'QWord') { $Value = [Convert]::ToInt64($Value, [Globalization.CultureInfo]::InvariantCulture) }
     elseif ($Type -eq 'MultiString') { $Value = @($Value | ForEach-Object { "$_" }) }
     elseif ($Type -eq 'Binary') {
         # REG_BINARY takes a byte[]: kept as lower-case hex
