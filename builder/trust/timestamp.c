@@ -101,31 +101,29 @@ static int gen_time(const ASN1_GENERALIZEDTIME *g, int64_t *secs, long *ns)
 }
 
 /*
- * One DER element at P (LEFT bytes): its tag byte, where its content
- * starts and how long it is. Definite lengths of up to four bytes only
- * (a token is at most TIMESTAMP_DER_MAX); -1 on anything else.
+ * One DER element at P (LEFT bytes): its identifier byte, where its
+ * content starts and how long it is; -1 on a high tag number, an
+ * indefinite length or a length past LEFT. OpenSSL's ASN1_get_object()
+ * reads the header, as authenticode.c's der_take() does.
  */
 static int der_elem(const unsigned char *p, size_t left, unsigned char *tag,
 		    size_t *hdr, size_t *clen)
 {
-	size_t n, l = 0;
+	const unsigned char *q = p;
+	long len;
+	int t, cls, r;
 
-	if (left < 2 || (p[0] & 0x1f) == 0x1f)
+	if (left < 2 || left > TIMESTAMP_DER_MAX || (p[0] & 0x1f) == 0x1f)
 		return -1;
-	*tag = p[0];
-	if (!(p[1] & 0x80)) {
-		*hdr = 2;
-		*clen = p[1];
-	} else {
-		n = p[1] & 0x7f;
-		if (n == 0 || n > 4 || left < 2 + n)
-			return -1;
-		for (size_t i = 0; i < n; i++)
-			l = l << 8 | p[2 + i];
-		*hdr = 2 + n;
-		*clen = l;
+	r = ASN1_get_object(&q, &len, &t, &cls, (long)left);
+	if ((r & 0x80) || (r & 0x01)) {
+		ERR_clear_error();    /* not this shape: the caller parses it as is */
+		return -1;
 	}
-	return *clen <= left - *hdr ? 0 : -1;
+	*tag = (unsigned char)(cls | (r & V_ASN1_CONSTRUCTED) | t);
+	*hdr = (size_t)(q - p);
+	*clen = (size_t)len;
+	return 0;
 }
 
 static void der_put(struct buf *b, unsigned char tag, const unsigned char *c, size_t n)
