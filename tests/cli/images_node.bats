@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# Issue 33 (d): the staged images imported into containerd in the VM
+# (packer/scripts/06-images.ps1), through the engine tier: the shipped 2022
+# image with two images (the pause image and servercore) from a real
+# docker-registry on loopback TLS (tests/lib/registry.bash), built by the
+# real CLI, its provisioners run as Packer runs them against the simulated
+# Windows (tests/win/fakewin.py models ctr: the import reads the real tar
+# and finds every blob by its content's digest; `images ls` prints
+# containerd's table; nothing answers while containerd's service is
+# stopped), and tests/win/check.py holds the end state to the plan: every
+# image in k8s.io at its pinned digest, containerd's service as the step
+# found it (pass 1: stopped, started for the import and stopped again;
+# pass 2, after the restart: running, left running).
+
+load helpers
+load ../lib/servers
+load ../lib/registry
+
+export PATH="$PATH:$HOME/.dotnet/tools"
+
+setup_file() {
+	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
+	export CA="$BATS_FILE_TMPDIR/ca"
+	make_test_ca "$CA"
+	start_registry "$BATS_FILE_TMPDIR" "$CA"
+	reg_push "$BATS_FILE_TMPDIR" "$CA"
+}
+
+teardown_file() { stop_servers; }
+
+dg() { reg_digest "$BATS_FILE_TMPDIR" "$1"; }
+
+# tier < OVERRIDE_BODY: the shipped 2022 image (sc, qemu, two passes) with
+# an override of the given keys through the engine tier, in $WORK/tier; the
+# registry's CA through SSL_CERT_FILE
+tier() {
+	{
+		printf 'kind: override\n'
+		cat
+	} >"$WORK/images.yaml"
+	SSL_CERT_FILE="$CA/ca.crt" WINTIER_OVERRIDE="$WORK/images.yaml" WINTIER_MANAGERS=sc \
+		WINTIER_BUILDERS=qemu run bash "$WB_SRC/tests/win/run" -p 2 -w "$WORK/tier" 2022
+	echo "$output"
+}
+
+@test "two images, the pause image one of them, imported into containerd at their pinned digests; containerd left as found" {
+	need_pwsh || return 1
+	tier <<-YAML
+		node: {pause_image: $REG/pause:3.10}
+		images:
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		  servercore: {name: $REG/windows/servercore, tag: ltsc, digest: "$(dg 'servercore|list')"}
+	YAML
+	assert_status 0
+	assert_output_has "1 passed, 0 failed"
+	local sim="$WORK/tier/2022-sc/sim/qemu" out="$WORK/tier/2022-sc/out/windows-2022-containerd"
+	# the step parses as PowerShell and passes the 5.1 lint (tests/ps/)
+	run node "$WB_SRC/tests/ps/psparse.cjs" "$out/packer/scripts/06-images.ps1"
+	assert_status 0
+	run node "$WB_SRC/tests/ps/lint51.cjs" "$out/packer/scripts/06-images.ps1"
+	echo "$output"
+	assert_status 0
+	# the step is in the template, after the services and the CNI, before
+	# provenance (which removes the payload) and sysprep
+	grep -q '06-cni.ps1",$' "$out/packer/windows-2022-containerd.pkr.hcl"
+	python3 - "$sim" "$REG" "$(dg 'pause|list')" "$(dg 'servercore|list')" <<-'PY'
+		import json, os, sys
+		sim, reg, pause, core = sys.argv[1:]
+		want = {reg + "/pause:3.10": pause, reg + "/windows/servercore:ltsc": core}
+		for n in (1, 2):
+		    st = json.load(open(os.path.join(sim, "pass%d.json" % n)))["state"]
+		    got = {k: v["digest"] for k, v in st["containerd_images"]["k8s.io"].items()}
+		    assert got == want, (n, got)
+		    # containerd found stopped in pass 1 (the build's restart comes
+		    # before the services step): started for the import, stopped
+		    # again; running in pass 2 (after the restart): left running
+		    assert st["services"]["containerd"]["status"] == ("Stopped" if n == 1 else "Running"), st["services"]["containerd"]
+		st = json.load(open(os.path.join(sim, "pass2.json")))["state"]
+		ev = [(e["verb"], e["name"]) for e in st["service_events"]]
+		assert ev == [("start", "containerd"), ("stop", "containerd")], ev
+		# import, in key order, for windows/amd64, into k8s.io; then ls
+		ctr = [c["argv"] for c in st["calls"] if c["prog"].lower().endswith("\\ctr.exe")]
+		tars = ["C:\\ProgramData\\winbuild\\images\\%s.tar" % k for k in ("pause", "servercore")]
+		want_calls = [["-n", "k8s.io", "images", "import", "--platform", "windows/amd64", t] for t in tars]
+		want_calls.append(["-n", "k8s.io", "images", "ls"])
+		assert ctr == want_calls * 2, ctr
+		# the node's sandbox image is the pre-pulled one
+		conf = open(os.path.join(sim, "C", "Program Files", "containerd", "config.toml")).read()
+		assert "sandbox = '%s/pause:3.10'" % reg in conf, conf
+	PY
+}
+
+@test "an image whose name another images: entry imports again at another digest fails the step, naming it" {
+	need_pwsh || return 1
+	# the same name and tag pinned twice: the list, and the 2022 manifest
+	# itself. containerd keeps the last import under the name, so the
+	# pause image would not be what the recipe pinned
+	tier <<-YAML
+		node: {pause_image: $REG/pause:3.10}
+		images:
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		  pause2: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|entries|10.0.20348.3207|manifest')"}
+	YAML
+	assert_status 1
+	assert_output_has "not ok 2022 sc qemu: pass 1: 06-images.ps1 exited 1"
+	grep -q "image pause: '$REG/pause:3.10' resolves to $(dg 'pause|entries|10.0.20348.3207|manifest') in containerd, not to the pinned $(dg 'pause|list')" \
+		"$WORK/tier/2022-sc/sim/qemu/log.txt"
+	# containerd stopped again on the way out
+	python3 - "$WORK/tier/2022-sc/sim/qemu/pass1.json" <<-'PY'
+		import json, sys
+		st = json.load(open(sys.argv[1]))["state"]
+		assert st["services"]["containerd"]["status"] == "Stopped", st["services"]["containerd"]
+		assert [(e["verb"], e["name"]) for e in st["service_events"]] == [("start", "containerd"), ("stop", "containerd")]
+	PY
+}
+
+@test "without images: no import step in the template, no 06-images.ps1" {
+	need_pwsh || return 1
+	local out="$WORK/tier/2022-sc/out/windows-2022-containerd"
+	tier </dev/null
+	assert_status 0
+	[ ! -e "$out/packer/scripts/06-images.ps1" ]
+	! grep -q 06-images "$out/packer/windows-2022-containerd.pkr.hcl"
+	! grep -q '"ctr.exe\|\\ctr.exe' "$WORK/tier/2022-sc/sim/qemu/state.json"
+}
