@@ -51,9 +51,6 @@ start_front() {
 	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
 }
 
-# dg PATH...: a digest from digests.json (jq-like path, dot separated)
-dg() { reg_digest "$BATS_FILE_TMPDIR" "$1"; }
-
 # jf EXPR: EXPR (python, over the JSON result J) of $output
 jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1" <<<"$output"; }
 

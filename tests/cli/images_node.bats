@@ -18,17 +18,10 @@ load ../lib/registry
 
 export PATH="$PATH:$HOME/.dotnet/tools"
 
-setup_file() {
-	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
-	export CA="$BATS_FILE_TMPDIR/ca"
-	make_test_ca "$CA"
-	start_registry "$BATS_FILE_TMPDIR" "$CA"
-	reg_push "$BATS_FILE_TMPDIR" "$CA"
-}
+setup_file() { registry_file_setup; }
 
 teardown_file() { stop_servers; }
 
-dg() { reg_digest "$BATS_FILE_TMPDIR" "$1"; }
 
 # tier < OVERRIDE_BODY: the shipped 2022 image (sc, qemu, two passes) with
 # an override of the given keys through the engine tier, in $WORK/tier; the

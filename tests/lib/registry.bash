@@ -15,6 +15,10 @@
 #       (default DIR/foreign).
 #   reg_digest DIR PATH   one digest of DIR/digests.json, PATH '|' separated
 #                         (pause|list, pause|entries|10.0.20348.3207|manifest)
+#   dg PATH               reg_digest of $BATS_FILE_TMPDIR
+#   registry_file_setup   a bats setup_file's registry: skipped without
+#                         docker-registry; the test CA in $BATS_FILE_TMPDIR/ca
+#                         (exported as CA), the registry started, pushed
 
 start_registry() {
 	local d="$1" ca="$2" port i
@@ -55,4 +59,14 @@ reg_digest() {
 v=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("|"): v=v[int(k)] if k.isdigit() else v[k]
 print(v)' "$1/digests.json" "$2"
+}
+
+dg() { reg_digest "$BATS_FILE_TMPDIR" "$1"; }
+
+registry_file_setup() {
+	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
+	export CA="$BATS_FILE_TMPDIR/ca"
+	make_test_ca "$CA"
+	start_registry "$BATS_FILE_TMPDIR" "$CA"
+	reg_push "$BATS_FILE_TMPDIR" "$CA"
 }
