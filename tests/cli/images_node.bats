@@ -71,6 +71,9 @@ tier() {
 		st = json.load(open(os.path.join(sim, "pass2.json")))["state"]
 		ev = [(e["verb"], e["name"]) for e in st["service_events"]]
 		assert ev == [("start", "containerd"), ("stop", "containerd")], ev
+		# pass 1 waited for containerd's pipe (it appears a moment after the start)
+		st1 = json.load(open(os.path.join(sim, "pass1.json")))["state"]
+		assert st1["sleeps"] >= 2 and st1["services"]["containerd"]["pipe_wait"] == 0, st1["sleeps"]
 		# import, in key order, for windows/amd64, into k8s.io; then ls
 		ctr = [c["argv"] for c in st["calls"] if c["prog"].lower().endswith("\\ctr.exe")]
 		tars = ["C:\\ProgramData\\winbuild\\images\\%s.tar" % k for k in ("pause", "servercore")]

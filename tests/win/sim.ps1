@@ -178,7 +178,15 @@ function global:Wb-PipeExists([hashtable]$St, [string]$Pipe) {
     $svc = $WbPipes[$Pipe]
     if ($null -eq $svc) { return $false }
     $s = $St.services[$svc]
-    return ($null -ne $s -and $s.status -eq 'Running')
+    if ($null -eq $s -or $s.status -ne 'Running') { return $false }
+    # a service just started serves its pipe a moment later: the first
+    # two looks after Start-Service find none
+    if ($s.ContainsKey('pipe_wait') -and $s.pipe_wait -gt 0) {
+        $s.pipe_wait = [int]$s.pipe_wait - 1
+        Wb-Save $St
+        return $false
+    }
+    return $true
 }
 
 # ---- Windows-only cmdlets: parameter sets as documented on learn.microsoft.com ----
@@ -197,6 +205,7 @@ function global:Wb-ServiceTo([hashtable]$St, $S, [string]$Status) {
     $verb = if ($Status -eq 'Running') { 'start' } else { 'stop' }
     $St.service_events += @(@{ verb = $verb; name = $S.name; was = $S.status })
     $S.status = $Status
+    if ($Status -eq 'Running' -and $WbPipes.Values -contains $S.name) { $S.pipe_wait = 2 }
 }
 function global:Start-Service {
     [CmdletBinding(DefaultParameterSetName = 'Default', SupportsShouldProcess = $true)]
