@@ -155,6 +155,23 @@ int images_finish(struct resolver *r, const struct rnode *node)
 	if (!p->nimages)
 		return 0;
 	qsort(p->images, p->nimages, sizeof(*p->images), by_key);
+	/* containerd keeps one image per name: a second entry of the same
+	 * name:tag would replace the first in the VM (06-images.ps1) */
+	for (size_t i = 0; i < p->nimages; i++)
+		for (size_t k = 0; k < i; k++) {
+			const struct plan_image *a = &p->images[k], *b = &p->images[i];
+			char at[512];
+
+			if (strcmp(a->name, b->name) || (a->tag == NULL) != (b->tag == NULL) ||
+			    (a->tag && strcmp(a->tag, b->tag)))
+				continue;
+			wb_origin_format(&a->origin, at, sizeof(at));
+			return err_at(r, &b->origin, "images.%s: '%s%s%s' is also images.%s (%s): "
+				      "containerd keeps one image per name, the second import "
+				      "would replace the first; give each its own name or tag",
+				      b->key, b->name, b->tag ? ":" : "", b->tag ? b->tag : "",
+				      a->key, at);
+		}
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct plan_image *img = &p->images[i];
 		char *ref;

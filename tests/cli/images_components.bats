@@ -79,6 +79,25 @@ recipe() {
 	assert_output_has "components/other.yaml:10:3: images.pause of components.other: image key 'pause' is also declared at components/demo.yaml:10:3"
 }
 
+@test "two entries of one name and tag are exit 2 naming both: containerd would keep only the last" {
+	recipe "images:
+  other: {name: $REG/pause, tag: \"3.10\", digest: \"$(dg 'pause|entries|10.0.20348.3207|manifest')\"}
+" "images:
+  pause: {name: $REG/pause, tag: \"3.10\", digest: \"$(dg 'pause|list')\"}
+"
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:8:3: images.pause: '$REG/pause:3.10' is also images.other (components/demo.yaml:10:3): containerd keeps one image per name"
+	# another tag of the same repository is another image
+	recipe "images:
+  other: {name: $REG/pause, tag: \"3.10-2022\", digest: \"$(dg 'pause|entries|10.0.20348.3207|manifest')\"}
+" "images:
+  pause: {name: $REG/pause, tag: \"3.10\", digest: \"$(dg 'pause|list')\"}
+"
+	wb plan img.yaml
+	assert_status 0
+}
+
 @test "a component's bad image entry is exit 2 at its file:line:col" {
 	recipe "images:
   core: {name: $REG/windows/servercore, tag: ltsc}
