@@ -54,8 +54,14 @@ tier() {
 	echo "$output"
 	assert_status 0
 	# the step is in the template, after the services and the CNI, before
-	# provenance (which removes the payload) and sysprep
-	grep -q '06-cni.ps1",$' "$out/packer/windows-2022-containerd.pkr.hcl"
+	# provenance (which removes the payload) and sysprep; Packer (Debian's
+	# 1.6.6) reads it (validate -syntax-only), and it is fmt-clean
+	grep -A1 '06-cni.ps1",$' "$out/packer/windows-2022-containerd.pkr.hcl" | grep -q '06-images.ps1",$'
+	grep -A1 '06-images.ps1",$' "$out/packer/windows-2022-containerd.pkr.hcl" | grep -q '07-provenance.ps1",$'
+	run packer validate -syntax-only "$out/packer"
+	assert_status 0
+	run packer fmt -check "$out/packer"
+	assert_status 0
 	python3 - "$sim" "$REG" "$(dg 'pause|list')" "$(dg 'servercore|list')" <<-'PY'
 		import json, os, sys
 		sim, reg, pause, core = sys.argv[1:]
