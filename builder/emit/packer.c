@@ -266,6 +266,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(&v, "execution_policy", o->sign ? "allsigned" : "bypass");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	tmpl_set(&v, "product_key_env", strcmp(p->windows_product_key, "env") ? "" : "1");
+	tmpl_set(&v, "images_step", p->nimages ? "1" : "");   /* 06-images.ps1 */
 	if (p->windows_iso_sha256) {
 		char *ck = xasprintf("sha256:%s", p->windows_iso_sha256);
 		tmpl_set(&v, "iso_checksum", ck);
@@ -436,9 +437,13 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
 	for (unsigned i = 0; i < emit_nscripts; i++) {
-		char *rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);
-		char *dst = xasprintf("scripts/%s.ps1", emit_script_names[i]);
+		char *rel, *dst;
 		int r;
+
+		if (!emit_script_wanted(p, emit_script_names[i]))
+			continue;
+		rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);
+		dst = xasprintf("scripts/%s.ps1", emit_script_names[i]);
 
 		/* the shared prologue names the step it is rendered into */
 		buf_reset(&common);

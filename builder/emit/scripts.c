@@ -16,10 +16,17 @@ const char *const emit_script_names[] = {
 	"04-containerd",
 	"05-services",
 	"06-cni",
+	"06-images",
 	"07-provenance",
 	"08-sysprep",
 };
 const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
+
+int emit_script_wanted(const struct plan *p, const char *name)
+{
+	/* issue 33: no import step, and no script, without images */
+	return strcmp(name, "06-images") || p->nimages > 0;
+}
 
 #define WINBUILD_DIR "C:\\ProgramData\\winbuild"
 #define CBI_OVERLAY_DIR WINBUILD_DIR "\\cloudbase-init\\"
@@ -281,6 +288,52 @@ static int service_records(const struct plan *p, const struct staged_manifest *m
 	return 0;
 }
 
+/*
+ * `images`: one record per images: entry (key order) for 06-images.ps1:
+ * Key, Name (what containerd names it: the io.containerd.image.name of
+ * the tar, stage/oci.c: NAME[:TAG]), Digest (the pin) and Tar (where the
+ * stage put it: the manifest's file of component "images" and artifact
+ * KEY). An image the manifest does not hold was not staged: WB_ESTAGE.
+ */
+static int image_records(const struct plan *p, const struct staged_manifest *m,
+			 struct tmpl_vars *v, struct wb_err *e)
+{
+	json_t *list = json_array(), *from = json_array();
+
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct plan_image *im = &p->images[i];
+		const struct staged_file *tar = NULL;
+		json_t *r;
+		char *name, where[256];
+
+		for (size_t k = 0; k < m->nfiles && !tar; k++)
+			if (m->files[k].component && !strcmp(m->files[k].component, "images") &&
+			    m->files[k].artifact && !strcmp(m->files[k].artifact, im->key))
+				tar = &m->files[k];
+		if (!tar || !im->digest) {
+			json_decref(list);
+			json_decref(from);
+			return wb_error(e, WB_ESTAGE, "image '%s' is not staged (%s): stage "
+					"again", im->key, im->digest ? "no tar in the manifest" :
+					"not pinned");
+		}
+		name = xasprintf("%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "");
+		r = json_object();
+		set_str(r, "Key", im->key);
+		set_str(r, "Name", name);
+		set_str(r, "Digest", im->digest);
+		set_str(r, "Tar", tar->path);
+		free(name);
+		json_array_append_new(list, r);
+		wb_origin_format(&im->origin, where, sizeof(where));
+		name = xasprintf("images.%s at %s", im->key, where);
+		json_array_append_new(from, json_string(name));
+		free(name);
+	}
+	tmpl_set_json_from(v, "images", list, from);
+	return 0;
+}
+
 int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		     const char *cd_label, const char *archive_path,
 		     struct tmpl_vars *v, struct wb_err *e)
@@ -474,6 +527,9 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	free(bin);
 	free(conf);
 	wb_strlist_release(&cni_dirs);
+
+	if (image_records(p, m, v, e) < 0)
+		goto out;
 
 	/* provenance: a here-string; JSON lines never start with '@ */
 	s = provenance_json(p, m);

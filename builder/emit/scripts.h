@@ -22,6 +22,9 @@
 extern const char *const emit_script_names[];
 extern const unsigned emit_nscripts;
 
+/* Whether step NAME is emitted for P (06-images only when P has images:). */
+int emit_script_wanted(const struct plan *p, const char *name);
+
 /* Fill VARS for the scripts. Errors are WB_EUSAGE (e.g. nssm chosen but
  * not staged) or WB_ESTAGE (a component stages two files of a name a step
  * needs, or not the file one of its services runs). */

@@ -491,7 +491,8 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 			     &c->admin_directories) ||
 	    convert_winpaths(r, rnode_get(cn, "event_manifests"), "event_manifests",
 			     &c->event_manifests) ||
-	    convert_registry(r, rnode_get(cn, "registry"), c))
+	    convert_registry(r, rnode_get(cn, "registry"), c) ||
+	    convert_component_images(r, rnode_get(cn, "images"), c->name))   /* images.c */
 		return -1;
 	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
 				 &c->authenticode, ctx) ||

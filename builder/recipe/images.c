@@ -14,6 +14,10 @@
  *
  * The entry keyed `pause` is the node's pause image: node.pause_image
  * defaults to its name:tag, and an explicit node.pause_image must agree.
+ *
+ * A component file may declare images: of the same shape (pulled only
+ * while the component is enabled); they join the recipe's, and one key
+ * declared by two sources is an error naming both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,20 +99,79 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 	return 0;
 }
 
+/*
+ * The entries of N (an images: map; NULL: none) added to the plan; WHERE
+ * names their source in a clash ("" for the image recipe and its layers,
+ * "components.NAME" for a component file). A key two sources declare is
+ * an error at the later one, naming both.
+ */
+static int images_add(struct resolver *r, const struct rnode *n, const char *where)
+{
+	struct plan *p = r->plan;
+
+	for (size_t i = 0; n && i < n->nr; i++) {
+		struct plan_image *img;
+
+		for (size_t k = 0; k < p->nimages; k++) {
+			char at[512];
+
+			if (strcmp(p->images[k].key, n->items[i]->key))
+				continue;
+			wb_origin_format(&p->images[k].origin, at, sizeof(at));
+			return err_at(r, &n->items[i]->key_origin, "images.%s%s%s: image key '%s' "
+				      "is also declared at %s; give one of them another key",
+				      n->items[i]->key, *where ? " of " : "", where,
+				      n->items[i]->key, at);
+		}
+		p->images = xrealloc(p->images, (p->nimages + 1) * sizeof(*p->images));
+		img = &p->images[p->nimages++];
+		memset(img, 0, sizeof(*img));
+		if (convert_image(r, n->items[i], img))
+			return -1;
+	}
+	return 0;
+}
+
 int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node)
+{
+	(void)node;
+	return images_add(r, n, "");
+}
+
+int convert_component_images(struct resolver *r, const struct rnode *n, const char *comp)
+{
+	char *where = xasprintf("components.%s", comp);
+	int ret = images_add(r, n, where);
+
+	free(where);
+	return ret;
+}
+
+int images_finish(struct resolver *r, const struct rnode *node)
 {
 	struct plan *p = r->plan;
 	const struct rnode *explicit_pause = rnode_get(node, "pause_image");
 
-	if (!n)
+	if (!p->nimages)
 		return 0;
-	p->images = xcalloc(n->nr ? n->nr : 1, sizeof(*p->images));
-	for (size_t i = 0; i < n->nr; i++) {
-		p->nimages++;
-		if (convert_image(r, n->items[i], &p->images[i]))
-			return -1;
-	}
 	qsort(p->images, p->nimages, sizeof(*p->images), by_key);
+	/* containerd keeps one image per name: a second entry of the same
+	 * name:tag would replace the first in the VM (06-images.ps1) */
+	for (size_t i = 0; i < p->nimages; i++)
+		for (size_t k = 0; k < i; k++) {
+			const struct plan_image *a = &p->images[k], *b = &p->images[i];
+			char at[512];
+
+			if (strcmp(a->name, b->name) || (a->tag == NULL) != (b->tag == NULL) ||
+			    (a->tag && strcmp(a->tag, b->tag)))
+				continue;
+			wb_origin_format(&a->origin, at, sizeof(at));
+			return err_at(r, &b->origin, "images.%s: '%s%s%s' is also images.%s (%s): "
+				      "containerd keeps one image per name, the second import "
+				      "would replace the first; give each its own name or tag",
+				      b->key, b->name, b->tag ? ":" : "", b->tag ? b->tag : "",
+				      a->key, at);
+		}
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct plan_image *img = &p->images[i];
 		char *ref;

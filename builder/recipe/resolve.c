@@ -328,7 +328,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
-	if (dest_clashes(r) || dirs_clash(r) || order_services(r) ||
+	if (images_finish(r, rnode_get(top, "node")) ||   /* images.c */
+	    dest_clashes(r) || dirs_clash(r) || order_services(r) ||
 	    versions_agree(r, image_vars))
 		return -1;
 	version_warnings(r);

@@ -161,9 +161,15 @@ int dirs_clash(struct resolver *r);
 int convert_component(struct resolver *r, struct rnode *cn,
 		      const struct vars *image_vars);
 
-/* images.c: images: (N, NULL when absent) into the plan; the node map NODE
- * for node.pause_image, which images.pause sets or must agree with. */
+/* images.c: images: (N, NULL when absent) into the plan: the recipe's
+ * (convert_images; NODE unused) and an enabled component's
+ * (convert_component_images, COMP its name); a key declared twice is an
+ * error naming both places. images_finish() after the components sorts
+ * them and applies images.pause to node.pause_image (the node map NODE),
+ * which it sets or must agree with. */
 int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node);
+int convert_component_images(struct resolver *r, const struct rnode *n, const char *comp);
+int images_finish(struct resolver *r, const struct rnode *node);
 
 /* services.c */
 int convert_generate(struct resolver *r, const struct rnode *cn,

@@ -198,6 +198,7 @@ const struct schema_key schema_component[] = {
 	{ "event_manifests", S_STRLIST, NULL, NULL, 0 },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
 	{ "registry", S_LISTOF, schema_registry, NULL, 0 },
+	{ "images", S_MAPOF, schema_container_image, NULL, 0 },
 	{ "services", S_LISTOF, schema_service, NULL, 0 },
 	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
 	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
@@ -266,8 +267,9 @@ static const struct schema_key schema_replace[] = {
 	END
 };
 
-/* images.<key>: a container image pre-pulled (recipe/images.c) */
-static const struct schema_key schema_container_image[] = {
+/* images.<key>: a container image pre-pulled (recipe/images.c), in image
+ * recipes and component files */
+const struct schema_key schema_container_image[] = {
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
 	{ "tag", S_STR, NULL, NULL, 0 },
 	{ "digest", S_STR, NULL, NULL, 0 },

@@ -52,6 +52,7 @@ extern const struct schema_key schema_component[];
 extern const struct schema_key schema_policy[];
 extern const struct schema_key schema_authenticode[];
 extern const struct schema_key schema_signatures[];
+extern const struct schema_key schema_container_image[];   /* images.<key> */
 extern const struct schema_key schema_override_only[];
 
 /* Check map N against TABLE. CTX names N in messages ("artifact 'x'").

@@ -9,38 +9,18 @@
 
 load helpers
 load ../lib/servers
+load ../lib/registry
 
 setup_file() {
 	need_dep command -v docker-registry -- "docker-registry not installed (make deps)"
-	local d="$BATS_FILE_TMPDIR" i
+	local d="$BATS_FILE_TMPDIR"
 	export CA="$d/ca"
 	make_test_ca "$CA"
-	mkdir -p "$d/reg" "$d/foreign"
-	REG_PORT=$(free_port)
-	cat >"$d/reg/config.yml" <<-YAML
-		version: 0.1
-		log: {level: error}
-		storage:
-		  filesystem: {rootdirectory: $d/reg/data}
-		http:
-		  addr: 127.0.0.1:$REG_PORT
-		  tls: {certificate: $CA/server.crt, key: $CA/server.key}
-		validation:
-		  manifests:
-		    urls:
-		      allow: ['^https://']
-	YAML
-	timeout "$WB_SERVER_TIMEOUT" docker-registry serve "$d/reg/config.yml" \
-		</dev/null >"$d/reg/out" 2>&1 3>&- &
-	_WB_SERVER_PIDS+=("$!")
-	for ((i = 0; i < 100; i++)); do
-		curl -sf --cacert "$CA/ca.crt" "https://127.0.0.1:$REG_PORT/v2/" >/dev/null && break
-		sleep 0.1
-	done
-	export REG="127.0.0.1:$REG_PORT"
+	start_registry "$d" "$CA"
+	# the plain front's blob store serves the foreign layers
+	mkdir -p "$d/foreign"
 	start_front plain
-	python3 "$WB_SRC/tests/registry/push.py" "https://$REG" "$CA/ca.crt" \
-		"https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign" >"$d/digests.json"
+	reg_push "$d" "$CA" "https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign"
 	start_front token --token
 	start_front corrupt --corrupt
 	start_front mcorrupt --corrupt-manifests
@@ -70,12 +50,6 @@ start_front() {
 	N=$(tr a-z A-Z <<<"$n")
 	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
 }
-
-# dg PATH...: a digest from digests.json (jq-like path, dot separated)
-dg() { python3 -c 'import json,sys
-v=json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("|"): v=v[int(k)] if k.isdigit() else v[k]
-print(v)' "$BATS_FILE_TMPDIR/digests.json" "$1"; }
 
 # jf EXPR: EXPR (python, over the JSON result J) of $output
 jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1" <<<"$output"; }

@@ -130,4 +130,11 @@ out["nanoserver"] = push_list("windows/nanoserver", "1809", [
 out["liar"] = push_list("liar", "1", [
     image("liar", "windows", "10.0.20348.1", "liar", config_ver="10.0.17763.1"),
 ])
+# servercore: one entry per shipped Windows build (the engine tier's second
+# image, tests/cli/images_node.bats)
+out["servercore"] = push_list("windows/servercore", "ltsc", [
+    image("windows/servercore", "windows", "10.0.17763.1", "s2019"),
+    image("windows/servercore", "windows", "10.0.20348.1", "s2022"),
+    image("windows/servercore", "windows", "10.0.26100.1", "s2025"),
+])
 json.dump(out, sys.stdout, indent=1)

@@ -344,6 +344,30 @@ def main():
         c.eq('sysprep', st.get('sysprep'), ['ec2launch', 'sysprep', '--shutdown'])
         c.eq('power', st['power'], 'off')
 
+    # container images (issue 33): each planned image imported into
+    # containerd's k8s.io namespace under its name, at its pinned digest;
+    # none, and no import step, without images
+    images = plan.get('images', [])
+    got_images = st.get('containerd_images', {}).get('k8s.io', {})
+    want_images = {i['name'] + (':' + i['tag'] if i.get('tag') else ''): i['digest'] for i in images}
+    c.eq('images in containerd (name -> digest)', {n: v['digest'] for n, v in got_images.items()}, want_images)
+    c.eq('06-images.ps1 emitted', os.path.isfile(os.path.join(scripts, '06-images.ps1')), bool(images))
+    # containerd as the import found it: every service a pass started is
+    # stopped again in that pass, and none is stopped that it did not start
+    seen = 0
+    for i, snap in enumerate(snaps):
+        events = snap['state'].get('service_events', [])[seen:]
+        seen += len(events)
+        first = {}
+        for ev in events:
+            first.setdefault(ev['name'].lower(), ev['was'])
+        for name, was in first.items():
+            c.eq('pass %d: service %s after the import' % (i + 1, name),
+                 snap['state']['services'][name]['status'], was)
+        if images:
+            c.true('pass %d: containerd never started for the import' % (i + 1),
+                   snap['state']['services']['containerd']['status'] == 'Running' or 'containerd' in first)
+
     # the argv of every native call: PowerShell 7.6 (Legacy) + .NET's parser
     # against winnode.py's model of 5.1 + CommandLineToArgvW
     logged = [json.loads(l) for l in open(os.path.join(sim, 'arglog.jsonl'), encoding='utf-8')]

@@ -27,11 +27,17 @@ Exit codes the fakes script (what the scripts must cope with):
   wevtutil um            15010 when the manifest is not installed (assumed;
                          the scripts must not depend on either answer), im
                          1 when it is (assumed: the scripts uninstall first)
+  ctr                    1 when containerd's service is not running (no
+                         pipe to dial); images import 1 when a blob the
+                         image needs is not in the tar (by its content's
+                         digest, as containerd's content store finds it)
 """
+import hashlib
 import json
 import os
 import re
 import sys
+import tarfile
 
 STATE = os.environ.get('WBSIM_STATE', '')
 ROOT = os.environ.get('WBSIM_ROOT', '')
@@ -92,7 +98,9 @@ def init(state, root, builder, winver):
           # local accounts (Microsoft.PowerShell.LocalAccounts) and `net accounts`
           'users': {'administrator': {'Name': 'Administrator', 'Enabled': True,
                                       'SID': 'S-1-5-21-1004336348-1177238915-682003330-500'}},
-          'groups': {}, 'accounts': {'maxpwage': '42'}}
+          'groups': {}, 'accounts': {'maxpwage': '42'},
+          # Start-Service/Stop-Service (sim.ps1): verb, name, status found
+          'service_events': []}
     for f in ('Containers', 'Hyper-V', 'Hyper-V-PowerShell', 'NET-Framework-45-Core'):
         st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
     st['dism']['Microsoft-Hyper-V'] = 'disabled'
@@ -443,6 +451,119 @@ def wevtutil(st, argv):
     return 0
 
 
+MT_INDEXES = ('application/vnd.oci.image.index.v1+json',
+              'application/vnd.docker.distribution.manifest.list.v2+json')
+
+
+def ctr_import(st, path, platform):
+    """`ctr images import --platform P TAR` as containerd 2.x's importer
+    does it (core/images/archive/importer.go, ImportIndex; the transfer
+    service's image store, core/transfer/image/imagestore.go): every
+    regular file of the tar is ingested by the digest of its content (a
+    file's name is not trusted); an OCI layout needs oci-layout 1.0.0 and
+    index.json; each index entry is an image named by its
+    io.containerd.image.name annotation, whose target is that descriptor;
+    its content for the platform (the list's windows/amd64 entry for this
+    host's build, else the first windows/amd64 one: LimitManifests(1)) must
+    all be in the store, or the import fails."""
+    hp = host_path(path)
+    if not os.path.isfile(hp):
+        print('ctr: open %s: The system cannot find the file specified.' % path)
+        return 1
+    blobs, layout, index = {}, None, None
+    with tarfile.open(hp, 'r:') as t:
+        for m in t:
+            if not m.isreg():
+                continue
+            data = t.extractfile(m).read()
+            name = os.path.normpath(m.name)
+            if name == 'oci-layout':
+                layout = json.loads(data)
+            elif name == 'index.json':
+                index = json.loads(data)
+            blobs['sha256:' + hashlib.sha256(data).hexdigest()] = data
+    if not layout or layout.get('imageLayoutVersion') != '1.0.0' or index is None:
+        print('ctr: unrecognized image format')
+        return 1
+    os_, arch = platform.split('/')
+    build = '10.0.%s.' % {'2019': '17763', '2022': '20348', '2025': '26100'}[st['windows_version']]
+
+    def need(desc):
+        d = desc['digest']
+        if d not in blobs or len(blobs[d]) != desc['size']:
+            print('ctr: content digest %s: not found' % d)
+            return None
+        return blobs[d]
+
+    store = st.setdefault('containerd_images', {}).setdefault('k8s.io', {})
+    for desc in index.get('manifests', []):
+        name = desc.get('annotations', {}).get('io.containerd.image.name')
+        if not name:
+            print('ctr: index entry %s has no name (assumed: refused)' % desc['digest'])
+            return 1
+        body = need(desc)
+        if body is None:
+            return 1
+        man = json.loads(body)
+        if desc['mediaType'] in MT_INDEXES:
+            cands = [m for m in man['manifests'] if m.get('platform', {}).get('os') == os_
+                     and m['platform'].get('architecture') == arch]
+            best = [m for m in cands if m['platform'].get('os.version', '').startswith(build)]
+            cands = best or cands
+            if not cands:
+                print('ctr: no match for platform in manifest %s: not found' % desc['digest'])
+                return 1
+            body = need(cands[0])
+            if body is None:
+                return 1
+            man = json.loads(body)
+        for d in [man['config']] + man['layers']:
+            if need(d) is None:
+                return 1
+        print('unpacking %s (%s)...done' % (name, desc['digest']))
+        store[name] = {'digest': desc['digest'], 'mediaType': desc['mediaType'],
+                       'size': sum(d['size'] for d in [man['config']] + man['layers']),
+                       'platform': platform}
+    return 0
+
+
+def tabwriter(rows):
+    """Go's text/tabwriter as ctr sets it up (minwidth 1, padding 1, ' '),
+    every cell tab-terminated."""
+    w = [max(len(r[i]) for r in rows) + 1 for i in range(len(rows[0]))]
+    return [''.join(c.ljust(w[i]) for i, c in enumerate(r)) for r in rows]
+
+
+def ctr(st, argv):
+    """ctr -n NAMESPACE images import|ls (containerd cmd/ctr/commands/images)."""
+    if argv[:1] != ['-n'] or len(argv) < 4 or argv[2:3] not in (['images'], ['image'], ['i']):
+        sys.stderr.write('fakewin: ctr %s is not modelled\n' % ' '.join(argv))
+        return 1
+    ns, verb, rest = argv[1], argv[3], argv[4:]
+    svc = st['services'].get('containerd')
+    if svc is None or svc['status'] != 'Running':
+        sys.stderr.write('ctr: failed to dial "\\\\.\\pipe\\containerd-containerd": '
+                         'context deadline exceeded\n')
+        return 1
+    if verb == 'import':
+        if len(rest) != 3 or rest[0] != '--platform':
+            sys.stderr.write('fakewin: ctr images import %s is not modelled\n' % ' '.join(rest))
+            return 1
+        if ns != 'k8s.io':
+            return 1
+        return ctr_import(st, rest[2], rest[1])
+    if verb in ('ls', 'list') and not rest:
+        rows = [['REF', 'TYPE', 'DIGEST', 'SIZE', 'PLATFORMS', 'LABELS']]
+        for name, im in sorted(st.get('containerd_images', {}).get(ns, {}).items()):
+            rows.append([name, im['mediaType'], im['digest'], '%.1f KiB' % (im['size'] / 1024.0),
+                         im['platform'], '-'])
+        for line in tabwriter(rows):
+            print(line)
+        return 0
+    sys.stderr.write('fakewin: ctr images %s is not modelled\n' % verb)
+    return 1
+
+
 def ec2launch(st, argv):
     if argv[:1] != ['sysprep']:
         return 1
@@ -462,6 +583,7 @@ def run(winpath, argv):
              'ec2launch.exe': lambda: ec2launch(st, argv),
              'icacls.exe': lambda: icacls(st, argv),
              'wevtutil.exe': lambda: wevtutil(st, argv),
+             'ctr.exe': lambda: ctr(st, argv),
              'setsetupcomplete.cmd': lambda: setsetupcomplete(st, argv)}
     if base not in progs:
         sys.stderr.write('fakewin: no fake for %s\n' % winpath)
@@ -477,7 +599,7 @@ def run(winpath, argv):
     return code & 0xff if code & 0xff or not code else 1
 
 
-VOLATILE = ('calls', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
+VOLATILE = ('calls', 'service_events', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
             'pending_restart', 'admin_password_changes')
 
 

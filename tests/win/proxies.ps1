@@ -10,6 +10,8 @@ function Wb-Proxy([string]$Name, [string]$Body, [hashtable]$Extra = @{}) {
 }
 
 Wb-Proxy 'Test-Path' @'
+$pipe = Wb-PipeArg $PSBoundParameters
+if ($null -ne $pipe) { return (Wb-PipeExists (Wb-Load) $pipe) }
 $key = Wb-RegArg $PSBoundParameters
 if ($null -eq $key) { return (& $real @PSBoundParameters) }
 if ($PSBoundParameters['PathType'] -eq 'Leaf') { return $false }

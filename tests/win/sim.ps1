@@ -167,7 +167,106 @@ function global:Wb-RegArg([hashtable]$Bound) {
     return $null
 }
 
+# ---- named pipes: \\.\pipe\NAME exists while the service serving it runs ----
+# (containerd serves containerd-containerd once started: its config.toml's
+# [grpc] address, recipes/templates/containerd/)
+$global:WbPipes = @{ 'containerd-containerd' = 'containerd' }
+function global:Wb-PipeArg([hashtable]$Bound) {
+    foreach ($k in @('LiteralPath', 'Path')) {
+        if ($Bound.ContainsKey($k) -and @($Bound[$k]).Count -eq 1 -and "$(@($Bound[$k])[0])" -match '^[\\/]{2}\.[\\/]pipe[\\/](.+)$') {
+            return $Matches[1]
+        }
+    }
+    return $null
+}
+function global:Wb-PipeExists([hashtable]$St, [string]$Pipe) {
+    $svc = $WbPipes[$Pipe]
+    if ($null -eq $svc) { return $false }
+    $s = $St.services[$svc]
+    if ($null -eq $s -or $s.status -ne 'Running') { return $false }
+    # a service just started serves its pipe a moment later: the first
+    # two looks after Start-Service find none
+    if ($s.ContainsKey('pipe_wait') -and $s.pipe_wait -gt 0) {
+        $s.pipe_wait = [int]$s.pipe_wait - 1
+        Wb-Save $St
+        return $false
+    }
+    return $true
+}
+
 # ---- Windows-only cmdlets: parameter sets as documented on learn.microsoft.com ----
+# Start-Service / Stop-Service: by -Name (the scripts' form); each change is
+# logged in service_events with the status it found, for tests/win/check.py
+function global:Wb-ServiceOrError([hashtable]$St, [string]$N) {
+    $s = $St.services[$N.ToLowerInvariant()]
+    if ($null -eq $s -or $s.pendingDelete -gt 0) {
+        throw [System.InvalidOperationException]::new("Cannot find any service with service name '$N'.")
+    }
+    return $s
+}
+# service S to STATUS, logged (verb, name, the status it had) when it changes
+function global:Wb-ServiceTo([hashtable]$St, $S, [string]$Status) {
+    if ($S.status -eq $Status) { return }
+    $verb = if ($Status -eq 'Running') { 'start' } else { 'stop' }
+    $St.service_events += @(@{ verb = $verb; name = $S.name; was = $S.status })
+    $S.status = $Status
+    if ($Status -eq 'Running' -and $WbPipes.Values -contains $S.name) { $S.pipe_wait = 2 }
+}
+function global:Start-Service {
+    [CmdletBinding(DefaultParameterSetName = 'Default', SupportsShouldProcess = $true)]
+    param(
+        [Parameter(ParameterSetName = 'Default', Mandatory = $true, Position = 0, ValueFromPipelineByPropertyName = $true)]
+        [Alias('ServiceName')][string[]]$Name,
+        [Parameter(ParameterSetName = 'DisplayName', Mandatory = $true)][string[]]$DisplayName,
+        [Parameter(ParameterSetName = 'InputObject', Mandatory = $true, Position = 0, ValueFromPipeline = $true)]$InputObject,
+        [switch]$PassThru,
+        [string[]]$Include,
+        [string[]]$Exclude
+    )
+    if ($PSCmdlet.ParameterSetName -ne 'Default') { throw 'simulated Start-Service: only -Name is modelled' }
+    $st = Wb-Load
+    foreach ($n in $Name) {
+        $s = Wb-ServiceOrError $st $n
+        if ($s.start -eq 'disabled') {
+            throw [System.InvalidOperationException]::new("Service '$n ($n)' cannot be started due to the following error: Cannot start service $n on computer '.'.")
+        }
+        # what it depends on starts first, as the service control manager does
+        foreach ($d in @($s.depend)) {
+            Wb-ServiceTo $st (Wb-ServiceOrError $st $d) 'Running'
+        }
+        Wb-ServiceTo $st $s 'Running'
+    }
+    Wb-Save $st
+}
+function global:Stop-Service {
+    [CmdletBinding(DefaultParameterSetName = 'Default', SupportsShouldProcess = $true)]
+    param(
+        [Parameter(ParameterSetName = 'Default', Mandatory = $true, Position = 0, ValueFromPipelineByPropertyName = $true)]
+        [Alias('ServiceName')][string[]]$Name,
+        [Parameter(ParameterSetName = 'DisplayName', Mandatory = $true)][string[]]$DisplayName,
+        [Parameter(ParameterSetName = 'InputObject', Mandatory = $true, Position = 0, ValueFromPipeline = $true)]$InputObject,
+        [switch]$Force,
+        [switch]$NoWait,
+        [switch]$PassThru,
+        [string[]]$Include,
+        [string[]]$Exclude
+    )
+    if ($PSCmdlet.ParameterSetName -ne 'Default') { throw 'simulated Stop-Service: only -Name is modelled' }
+    $st = Wb-Load
+    foreach ($n in $Name) {
+        $s = Wb-ServiceOrError $st $n
+        $running = @($st.services.Values | Where-Object { $_.status -eq 'Running' -and @($_.depend) -contains $s.name })
+        if ($running.Count -gt 0 -and -not $Force) {
+            throw [System.InvalidOperationException]::new("Cannot stop service '$n ($n)' because it has dependent services. It can only be stopped if the Force flag is set.")
+        }
+        foreach ($d in $running) {
+            Wb-ServiceTo $st $d 'Stopped'
+        }
+        Wb-ServiceTo $st $s 'Stopped'
+    }
+    Wb-Save $st
+}
+
 function global:Get-Service {
     [CmdletBinding(DefaultParameterSetName = 'Default')]
     param(
