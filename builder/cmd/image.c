@@ -161,6 +161,7 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	memset(&policy, 0, sizeof(policy));
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	memset(&ro, 0, sizeof(ro));
 	ro.t = &t;
 	ro.os_version = build;
 	ro.allow_foreign = allow_foreign;

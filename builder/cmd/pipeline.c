@@ -595,7 +595,7 @@ int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan
 		while (q < r && g->routes[q].img != im)
 			q++;
 		if (q == r && im->plan.nimages)
-			ret = pipe_fetch_images(p->run, &im->plan, c, e);
+			ret = pipe_fetch_images(p->run, &im->plan, c, NULL, e);
 	}
 	for (size_t u = 0; u < g->n; u++)
 		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)

@@ -178,9 +178,12 @@ int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
  * holds each item's result, or is NULL when nothing was fetched). */
 int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
 /* pipeimages.c: pull PLAN's images: into the open cache C (after the
- * artifacts), for the plan's Windows build. */
+ * artifacts), for the plan's Windows build, each with the cosign signature
+ * its plan requires verified. OUT (NULL, or PLAN->nimages of them) gets
+ * what was pulled (the caller releases each with registry_image_release). */
+struct registry_image;
 int pipe_fetch_images(struct wb_run *run, const struct plan *plan, struct cache *c,
-		      struct wb_err *e);
+		      struct registry_image *out, struct wb_err *e);
 /* After pipe_fetch failed: print what failed (E, or each failed item's
  * message), return the exit code. */
 int pipe_fetch_failed(struct pipeline *p, const struct pipe_image *img,

@@ -484,6 +484,14 @@ static int pending_has(const struct pull *p, const char *digest)
 	return 0;
 }
 
+/* The verified small answer B (a manifest, a payload) kept for the cache
+ * under DIGEST, once. */
+static void pending_keep(struct pull *p, const char *digest, const struct buf *b)
+{
+	if (!pending_has(p, digest))
+		buf_add(&pending_add(p, digest)->bytes, b->ptr, b->len);
+}
+
 /* The manifest DIGEST from the cache into OUT, hashed as it is read: 1,
  * 0 absent (or quarantined: its bytes had changed), -1 an I/O error. */
 static int cached_manifest(struct pull *p, const char *digest, struct buf *out,
@@ -520,21 +528,36 @@ static int cached_manifest(struct pull *p, const char *digest, struct buf *out,
 	return 1;
 }
 
-/* Fetch the manifest DIGEST, verified: its bytes in OUT (kept in the
+/* Fetch the manifest (KIND "manifests") or small blob (KIND "blobs")
+ * DIGEST, verified, at most MAX bytes: its bytes in OUT (kept in the
  * pending list too). */
-static int get_manifest(struct pull *p, const char *digest, struct buf *out,
-			struct wb_err *e)
+/* GET URL into OUT (at most MAX bytes); *CODE the answer's status (a 404
+ * is an error here too). */
+static int get_buf(struct pull *p, const char *url, const char *accept, size_t max,
+		   struct buf *out, long *code, struct wb_err *e)
 {
 	struct reg_sink s;
-	char *url = xasprintf("%s/v2/%s/manifests/%s", p->rc.origin, p->rc.ref->repo, digest);
-	char got[REGISTRY_DIGEST_LEN + 1];
-	struct pending *pd;
-	int ret = -1;
+	int ret;
 
 	memset(&s, 0, sizeof(s));
 	s.b = out;
 	s.fd = -1;
-	s.max = REG_MANIFEST_MAX;
+	s.max = max;
+	ret = reg_get(&p->rc, url, accept, &s, e);
+	*code = s.code;
+	buf_release(&s.www_auth);
+	free(s.final);
+	return ret;
+}
+
+static int get_small(struct pull *p, const char *kind, const char *digest, size_t max,
+		     const char *accept, struct buf *out, struct wb_err *e)
+{
+	char *url = xasprintf("%s/v2/%s/%s/%s", p->rc.origin, p->rc.ref->repo, kind, digest);
+	char got[REGISTRY_DIGEST_LEN + 1];
+	long code;
+	int ret = -1;
+
 	switch (cached_manifest(p, digest, out, e)) {
 	case 1:
 		ret = 0;   /* verified by its name; already in the cache */
@@ -543,32 +566,33 @@ static int get_manifest(struct pull *p, const char *digest, struct buf *out,
 		goto out;
 	}
 	if (p->rc.o->offline) {
-		wb_error(e, WB_ENET, "image '%s': manifest %s is not in the cache (--offline)",
-			 p->rc.name, digest);
+		wb_error(e, WB_ENET, "image '%s': %s %s is not in the cache (--offline)",
+			 p->rc.name, kind[0] == 'm' ? "manifest" : "blob", digest);
 		goto out;
 	}
-	if (reg_get(&p->rc, url, reg_accept, &s, e) < 0)
+	if (get_buf(p, url, accept, max, out, &code, e) < 0)
 		goto out;
 	sha256_digest(out->ptr, out->len, got);
 	if (strcmp(got, digest)) {
 		char *shown = xfer_shown_url(url);
 
-		wb_error(e, WB_EVERIFY, "image '%s': the manifest from '%s' does not "
+		wb_error(e, WB_EVERIFY, "image '%s': the %s from '%s' does not "
 			 "match its digest: expected %s, got %s (nothing cached)",
-			 p->rc.name, shown, digest, got);
+			 p->rc.name, kind[0] == 'm' ? "manifest" : "blob", shown, digest, got);
 		free(shown);
 		goto out;
 	}
-	if (!pending_has(p, digest)) {
-		pd = pending_add(p, digest);
-		buf_add(&pd->bytes, out->ptr, out->len);
-	}
+	pending_keep(p, digest, out);
 	ret = 0;
 out:
-	buf_release(&s.www_auth);
-	free(s.final);
 	free(url);
 	return ret;
+}
+
+static int get_manifest(struct pull *p, const char *digest, struct buf *out,
+			struct wb_err *e)
+{
+	return get_small(p, "manifests", digest, REG_MANIFEST_MAX, reg_accept, out, e);
 }
 
 static const char *media_type_of(json_t *root)
@@ -666,6 +690,137 @@ static int read_descriptor(struct pull *p, json_t *d, struct registry_blob *b,
 				"more than WINBUILD_MAX_SIZE (%llu)", p->rc.name, what,
 				b->digest, b->size, p->rc.lim.max_size);
 	return 0;
+}
+
+/* ---- the cosign signature ---------------------------------------------- */
+
+void registry_sig_ref_key(const struct image_ref *ref, char out[65])
+{
+	char *spec = xasprintf("cosign-signature %s/%s@%s", ref->host, ref->repo, ref->digest);
+
+	cache_ref_key(spec, out);
+	free(spec);
+}
+
+/* The pin's signature manifest: by its tag online (cosign's layout: the
+ * tag sha256-<hex>.sig in the image's repository), by the cache ref
+ * offline. Its digest in DIGEST, its bytes in OUT (pending). */
+static int sig_manifest(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
+			struct buf *out, struct wb_err *e)
+{
+	char *url;
+	long code;
+
+	if (p->rc.o->offline) {
+		struct cache_ref ref;
+		char key[65];
+		int r;
+
+		registry_sig_ref_key(p->rc.ref, key);
+		r = cache_ref_load(p->c, key, &ref, e);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return wb_error(e, WB_ENET, "image '%s': its cosign signature is not in "
+					"the cache (--offline); fetch it once online", p->rc.name);
+		snprintf(digest, REGISTRY_DIGEST_LEN + 1, "sha256:%s", ref.sha256);
+		cache_ref_release(&ref);
+		return get_manifest(p, digest, out, e);
+	}
+	url = xasprintf("%s/v2/%s/manifests/sha256-%s.sig", p->rc.origin, p->rc.ref->repo,
+			p->rc.ref->digest + 7);
+	if (get_buf(p, url, reg_accept, REG_MANIFEST_MAX, out, &code, e) < 0) {
+		if (code == 404) {
+			char *shown = xfer_shown_url(url);
+
+			wb_error(e, WB_EVERIFY, "image '%s': no cosign signature ('%s' answers "
+				 "404) and the recipe requires one; nothing cached", p->rc.name,
+				 shown);
+			free(shown);
+		}
+		free(url);
+		return -1;
+	}
+	free(url);
+	/* a tag is not a pin: the signature manifest is whatever the tag
+	 * names now, and what it holds is verified below */
+	sha256_digest(out->ptr, out->len, digest);
+	pending_keep(p, digest, out);
+	return 0;
+}
+
+/* Fetch and verify the pin's cosign signature (registry_opts.cosign)
+ * into IMG, before any blob of the image is asked for. */
+static int get_signature(struct pull *p, struct registry_image *img, struct wb_err *e)
+{
+	struct buf man = BUF_INIT, *pl = NULL;
+	json_t *root = NULL, *layers, *l;
+	json_error_t je;
+	size_t i, n = 0;
+	int ret = -1;
+
+	if (sig_manifest(p, img->sig_digest, &man, e) < 0)
+		goto out;
+	root = json_loadb(man.ptr, man.len, 0, &je);
+	layers = json_object_get(root, "layers");
+	n = json_is_array(layers) ? json_array_size(layers) : 0;
+	if (!n || n > OCISIG_LAYERS_MAX) {
+		wb_error(e, WB_EVERIFY, "image '%s': the cosign signature manifest %s holds "
+			 "%zu signature layers (1 to %u); nothing cached", p->rc.name,
+			 img->sig_digest, n, OCISIG_LAYERS_MAX);
+		n = 0;
+		goto out;
+	}
+	pl = xcalloc(n, sizeof(*pl));
+	for (i = 0; i < n; i++)
+		buf_init(&pl[i]);
+	json_array_foreach(layers, i, l) {
+		const char *d = jstr(l, "digest");
+		json_t *sz = json_object_get(l, "size");
+
+		if (!d || !imageref_digest_ok(d) || !json_is_integer(sz) ||
+		    json_integer_value(sz) < 0 || json_integer_value(sz) > OCISIG_PAYLOAD_MAX) {
+			wb_error(e, WB_EVERIFY, "image '%s': signature layer %zu of %s has no "
+				 "sha256 digest and size (at most %u bytes) winbuild can check",
+				 p->rc.name, i + 1, img->sig_digest, OCISIG_PAYLOAD_MAX);
+			goto out;
+		}
+		if (get_small(p, "blobs", d, OCISIG_PAYLOAD_MAX, NULL, &pl[i], e) < 0)
+			goto out;
+	}
+	if (ocisig_verify(p->rc.ref->digest, man.ptr, man.len, pl, n, p->rc.o->cosign,
+			  &img->sig, e) < 0) {
+		wb_error_prefix(e, "image '%s': cosign signature %s", p->rc.name,
+				img->sig_digest);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (i = 0; i < n && pl; i++)
+		buf_release(&pl[i]);
+	free(pl);
+	json_decref(root);
+	buf_release(&man);
+	return ret;
+}
+
+/* The signature manifest's digest under the pin's ref, once it is in the
+ * cache: what an offline pull verifies again. */
+static int store_sig_ref(struct pull *p, const struct registry_image *img, struct wb_err *e)
+{
+	struct cache_ref ref;
+	char key[65];
+	int ret;
+
+	memset(&ref, 0, sizeof(ref));
+	registry_sig_ref_key(p->rc.ref, key);
+	ref.artifact = p->rc.name;
+	memcpy(ref.sha256, img->sig_digest + 7, 65);
+	ref.url = xasprintf("%s/v2/%s/manifests/sha256-%s.sig", p->rc.origin, p->rc.ref->repo,
+			    p->rc.ref->digest + 7);
+	ret = cache_ref_store(p->c, key, &ref, e);
+	free(ref.url);
+	return ret;
 }
 
 /* ---- blobs ------------------------------------------------------------- */
@@ -853,6 +1008,7 @@ void registry_image_release(struct registry_image *img)
 	for (size_t i = 0; i < img->nlayers; i++)
 		free(img->layers[i].media_type);
 	free(img->layers);
+	ocisig_evidence_release(&img->sig);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -949,6 +1105,10 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	memcpy(digest, ref->digest, sizeof(digest));
 	if (get_manifest(&p, digest, &body, e) < 0)
 		goto out;
+	/* the signature before anything else is asked for: an image whose
+	 * signature does not verify costs one manifest, not its layers */
+	if (o->cosign && get_signature(&p, img, e) < 0)
+		goto out;
 	root = json_loadb(body.ptr, body.len, 0, &je);
 	if (!json_is_object(root)) {
 		wb_error(e, WB_EVERIFY, "image '%s': its manifest is not a JSON object: %s",
@@ -1012,6 +1172,8 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 		if (get_blob(&p, d, &img->layers[i], &img->bytes_downloaded, e) < 0)
 			goto out;
 	if (pull_commit(&p, e) < 0)
+		goto out;
+	if (o->cosign && !o->offline && store_sig_ref(&p, img, e) < 0)
 		goto out;
 	ret = 0;
 out:

@@ -44,6 +44,7 @@
 #include "fetch/fetch.h"
 #include "lib/err.h"
 #include "lib/imageref.h"
+#include "trust/ocisig.h"
 
 #define REGISTRY_DIGEST_LEN IMAGEREF_DIGEST_LEN
 
@@ -71,6 +72,10 @@ struct registry_image {
 	size_t nlayers;
 	unsigned long long bytes_downloaded;   /* body bytes of this pull (0
 						* when everything was cached) */
+	/* with registry_opts.cosign: the signature manifest that verified
+	 * (the tag's answer, or the cache's ref offline) and what it proved */
+	char sig_digest[REGISTRY_DIGEST_LEN + 1];
+	struct ocisig_evidence sig;
 };
 
 struct registry_opts {
@@ -79,6 +84,14 @@ struct registry_opts {
 	int allow_foreign;           /* fetch foreign layers from their urls */
 	int offline;                 /* the cache only: anything missing is
 				      * WB_ENET, no request is made */
+	/* NULL, or the cosign signature the pin must carry: the signature
+	 * manifest under the tag sha256-<hex of the pin>.sig and its payloads
+	 * are fetched and verified (trust/ocisig.h) right after the pinned
+	 * manifest, before any blob is asked for; a missing tag is
+	 * WB_EVERIFY. They are cached with the image, and a cache ref
+	 * (registry_sig_ref_key) names the signature manifest, so an offline
+	 * pull verifies the same signature again. */
+	const struct ocisig_policy *cosign;
 };
 
 /*
@@ -93,5 +106,9 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 		  const struct registry_opts *o, struct registry_image *img,
 		  struct wb_err *e);
 void registry_image_release(struct registry_image *img);
+
+/* The cache ref key under which the signature manifest of HOST/REPO@DIGEST
+ * is recorded (64 hex + NUL in OUT). */
+void registry_sig_ref_key(const struct image_ref *ref, char out[65]);
 
 #endif

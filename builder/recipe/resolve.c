@@ -217,6 +217,8 @@ static int convert_top(struct resolver *r)
 	if (convert_builders(r, top))
 		return -1;
 	resolve_policy(r);
+	if (images_check_policy(r))
+		return -1;
 	if (resolve_iso(r, rnode_get(top, "windows")))
 		return -1;
 	n = rnode_get(top, "packer");

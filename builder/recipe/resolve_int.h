@@ -164,6 +164,7 @@ int convert_component(struct resolver *r, struct rnode *cn,
 /* images.c: images: (N, NULL when absent) into the plan; the node map NODE
  * for node.pause_image, which images.pause sets or must agree with. */
 int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node);
+int images_check_policy(struct resolver *r);
 
 /* services.c */
 int convert_generate(struct resolver *r, const struct rnode *cn,

@@ -290,6 +290,7 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 	memset(&policy, 0, sizeof(policy));
 	tr.policy = &policy;
 	tr.cacert = NULL;
+	memset(&ro, 0, sizeof(ro));   /* no cosign: fetch verified the signature */
 	ro.t = &tr;
 	ro.os_version = build;
 	ro.offline = 1;   /* fetch pulled them: the cache only, re-verified */

@@ -41,6 +41,11 @@ setup_file() {
 	start_front plain
 	python3 "$WB_SRC/tests/registry/push.py" "https://$REG" "$CA/ca.crt" \
 		"https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign" >"$d/digests.json"
+	# cosign signatures of the signed image (issue 33 e): each case pushed
+	# under its sha256-<hex>.sig tag by the test that needs it
+	export SIGS="$d/sigs"
+	python3 "$WB_SRC/tests/sigstore/forge.py" --image-sigs "$SIGS" "$K8S_SIGNER" \
+		"$K8S_ISSUER" "$(dg 'signed|list')" "$(dg 'pause|list')" "$REG/signed"
 	start_front token --token
 	start_front corrupt --corrupt
 	start_front mcorrupt --corrupt-manifests
@@ -51,6 +56,9 @@ setup_file() {
 }
 
 teardown_file() { stop_servers; }
+
+K8S_SIGNER=krel-trust@k8s-releng-prod.iam.gserviceaccount.com
+K8S_ISSUER=https://accounts.google.com
 
 # start_front NAME ARGS...: a regfront.py over the registry; exports
 # NAME_PORTS ("FRONT BLOBS") and NAME_LOG (NAME upper-cased)
@@ -500,4 +508,162 @@ img_recipe() {
 	wb stage img.yaml --offline
 	assert_status 0
 	[ "$(sha256sum "$tar" | cut -d' ' -f1)" = "$sum" ]
+}
+
+# ---- cosign signatures (issue 33 e) ------------------------------------------
+
+# push_sig CASE...: the signed image's signature manifest, one layer per case
+push_sig() {
+	local c f=()
+	for c in "$@"; do f+=("$SIGS/imgsig/$c.json"); done
+	python3 "$WB_SRC/tests/registry/push.py" --sig "https://$REG" "$CA/ca.crt" signed \
+		"$(dg 'signed|list')" "${f[@]}"
+}
+
+# signed_recipe [COSIGN_MAP]: the signed image (default: keyless as the
+# Kubernetes promoter, under the forge's trusted root)
+signed_recipe() {
+	img_recipe <<-YAML
+		  signed:
+		    name: $REG/signed
+		    tag: "1"
+		    digest: "$(dg 'signed|list')"
+		    cosign: ${1:-{identity: $K8S_SIGNER, issuer: "$K8S_ISSUER", trusted_root: $SIGS/root.json\}}
+	YAML
+}
+
+@test "images cosign: a keyless signature under sha256-<hex>.sig verified, kept, and verified again --offline" {
+	sd=$(push_sig good)
+	list=$(dg 'signed|list')
+	signed_recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified: $K8S_SIGNER ($K8S_ISSUER), log index 0, integrated time 1735689600"
+	# the artifact, the image's five blobs, the signature manifest and payload
+	[ "$(cached)" = 8 ]
+	[ -f "$WINBUILD_CACHE/sha256/${sd:7:2}/${sd#sha256:}" ]
+	# the registry as the oracle: the tag names the manifest winbuild kept
+	curl -sf --cacert "$CA/ca.crt" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+		"https://$REG/v2/signed/manifests/sha256-${list#sha256:}.sig" |
+		cmp - "$WINBUILD_CACHE/sha256/${sd:7:2}/${sd#sha256:}"
+	# --offline verifies the kept signature again, against the recipe
+	wb fetch img.yaml --offline
+	assert_status 0
+	assert_output_has "cosign signature $sd verified"
+	signed_recipe "{identity: someone@example.com, issuer: \"$K8S_ISSUER\", trusted_root: $SIGS/root.json}"
+	wb fetch img.yaml --offline
+	assert_status 1
+	assert_output_has "certificate identity '$K8S_SIGNER' is not 'someone@example.com'"
+}
+
+@test "images cosign: forged, wrong identity or issuer, another digest, a broken or missing SET: exit 1, nothing cached" {
+	local c
+	signed_recipe
+	for c in wrong-identity wrong-issuer forged other-digest broken-set no-set; do
+		push_sig "$c" >/dev/null
+		rm -rf "$WINBUILD_CACHE"
+		wb fetch img.yaml --cacert "$CA/ca.crt"
+		echo "case $c" >&2
+		assert_status 1
+		assert_output_has "image '$REG/signed@$(dg 'signed|list')': cosign signature sha256:"
+		case $c in
+		wrong-identity) assert_output_has "certificate identity 'evil@example.com' is not '$K8S_SIGNER'" ;;
+		wrong-issuer) assert_output_has "certificate issuer 'https://evil.example' is not '$K8S_ISSUER'" ;;
+		forged) assert_output_has "signature does not verify" ;;
+		other-digest) assert_output_has "the payload signs $(dg 'pause|list'), not the pinned digest $(dg 'signed|list')" ;;
+		broken-set) assert_output_has "SET" ;;
+		no-set) assert_output_has "no SignedEntryTimestamp" ;;
+		esac
+		# the artifact only: no manifest, blob or signature of the image
+		[ "$(cached)" = 1 ]
+		[ "$(tmpfiles)" = 0 ]
+	done
+}
+
+@test "images cosign: an image without a signature is exit 1 when one is required, nothing of it cached" {
+	img_recipe <<-YAML
+		  pause:
+		    name: $REG/pause
+		    digest: "$(dg 'pause|list')"
+		    cosign: {identity: $K8S_SIGNER, issuer: "$K8S_ISSUER", trusted_root: $SIGS/root.json}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "no cosign signature ('https://$REG/v2/pause/manifests/sha256-$(dg 'pause|list' | cut -d: -f2).sig' answers 404) and the recipe requires one"
+	[ "$(cached)" = 1 ]
+	# without cosign: the same image pulls
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, digest: "$(dg 'pause|list')"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+}
+
+@test "images cosign: one signature layer that verifies is enough; a key signature with cosign: {key}" {
+	push_sig other-digest good >/dev/null
+	signed_recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "cosign signature sha256:"
+	sd=$(push_sig key)
+	rm -rf "$WINBUILD_CACHE"
+	signed_recipe "{key: $SIGS/imgsig/cosign.pub, trusted_root: $SIGS/root.json}"
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified: key sha256:"
+	# a keyless signature does not satisfy a pinned key
+	push_sig good >/dev/null
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "signed with a certificate, but a key was pinned"
+	[ "$(cached)" = 1 ]
+}
+
+@test "images cosign: plan shows it; registry.k8s.io defaults to the promoter; policy.require: signature counts it" {
+	d=sha256:$(printf p | sha256sum | cut -d' ' -f1)
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+		  nano: {name: mcr.microsoft.com/windows/nanoserver, tag: ltsc2022, digest: "$d"}
+	YAML
+	wb plan img.yaml
+	assert_status 0
+	assert_output_has "container image pause: registry.k8s.io/pause:3.10.2@$d; cosign $K8S_SIGNER ($K8S_ISSUER), the registry.k8s.io signer"
+	assert_output_has "container image nano: mcr.microsoft.com/windows/nanoserver:ltsc2022@$d; NO signature required"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["images"][1]["cosign"]["identity"]')" = "$K8S_SIGNER" ]
+	[ "$(jf 'J["images"][1]["cosign"]["default"]')" = True ]
+	[ "$(jf 'J["images"][0]["cosign"]')" = None ]
+	# policy.require: signature refuses the unsigned one at its key
+	wb plan img.yaml --set policy.require=signature
+	assert_status 2
+	assert_output_has "img.yaml:8:3: images.nano: 'mcr.microsoft.com/windows/nanoserver' has no signature requirement, but policy.require is 'signature'"
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+	YAML
+	# (the recipe's file:// artifact is refused: the image is not)
+	wb plan img.yaml --set policy.require=signature
+	assert_status 2
+	assert_output_has "artifact 'demo' has no signature"
+	assert_output_lacks "images.pause"
+	# a key and an identity, half a keyless policy, a missing file: exit 2
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {key: k.pub, identity: x}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.cosign: a 'key', or an 'identity' and an 'issuer' (keyless), not both"
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {identity: x}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.cosign: needs 'identity' and 'issuer'"
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {key: nothere.pub}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:126: images.a.cosign.key: file 'nothere.pub' does not exist"
 }
