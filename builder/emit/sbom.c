@@ -226,6 +226,12 @@ static json_t *container_component(const struct plan_image *im, const struct sta
 						    tag ? tag : ""));
 	prop(props, "image_key", im->key);
 	prop(props, "image_digest", im->digest);
+	/* what the node runs: the manifest for its Windows build */
+	for (size_t i = 0; i < m->nimages; i++)
+		if (!strcmp(m->images[i].key, im->key)) {
+			prop(props, "image_manifest_digest", m->images[i].manifest_digest);
+			prop(props, "image_os_version", m->images[i].os_version);
+		}
 	json_object_set_new(c, "properties", props);
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (m->files[i].artifact && !strcmp(m->files[i].artifact, im->key) &&

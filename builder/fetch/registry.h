@@ -57,6 +57,8 @@ struct registry_blob {
 
 /* What registry_pull fetched (every digest is in the cache). */
 struct registry_image {
+	char pinned[REGISTRY_DIGEST_LEN + 1];    /* the digest pulled: REF's, or
+						  * the one its tag resolved to */
 	char list_digest[REGISTRY_DIGEST_LEN + 1];      /* the pinned list or
 							  * index; "" when the
 							  * pin named the image
@@ -76,6 +78,7 @@ struct registry_image {
 	 * (the tag's answer, or the cache's ref offline) and what it proved */
 	char sig_digest[REGISTRY_DIGEST_LEN + 1];
 	struct ocisig_evidence sig;
+	int accepted_new;            /* the caller's: a tag resolved by lock */
 };
 
 struct registry_opts {
@@ -92,6 +95,15 @@ struct registry_opts {
 	 * (registry_sig_ref_key) names the signature manifest, so an offline
 	 * pull verifies the same signature again. */
 	const struct ocisig_policy *cosign;
+	/* REF may have a tag and no digest: the tag is resolved (the digest
+	 * of the manifest it names now) and that digest pulled, its signature
+	 * checked first as any pin's; never offline. For `lock --accept-new`
+	 * only. */
+	int resolve_tag;
+	/* NULL, or where the registry is mirrored: "https://HOST[:PORT][/PATH]"
+	 * (a recipe's mirror rule for https://REF-HOST/; `winbuild mirror`
+	 * writes a static tree such a URL serves) */
+	const char *base;
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
+#include "lib/json.h"
 #include "trust/digest.h"
 #include "trust/ocisig.h"
 #include "trust/sigstore.h"
@@ -25,6 +26,25 @@ void ocisig_evidence_release(struct ocisig_evidence *ev)
 	free(ev->issuer);
 	free(ev->docker_reference);
 	memset(ev, 0, sizeof(*ev));
+}
+
+json_t *ocisig_evidence_json(const struct ocisig_evidence *ev, const char *sig_digest)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "signature_manifest", json_string(sig_digest));
+	json_object_set_new(o, "payload_digest", json_string(ev->payload_digest));
+	if (ev->identity) {
+		json_object_set_new(o, "identity", json_text(ev->identity));
+		json_object_set_new(o, "issuer", json_text(ev->issuer ? ev->issuer : ""));
+	} else {
+		json_object_set_new(o, "key_sha256", json_string(ev->key_sha256));
+	}
+	json_object_set_new(o, "log_index", json_integer(ev->log_index));
+	json_object_set_new(o, "integrated_time", json_integer(ev->integrated_time));
+	json_object_set_new(o, "docker_reference", ev->docker_reference ?
+			    json_text(ev->docker_reference) : json_null());
+	return o;
 }
 
 static const char *jstr(const json_t *o, const char *k)

@@ -75,4 +75,10 @@ int ocisig_verify(const char *pinned, const char *manifest, size_t len,
 		  struct ocisig_evidence *ev, struct wb_err *e);
 void ocisig_evidence_release(struct ocisig_evidence *ev);
 
+/* EV as the lock records it, with the signature manifest SIG_DIGEST:
+ * {"signature_manifest", "payload_digest", "identity", "issuer" (keyless)
+ * or "key_sha256", "log_index", "integrated_time", "docker_reference"}.
+ * A new object. */
+struct json_t *ocisig_evidence_json(const struct ocisig_evidence *ev, const char *sig_digest);
+
 #endif
