@@ -19,10 +19,10 @@
 /* The policy of IM's cosign: (plan.h) in POL, its root in ROOT and key
  * in KEY (the caller releases both). 0 with POL unused when none is
  * required. */
-static int cosign_policy(const struct plan_image *im, struct ocisig_policy *pol,
-			 struct sigstore_root *root, struct buf *key, struct wb_err *e)
+int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c,
+			     struct ocisig_policy *pol, struct sigstore_root *root,
+			     struct buf *key, struct wb_err *e)
 {
-	const struct plan_image_cosign *c = &im->cosign;
 	char data[4096], *path;
 	int r;
 
@@ -34,11 +34,11 @@ static int cosign_policy(const struct plan_image *im, struct ocisig_policy *pol,
 	r = sigstore_root_load(path, root, e);
 	free(path);
 	if (r < 0) {
-		wb_error_prefix(e, "images.%s.cosign: trusted root", im->key);
+		wb_error_prefix(e, "%s: trusted root", what);
 		return -1;
 	}
 	if (c->key && fs_read_file(c->key, SIGSTORE_INPUT_MAX, WB_EUSAGE, key, e) < 0) {
-		wb_error_prefix(e, "images.%s.cosign.key", im->key);
+		wb_error_prefix(e, "%s: key", what);
 		return -1;
 	}
 	pol->root = root;
@@ -144,8 +144,12 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		ro.allow_foreign = im->allow_foreign_layers;
 		memset(&root, 0, sizeof(root));
 		want = registry_base(plan, im, run->offline, &base, e);
-		if (want == 0)
-			want = cosign_policy(im, &pol, &root, &key, e);
+		if (want == 0) {
+			char *what = xasprintf("images.%s.cosign", im->key);
+
+			want = pipe_image_cosign_policy(what, &im->cosign, &pol, &root, &key, e);
+			free(what);
+		}
 		ro.cosign = want > 0 ? &pol : NULL;
 		ro.base = base;
 		r = want < 0 ? -1 : registry_pull(c, &ref, &ro, &img, e);
@@ -172,13 +176,14 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			       "%s, manifest %s, %zu layer%s)", im->key, im->name, im->digest,
 			       img.os_version, img.manifest_digest, img.nlayers,
 			       img.nlayers == 1 ? "" : "s");
-		if (ro.cosign && !run->quiet)
-			wb_log(&run->log, WB_LOG_INFO, "image %s: cosign signature %s verified: "
-			       "%s%s%s%s, log index %lld, integrated time %lld", im->key,
-			       img.sig_digest, img.sig.identity ? img.sig.identity : "key sha256:",
-			       img.sig.identity ? " (" : img.sig.key_sha256,
-			       img.sig.issuer ? img.sig.issuer : "", img.sig.identity ? ")" : "",
-			       img.sig.log_index, img.sig.integrated_time);
+		if (ro.cosign && !run->quiet) {
+			struct buf d = BUF_INIT;
+
+			ocisig_describe(&img.sig, &d);
+			wb_log(&run->log, WB_LOG_INFO, "image %s: cosign signature %s verified: %s",
+			       im->key, img.sig_digest, d.ptr);
+			buf_release(&d);
+		}
 		out[i] = img;
 	}
 	return 0;

@@ -633,6 +633,7 @@ int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan
 				im->pulled = xcalloc(im->plan.nimages, sizeof(*im->pulled));
 			ret = pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
 						im->pulled, e);
+			im->stage.pulled = im->pulled;
 		}
 	}
 	for (size_t u = 0; u < g->n; u++)

@@ -64,6 +64,8 @@ struct pipe_stage {
 					 * pairs (after the run's), or NULL */
 	char *templates_dir;          /* owned: cmd_templates_dir() */
 	char *cache_dir;              /* owned: cache_default_dir(), for images: */
+	const struct registry_image *pulled;   /* the image's images: as the
+						* fetch verified them (the SBOM) */
 	struct stage_opts o;
 	struct pipe_test_hook th;
 	int never;                    /* always stage (test hooks) */
@@ -188,6 +190,15 @@ int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
  * pulled (the caller releases each with registry_image_release). */
 struct registry_image;
 struct lockfile;
+struct ocisig_policy;
+struct sigstore_root;
+/* The cosign policy C (images.<key>.cosign, or image pull's options) in
+ * POL, its trusted root (C's, or the shipped one) in ROOT and key in KEY
+ * (the caller releases both): 1, or 0 when C requires no signature, or -1
+ * with E prefixed by WHAT. */
+int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c,
+			     struct ocisig_policy *pol, struct sigstore_root *root,
+			     struct buf *key, struct wb_err *e);
 /* The lock's "images" object (fetch/lockfile.h) for what PULLED (NULL: none)
  * holds of PLAN's images. A new object. */
 struct json_t *pipe_images_lock_json(const struct plan *plan,

@@ -28,6 +28,16 @@ void ocisig_evidence_release(struct ocisig_evidence *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+void ocisig_describe(const struct ocisig_evidence *ev, struct buf *out)
+{
+	if (ev->identity)
+		buf_addf(out, "%s (%s)", ev->identity, ev->issuer ? ev->issuer : "");
+	else
+		buf_addf(out, "key sha256:%s", ev->key_sha256);
+	buf_addf(out, ", log index %lld, integrated time %lld", ev->log_index,
+		 ev->integrated_time);
+}
+
 json_t *ocisig_evidence_json(const struct ocisig_evidence *ev, const char *sig_digest)
 {
 	json_t *o = json_object();

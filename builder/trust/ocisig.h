@@ -79,6 +79,10 @@ void ocisig_evidence_release(struct ocisig_evidence *ev);
  * {"signature_manifest", "payload_digest", "identity", "issuer" (keyless)
  * or "key_sha256", "log_index", "integrated_time", "docker_reference"}.
  * A new object. */
+/* EV for people: "ID (ISSUER)" or "key sha256:HEX", then ", log index N,
+ * integrated time T", appended to OUT. */
+void ocisig_describe(const struct ocisig_evidence *ev, struct buf *out);
+
 struct json_t *ocisig_evidence_json(const struct ocisig_evidence *ev, const char *sig_digest);
 
 #endif

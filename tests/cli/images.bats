@@ -701,6 +701,17 @@ lk() { python3 -c 'import json,sys; L=json.load(open("t.lock")); print(eval(sys.
 	wb stage img.yaml --offline --locked
 	assert_status 0
 	[ -f out/t/tree/ProgramData/winbuild/images/signed.tar ]
+	# the SBOM's container component: the signature verified offline
+	python3 - out/t/sbom.cdx.json "$sd" "$K8S_SIGNER" <<-'PY'
+		import json, sys
+		b = json.load(open(sys.argv[1]))
+		(c,) = [c for c in b["components"] if c["type"] == "container"]
+		p = {x["name"]: x["value"] for x in c["properties"]}
+		assert p["winbuild:cosign_signature_manifest"] == sys.argv[2], p
+		assert p["winbuild:cosign_identity"] == sys.argv[3], p
+		assert p["winbuild:cosign_log_index"] == "0", p
+		assert p["winbuild:cosign_integrated_time"] == "1735689600", p
+	PY
 	# the lock's manifest for the build is held to under --locked too
 	cp t.lock t.lock.good
 	python3 - "$(dg 'pause|entries|10.0.20348.3207|manifest')" <<-'PY'
@@ -822,4 +833,26 @@ lk() { python3 -c 'import json,sys; L=json.load(open("t.lock")); print(eval(sys.
 	assert_output_has "images.signed: mirror_only, and no mirror rule for 'https://$REG/'"
 	wb fetch img.yaml --cacert "$CA/ca.crt" --set mirror_only=true --offline
 	assert_status 0
+}
+
+@test "image pull --cosign-identity/--cosign-issuer: the pin's signature checked by hand, as a recipe's" {
+	sd=$(push_sig good)
+	list=$(dg 'signed|list')
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity "$K8S_SIGNER" \
+		--cosign-issuer "$K8S_ISSUER" --trusted-root "$SIGS/root.json" --json
+	assert_status 0
+	[ "$(jf 'J["cosign"]["signature_manifest"]')" = "$sd" ]
+	[ "$(jf 'J["cosign"]["identity"]')" = "$K8S_SIGNER" ]
+	printf '%s\n' "$output" | python3 "$WB_SRC/tests/lib/json_doc.py" "$WB_SRC/docs/json.md" \
+		"winbuild image pull HOST/REPO@sha256:DIGEST --windows 2022 --cosign-identity ID --cosign-issuer URL --json" exact
+	# another signer: exit 1, nothing cached
+	rm -rf "$WINBUILD_CACHE"
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity someone@example.com \
+		--cosign-issuer "$K8S_ISSUER" --trusted-root "$SIGS/root.json"
+	assert_status 1
+	assert_output_has "certificate identity '$K8S_SIGNER' is not 'someone@example.com'"
+	nothing_cached
+	# half a policy is a usage error
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity "$K8S_SIGNER"
+	assert_status 2
 }
