@@ -96,10 +96,17 @@ static int put_manifest(struct cache *c, const char *digest, const char *mdir,
 			const char *repo, const char *ref, const char *media_type,
 			struct buf *conf, struct wb_err *e)
 {
+	char *line;
+
 	if (copy_entry(c, digest, mdir, ref, e) < 0)
 		return -1;
-	buf_addf(conf, "location = /v2/%s/manifests/%s { default_type %s; }\n", repo, ref,
-		 media_type);
+	/* once: two images of one repository may share a pin or a tag's
+	 * manifest, and nginx refuses a location given twice */
+	line = xasprintf("location = /v2/%s/manifests/%s { default_type %s; }\n", repo, ref,
+			 media_type);
+	if (!strstr(conf->ptr, line))
+		buf_adds(conf, line);
+	free(line);
 	return 0;
 }
 

@@ -183,6 +183,11 @@ static int verify_layer(const char *pinned, json_t *layer, const struct buf *pay
 				got, dg ? dg : "(no digest)");
 	if (!sig)
 		return wb_error(e, WB_EVERIFY, "no %s annotation", ANN_SIGNATURE);
+	/* cosign verify accepts a signature without its Rekor bundle only
+	 * with --insecure-ignore-tlog (cmd/cosign/cli/verify/verify.go);
+	 * winbuild has no such opt-out for images: the SET is the signing
+	 * time a short-lived certificate needs, and for a key the proof the
+	 * signature was logged */
 	if (!bundle)
 		return wb_error(e, WB_EVERIFY, "no %s annotation (no transparency-log "
 				"entry proves when it was signed)", ANN_BUNDLE);
