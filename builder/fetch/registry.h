@@ -3,8 +3,8 @@
  * issue 33): one image, pinned by digest, pulled into the cache with every
  * manifest and blob verified by its digest.
  *
- * Transport: the download's (fetch_request's) rules, one request at a
- * time: TLS verification with the CA bundle, proxies from the environment,
+ * Transport: the download's (fetch_request's) rules and loop
+ * (request_run), one request at a time: TLS verification with the CA bundle, proxies from the environment,
  * WINBUILD_RETRIES with backoff on connection errors and 5xx,
  * WINBUILD_CONNECT_TIMEOUT and the low-speed abort, every redirect one hop
  * at a time under the transport policy (hop_judge: a blob store on another

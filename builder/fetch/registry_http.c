@@ -85,8 +85,6 @@ static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
 	return n;
 }
 
-/* The status as soon as the headers are in (reg_on_write needs it). */
-static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud);
 
 void origin_of(const char *url, char *out, size_t len)
 {
@@ -113,136 +111,107 @@ static int same_origin(const char *url, const char *origin)
 	return !strcmp(o, origin);
 }
 
-struct hdr_ud {
+/* One reg_get: the request_run() hooks' state. */
+struct reg_try {
+	struct reg_client *rc;
+	const char *accept;
 	struct reg_sink *s;
-	CURL *h;
+	CURL *h;                     /* the try's handle, for the status */
+	int authed;                  /* a token was fetched for this GET */
 };
 
 static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud)
 {
-	struct hdr_ud *u = ud;
+	struct reg_try *t = ud;
 
-	curl_easy_getinfo(u->h, CURLINFO_RESPONSE_CODE, &u->s->code);
-	return reg_on_header(data, sz, nmemb, u->s);
+	curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &t->s->code);
+	return reg_on_header(data, sz, nmemb, t->s);
 }
 
-static void reg_sleep(long ms)
+static int reg_setup(CURL *h, const char *url, char *errbuf, struct curl_slist **hdr,
+		     void *ud, struct wb_err *e)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct reg_try *t = ud;
+	struct reg_client *rc = t->rc;
 
-	nanosleep(&ts, NULL);   /* a signal ends it early: fine */
+	if (sink_restart(t->s, e) < 0)
+		return -1;
+	t->h = h;
+	t->s->code = 0;
+	buf_reset(&t->s->www_auth);
+	hop_transport_setopts(h, rc->conf.policy, rc->conf.cacert, rc->ua,
+			      rc->conf.connect_timeout, url);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
+	if (t->accept)
+		*hdr = curl_slist_append(*hdr, t->accept);
+	/* the registry's token on its own origin only: a blob store a
+	 * redirect leads to (registry.k8s.io's archeio sends blobs to other
+	 * hosts) never sees it; libcurl copies the header, so the line is
+	 * wiped at once */
+	if (rc->token && same_origin(url, rc->origin)) {
+		char *auth = xasprintf("Authorization: Bearer %s", rc->token);
+
+		*hdr = curl_slist_append(*hdr, auth);
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, reg_on_header_status);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, reg_on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, t->s);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, rc->conf.low_speed_limit);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, rc->conf.low_speed_time);
+	return 0;
 }
 
 static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
 			 struct wb_err *e);
 
+static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
+{
+	struct reg_try *t = ud;
+	struct reg_sink *s = t->s;
+
+	t->h = NULL;
+	if (s->io_error)
+		return wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
+				strerror(s->io_error));
+	if (end->rc == CURLE_OK && end->code == 401 && !t->authed && s->www_auth.len &&
+	    same_origin(end->url, t->rc->origin)) {
+		/* distribution's token flow: the challenge names where an
+		 * anonymous token for this repository's pull scope is */
+		t->authed = 1;
+		return reg_get_token(t->rc, s->www_auth.ptr, end->url, e) < 0 ? -1 : 1;
+	}
+	end->too_big = s->too_big;
+	end->max = (size_t)s->max;
+	return 0;
+}
+
 /* registry_int.h */
 int reg_get(struct reg_client *rc, const char *url, const char *accept,
 	    struct reg_sink *s, struct wb_err *e)
 {
-	char errbuf[CURL_ERROR_SIZE], *cur = xstrdup(url);
-	int hops = 0, tries = 0, authed = 0, ret = -1;
+	struct reg_try t = { rc, accept, s, NULL, 0 };
+	const struct request_hooks hk = { reg_setup, reg_ended, &t };
+	char *final = NULL;
+	long status;
 
-	for (;;) {
-		struct curl_slist *hdr = NULL;
-		struct request_end end;
-		struct hdr_ud hu;
-		CURL *h = curl_easy_init();
-		char *to = NULL, *auth = NULL;
-		enum request_next next;
+	if (request_run(&rc->conf, rc->lim.backoff_ms, url, 0, &hk, &status, &final, e) < 0)
+		return -1;
+	if (status == 404) {
+		char *shown = xfer_shown_url(final);
 
-		if (!h) {
-			wb_error(e, WB_EIO, "cannot create a curl handle");
-			break;
-		}
-		if (sink_restart(s, e) < 0) {
-			curl_easy_cleanup(h);
-			break;
-		}
-		s->code = 0;
-		buf_reset(&s->www_auth);
-		errbuf[0] = '\0';
-		hop_transport_setopts(h, rc->conf.policy, rc->conf.cacert, rc->ua,
-				      rc->conf.connect_timeout, cur);
-		curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
-		if (accept)
-			hdr = curl_slist_append(hdr, accept);
-		/* the registry's token on its own origin only: a blob store a
-		 * redirect leads to (registry.k8s.io's archeio sends blobs to
-		 * other hosts) never sees it */
-		if (rc->token && same_origin(cur, rc->origin)) {
-			auth = xasprintf("Authorization: Bearer %s", rc->token);
-			hdr = curl_slist_append(hdr, auth);
-		}
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		hu.s = s;
-		hu.h = h;
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, reg_on_header_status);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hu);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, reg_on_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, rc->conf.low_speed_limit);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, rc->conf.low_speed_time);
-		memset(&end, 0, sizeof(end));
-		end.rc = curl_easy_perform(h);
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &end.code);
-		curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
-		to = to ? xstrdup(to) : NULL;
-		curl_slist_free_all(hdr);
-		if (auth) {
-			memset(auth, 0, strlen(auth));
-			free(auth);
-		}
-		curl_easy_cleanup(h);
-		if (s->io_error) {
-			wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
-				 strerror(s->io_error));
-			free(to);
-			break;
-		}
-		if (end.rc == CURLE_OK && end.code == 401 && !authed && s->www_auth.len &&
-		    same_origin(cur, rc->origin)) {
-			/* distribution's token flow: the challenge names where an
-			 * anonymous token for this repository's pull scope is */
-			free(to);
-			authed = 1;
-			if (reg_get_token(rc, s->www_auth.ptr, cur, e) < 0)
-				break;
-			continue;
-		}
-		end.url = cur;
-		end.to = to;
-		end.too_big = s->too_big;
-		end.max = (size_t)s->max;
-		end.errbuf = errbuf;
-		next = request_judge(&rc->conf, &end, 0, hops, &tries, e);
-		if (next == REQ_RETRY) {
-			free(to);
-			reg_sleep(request_backoff_ms(rc->lim.backoff_ms, tries));
-			continue;
-		}
-		if (next == REQ_FOLLOW) {
-			hops++;
-			free(cur);
-			cur = to;
-			continue;
-		}
-		free(to);
-		if (next == REQ_OK && end.code == 404) {
-			char *shown = xfer_shown_url(cur);
-
-			wb_error(e, WB_ENET, "'%s': not found (HTTP 404)", shown);
-			free(shown);
-		} else if (next == REQ_OK) {
-			free(s->final);
-			s->final = xstrdup(cur);
-			ret = 0;
-		}
-		break;
+		wb_error(e, WB_ENET, "'%s': not found (HTTP 404)", shown);
+		free(shown);
+		free(final);
+		return -1;
 	}
-	free(cur);
-	return ret;
+	free(s->final);
+	s->final = final;
+	return 0;
 }
 
 /* ---- the token flow ---------------------------------------------------- */
