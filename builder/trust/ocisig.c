@@ -75,7 +75,9 @@ static void sha256_of(const void *p, size_t n, unsigned char out[32])
 /*
  * The payload: what it says was signed must be PINNED. The manifest
  * digest is what cosign's own verifier holds the payload to
- * (pkg/cosign/verify.go, SimpleClaimVerifier). The docker-reference is
+ * (pkg/cosign/verifiers.go, SimpleClaimVerifier); winbuild also requires
+ * critical.type, which cosign leaves unchecked, so a payload made for
+ * something else is never read as an image signature. The docker-reference is
  * recorded, not compared with the name winbuild pulls from: the
  * Kubernetes image promoter signs once and copies the signature to every
  * registry behind registry.k8s.io, and a site's mirror serves the same
