@@ -63,6 +63,8 @@ struct pull {
 	struct reg_client rc;
 	struct pending *v;
 	size_t nr, alloc;
+	struct wb_strlist keep;      /* every digest of the image and its
+				      * signature, fetched or cached */
 };
 
 static struct pending *pending_add(struct pull *p, const char *digest)
@@ -160,6 +162,7 @@ static int get_small(struct pull *p, const char *kind, const char *digest, size_
 	long code;
 	int ret = -1;
 
+	wb_strlist_push_unique(&p->keep, digest);
 	switch (cached_manifest(p, digest, out, e)) {
 	case 1:
 		ret = 0;   /* verified by its name; already in the cache */
@@ -348,6 +351,7 @@ static int sig_manifest(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 	 * names now, and what it holds is verified below */
 	sha256_digest(out->ptr, out->len, digest);
 	pending_keep(p, digest, out);
+	wb_strlist_push_unique(&p->keep, digest);
 	return 0;
 }
 
@@ -368,6 +372,7 @@ static int resolve_tag(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 		return -1;
 	sha256_digest(out->ptr, out->len, digest);
 	pending_keep(p, digest, out);
+	wb_strlist_push_unique(&p->keep, digest);
 	return 0;
 }
 
@@ -424,6 +429,30 @@ out:
 	json_decref(root);
 	buf_release(&man);
 	return ret;
+}
+
+/* Every entry of the image (and of its signature) named by a ref of its
+ * own once in the cache: `cache gc` removes entries no ref names, and an
+ * --offline --locked build needs them all. */
+static int store_entry_refs(struct pull *p, struct wb_err *e)
+{
+	for (size_t i = 0; i < p->keep.nr; i++) {
+		char *spec = xasprintf("oci-entry %s/%s %s", p->rc.ref->host, p->rc.ref->repo,
+				       p->keep.v[i]);
+		struct cache_ref ref;
+		char key[65];
+		int r;
+
+		memset(&ref, 0, sizeof(ref));
+		ref.artifact = p->rc.name;
+		memcpy(ref.sha256, p->keep.v[i] + 7, 65);
+		cache_ref_key(spec, key);
+		free(spec);
+		r = cache_ref_store(p->c, key, &ref, e);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The signature manifest's digest under the pin's ref, once it is in the
@@ -536,6 +565,7 @@ static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 	char *q = NULL, *url;
 	int r;
 
+	wb_strlist_push_unique(&p->keep, b->digest);
 	if (pending_has(p, b->digest))
 		return 0;
 	r = cache_lookup(p->c, b->digest + 7, &size, NULL, &q, e);
@@ -614,6 +644,7 @@ static void pull_release(struct pull *p)
 		buf_release(&p->v[i].bytes);
 	}
 	free(p->v);
+	wb_strlist_release(&p->keep);
 	free(p->rc.origin);
 	free(p->rc.base);
 	if (p->rc.token)
@@ -817,6 +848,8 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	if (pull_commit(&p, e) < 0)
 		goto out;
 	if (o->cosign && !o->offline && store_sig_ref(&p, img, e) < 0)
+		goto out;
+	if (!o->offline && store_entry_refs(&p, e) < 0)
 		goto out;
 	ret = 0;
 out:

@@ -556,6 +556,11 @@ signed_recipe() {
 	curl -sf --cacert "$CA/ca.crt" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
 		"https://$REG/v2/signed/manifests/sha256-${list#sha256:}.sig" |
 		cmp - "$WINBUILD_CACHE/sha256/${sd:7:2}/${sd#sha256:}"
+	# cache gc removes entries no ref names: the image's and its
+	# signature's entries each have one, so nothing of them goes
+	wb cache gc
+	assert_status 0
+	[ "$(cached)" = 8 ]
 	# --offline verifies the kept signature again, against the recipe
 	wb fetch img.yaml --offline
 	assert_status 0
