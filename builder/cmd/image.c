@@ -13,12 +13,15 @@
 #include <jansson.h>
 
 #include "cmd/cmd.h"
+#include "cmd/pipeline.h"
 #include "fetch/registry.h"
 #include "lib/platform.h"
 #include "stage/oci.h"
+#include "trust/sigstore.h"
 
 #define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
-	"[--allow-foreign-layers] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]"
+	"[--allow-foreign-layers] [--cosign-identity ID --cosign-issuer URL | --cosign-key FILE] " \
+	"[--trusted-root FILE] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]"
 
 /* --windows: a Windows Server version of the platform table or a build
  * "10.0.N". The build prefix in OUT. */
@@ -97,6 +100,7 @@ static json_t *blob_json(const struct registry_blob *b)
 int cmd_image(int argc, char **argv, struct wb_run *run)
 {
 	const char *windows = NULL, *archive = NULL;
+	const char *cid = NULL, *ciss = NULL, *ckey = NULL, *croot = NULL;
 	int allow_foreign = 0;
 	const struct cmd_opt opts[] = {
 		{ 0, "--windows", NULL, "VERSION", "the Windows the image must run on: a\n"
@@ -107,6 +111,15 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		  &allow_foreign },
 		{ 0, "--oci-archive", NULL, "FILE", "also write the image as an OCI image-layout\n"
 		  "tar (what ctr images import takes)", &archive, NULL, NULL },
+		{ 0, "--cosign-identity", NULL, "ID", "require a keyless cosign signature of the\n"
+		  "pin by this signer (with --cosign-issuer)", &cid,
+		  NULL, NULL },
+		{ 0, "--cosign-issuer", NULL, "URL", "the signer's OIDC issuer",
+		  &ciss, NULL, NULL },
+		{ 0, "--cosign-key", NULL, "FILE", "require a cosign signature by this PEM\n"
+		  "public key instead", &ckey, NULL, NULL },
+		{ 0, "--trusted-root", NULL, "FILE", "the Sigstore trusted root (default: the\n"
+		  "shipped one)", &croot, NULL, NULL },
 		{ 0 },
 	};
 	const struct cmd_optset set = {
@@ -119,9 +132,13 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	struct registry_opts ro;
 	struct trust_policy policy;
 	struct fetch_transport t;
+	struct plan_image_cosign cos;
+	struct ocisig_policy pol;
+	struct sigstore_root root;
+	struct buf key = BUF_INIT;
 	char build[32], versions[256];
 	char *dir;
-	int ret;
+	int ret, want, r;
 
 	if ((ret = cmd_parse_options(argc, argv, &set, run)))
 		return ret;
@@ -149,6 +166,25 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		image_ref_release(&ref);
 		return WB_EUSAGE;
 	}
+	if ((ckey && (cid || ciss)) || !cid != !ciss || (croot && !cid && !ckey)) {
+		cmd_errorf("image pull: --cosign-identity and --cosign-issuer (keyless), or "
+			   "--cosign-key, with --trusted-root only beside them");
+		image_ref_release(&ref);
+		return WB_EUSAGE;
+	}
+	memset(&cos, 0, sizeof(cos));
+	cos.identity = (char *)cid;
+	cos.issuer = (char *)ciss;
+	cos.key = (char *)ckey;
+	cos.trusted_root = (char *)croot;
+	memset(&root, 0, sizeof(root));
+	want = pipe_image_cosign_policy("image pull --cosign", &cos, &pol, &root, &key, &e);
+	if (want < 0) {
+		sigstore_root_release(&root);
+		buf_release(&key);
+		image_ref_release(&ref);
+		return cmd_fail(&e);
+	}
 	dir = cache_default_dir(run->cache_dir, &e);
 	if (!dir || cache_open(&c, dir, 0, &e) < 0) {
 		free(dir);
@@ -161,11 +197,16 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	memset(&policy, 0, sizeof(policy));
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	memset(&ro, 0, sizeof(ro));
 	ro.t = &t;
 	ro.os_version = build;
 	ro.allow_foreign = allow_foreign;
 	ro.offline = run->offline;
-	if (registry_pull(&c, &ref, &ro, &img, &e) < 0) {
+	ro.cosign = want > 0 ? &pol : NULL;
+	r = registry_pull(&c, &ref, &ro, &img, &e);
+	sigstore_root_release(&root);
+	buf_release(&key);
+	if (r < 0) {
 		cache_close(&c);
 		image_ref_release(&ref);
 		return cmd_fail(&e);
@@ -190,6 +231,8 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		cmd_json_set(run, "layers", layers);
 		cmd_json_set(run, "bytes_downloaded",
 			     json_integer((json_int_t)img.bytes_downloaded));
+		if (img.sig_digest[0])
+			cmd_json_set(run, "cosign", ocisig_evidence_json(&img.sig, img.sig_digest));
 	} else if (!run->quiet) {
 		unsigned long long total = img.config.size;
 
@@ -199,6 +242,13 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		       "%llu bytes (%llu downloaded), verified and cached\n",
 		       run->positional.v[1], img.manifest_digest, img.os_version, img.nlayers,
 		       img.nlayers == 1 ? "" : "s", total, img.bytes_downloaded);
+		if (img.sig_digest[0]) {
+			struct buf d = BUF_INIT;
+
+			ocisig_describe(&img.sig, &d);
+			printf("cosign signature %s verified: %s\n", img.sig_digest, d.ptr);
+			buf_release(&d);
+		}
 	}
 	registry_image_release(&img);
 	image_ref_release(&ref);

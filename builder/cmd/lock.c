@@ -13,6 +13,7 @@
 
 #include "cmd/pipeline.h"
 #include "fetch/lockfile.h"
+#include "fetch/registry.h"
 #include "recipe/plan.h"
 
 #define LOCK_USAGE \
@@ -26,7 +27,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	struct pipe_image *img;
 	const struct plan *plan;
 	const struct fetch_item *items;
-	json_t *pinned;
+	json_t *pinned, *images;
 	int accept_new = 0, ret;
 	const struct cmd_opt own[] = {
 		{ 0, "--accept-new", NULL, NULL, "pin needs_pin artifacts as downloaded (trust on\n"
@@ -72,9 +73,24 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 				items[i].art->name, items[i].sha256, items[i].size, items[i].url);
 			json_array_append_new(pinned, json_string(items[i].art->name));
 		}
+	for (size_t i = 0; img->pulled && i < plan->nimages; i++)
+		if (img->pulled[i].accepted_new) {
+			const struct plan_image *im = &plan->images[i];
+
+			fprintf(run->json ? stderr : stdout, "pinned image %s: %s:%s at %s, "
+				"manifest %s for windows/amd64 %s%s (accepted as new: review "
+				"this before trusting it)\n", im->key, im->name, im->tag,
+				img->pulled[i].pinned, img->pulled[i].manifest_digest,
+				img->pulled[i].os_version, img->pulled[i].sig_digest[0] ?
+				", cosign signature verified" : "");
+			json_array_append_new(pinned, json_sprintf("images.%s", im->key));
+		}
 	cmd_json_set(run, "pinned", pinned);
-	if (lockfile_write(run->lock_path, plan->name, plan->windows_iso_sha256, items,
-			   plan->nartifacts, &e) < 0) {
+	images = pipe_images_lock_json(plan, img->pulled);
+	ret = lockfile_write(run->lock_path, plan->name, plan->windows_iso_sha256, items,
+			     plan->nartifacts, images, &e);
+	json_decref(images);
+	if (ret < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}

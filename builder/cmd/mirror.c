@@ -18,6 +18,7 @@
 
 #include "cmd/pipeline.h"
 #include "emit/mirror.h"
+#include "fetch/cache.h"
 #include "fetch/fetch.h"
 #include "lib/buf.h"
 #include "lib/fs.h"
@@ -248,6 +249,32 @@ out:
 	return ret;
 }
 
+/* The images the fetch pulled into DIR/registry/ (emit/mirror.h). The
+ * static tree of the distribution API rather than an OCI layout directory
+ * per repository: a web server makes it a registry mirror as it is, which
+ * the next winbuild, containerd and skopeo pull from by a mirror rule,
+ * where an OCI layout needs a tool to push it into a registry first. */
+static int write_images(struct wb_run *run, struct pipe_image *img, const char *dir,
+			size_t *n, struct wb_err *e)
+{
+	struct cache c = CACHE_INIT;
+	char *cdir;
+	int ret;
+
+	*n = 0;
+	if (!img->plan.nimages)
+		return 0;
+	cdir = cache_default_dir(run->cache_dir, e);
+	if (!cdir || cache_open(&c, cdir, 0, e) < 0) {
+		free(cdir);
+		return -1;
+	}
+	free(cdir);
+	ret = mirror_write_images(&c, &img->plan, img->pulled, dir, n, e);
+	cache_close(&c);
+	return ret;
+}
+
 int cmd_mirror(int argc, char **argv, struct wb_run *run)
 {
 	const char *sign = NULL;
@@ -267,6 +294,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	struct minisign_seckey sk;
 	struct mirror_opts o;
 	struct mirror_stats st;
+	size_t nimg = 0;
 	int ret;
 
 	if ((ret = cmd_parse_options(argc, argv, &set, run)))
@@ -309,7 +337,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	o.dir = run->positional.v[1];
 	o.sign = sign ? &sk : NULL;
 	if (mirror_write(plan, ma, plan->nartifacts, &o, &st, &e) < 0 ||
-	    write_override(plan, o.dir, &e) < 0) {
+	    write_override(plan, o.dir, &e) < 0 || write_images(run, img, o.dir, &nimg, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}
@@ -319,11 +347,16 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 		     (json_int_t)st.artifacts, "signatures", (json_int_t)st.signatures,
 		     "unsigned", (json_int_t)st.unsigned_));
 	cmd_json_set(run, "resigned", json_boolean(sign != NULL));
+	cmd_json_set(run, "images", json_integer((json_int_t)nimg));
 	if (!run->quiet && !run->json) {
 		printf("%s: %zu artifacts, %zu signatures%s, index.json\n", o.dir,
 		       st.artifacts, st.signatures, sign ? " (re-signed)" : "");
 		printf("air gap: winbuild build %s -O %s/winbuild-override.yaml\n",
 		       plan->name, o.dir);
+		if (nimg)
+			printf("%zu container image%s in %s/registry/<host>/: serve each as a "
+			       "registry mirror (with its nginx-locations.conf)\n", nimg,
+			       nimg == 1 ? "" : "s", o.dir);
 		if (st.unsigned_ && !sign)
 			printf("%zu artifacts carry no signature (verified by digest); "
 			       "--sign KEYFILE signs every artifact\n", st.unsigned_);

@@ -6,12 +6,89 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd/cmd.h"
 #include "cmd/pipeline.h"
+#include "fetch/lockfile.h"
 #include "fetch/registry.h"
+#include "lib/fs.h"
 #include "lib/platform.h"
+#include "trust/sigstore.h"
 
-int pipe_fetch_images(struct wb_run *run, const struct plan *plan, struct cache *c,
+/* The policy of IM's cosign: (plan.h) in POL, its root in ROOT and key
+ * in KEY (the caller releases both). 0 with POL unused when none is
+ * required. */
+int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c,
+			     struct ocisig_policy *pol, struct sigstore_root *root,
+			     struct buf *key, struct wb_err *e)
+{
+	char data[4096], *path;
+	int r;
+
+	memset(pol, 0, sizeof(*pol));
+	if (!c->identity && !c->key)
+		return 0;
+	path = c->trusted_root ? xstrdup(c->trusted_root) :
+	       fs_join(cmd_data_dir(data, sizeof(data)), "recipes/trust/sigstore/trusted_root.json");
+	r = sigstore_root_load(path, root, e);
+	free(path);
+	if (r < 0) {
+		wb_error_prefix(e, "%s: trusted root", what);
+		return -1;
+	}
+	if (c->key && fs_read_file(c->key, SIGSTORE_INPUT_MAX, WB_EUSAGE, key, e) < 0) {
+		wb_error_prefix(e, "%s: key", what);
+		return -1;
+	}
+	pol->root = root;
+	pol->identity = c->identity;
+	pol->issuer = c->issuer;
+	if (c->key) {
+		pol->key_pem = key->ptr;
+		pol->key_pem_len = key->len;
+	}
+	return 1;
+}
+
+/* Where IM is pulled from: NULL (its registry), or *BASE (new string)
+ * from the plan's first mirror rule whose `from` is a prefix of
+ * https://HOST/ (`winbuild mirror` exports images as a static registry
+ * tree, emit/mirror.h). A registry mirror must be https: a rule to file://
+ * or http:// is refused, as is an image without a rule under mirror_only
+ * (unless OFFLINE: the cache only, nothing is asked of anyone). */
+static int registry_base(const struct plan *plan, const struct plan_image *im, int offline,
+			 char **base, struct wb_err *e)
+{
+	char *u = xasprintf("https://%.*s/", (int)strcspn(im->name, "/"), im->name);
+	int ret = 0;
+
+	*base = NULL;
+	for (size_t i = 0; i < plan->nmirrors; i++) {
+		const struct plan_mirror *m = &plan->mirrors[i];
+		size_t n = strlen(m->from);
+
+		if (strncmp(u, m->from, n))
+			continue;
+		if (strncmp(m->to, "https://", 8))
+			ret = wb_origin_error(e, &m->origin, "images.%s: the mirror rule to '%s' "
+					      "is not https: a registry mirror is https only",
+					      im->key, m->to);
+		else
+			*base = xasprintf("%s%s", m->to, u + n);
+		free(u);
+		return ret;
+	}
+	if (plan->mirror_only && !offline)
+		ret = wb_origin_error(e, &plan->mirror_only_origin, "images.%s: mirror_only, "
+				      "and no mirror rule for '%s' (the registry of '%s')",
+				      im->key, u, im->name);
+	free(u);
+	return ret;
+}
+
+int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
+		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e)
 {
 	const struct platform_windows *w = platform_windows_find(plan->windows_version);
@@ -29,39 +106,110 @@ int pipe_fetch_images(struct wb_run *run, const struct plan *plan, struct cache 
 	memset(&policy, 0, sizeof(policy));
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
+	memset(&ro, 0, sizeof(ro));
 	ro.t = &t;
 	ro.os_version = build;
 	ro.offline = run->offline;
 	for (size_t i = 0; i < plan->nimages; i++) {
-		const struct plan_image *im = &plan->images[i];
+		struct plan_image *im = &plan->images[i];
+		const struct lock_image *li = lockfile_find_image(lf, im->key);
 		struct image_ref ref;
 		struct registry_image img;
-		char *s;
-		int r;
+		struct ocisig_policy pol;
+		struct sigstore_root root;
+		struct buf key = BUF_INIT;
+		char *s, *base;
+		int r, want;
 
-		if (!im->digest)
+		/* the lock settles a needs_pin image, as a lock pin does an
+		 * artifact's (--locked checked they agree: check_locked) */
+		if (!im->digest && li)
+			im->digest = xstrdup(li->digest);
+		if (!im->digest && !(accept_new && im->tag))
 			return wb_origin_error(e, &im->origin, "images.%s: '%s%s%s' is not "
 					       "pinned (needs_pin: %s); fetch pulls only by "
-					       "digest: set images.%s.digest", im->key,
+					       "digest: set images.%s.digest, or let 'winbuild "
+					       "lock --accept-new' pin its tag", im->key,
 					       im->name, im->tag ? ":" : "",
 					       im->tag ? im->tag : "", im->needs_pin, im->key);
-		s = xasprintf("%s%s%s@%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
-			      im->digest);
+		/* lock --accept-new: the tag's digest now, pulled (and its
+		 * signature checked) as a pin; recorded as accepted_new */
+		ro.resolve_tag = !im->digest;
+		s = xasprintf("%s%s%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
+			      im->digest ? "@" : "", im->digest ? im->digest : "");
 		r = image_ref_parse(s, &ref, e);
 		free(s);
 		if (r < 0)
 			return -1;
 		ro.allow_foreign = im->allow_foreign_layers;
-		r = registry_pull(c, &ref, &ro, &img, e);
+		memset(&root, 0, sizeof(root));
+		want = registry_base(plan, im, run->offline, &base, e);
+		if (want == 0) {
+			char *what = xasprintf("images.%s.cosign", im->key);
+
+			want = pipe_image_cosign_policy(what, &im->cosign, &pol, &root, &key, e);
+			free(what);
+		}
+		ro.cosign = want > 0 ? &pol : NULL;
+		ro.base = base;
+		r = want < 0 ? -1 : registry_pull(c, &ref, &ro, &img, e);
+		free(base);
 		image_ref_release(&ref);
+		sigstore_root_release(&root);
+		buf_release(&key);
 		if (r < 0)
 			return -1;
+		if (!im->digest) {
+			im->digest = xstrdup(img.pinned);
+			img.accepted_new = 1;
+		}
+		if (run->locked && li && strcmp(li->manifest_digest, img.manifest_digest)) {
+			wb_error(e, WB_EVERIFY, "--locked: image '%s' at %s has manifest %s for "
+				 "Windows build %s, the lock has %s; run 'winbuild lock'",
+				 im->key, im->digest, img.manifest_digest, build,
+				 li->manifest_digest);
+			registry_image_release(&img);
+			return -1;
+		}
 		if (!run->quiet)
 			wb_log(&run->log, WB_LOG_INFO, "fetched image %s (%s@%s: windows/amd64 "
 			       "%s, manifest %s, %zu layer%s)", im->key, im->name, im->digest,
 			       img.os_version, img.manifest_digest, img.nlayers,
 			       img.nlayers == 1 ? "" : "s");
-		registry_image_release(&img);
+		if (ro.cosign && !run->quiet) {
+			struct buf d = BUF_INIT;
+
+			ocisig_describe(&img.sig, &d);
+			wb_log(&run->log, WB_LOG_INFO, "image %s: cosign signature %s verified: %s",
+			       im->key, img.sig_digest, d.ptr);
+			buf_release(&d);
+		}
+		out[i] = img;
 	}
 	return 0;
+}
+
+json_t *pipe_images_lock_json(const struct plan *plan, const struct registry_image *pulled)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; pulled && i < plan->nimages; i++) {
+		const struct plan_image *im = &plan->images[i];
+		const struct registry_image *img = &pulled[i];
+		json_t *v;
+
+		if (!img->pinned[0])
+			continue;
+		v = json_pack("{s:s, s:o, s:s, s:s, s:s}", "name", im->name,
+			      "tag", im->tag ? json_string(im->tag) : json_null(),
+			      "digest", img->pinned, "manifest_digest", img->manifest_digest,
+			      "os_version", img->os_version);
+		if (img->accepted_new)
+			json_object_set_new(v, "accepted_new", json_true());
+		if (img->sig_digest[0])
+			json_object_set_new(v, "cosign", ocisig_evidence_json(&img->sig,
+									      img->sig_digest));
+		json_object_set_new(o, im->key, v);
+	}
+	return o;
 }

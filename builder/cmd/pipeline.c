@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cmd/pipeline.h"
+#include "fetch/registry.h"
 #include "emit/emit.h"
 #include "fetch/cache.h"
 #include "fetch/lockfile.h"
@@ -69,6 +70,9 @@ void pipe_release(struct pipeline *p)
 		struct pipe_image *img = &p->images[i];
 
 		image_items_release(img);
+		for (size_t k = 0; img->pulled && k < img->plan.nimages; k++)
+			registry_image_release(&img->pulled[k]);
+		free(img->pulled);
 		if (img->resolved)
 			plan_release(&img->plan);
 		if (img->lf)
@@ -249,6 +253,36 @@ static const char *image_lock(const struct pipeline *p, const struct pipe_image 
 
 /* ---- fetch (+ trust) ------------------------------------------------------ */
 
+/* --locked: every container image in the lock at the digest the plan
+ * pins (a needs_pin image takes the lock's), nothing more in the lock. */
+static int check_locked_images(const struct plan *plan, const struct lockfile *lf,
+			       const char *path, struct wb_err *e)
+{
+	size_t k;
+
+	for (size_t i = 0; i < plan->nimages; i++) {
+		const struct plan_image *im = &plan->images[i];
+		const struct lock_image *li = lockfile_find_image(lf, im->key);
+
+		if (!li)
+			return wb_error(e, WB_EVERIFY, "--locked: image '%s' is not in the "
+					"lock file '%s'; run 'winbuild lock'", im->key, path);
+		if (im->digest && strcmp(im->digest, li->digest))
+			return wb_error(e, WB_EVERIFY, "--locked: image '%s' is pinned at %s, "
+					"the lock file '%s' at %s; run 'winbuild lock' to accept "
+					"the new digest", im->key, im->digest, path, li->digest);
+	}
+	for (size_t i = 0; i < lf->nimages; i++) {
+		for (k = 0; k < plan->nimages && strcmp(plan->images[k].key, lf->images[i].key); k++)
+			;
+		if (k == plan->nimages)
+			return wb_error(e, WB_EVERIFY, "--locked: the lock file '%s' holds image "
+					"'%s', which the plan does not have", path,
+					lf->images[i].key);
+	}
+	return 0;
+}
+
 /* --locked: every artifact in the lock, at a URL the plan still has, and
  * nothing in the lock that the plan lost. */
 static int check_locked(const struct plan *plan, const struct lockfile *lf,
@@ -279,7 +313,7 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 			return wb_error(e, WB_EVERIFY,
 					"--locked: the lock file '%s' holds artifact '%s', "
 					"which the plan does not have", path, lf->v[i].name);
-	return 0;
+	return check_locked_images(plan, lf, path, e);
 }
 
 /* The lock file of the run for PLAN: read, made for this image, and (with
@@ -590,13 +624,18 @@ int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan
 	/* issue 33: each image's images: (cmd/pipeimages.c), once per image
 	 * of the group */
 	for (size_t r = 0; ret == 0 && r < g->nroutes; r++) {
-		const struct pipe_image *im = g->routes[r].img;
+		struct pipe_image *im = g->routes[r].img;
 		size_t q = 0;
 
 		while (q < r && g->routes[q].img != im)
 			q++;
-		if (q == r && im->plan.nimages)
-			ret = pipe_fetch_images(p->run, &im->plan, c, e);
+		if (q == r && im->plan.nimages) {
+			if (!im->pulled)
+				im->pulled = xcalloc(im->plan.nimages, sizeof(*im->pulled));
+			ret = pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
+						im->pulled, e);
+			im->stage.pulled = im->pulled;
+		}
 	}
 	for (size_t u = 0; u < g->n; u++)
 		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)

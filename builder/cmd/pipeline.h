@@ -64,6 +64,8 @@ struct pipe_stage {
 					 * pairs (after the run's), or NULL */
 	char *templates_dir;          /* owned: cmd_templates_dir() */
 	char *cache_dir;              /* owned: cache_default_dir(), for images: */
+	const struct registry_image *pulled;   /* the image's images: as the
+						* fetch verified them (the SBOM) */
 	struct stage_opts o;
 	struct pipe_test_hook th;
 	int never;                    /* always stage (test hooks) */
@@ -107,6 +109,8 @@ struct pipe_image {
 	int capturing;                /* in a step whose lines become ERRORS */
 	double secs;                  /* run start to this image done */
 	struct json_t *json;          /* its --json entry in a matrix */
+	struct registry_image *pulled; /* plan.nimages: what the fetch pulled
+					* (registry_image_release), or NULL */
 	struct plan plan;             /* resolved once, by pipe_resolve */
 	int resolved;
 	struct fetch_item *items;     /* plan.nartifacts of them once fetched
@@ -181,8 +185,29 @@ int pipe_resolve(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
  * holds each item's result, or is NULL when nothing was fetched). */
 int pipe_fetch(struct pipeline *p, struct pipe_image *img, struct wb_err *e);
 /* pipeimages.c: pull PLAN's images: into the open cache C (after the
- * artifacts), for the plan's Windows build. */
-int pipe_fetch_images(struct wb_run *run, const struct plan *plan, struct cache *c,
+ * artifacts), for the plan's Windows build, each with the cosign signature
+ * its plan requires verified. A needs_pin image takes the digest of its
+ * entry in the lock LF (NULL: none) into PLAN; without one, ACCEPT_NEW
+ * (lock --accept-new) resolves its tag. Under --locked, the manifest for
+ * the build must be the lock's. OUT (PLAN->nimages of them) gets what was
+ * pulled (the caller releases each with registry_image_release). */
+struct registry_image;
+struct lockfile;
+struct ocisig_policy;
+struct sigstore_root;
+/* The cosign policy C (images.<key>.cosign, or image pull's options) in
+ * POL, its trusted root (C's, or the shipped one) in ROOT and key in KEY
+ * (the caller releases both): 1, or 0 when C requires no signature, or -1
+ * with E prefixed by WHAT. */
+int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c,
+			     struct ocisig_policy *pol, struct sigstore_root *root,
+			     struct buf *key, struct wb_err *e);
+/* The lock's "images" object (fetch/lockfile.h) for what PULLED (NULL: none)
+ * holds of PLAN's images. A new object. */
+struct json_t *pipe_images_lock_json(const struct plan *plan,
+				     const struct registry_image *pulled);
+int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
+		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e);
 /* After pipe_fetch failed: print what failed (E, or each failed item's
  * message), return the exit code. */

@@ -175,9 +175,12 @@ static void matrix_fetch(struct pipeline *p)
 static int matrix_write_lock(struct pipeline *p, struct pipe_image *img)
 {
 	struct wb_err e = WB_ERR_INIT;
+	json_t *images = pipe_images_lock_json(&img->plan, img->pulled);
+	int r = lockfile_write(img->lock_path, img->plan.name, img->plan.windows_iso_sha256,
+			       img->items, img->plan.nartifacts, images, &e);
 
-	if (lockfile_write(img->lock_path, img->plan.name, img->plan.windows_iso_sha256,
-			   img->items, img->plan.nartifacts, &e) < 0)
+	json_decref(images);
+	if (r < 0)
 		return cmd_fail(&e);
 	cmd_json_set(p->run, "lock", json_string(img->lock_path));
 	return WB_OK;

@@ -397,7 +397,7 @@ static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 		sa[i].blake2b512 = items[i].blake2b512;
 		sa[i].ev = &items[i].ev;
 	}
-	ret = sbom_write(spath, plan, mpath, sa, plan->nartifacts, e);
+	ret = sbom_write(spath, plan, mpath, sa, plan->nartifacts, s->pulled, e);
 	free(sa);
 	free(outdir);
 	free(mpath);

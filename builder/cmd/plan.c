@@ -153,6 +153,13 @@ static void print_text(const struct plan *p, int ex)
 			printf(" NOT PINNED (needs_pin: %s)", im->needs_pin);
 		if (im->allow_foreign_layers)
 			printf("; foreign layers allowed");
+		if (im->cosign.key)
+			printf("; cosign key %s", im->cosign.key);
+		else if (im->cosign.identity)
+			printf("; cosign %s (%s)%s", im->cosign.identity, im->cosign.issuer,
+			       im->cosign.defaulted ? ", the registry.k8s.io signer" : "");
+		else
+			printf("; NO signature required");
 		explain(ex, &im->origin);
 		putchar('\n');
 	}
@@ -381,6 +388,20 @@ static json_t *artifact_json(const struct plan_artifact *a,
 	return j;
 }
 
+
+/* images.<key>.cosign for plan --json: null when no signature is required */
+static json_t *image_cosign_json(const struct plan_image_cosign *c)
+{
+	if (!c->identity && !c->key)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:b}",
+			 "identity", json_str_or_null(c->identity),
+			 "issuer", json_str_or_null(c->issuer),
+			 "key", json_str_or_null(c->key),
+			 "trusted_root", json_str_or_null(c->trusted_root),
+			 "default", c->defaulted);
+}
+
 static int print_json(const struct plan *p)
 {
 	json_t *root = json_object(), *img = json_object(), *pol = json_object();
@@ -501,6 +522,7 @@ static int print_json(const struct plan *p)
 			json_object_set_new(ij, "needs_pin", json_str_or_null(im->needs_pin));
 			json_object_set_new(ij, "allow_foreign_layers",
 					    json_boolean(im->allow_foreign_layers));
+			json_object_set_new(ij, "cosign", image_cosign_json(&im->cosign));
 			json_object_set_new(ij, "origin", json_origin(&im->origin));
 			json_array_append_new(ims, ij);
 		}

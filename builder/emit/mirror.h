@@ -50,4 +50,28 @@ int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
 		 size_t n, const struct mirror_opts *o, struct mirror_stats *st,
 		 struct wb_err *e);
 
+/*
+ * The container images PULLED (plan->nimages, as pipe_fetch_images left
+ * them; NULL: none) from the cache C into DIR/registry/<registry host>/, a
+ * static tree of the OCI distribution API's read side that any web server
+ * serves as the root of a registry mirror (mirror_images.c):
+ *
+ *   v2/<repo>/manifests/<pin digest>, .../<tag>    the pinned list (or manifest)
+ *   v2/<repo>/manifests/<manifest digest>          the build's manifest
+ *   v2/<repo>/blobs/<digest>                       its config and layers
+ *   v2/<repo>/manifests/sha256-<hex>.sig, <digest> the cosign signature
+ *   v2/<repo>/blobs/<payload digest>               its payloads
+ *   nginx-locations.conf                           /v2/ and each manifest's
+ *                                                  media type, for nginx
+ *
+ * A recipe's mirror rule from https://<host>/ to where it is served makes
+ * the next winbuild pull (and verify) from it. Every file is hashed again
+ * as it is copied. *N: the images written.
+ */
+struct cache;
+struct registry_image;
+int mirror_write_images(struct cache *c, const struct plan *plan,
+			const struct registry_image *pulled, const char *dir, size_t *n,
+			struct wb_err *e);
+
 #endif

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "emit/sbom.h"
+#include "fetch/registry.h"
 #include "stage/manifest.h"
 #include "lib/json.h"
 #include "lib/buf.h"
@@ -206,7 +207,8 @@ static json_t *artifact_component(const struct plan *plan, const struct staged_a
 /* A container image of images: (issue 33) as a CycloneDX `container`
  * component: the pinned digest is its identity (hash and purl), its staged
  * OCI layout tar (stage/oci.h) a file sub-component. */
-static json_t *container_component(const struct plan_image *im, const struct staged_manifest *m)
+static json_t *container_component(const struct plan_image *im, const struct staged_manifest *m,
+				   const struct registry_image *img)
 {
 	json_t *c = json_object(), *hashes = json_array(), *props = json_array(),
 	       *sub = json_array();
@@ -226,6 +228,26 @@ static json_t *container_component(const struct plan_image *im, const struct sta
 						    tag ? tag : ""));
 	prop(props, "image_key", im->key);
 	prop(props, "image_digest", im->digest);
+	/* what the node runs: the manifest for its Windows build */
+	for (size_t i = 0; i < m->nimages; i++)
+		if (!strcmp(m->images[i].key, im->key)) {
+			prop(props, "image_manifest_digest", m->images[i].manifest_digest);
+			prop(props, "image_os_version", m->images[i].os_version);
+		}
+	/* the cosign signature the fetch verified, as the lock records it */
+	if (img && img->sig_digest[0] && !strcmp(img->pinned, im->digest)) {
+		char num[32];
+
+		prop(props, "cosign_signature_manifest", img->sig_digest);
+		prop(props, "cosign_identity", img->sig.identity);
+		prop(props, "cosign_issuer", img->sig.issuer);
+		if (!img->sig.identity)
+			prop(props, "cosign_key_sha256", img->sig.key_sha256);
+		snprintf(num, sizeof(num), "%lld", img->sig.log_index);
+		prop(props, "cosign_log_index", num);
+		snprintf(num, sizeof(num), "%lld", img->sig.integrated_time);
+		prop(props, "cosign_integrated_time", num);
+	}
 	json_object_set_new(c, "properties", props);
 	for (size_t i = 0; i < m->nfiles; i++)
 		if (m->files[i].artifact && !strcmp(m->files[i].artifact, im->key) &&
@@ -292,7 +314,7 @@ static json_t *metadata(const struct plan *plan, const struct staged_manifest *m
 
 int sbom_write(const char *path, const struct plan *plan,
 	       const char *manifest_path, const struct sbom_artifact *arts,
-	       size_t n, struct wb_err *e)
+	       size_t n, const struct registry_image *pulled, struct wb_err *e)
 {
 	struct staged_manifest m;
 	json_t *root = NULL, *comps, *deps, *dep, *dlist;
@@ -330,7 +352,8 @@ int sbom_write(const char *path, const struct plan *plan,
 	}
 	for (size_t i = 0; i < plan->nimages; i++)
 		if (plan->images[i].digest) {
-			json_array_append_new(comps, container_component(&plan->images[i], &m));
+			json_array_append_new(comps, container_component(&plan->images[i], &m,
+									 pulled ? &pulled[i] : NULL));
 			json_array_append_new(dlist, json_sprintf("container:%s",
 								  plan->images[i].key));
 		}

@@ -32,12 +32,14 @@ struct sbom_artifact {
 
 /*
  * Write PATH (atomically) for PLAN from the manifest at MANIFEST_PATH and
- * ARTS (N, one per plan artifact). A cache entry whose SHA-256 is not the
- * manifest's is WB_EVERIFY; unreadable files WB_EIO; a malformed manifest
- * WB_ESTAGE.
+ * ARTS (N, one per plan artifact), and PULLED (PLAN's images as the fetch
+ * verified them, or NULL): an image's cosign evidence in its container
+ * component. A cache entry whose SHA-256 is not the manifest's is
+ * WB_EVERIFY; unreadable files WB_EIO; a malformed manifest WB_ESTAGE.
  */
+struct registry_image;
 int sbom_write(const char *path, const struct plan *plan,
 	       const char *manifest_path, const struct sbom_artifact *arts,
-	       size_t n, struct wb_err *e);
+	       size_t n, const struct registry_image *pulled, struct wb_err *e);
 
 #endif

@@ -12,7 +12,9 @@
  *   lookup.c    a method's lookup after a download (the Rekor search) as
  *               transfers of the multi handle, beside the downloads
  *   request.c   one JSON request: its options and what its end means
- *               (lookup.c's transfers; fetch_request outside the engine)
+ *               (lookup.c's transfers; fetch_request outside the engine);
+ *               request_run, the one blocking loop (fetch_request's and
+ *               the registry client's, registry_http.c)
  *   refs.c      the cache refs and cache hits (refs_try_cache)
  *   probe.c     sizes up front for the progress totals (HEAD)
  *   dlock.c     one download per artifact across processes
@@ -243,6 +245,30 @@ enum request_next request_judge(const struct request_conf *c, const struct reque
 /* The wait before try TRIES + 1: BASE_MS doubled per failed try, at most a
  * minute. */
 long request_backoff_ms(long base_ms, int tries);
+
+/* What one client of request_run() does beside the loop. */
+struct request_hooks {
+	/* set H up to ask URL this try (hop_transport_setopts, its headers in
+	 * *HDR, freed after the try; the answer's sink; ERRBUF as the error
+	 * buffer): 0, or -1 with E */
+	int (*setup)(CURL *h, const char *url, char *errbuf, struct curl_slist **hdr,
+		     void *ud, struct wb_err *e);
+	/* the try ended; END is filled but for too_big and max, which this
+	 * sets: 1 to ask URL again at once (a token was fetched for it), 0 to
+	 * judge END, -1 failed (E) */
+	int (*ended)(struct request_end *end, void *ud, struct wb_err *e);
+	void *ud;
+};
+/*
+ * The one blocking request loop (fetch_request's and the registry
+ * client's): ask URL, and every hop and retry request_judge() calls for
+ * (BACKOFF_MS between tries; NO_REDIRECT as request_judge's). 0 when
+ * answered (200 or 404: *STATUS; *FINAL, when not NULL, the URL that
+ * answered, a new string), or -1 with E.
+ */
+int request_run(const struct request_conf *c, long backoff_ms, const char *url,
+		int no_redirect, const struct request_hooks *hk, long *status, char **final,
+		struct wb_err *e);
 
 /* lookup.c */
 /* Start J's lookups after its download (J->dr): 0 they are in flight (J is

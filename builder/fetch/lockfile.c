@@ -65,6 +65,53 @@ static int read_site_signed(const char *path, json_t *root, struct lockfile *lf,
 	return 0;
 }
 
+static int cmp_image(const void *a, const void *b)
+{
+	return strcmp(((const struct lock_image *)a)->key, ((const struct lock_image *)b)->key);
+}
+
+/* "images" of ROOT into LF. 0, or -1 with E. */
+static int read_images(const char *path, json_t *root, struct lockfile *lf,
+		       struct wb_err *e)
+{
+	json_t *im = json_object_get(root, "images"), *v;
+	const char *key;
+
+	if (!im)
+		return 0;
+	if (!json_is_object(im))
+		return wb_error(e, WB_EUSAGE, "lock file '%s': \"images\" must be an object",
+				path);
+	lf->images = xcalloc(json_object_size(im) + 1, sizeof(*lf->images));
+	json_object_foreach(im, key, v) {
+		const char *d = json_string_value(json_object_get(v, "digest"));
+		const char *md = json_string_value(json_object_get(v, "manifest_digest"));
+		struct lock_image *li;
+
+		if (!d || !md || strncmp(d, "sha256:", 7) || !cache_is_key(d + 7) ||
+		    strncmp(md, "sha256:", 7) || !cache_is_key(md + 7))
+			return wb_error(e, WB_EUSAGE, "lock file '%s': image '%s' needs "
+					"\"digest\" and \"manifest_digest\" (sha256: and "
+					"lowercase hex)", path, key);
+		li = &lf->images[lf->nimages++];
+		li->key = xstrdup(key);
+		memcpy(li->digest, d, 72);
+		memcpy(li->manifest_digest, md, 72);
+	}
+	qsort(lf->images, lf->nimages, sizeof(*lf->images), cmp_image);
+	return 0;
+}
+
+const struct lock_image *lockfile_find_image(const struct lockfile *lf, const char *key)
+{
+	struct lock_image k;
+
+	if (!lf || !lf->nimages)
+		return NULL;
+	k.key = (char *)key;
+	return bsearch(&k, lf->images, lf->nimages, sizeof(k), cmp_image);
+}
+
 int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 {
 	struct buf text = BUF_INIT;
@@ -126,7 +173,7 @@ int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 		le->size = (unsigned long long)json_integer_value(size);
 	}
 	qsort(lf->v, lf->nr, sizeof(*lf->v), cmp_entry);
-	if (read_site_signed(path, root, lf, e) < 0)
+	if (read_site_signed(path, root, lf, e) < 0 || read_images(path, root, lf, e) < 0)
 		goto out;
 	ret = 1;
 out:
@@ -150,6 +197,9 @@ void lockfile_release(struct lockfile *lf)
 		free(lf->sv[i].signer);
 	}
 	free(lf->sv);
+	for (size_t i = 0; i < lf->nimages; i++)
+		free(lf->images[i].key);
+	free(lf->images);
 	free(lf->image);
 	memset(lf, 0, sizeof(*lf));
 }
@@ -220,7 +270,8 @@ static json_t *kept_site_signed(json_t *old, json_t *arts)
 }
 
 int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
-		   const struct fetch_item *items, size_t n, struct wb_err *e)
+		   const struct fetch_item *items, size_t n, json_t *images,
+		   struct wb_err *e)
 {
 	json_t *root = json_object(), *arts = json_object(), *old;
 	int ret;
@@ -247,6 +298,8 @@ int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		json_object_set_new(arts, it->art->name, a);
 	}
 	json_object_set_new(root, "artifacts", arts);
+	if (images && json_object_size(images))
+		json_object_set(root, "images", images);
 	if ((old = load_old(path))) {
 		json_t *keep = kept_site_signed(old, arts);
 

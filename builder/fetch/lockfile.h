@@ -10,7 +10,14 @@
  *     "windows_iso": { "sha256": "hex" },      (when the plan pins one)
  *     "site_signed": { "TREE PATH": { "artifact": "NAME", "upstream_sha256":
  *         "hex", "sha256": "hex", "signer": "SUBJECT", "signer_sha256": "hex",
- *         "timestamped": false } } }             (after a site-signed stage)
+ *         "timestamped": false } },             (after a site-signed stage)
+ *     "images": { "KEY": { "name": "HOST/REPO", "tag": "T"|null, "digest":
+ *         "sha256:..." (the pin: the list's), "manifest_digest": "sha256:..."
+ *         (the entry for the build), "os_version": "10.0.N.R",
+ *         "accepted_new": true (lock --accept-new resolved the tag),
+ *         "cosign": { "signature_manifest", "payload_digest", "identity",
+ *         "issuer" | "key_sha256", "log_index", "integrated_time",
+ *         "docker_reference" } } } }            (images:, issue 33)
  *
  * "verified_by" is written by verify_evidence_lock_json (trust/verify.c):
  * one key per method of the table (trust/method.h) that verified.
@@ -52,6 +59,13 @@ struct lock_signed {
 	int timestamped;
 };
 
+/* "images": one container image as the lock pinned it (issue 33). */
+struct lock_image {
+	char *key;
+	char digest[72];            /* "sha256:<hex>": the pin */
+	char manifest_digest[72];   /* the entry for the recipe's build */
+};
+
 struct lockfile {
 	struct lock_entry *v;   /* sorted by name */
 	size_t nr;
@@ -59,6 +73,8 @@ struct lockfile {
 	size_t nsigned;
 	char iso_sha256[65];    /* "windows_iso": {"sha256"}, or "" */
 	char *image;            /* "recipe": the image name it was made for, or NULL */
+	struct lock_image *images;   /* "images", sorted by key */
+	size_t nimages;
 };
 
 /* Read PATH. Returns 1 when read, 0 when it does not exist, -1 on error
@@ -70,10 +86,15 @@ const struct lock_entry *lockfile_find(const struct lockfile *lf, const char *na
 /* The "site_signed" entry of tree path PATH, or NULL. */
 const struct lock_signed *lockfile_find_signed(const struct lockfile *lf, const char *path);
 
+/* The "images" entry KEY, or NULL. */
+const struct lock_image *lockfile_find_image(const struct lockfile *lf, const char *key);
+
 /* Write the verified ITEMS (status 0) of recipe RECIPE to PATH, with the
- * Windows ISO's pinned digest ISO_SHA256 when not NULL. */
+ * Windows ISO's pinned digest ISO_SHA256 when not NULL, and IMAGES (the
+ * "images" object above; NULL: none) as it is. */
 int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
-		   const struct fetch_item *items, size_t n, struct wb_err *e);
+		   const struct fetch_item *items, size_t n, struct json_t *images,
+		   struct wb_err *e);
 
 /* Replace the "site_signed" section of the lock file PATH (which exists and
  * was made for image RECIPE) with the N entries V; the rest is kept as it

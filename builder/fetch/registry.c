@@ -15,8 +15,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "fetch/engine.h"
-#include "fetch/registry.h"
+#include "fetch/registry_int.h"
 #include "lib/envlimits.h"
 #include "lib/hex.h"
 #include "lib/imageref.h"
@@ -24,409 +23,12 @@
 
 #define REG_MANIFEST_MAX (4u << 20)   /* a manifest or index: distribution's
 				       * own limit is 4 MiB */
-#define REG_TOKEN_MAX (64u << 10)
-#define REG_HEADER_MAX 4096
 
 static const char reg_accept[] =
 	"Accept: application/vnd.oci.image.index.v1+json, "
 	"application/vnd.docker.distribution.manifest.list.v2+json, "
 	"application/vnd.oci.image.manifest.v1+json, "
 	"application/vnd.docker.distribution.manifest.v2+json";
-
-/* ---- one request ------------------------------------------------------- */
-
-struct reg_client {
-	const struct registry_opts *o;
-	const struct image_ref *ref;
-	struct request_conf conf;
-	struct env_limits lim;
-	char ua[64];
-	char *origin;                /* "https://HOST" of the registry */
-	char *token;                 /* the bearer token, or NULL */
-	char *name;                  /* HOST/REPO@DIGEST, for messages */
-};
-
-/* Where one answer's body goes: a capped buffer, or a file with its
- * SHA-256 computed as it is written (capped at the descriptor's size). */
-struct reg_sink {
-	struct buf *b;               /* or NULL: FD */
-	int fd;
-	struct digest_ctx dc;
-	int dc_live;
-	unsigned long long have, max;
-	int too_big, io_error;
-	long code;                   /* the status of the answer being read */
-	struct buf www_auth;         /* its WWW-Authenticate */
-	char *final;                 /* the URL that answered (after the hops);
-				      * the caller frees it */
-};
-
-static size_t reg_on_header(char *data, size_t sz, size_t nmemb, void *ud)
-{
-	struct reg_sink *s = ud;
-	size_t n = sz * nmemb;
-	static const char name[] = "www-authenticate:";
-
-	if (n > 5 && !strncmp(data, "HTTP/", 5))
-		buf_reset(&s->www_auth);   /* a new answer (a 100, a hop) */
-	if (n > sizeof(name) - 1 && !strncasecmp(data, name, sizeof(name) - 1) &&
-	    n < REG_HEADER_MAX) {
-		buf_reset(&s->www_auth);
-		buf_add(&s->www_auth, data + sizeof(name) - 1, n - (sizeof(name) - 1));
-	}
-	return n;
-}
-
-static int sink_restart(struct reg_sink *s, struct wb_err *e)
-{
-	s->have = 0;
-	s->too_big = 0;
-	if (s->b) {
-		buf_reset(s->b);
-		return 0;
-	}
-	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0)
-		return wb_error(e, WB_EIO, "cannot reset a temp file: %s", strerror(errno));
-	if (s->dc_live)
-		digest_release(&s->dc);
-	s->dc_live = 0;
-	memset(&s->dc, 0, sizeof(s->dc));
-	if (digest_init(&s->dc, DIGEST_SHA256, e) < 0)
-		return -1;
-	s->dc_live = 1;
-	return 0;
-}
-
-static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
-{
-	struct reg_sink *s = ud;
-	size_t n = sz * nmemb, off = 0;
-
-	if (s->code != 200)
-		return n;   /* an error body or a redirect's: never the answer */
-	if (s->have + n > s->max) {
-		s->too_big = 1;
-		return 0;
-	}
-	s->have += n;
-	if (s->b) {
-		buf_add(s->b, data, n);
-		return n;
-	}
-	digest_update(&s->dc, data, n);
-	while (off < n) {
-		ssize_t w = write(s->fd, data + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			s->io_error = errno;
-			return 0;
-		}
-		off += (size_t)w;
-	}
-	return n;
-}
-
-/* The status as soon as the headers are in (reg_on_write needs it). */
-static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud);
-
-static void origin_of(const char *url, char *out, size_t len)
-{
-	const char *p = strstr(url, "://");
-	size_t n;
-
-	if (!p) {
-		snprintf(out, len, "%s", url);
-		return;
-	}
-	p += 3;
-	n = strcspn(p, "/?#");
-	snprintf(out, len, "%.*s", (int)((size_t)(p - url) + n), url);
-	for (char *c = out; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-}
-
-static int same_origin(const char *url, const char *origin)
-{
-	char o[512];
-
-	origin_of(url, o, sizeof(o));
-	return !strcmp(o, origin);
-}
-
-struct hdr_ud {
-	struct reg_sink *s;
-	CURL *h;
-};
-
-static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud)
-{
-	struct hdr_ud *u = ud;
-
-	curl_easy_getinfo(u->h, CURLINFO_RESPONSE_CODE, &u->s->code);
-	return reg_on_header(data, sz, nmemb, u->s);
-}
-
-static void reg_sleep(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);   /* a signal ends it early: fine */
-}
-
-static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
-			 struct wb_err *e);
-
-/*
- * GET URL into S. ACCEPT: an Accept header line, or NULL. The registry's
- * token goes along while a hop stays on its origin; a 401 with a Bearer
- * challenge gets a token and one more try. 0 with a 200 answer in S, or
- * -1 (E names the URL).
- */
-static int reg_get(struct reg_client *rc, const char *url, const char *accept,
-		   struct reg_sink *s, struct wb_err *e)
-{
-	char errbuf[CURL_ERROR_SIZE], *cur = xstrdup(url);
-	int hops = 0, tries = 0, authed = 0, ret = -1;
-
-	for (;;) {
-		struct curl_slist *hdr = NULL;
-		struct request_end end;
-		struct hdr_ud hu;
-		CURL *h = curl_easy_init();
-		char *to = NULL, *auth = NULL;
-		enum request_next next;
-
-		if (!h) {
-			wb_error(e, WB_EIO, "cannot create a curl handle");
-			break;
-		}
-		if (sink_restart(s, e) < 0) {
-			curl_easy_cleanup(h);
-			break;
-		}
-		s->code = 0;
-		buf_reset(&s->www_auth);
-		errbuf[0] = '\0';
-		hop_transport_setopts(h, rc->conf.policy, rc->conf.cacert, rc->ua,
-				      rc->conf.connect_timeout, cur);
-		curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
-		if (accept)
-			hdr = curl_slist_append(hdr, accept);
-		/* the registry's token on its own origin only: a blob store a
-		 * redirect leads to (registry.k8s.io's archeio sends blobs to
-		 * other hosts) never sees it */
-		if (rc->token && same_origin(cur, rc->origin)) {
-			auth = xasprintf("Authorization: Bearer %s", rc->token);
-			hdr = curl_slist_append(hdr, auth);
-		}
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		hu.s = s;
-		hu.h = h;
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, reg_on_header_status);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hu);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, reg_on_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, rc->conf.low_speed_limit);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, rc->conf.low_speed_time);
-		memset(&end, 0, sizeof(end));
-		end.rc = curl_easy_perform(h);
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &end.code);
-		curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
-		to = to ? xstrdup(to) : NULL;
-		curl_slist_free_all(hdr);
-		if (auth) {
-			memset(auth, 0, strlen(auth));
-			free(auth);
-		}
-		curl_easy_cleanup(h);
-		if (s->io_error) {
-			wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
-				 strerror(s->io_error));
-			free(to);
-			break;
-		}
-		if (end.rc == CURLE_OK && end.code == 401 && !authed && s->www_auth.len &&
-		    same_origin(cur, rc->origin)) {
-			/* distribution's token flow: the challenge names where an
-			 * anonymous token for this repository's pull scope is */
-			free(to);
-			authed = 1;
-			if (reg_get_token(rc, s->www_auth.ptr, cur, e) < 0)
-				break;
-			continue;
-		}
-		end.url = cur;
-		end.to = to;
-		end.too_big = s->too_big;
-		end.max = (size_t)s->max;
-		end.errbuf = errbuf;
-		next = request_judge(&rc->conf, &end, 0, hops, &tries, e);
-		if (next == REQ_RETRY) {
-			free(to);
-			reg_sleep(request_backoff_ms(rc->lim.backoff_ms, tries));
-			continue;
-		}
-		if (next == REQ_FOLLOW) {
-			hops++;
-			free(cur);
-			cur = to;
-			continue;
-		}
-		free(to);
-		if (next == REQ_OK && end.code == 404) {
-			char *shown = xfer_shown_url(cur);
-
-			wb_error(e, WB_ENET, "'%s': not found (HTTP 404)", shown);
-			free(shown);
-		} else if (next == REQ_OK) {
-			free(s->final);
-			s->final = xstrdup(cur);
-			ret = 0;
-		}
-		break;
-	}
-	free(cur);
-	return ret;
-}
-
-/* ---- the token flow ---------------------------------------------------- */
-
-/* The value of KEY in a Bearer challenge's comma-separated key="value"
- * list, or NULL. New string. */
-static char *challenge_param(const char *c, const char *key)
-{
-	size_t klen = strlen(key);
-
-	while (*c) {
-		while (*c == ' ' || *c == '\t' || *c == ',')
-			c++;
-		if (!strncasecmp(c, key, klen) && c[klen] == '=') {
-			const char *v = c + klen + 1, *end;
-
-			if (*v == '"') {
-				v++;
-				end = strchr(v, '"');
-				if (!end)
-					return NULL;
-			} else {
-				end = v + strcspn(v, ", \t\r\n");
-			}
-			return xstrndup(v, (size_t)(end - v));
-		}
-		/* skip this pair (a quoted value may hold commas) */
-		while (*c && *c != '=' && *c != ',')
-			c++;
-		if (*c == '=') {
-			c++;
-			if (*c == '"') {
-				const char *q = strchr(c + 1, '"');
-				c = q ? q + 1 : c + strlen(c);
-			} else {
-				c += strcspn(c, ",");
-			}
-		}
-	}
-	return NULL;
-}
-
-static void add_query(struct buf *u, const char *key, const char *val, int *first)
-{
-	char *esc = curl_easy_escape(NULL, val, 0);
-
-	buf_addf(u, "%c%s=%s", *first ? (strchr(u->ptr, '?') ? '&' : '?') : '&', key,
-		 esc ? esc : "");
-	*first = 0;
-	curl_free(esc);
-}
-
-static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
-			 struct wb_err *e)
-{
-	const char *c = challenge;
-	char *realm = NULL, *service = NULL, *scope = NULL, *shown;
-	struct buf u = BUF_INIT, body = BUF_INIT;
-	struct reg_sink s;
-	json_t *root = NULL, *tok;
-	json_error_t je;
-	int first = 1, ret = -1;
-	char sc[16];
-
-	while (*c == ' ')
-		c++;
-	if (strncasecmp(c, "Bearer ", 7)) {
-		shown = xfer_shown_url(url);
-		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401, "
-			 "not a Bearer token challenge); winbuild pulls anonymously: "
-			 "mirror the image where the build host can read it", shown);
-		free(shown);
-		return -1;
-	}
-	realm = challenge_param(c + 7, "realm");
-	service = challenge_param(c + 7, "service");
-	scope = challenge_param(c + 7, "scope");
-	if (!realm) {
-		shown = xfer_shown_url(url);
-		wb_error(e, WB_ENET, "'%s': a Bearer challenge without a realm", shown);
-		free(shown);
-		goto out;
-	}
-	/* the realm obeys what every URL obeys: https, or http only where
-	 * policy allows it */
-	hop_url_scheme(realm, sc);
-	if (strcmp(sc, "https") && !(strcmp(sc, "http") == 0 &&
-				     verify_url_allowed(rc->conf.policy, realm))) {
-		shown = xfer_shown_url(realm);
-		wb_error(e, WB_EVERIFY, "the token realm '%s' of the registry '%s' is "
-			 "refused: only https (or http where policy.allow_http)", shown,
-			 rc->ref->host);
-		free(shown);
-		goto out;
-	}
-	buf_adds(&u, realm);
-	if (service)
-		add_query(&u, "service", service, &first);
-	if (!scope)
-		scope = xasprintf("repository:%s:pull", rc->ref->repo);
-	add_query(&u, "scope", scope, &first);
-	memset(&s, 0, sizeof(s));
-	s.b = &body;
-	s.max = REG_TOKEN_MAX;
-	s.fd = -1;
-	ret = reg_get(rc, u.ptr, "Accept: application/json", &s, e);
-	buf_release(&s.www_auth);
-	free(s.final);
-	if (ret < 0)
-		goto out;
-	ret = -1;
-	root = json_loadb(body.ptr, body.len, 0, &je);
-	tok = root ? json_object_get(root, "token") : NULL;
-	if (!json_is_string(tok) || !*json_string_value(tok))
-		tok = root ? json_object_get(root, "access_token") : NULL;
-	if (!json_is_string(tok) || !*json_string_value(tok) ||
-	    strpbrk(json_string_value(tok), "\r\n")) {
-		shown = xfer_shown_url(realm);
-		wb_error(e, WB_ENET, "'%s': the token answer has no usable token", shown);
-		free(shown);
-		goto out;
-	}
-	free(rc->token);
-	rc->token = xstrdup(json_string_value(tok));
-	ret = 0;
-out:
-	json_decref(root);
-	if (body.len)
-		memset(body.ptr, 0, body.len);
-	buf_release(&body);
-	buf_release(&u);
-	free(realm);
-	free(service);
-	free(scope);
-	return ret;
-}
 
 /* ---- manifests --------------------------------------------------------- */
 
@@ -461,6 +63,8 @@ struct pull {
 	struct reg_client rc;
 	struct pending *v;
 	size_t nr, alloc;
+	struct wb_strlist keep;      /* every digest of the image and its
+				      * signature, fetched or cached */
 };
 
 static struct pending *pending_add(struct pull *p, const char *digest)
@@ -482,6 +86,14 @@ static int pending_has(const struct pull *p, const char *digest)
 		if (!strcmp(p->v[i].digest, digest))
 			return 1;
 	return 0;
+}
+
+/* The verified small answer B (a manifest, a payload) kept for the cache
+ * under DIGEST, once. */
+static void pending_keep(struct pull *p, const char *digest, const struct buf *b)
+{
+	if (!pending_has(p, digest))
+		buf_add(&pending_add(p, digest)->bytes, b->ptr, b->len);
 }
 
 /* The manifest DIGEST from the cache into OUT, hashed as it is read: 1,
@@ -520,21 +132,37 @@ static int cached_manifest(struct pull *p, const char *digest, struct buf *out,
 	return 1;
 }
 
-/* Fetch the manifest DIGEST, verified: its bytes in OUT (kept in the
+/* Fetch the manifest (KIND "manifests") or small blob (KIND "blobs")
+ * DIGEST, verified, at most MAX bytes: its bytes in OUT (kept in the
  * pending list too). */
-static int get_manifest(struct pull *p, const char *digest, struct buf *out,
-			struct wb_err *e)
+/* GET URL into OUT (at most MAX bytes); *CODE the answer's status (a 404
+ * is an error here too). */
+static int get_buf(struct pull *p, const char *url, const char *accept, size_t max,
+		   struct buf *out, long *code, struct wb_err *e)
 {
 	struct reg_sink s;
-	char *url = xasprintf("%s/v2/%s/manifests/%s", p->rc.origin, p->rc.ref->repo, digest);
-	char got[REGISTRY_DIGEST_LEN + 1];
-	struct pending *pd;
-	int ret = -1;
+	int ret;
 
 	memset(&s, 0, sizeof(s));
 	s.b = out;
 	s.fd = -1;
-	s.max = REG_MANIFEST_MAX;
+	s.max = max;
+	ret = reg_get(&p->rc, url, accept, &s, e);
+	*code = s.code;
+	buf_release(&s.www_auth);
+	free(s.final);
+	return ret;
+}
+
+static int get_small(struct pull *p, const char *kind, const char *digest, size_t max,
+		     const char *accept, struct buf *out, struct wb_err *e)
+{
+	char *url = xasprintf("%s/v2/%s/%s/%s", p->rc.base, p->rc.ref->repo, kind, digest);
+	char got[REGISTRY_DIGEST_LEN + 1];
+	long code;
+	int ret = -1;
+
+	wb_strlist_push_unique(&p->keep, digest);
 	switch (cached_manifest(p, digest, out, e)) {
 	case 1:
 		ret = 0;   /* verified by its name; already in the cache */
@@ -543,32 +171,33 @@ static int get_manifest(struct pull *p, const char *digest, struct buf *out,
 		goto out;
 	}
 	if (p->rc.o->offline) {
-		wb_error(e, WB_ENET, "image '%s': manifest %s is not in the cache (--offline)",
-			 p->rc.name, digest);
+		wb_error(e, WB_ENET, "image '%s': %s %s is not in the cache (--offline)",
+			 p->rc.name, kind[0] == 'm' ? "manifest" : "blob", digest);
 		goto out;
 	}
-	if (reg_get(&p->rc, url, reg_accept, &s, e) < 0)
+	if (get_buf(p, url, accept, max, out, &code, e) < 0)
 		goto out;
 	sha256_digest(out->ptr, out->len, got);
 	if (strcmp(got, digest)) {
 		char *shown = xfer_shown_url(url);
 
-		wb_error(e, WB_EVERIFY, "image '%s': the manifest from '%s' does not "
+		wb_error(e, WB_EVERIFY, "image '%s': the %s from '%s' does not "
 			 "match its digest: expected %s, got %s (nothing cached)",
-			 p->rc.name, shown, digest, got);
+			 p->rc.name, kind[0] == 'm' ? "manifest" : "blob", shown, digest, got);
 		free(shown);
 		goto out;
 	}
-	if (!pending_has(p, digest)) {
-		pd = pending_add(p, digest);
-		buf_add(&pd->bytes, out->ptr, out->len);
-	}
+	pending_keep(p, digest, out);
 	ret = 0;
 out:
-	buf_release(&s.www_auth);
-	free(s.final);
 	free(url);
 	return ret;
+}
+
+static int get_manifest(struct pull *p, const char *digest, struct buf *out,
+			struct wb_err *e)
+{
+	return get_small(p, "manifests", digest, REG_MANIFEST_MAX, reg_accept, out, e);
 }
 
 static const char *media_type_of(json_t *root)
@@ -668,6 +297,183 @@ static int read_descriptor(struct pull *p, json_t *d, struct registry_blob *b,
 	return 0;
 }
 
+/* ---- the cosign signature ---------------------------------------------- */
+
+void registry_sig_ref_key(const struct image_ref *ref, char out[65])
+{
+	char *spec = xasprintf("cosign-signature %s/%s@%s", ref->host, ref->repo, ref->digest);
+
+	cache_ref_key(spec, out);
+	free(spec);
+}
+
+/* The pin's signature manifest: by its tag online (cosign's layout: the
+ * tag sha256-<hex>.sig in the image's repository), by the cache ref
+ * offline. Its digest in DIGEST, its bytes in OUT (pending). */
+static int sig_manifest(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
+			struct buf *out, struct wb_err *e)
+{
+	char *url;
+	long code;
+
+	if (p->rc.o->offline) {
+		struct cache_ref ref;
+		char key[65];
+		int r;
+
+		registry_sig_ref_key(p->rc.ref, key);
+		r = cache_ref_load(p->c, key, &ref, e);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return wb_error(e, WB_ENET, "image '%s': its cosign signature is not in "
+					"the cache (--offline); fetch it once online", p->rc.name);
+		snprintf(digest, REGISTRY_DIGEST_LEN + 1, "sha256:%s", ref.sha256);
+		cache_ref_release(&ref);
+		return get_manifest(p, digest, out, e);
+	}
+	url = xasprintf("%s/v2/%s/manifests/sha256-%s.sig", p->rc.base, p->rc.ref->repo,
+			p->rc.ref->digest + 7);
+	if (get_buf(p, url, reg_accept, REG_MANIFEST_MAX, out, &code, e) < 0) {
+		if (code == 404) {
+			char *shown = xfer_shown_url(url);
+
+			wb_error(e, WB_EVERIFY, "image '%s': no cosign signature ('%s' answers "
+				 "404) and the recipe requires one; nothing cached", p->rc.name,
+				 shown);
+			free(shown);
+		}
+		free(url);
+		return -1;
+	}
+	free(url);
+	/* a tag is not a pin: the signature manifest is whatever the tag
+	 * names now, and what it holds is verified below */
+	sha256_digest(out->ptr, out->len, digest);
+	pending_keep(p, digest, out);
+	wb_strlist_push_unique(&p->keep, digest);
+	return 0;
+}
+
+/* The digest TAG names now (registry_opts.resolve_tag: `lock` settling a
+ * needs_pin image): the SHA-256 of the manifest the registry answers with
+ * (its Docker-Content-Digest header is not believed), into DIGEST; the
+ * manifest in OUT, kept for the cache once the pull verified. */
+static int resolve_tag(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
+		       struct buf *out, struct wb_err *e)
+{
+	char *url = xasprintf("%s/v2/%s/manifests/%s", p->rc.base, p->rc.ref->repo,
+			      p->rc.ref->tag);
+	long code;
+	int ret = get_buf(p, url, reg_accept, REG_MANIFEST_MAX, out, &code, e);
+
+	free(url);
+	if (ret < 0)
+		return -1;
+	sha256_digest(out->ptr, out->len, digest);
+	pending_keep(p, digest, out);
+	wb_strlist_push_unique(&p->keep, digest);
+	return 0;
+}
+
+/* Fetch and verify the pin's cosign signature (registry_opts.cosign)
+ * into IMG, before any blob of the image is asked for. */
+static int get_signature(struct pull *p, struct registry_image *img, struct wb_err *e)
+{
+	struct buf man = BUF_INIT, *pl = NULL;
+	json_t *root = NULL, *layers, *l;
+	json_error_t je;
+	size_t i, n = 0;
+	int ret = -1;
+
+	if (sig_manifest(p, img->sig_digest, &man, e) < 0)
+		goto out;
+	root = json_loadb(man.ptr, man.len, 0, &je);
+	layers = json_object_get(root, "layers");
+	n = json_is_array(layers) ? json_array_size(layers) : 0;
+	if (!n || n > OCISIG_LAYERS_MAX) {
+		wb_error(e, WB_EVERIFY, "image '%s': the cosign signature manifest %s holds "
+			 "%zu signature layers (1 to %u); nothing cached", p->rc.name,
+			 img->sig_digest, n, OCISIG_LAYERS_MAX);
+		n = 0;
+		goto out;
+	}
+	pl = xcalloc(n, sizeof(*pl));
+	for (i = 0; i < n; i++)
+		buf_init(&pl[i]);
+	json_array_foreach(layers, i, l) {
+		const char *d = jstr(l, "digest");
+		json_t *sz = json_object_get(l, "size");
+
+		if (!d || !imageref_digest_ok(d) || !json_is_integer(sz) ||
+		    json_integer_value(sz) < 0 || json_integer_value(sz) > OCISIG_PAYLOAD_MAX) {
+			wb_error(e, WB_EVERIFY, "image '%s': signature layer %zu of %s has no "
+				 "sha256 digest and size (at most %u bytes) winbuild can check",
+				 p->rc.name, i + 1, img->sig_digest, OCISIG_PAYLOAD_MAX);
+			goto out;
+		}
+		if (get_small(p, "blobs", d, OCISIG_PAYLOAD_MAX, NULL, &pl[i], e) < 0)
+			goto out;
+	}
+	if (ocisig_verify(p->rc.ref->digest, man.ptr, man.len, pl, n, p->rc.o->cosign,
+			  &img->sig, e) < 0) {
+		wb_error_prefix(e, "image '%s': cosign signature %s", p->rc.name,
+				img->sig_digest);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (i = 0; i < n && pl; i++)
+		buf_release(&pl[i]);
+	free(pl);
+	json_decref(root);
+	buf_release(&man);
+	return ret;
+}
+
+/* Every entry of the image (and of its signature) named by a ref of its
+ * own once in the cache: `cache gc` removes entries no ref names, and an
+ * --offline --locked build needs them all. */
+static int store_entry_refs(struct pull *p, struct wb_err *e)
+{
+	for (size_t i = 0; i < p->keep.nr; i++) {
+		char *spec = xasprintf("oci-entry %s/%s %s", p->rc.ref->host, p->rc.ref->repo,
+				       p->keep.v[i]);
+		struct cache_ref ref;
+		char key[65];
+		int r;
+
+		memset(&ref, 0, sizeof(ref));
+		ref.artifact = p->rc.name;
+		memcpy(ref.sha256, p->keep.v[i] + 7, 65);
+		cache_ref_key(spec, key);
+		free(spec);
+		r = cache_ref_store(p->c, key, &ref, e);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The signature manifest's digest under the pin's ref, once it is in the
+ * cache: what an offline pull verifies again. */
+static int store_sig_ref(struct pull *p, const struct registry_image *img, struct wb_err *e)
+{
+	struct cache_ref ref;
+	char key[65];
+	int ret;
+
+	memset(&ref, 0, sizeof(ref));
+	registry_sig_ref_key(p->rc.ref, key);
+	ref.artifact = p->rc.name;
+	memcpy(ref.sha256, img->sig_digest + 7, 65);
+	ref.url = xasprintf("%s/v2/%s/manifests/sha256-%s.sig", p->rc.base, p->rc.ref->repo,
+			    p->rc.ref->digest + 7);
+	ret = cache_ref_store(p->c, key, &ref, e);
+	free(ref.url);
+	return ret;
+}
+
 /* ---- blobs ------------------------------------------------------------- */
 
 /* Fetch the blob B (from URL) into a temp file of the cache, verified by
@@ -759,6 +565,7 @@ static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 	char *q = NULL, *url;
 	int r;
 
+	wb_strlist_push_unique(&p->keep, b->digest);
 	if (pending_has(p, b->digest))
 		return 0;
 	r = cache_lookup(p->c, b->digest + 7, &size, NULL, &q, e);
@@ -790,7 +597,7 @@ static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 			return -1;
 		}
 	}
-	url = xasprintf("%s/v2/%s/blobs/%s", p->rc.origin, p->rc.ref->repo, b->digest);
+	url = xasprintf("%s/v2/%s/blobs/%s", p->rc.base, p->rc.ref->repo, b->digest);
 	r = get_blob_from(p, b, url, bytes, e);
 	free(url);
 	return r;
@@ -837,7 +644,9 @@ static void pull_release(struct pull *p)
 		buf_release(&p->v[i].bytes);
 	}
 	free(p->v);
+	wb_strlist_release(&p->keep);
 	free(p->rc.origin);
+	free(p->rc.base);
 	if (p->rc.token)
 		memset(p->rc.token, 0, strlen(p->rc.token));
 	free(p->rc.token);
@@ -853,6 +662,7 @@ void registry_image_release(struct registry_image *img)
 	for (size_t i = 0; i < img->nlayers; i++)
 		free(img->layers[i].media_type);
 	free(img->layers);
+	ocisig_evidence_release(&img->sig);
 	memset(img, 0, sizeof(*img));
 }
 
@@ -921,17 +731,19 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	size_t i;
 	int ret = -1;
 
+	struct image_ref pinned = *ref;   /* the digest the tag resolves to */
+
 	memset(img, 0, sizeof(*img));
 	memset(&p, 0, sizeof(p));
 	p.c = c;
-	if (!ref->digest[0])
+	if (!ref->digest[0] && !(o->resolve_tag && ref->tag && !o->offline))
 		return wb_error(e, WB_EUSAGE, "image '%s/%s%s%s': no digest; pin it "
 				"(name:tag@sha256:...)", ref->host, ref->repo,
 				ref->tag ? ":" : "", ref->tag ? ref->tag : "");
 	if (env_limits_read(&p.rc.lim, e) < 0)
 		return -1;
 	p.rc.o = o;
-	p.rc.ref = ref;
+	p.rc.ref = &pinned;
 	snprintf(p.rc.ua, sizeof(p.rc.ua), "winbuild/%s", WB_VERSION);
 	p.rc.conf.policy = o->t->policy;
 	p.rc.conf.cacert = o->t->cacert;
@@ -940,14 +752,36 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	p.rc.conf.connect_timeout = p.rc.lim.connect_timeout;
 	p.rc.conf.low_speed_time = p.rc.lim.low_speed_time;
 	p.rc.conf.low_speed_limit = p.rc.lim.low_speed_limit;
-	p.rc.origin = xasprintf("https://%s", ref->host);
-	for (char *q = p.rc.origin; *q; q++)
-		if (*q >= 'A' && *q <= 'Z')
-			*q = (char)(*q - 'A' + 'a');
-	p.rc.name = xasprintf("%s/%s@%s", ref->host, ref->repo, ref->digest);
+	/* a mirror (registry_opts.base) is where every request goes; the
+	 * token stays on its origin as it would on the registry's */
+	p.rc.base = o->base ? xstrdup(o->base) : xasprintf("https://%s", ref->host);
+	while (*p.rc.base && p.rc.base[strlen(p.rc.base) - 1] == '/')
+		p.rc.base[strlen(p.rc.base) - 1] = '\0';
+	{
+		char org[512];
 
-	memcpy(digest, ref->digest, sizeof(digest));
-	if (get_manifest(&p, digest, &body, e) < 0)
+		origin_of(p.rc.base, org, sizeof(org));
+		p.rc.origin = xstrdup(org);
+	}
+	if (!o->base)
+		for (char *q = p.rc.base; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q = (char)(*q - 'A' + 'a');
+	if (!ref->digest[0]) {
+		p.rc.name = xasprintf("%s/%s:%s", ref->host, ref->repo, ref->tag);
+		if (resolve_tag(&p, pinned.digest, &body, e) < 0)
+			goto out;
+		free(p.rc.name);
+	}
+	p.rc.name = xasprintf("%s/%s@%s", ref->host, ref->repo, pinned.digest);
+	memcpy(img->pinned, pinned.digest, sizeof(img->pinned));
+
+	memcpy(digest, pinned.digest, sizeof(digest));
+	if (ref->digest[0] && get_manifest(&p, digest, &body, e) < 0)
+		goto out;
+	/* the signature before anything else is asked for: an image whose
+	 * signature does not verify costs one manifest, not its layers */
+	if (o->cosign && get_signature(&p, img, e) < 0)
 		goto out;
 	root = json_loadb(body.ptr, body.len, 0, &je);
 	if (!json_is_object(root)) {
@@ -1012,6 +846,10 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 		if (get_blob(&p, d, &img->layers[i], &img->bytes_downloaded, e) < 0)
 			goto out;
 	if (pull_commit(&p, e) < 0)
+		goto out;
+	if (o->cosign && !o->offline && store_sig_ref(&p, img, e) < 0)
+		goto out;
+	if (!o->offline && store_entry_refs(&p, e) < 0)
 		goto out;
 	ret = 0;
 out:

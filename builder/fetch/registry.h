@@ -3,8 +3,8 @@
  * issue 33): one image, pinned by digest, pulled into the cache with every
  * manifest and blob verified by its digest.
  *
- * Transport: the download's (fetch_request's) rules, one request at a
- * time: TLS verification with the CA bundle, proxies from the environment,
+ * Transport: the download's (fetch_request's) rules and loop
+ * (request_run), one request at a time: TLS verification with the CA bundle, proxies from the environment,
  * WINBUILD_RETRIES with backoff on connection errors and 5xx,
  * WINBUILD_CONNECT_TIMEOUT and the low-speed abort, every redirect one hop
  * at a time under the transport policy (hop_judge: a blob store on another
@@ -44,6 +44,7 @@
 #include "fetch/fetch.h"
 #include "lib/err.h"
 #include "lib/imageref.h"
+#include "trust/ocisig.h"
 
 #define REGISTRY_DIGEST_LEN IMAGEREF_DIGEST_LEN
 
@@ -56,6 +57,8 @@ struct registry_blob {
 
 /* What registry_pull fetched (every digest is in the cache). */
 struct registry_image {
+	char pinned[REGISTRY_DIGEST_LEN + 1];    /* the digest pulled: REF's, or
+						  * the one its tag resolved to */
 	char list_digest[REGISTRY_DIGEST_LEN + 1];      /* the pinned list or
 							  * index; "" when the
 							  * pin named the image
@@ -71,6 +74,11 @@ struct registry_image {
 	size_t nlayers;
 	unsigned long long bytes_downloaded;   /* body bytes of this pull (0
 						* when everything was cached) */
+	/* with registry_opts.cosign: the signature manifest that verified
+	 * (the tag's answer, or the cache's ref offline) and what it proved */
+	char sig_digest[REGISTRY_DIGEST_LEN + 1];
+	struct ocisig_evidence sig;
+	int accepted_new;            /* the caller's: a tag resolved by lock */
 };
 
 struct registry_opts {
@@ -79,6 +87,23 @@ struct registry_opts {
 	int allow_foreign;           /* fetch foreign layers from their urls */
 	int offline;                 /* the cache only: anything missing is
 				      * WB_ENET, no request is made */
+	/* NULL, or the cosign signature the pin must carry: the signature
+	 * manifest under the tag sha256-<hex of the pin>.sig and its payloads
+	 * are fetched and verified (trust/ocisig.h) right after the pinned
+	 * manifest, before any blob is asked for; a missing tag is
+	 * WB_EVERIFY. They are cached with the image, and a cache ref
+	 * (registry_sig_ref_key) names the signature manifest, so an offline
+	 * pull verifies the same signature again. */
+	const struct ocisig_policy *cosign;
+	/* REF may have a tag and no digest: the tag is resolved (the digest
+	 * of the manifest it names now) and that digest pulled, its signature
+	 * checked first as any pin's; never offline. For `lock --accept-new`
+	 * only. */
+	int resolve_tag;
+	/* NULL, or where the registry is mirrored: "https://HOST[:PORT][/PATH]"
+	 * (a recipe's mirror rule for https://REF-HOST/; `winbuild mirror`
+	 * writes a static tree such a URL serves) */
+	const char *base;
 };
 
 /*
@@ -93,5 +118,9 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 		  const struct registry_opts *o, struct registry_image *img,
 		  struct wb_err *e);
 void registry_image_release(struct registry_image *img);
+
+/* The cache ref key under which the signature manifest of HOST/REPO@DIGEST
+ * is recorded (64 hex + NUL in OUT). */
+void registry_sig_ref_key(const struct image_ref *ref, char out[65]);
 
 #endif

@@ -131,7 +131,110 @@ enum request_next request_judge(const struct request_conf *c, const struct reque
 	return REQ_OK;
 }
 
+/* ---- the one blocking request loop ------------------------------------- */
+
+int request_run(const struct request_conf *c, long backoff_ms, const char *url,
+		int no_redirect, const struct request_hooks *hk, long *status, char **final,
+		struct wb_err *e)
+{
+	char errbuf[CURL_ERROR_SIZE], *cur = xstrdup(url);
+	int hops = 0, tries = 0, ret = -1;
+
+	*status = 0;
+	for (;;) {
+		struct request_end end;
+		struct curl_slist *hdr = NULL;
+		CURL *h = curl_easy_init();
+		char *to = NULL;
+		struct timespec ts;
+		long ms;
+		int r;
+
+		if (!h) {
+			wb_error(e, WB_EIO, "cannot create a curl handle");
+			break;
+		}
+		errbuf[0] = '\0';
+		if (hk->setup(h, cur, errbuf, &hdr, hk->ud, e) < 0) {
+			curl_slist_free_all(hdr);
+			curl_easy_cleanup(h);
+			break;
+		}
+		memset(&end, 0, sizeof(end));
+		end.rc = curl_easy_perform(h);
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &end.code);
+		curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
+		to = to ? xstrdup(to) : NULL;
+		curl_slist_free_all(hdr);
+		curl_easy_cleanup(h);
+		*status = end.code;
+		end.url = cur;
+		end.to = to;
+		end.errbuf = errbuf;
+		r = hk->ended(&end, hk->ud, e);
+		if (r != 0) {
+			free(to);
+			if (r > 0)
+				continue;
+			break;
+		}
+		switch (request_judge(c, &end, no_redirect, hops, &tries, e)) {
+		case REQ_RETRY:
+			free(to);
+			ms = request_backoff_ms(backoff_ms, tries);
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (ms % 1000) * 1000000L;
+			nanosleep(&ts, NULL);   /* a signal ends it early: fine */
+			continue;
+		case REQ_FOLLOW:
+			hops++;
+			free(cur);
+			cur = to;
+			continue;
+		case REQ_OK:
+			ret = 0;
+			if (final) {
+				*final = cur;
+				cur = NULL;
+			}
+			break;
+		case REQ_FAILED:
+			break;
+		}
+		free(to);
+		break;
+	}
+	free(cur);
+	return ret;
+}
+
 /* ---- one request outside the engine (sig sigstore --rekor) ------------ */
+
+struct json_req {
+	const struct request_conf *c;
+	const char *post_json;
+	struct request_answer a;
+};
+
+static int json_setup(CURL *h, const char *url, char *errbuf, struct curl_slist **hdr,
+		      void *ud, struct wb_err *e)
+{
+	struct json_req *q = ud;
+
+	(void)e;
+	*hdr = request_setopts(h, q->c, url, q->post_json, &q->a, errbuf);
+	return 0;
+}
+
+static int json_ended(struct request_end *end, void *ud, struct wb_err *e)
+{
+	struct json_req *q = ud;
+
+	(void)e;
+	end->too_big = q->a.too_big;
+	end->max = q->a.max;
+	return 0;
+}
 
 int fetch_request(const struct fetch_transport *t, const char *url, const char *post_json,
 		  size_t max, int no_redirect, struct buf *out, long *status,
@@ -139,9 +242,9 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 {
 	struct env_limits lim;
 	struct request_conf c;
-	char ua[64], errbuf[CURL_ERROR_SIZE];
-	char *cur;
-	int hops = 0, tries = 0, ret = -1;
+	struct json_req q = { &c, post_json, { out, max, 0 } };
+	const struct request_hooks hk = { json_setup, json_ended, &q };
+	char ua[64];
 
 	*status = 0;
 	if (env_limits_read(&lim, e) < 0)
@@ -154,56 +257,5 @@ int fetch_request(const struct fetch_transport *t, const char *url, const char *
 	c.connect_timeout = lim.connect_timeout;
 	c.low_speed_time = lim.low_speed_time;
 	c.low_speed_limit = lim.low_speed_limit;
-	cur = xstrdup(url);
-	for (;;) {
-		struct request_answer a = { out, max, 0 };
-		struct request_end end;
-		struct curl_slist *hdr;
-		CURL *h = curl_easy_init();
-		char *to = NULL;
-		struct timespec ts;
-		long ms;
-
-		if (!h) {
-			wb_error(e, WB_EIO, "cannot create a curl handle");
-			break;
-		}
-		hdr = request_setopts(h, &c, cur, post_json, &a, errbuf);
-		memset(&end, 0, sizeof(end));
-		end.rc = curl_easy_perform(h);
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &end.code);
-		curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &to);
-		to = to ? xstrdup(to) : NULL;
-		curl_slist_free_all(hdr);
-		curl_easy_cleanup(h);
-		*status = end.code;
-		end.url = cur;
-		end.to = to;
-		end.too_big = a.too_big;
-		end.max = max;
-		end.errbuf = errbuf;
-		switch (request_judge(&c, &end, no_redirect, hops, &tries, e)) {
-		case REQ_RETRY:
-			free(to);
-			ms = request_backoff_ms(lim.backoff_ms, tries);
-			ts.tv_sec = ms / 1000;
-			ts.tv_nsec = (ms % 1000) * 1000000L;
-			nanosleep(&ts, NULL);   /* a signal ends it early: fine */
-			continue;
-		case REQ_FOLLOW:
-			hops++;
-			free(cur);
-			cur = to;
-			continue;
-		case REQ_OK:
-			ret = 0;
-			break;
-		case REQ_FAILED:
-			break;
-		}
-		free(to);
-		break;
-	}
-	free(cur);
-	return ret;
+	return request_run(&c, lim.backoff_ms, url, no_redirect, &hk, status, NULL, e);
 }

@@ -11,6 +11,11 @@
  *       tag: "3.10"
  *       digest: sha256:...
  *       allow_foreign_layers: false   # default: refuse non-distributable layers
+ *       cosign:                       # the pin's cosign signature (trust/ocisig.h)
+ *         identity: krel-trust@k8s-releng-prod.iam.gserviceaccount.com
+ *         issuer: https://accounts.google.com
+ *         trusted_root: trust/sigstore/trusted_root.json   # default: the shipped one
+ *       # or cosign: {key: cosign.pub} (its Rekor entry under the trusted root)
  *
  * The entry keyed `pause` is the node's pause image: node.pause_image
  * defaults to its name:tag, and an explicit node.pause_image must agree.
@@ -24,6 +29,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
+#include "lib/fs.h"
 #include "lib/imageref.h"
 #include "recipe/resolve_int.h"
 #include "recipe/schema.h"
@@ -36,6 +42,10 @@ void plan_images_release(struct plan *p)
 		free(p->images[i].tag);
 		free(p->images[i].digest);
 		free(p->images[i].needs_pin);
+		free(p->images[i].cosign.identity);
+		free(p->images[i].cosign.issuer);
+		free(p->images[i].cosign.key);
+		free(p->images[i].cosign.trusted_root);
 	}
 	free(p->images);
 	p->images = NULL;
@@ -45,6 +55,74 @@ void plan_images_release(struct plan *p)
 static int by_key(const void *a, const void *b)
 {
 	return strcmp(((const struct plan_image *)a)->key, ((const struct plan_image *)b)->key);
+}
+
+/* The Kubernetes image promoter signs every image it promotes to
+ * registry.k8s.io keyless as this identity, from this issuer (kubernetes.io,
+ * "Verify Signed Kubernetes Artifacts": cosign verify --certificate-identity
+ * krel-trust@k8s-releng-prod.iam.gserviceaccount.com
+ * --certificate-oidc-issuer https://accounts.google.com): the default for
+ * an image named there. */
+#define K8S_REGISTRY "registry.k8s.io/"
+#define K8S_SIGNER "krel-trust@k8s-releng-prod.iam.gserviceaccount.com"
+#define K8S_ISSUER "https://accounts.google.com"
+
+/* A path of images.<key>.cosign, relative to its file, that must exist. */
+static int cosign_path(struct resolver *r, const char *key, const struct rnode *n,
+		       const char *what, char **out)
+{
+	*out = relative_to(n->origin.file, n->scalar);
+	if (!fs_exists(*out))
+		return err_at(r, &n->origin, "images.%s.cosign.%s: file '%s' does not exist",
+			      key, what, *out);
+	return 0;
+}
+
+static int convert_cosign(struct resolver *r, const struct rnode *in, struct plan_image *img)
+{
+	const struct rnode *n = rnode_get(in, "cosign");
+	const struct rnode *id = rnode_get(n, "identity"), *iss = rnode_get(n, "issuer");
+	const struct rnode *key = rnode_get(n, "key"), *root = rnode_get(n, "trusted_root");
+	struct plan_image_cosign *c = &img->cosign;
+	int k8s = !strncmp(img->name, K8S_REGISTRY, strlen(K8S_REGISTRY));
+
+	c->origin = n ? n->origin : in->key_origin;
+	if (!n && !k8s)
+		return 0;
+	if (key && (id || iss))
+		return err_at(r, &n->origin, "images.%s.cosign: a 'key', or an 'identity' and "
+			      "an 'issuer' (keyless), not both", in->key);
+	if (key)
+		return cosign_path(r, in->key, key, "key", &c->key) ||
+		       (root && cosign_path(r, in->key, root, "trusted_root", &c->trusted_root));
+	if (!k8s && (!id || !iss))
+		return err_at(r, &n->origin, "images.%s.cosign: needs 'identity' and 'issuer' "
+			      "(the signer and its OIDC issuer), or 'key'", in->key);
+	c->defaulted = !id || !iss;
+	c->identity = xstrdup(id ? id->scalar : K8S_SIGNER);
+	c->issuer = xstrdup(iss ? iss->scalar : K8S_ISSUER);
+	return root ? cosign_path(r, in->key, root, "trusted_root", &c->trusted_root) : 0;
+}
+
+/* policy.require: signature counts an image's cosign signature: an image
+ * without one is refused, as an artifact without a signature is
+ * (policy_check_artifact). Called once the policy is resolved. */
+int images_check_policy(struct resolver *r)
+{
+	const struct trust_policy *pol = &r->plan->policy;
+
+	for (size_t i = 0; pol->require_signature && i < r->plan->nimages; i++) {
+		const struct plan_image *im = &r->plan->images[i];
+		char where[256];
+
+		if (im->cosign.identity || im->cosign.key)
+			continue;
+		wb_origin_format(&pol->require_origin, where, sizeof(where));
+		return err_at(r, &im->origin, "images.%s: '%s' has no signature requirement, "
+			      "but policy.require is 'signature' (%s): add images.%s.cosign "
+			      "(identity and issuer, or key)", im->key, im->name, where, im->key);
+	}
+	return 0;
 }
 
 static int convert_image(struct resolver *r, const struct rnode *in, struct plan_image *img)
@@ -96,7 +174,7 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 			      "(needs_pin: REASON) and let 'winbuild lock' settle it", in->key,
 			      img->name, img->tag ? ":" : "", img->tag ? img->tag : "");
 	img->allow_foreign_layers = schema_bool(rnode_get(in, "allow_foreign_layers")) == 1;
-	return 0;
+	return convert_cosign(r, in, img);
 }
 
 /*

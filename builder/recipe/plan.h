@@ -200,6 +200,17 @@ struct plan_image {
 	char *needs_pin;           /* why it is not pinned yet, or NULL */
 	int allow_foreign_layers;
 	struct wb_origin origin;   /* the entry's key */
+	/* images.<key>.cosign, or the registry.k8s.io default: the signature
+	 * the pin must carry (fetch/registry.h, trust/ocisig.h); all NULL when
+	 * none is required */
+	struct plan_image_cosign {
+		char *identity, *issuer;   /* keyless */
+		char *key;                 /* or a PEM public key file (a path) */
+		char *trusted_root;        /* a path; NULL: the shipped one
+					    * (recipes/trust/sigstore/) */
+		int defaulted;             /* the registry.k8s.io default */
+		struct wb_origin origin;
+	} cosign;
 };
 
 struct plan_mirror {

@@ -328,7 +328,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
-	if (images_finish(r, rnode_get(top, "node")) ||   /* images.c */
+	/* the components' images too: images_check_policy() after them */
+	if (images_finish(r, rnode_get(top, "node")) || images_check_policy(r) ||
 	    dest_clashes(r) || dirs_clash(r) || order_services(r) ||
 	    versions_agree(r, image_vars))
 		return -1;

@@ -170,6 +170,7 @@ int convert_component(struct resolver *r, struct rnode *cn,
 int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node);
 int convert_component_images(struct resolver *r, const struct rnode *n, const char *comp);
 int images_finish(struct resolver *r, const struct rnode *node);
+int images_check_policy(struct resolver *r);
 
 /* services.c */
 int convert_generate(struct resolver *r, const struct rnode *cn,

@@ -267,6 +267,16 @@ static const struct schema_key schema_replace[] = {
 	END
 };
 
+/* images.<key>.cosign: keyless (identity, issuer) or a key, under a
+ * Sigstore trusted root (recipe/images.c) */
+static const struct schema_key schema_image_cosign[] = {
+	{ "identity", S_STR, NULL, NULL, 0 },
+	{ "issuer", S_STR, NULL, NULL, 0 },
+	{ "key", S_STR, NULL, NULL, 0 },
+	{ "trusted_root", S_STR, NULL, NULL, 0 },
+	END
+};
+
 /* images.<key>: a container image pre-pulled (recipe/images.c), in image
  * recipes and component files */
 const struct schema_key schema_container_image[] = {
@@ -275,6 +285,7 @@ const struct schema_key schema_container_image[] = {
 	{ "digest", S_STR, NULL, NULL, 0 },
 	{ "needs_pin", S_STR, NULL, NULL, 0 },
 	{ "allow_foreign_layers", S_BOOL, NULL, NULL, 0 },
+	{ "cosign", S_MAP, schema_image_cosign, NULL, 0 },
 	END
 };
 

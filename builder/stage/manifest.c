@@ -27,7 +27,7 @@ static json_t *str_or_null(const char *s)
 
 int stage_write_manifest(const char *path, const struct plan *plan,
 			 const struct stage_input *in, const struct tree *t,
-			 time_t epoch, struct wb_err *e)
+			 json_t *images, time_t epoch, struct wb_err *e)
 {
 	json_t *root = json_object(), *arts = json_array(), *files = json_array();
 	json_t *dirs = json_array();
@@ -89,6 +89,8 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_array_append_new(dirs, json_string(wdirs.v[i]));
 	wb_strlist_release(&wdirs);
 	json_object_set_new(root, "directories", dirs);
+	if (images && json_array_size(images))
+		json_object_set(root, "images", images);
 
 	ret = json_write_file(path, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, e);
 	json_decref(root);
@@ -96,6 +98,36 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 }
 
 /* ---- reading ---- */
+
+static char *opt_str(json_t *o, const char *key);
+
+/* "images" (optional) into M. */
+static int read_images(const char *path, json_t *arr, struct staged_manifest *m,
+		       struct wb_err *e)
+{
+	json_t *it;
+	size_t i;
+
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr))
+		return wb_error(e, WB_ESTAGE, "'%s': 'images' is not a list", path);
+	m->images = xcalloc(json_array_size(arr) + 1, sizeof(*m->images));
+	json_array_foreach(arr, i, it) {
+		struct staged_image *im = &m->images[m->nimages++];
+		const char *md = json_string_value(json_object_get(it, "manifest_digest"));
+
+		im->key = opt_str(it, "key");
+		im->digest = opt_str(it, "digest");
+		im->manifest_digest = opt_str(it, "manifest_digest");
+		im->os_version = opt_str(it, "os_version");
+		if (!im->key || !im->digest || !im->os_version || !md ||
+		    strncmp(md, "sha256:", 7) || !hex_is(md + 7, 64, HEX_LOWER))
+			return wb_error(e, WB_ESTAGE, "'%s': images[%zu]: needs key, digest, "
+					"os_version and a sha256: manifest_digest", path, i);
+	}
+	return 0;
+}
 
 #define MANIFEST_MAX (64u << 20)
 
@@ -252,6 +284,8 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 		}
 		m->directories[m->ndirectories++] = xstrdup(json_string_value(it));
 	}
+	if (read_images(path, json_object_get(root, "images"), m, e) < 0)
+		goto out;
 	ret = 0;
 out:
 	json_decref(root);
@@ -286,6 +320,13 @@ void staged_manifest_release(struct staged_manifest *m)
 	}
 	for (size_t i = 0; i < m->ndirectories; i++)
 		free(m->directories[i]);
+	for (size_t i = 0; i < m->nimages; i++) {
+		free(m->images[i].key);
+		free(m->images[i].digest);
+		free(m->images[i].manifest_digest);
+		free(m->images[i].os_version);
+	}
+	free(m->images);
 	free(m->artifacts);
 	free(m->files);
 	free(m->directories);

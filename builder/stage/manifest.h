@@ -37,6 +37,13 @@ struct staged_file {
 	char *site_signer, *site_thumbprint;
 };
 
+/* "images": a container image staged as an OCI layout tar (issue 33) */
+struct staged_image {
+	char *key, *digest;
+	char *manifest_digest;   /* the manifest for the image's Windows build */
+	char *os_version;        /* its config's os.version */
+};
+
 struct staged_manifest {
 	char *image, *windows_version;
 	long long source_date_epoch;
@@ -46,6 +53,8 @@ struct staged_manifest {
 	size_t nfiles;
 	char **directories;
 	size_t ndirectories;
+	struct staged_image *images;
+	size_t nimages;
 	struct buf raw;    /* the file's bytes, copied into the payload as is */
 };
 

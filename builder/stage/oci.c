@@ -269,7 +269,7 @@ out:
 }
 
 int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
-		 struct wb_err *e)
+		 json_t *images, struct wb_err *e)
 {
 	const struct platform_windows *w = platform_windows_find(plan->windows_version);
 	struct cache c = CACHE_INIT;
@@ -290,6 +290,7 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 	memset(&policy, 0, sizeof(policy));
 	tr.policy = &policy;
 	tr.cacert = NULL;
+	memset(&ro, 0, sizeof(ro));   /* no cosign: fetch verified the signature */
 	ro.t = &tr;
 	ro.os_version = build;
 	ro.offline = 1;   /* fetch pulled them: the cache only, re-verified */
@@ -336,6 +337,13 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 		}
 		if (fd >= 0 && close(fd) < 0 && r == 0)
 			r = wb_error(e, WB_EIO, "cannot write '%s': %s", file, strerror(errno));
+		/* the build's manifest and os.version: what the node runs */
+		json_array_append_new(images, json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s++}",
+			"key", im->key, "name", im->name,
+			"tag", im->tag ? json_string(im->tag) : json_null(),
+			"digest", im->digest, "manifest_digest", img.manifest_digest,
+			"os_version", img.os_version, "tree_path", STAGE_IMAGES_DIR "/",
+			im->key, ".tar"));
 		registry_image_release(&img);
 		/* the tar is the scratch file the writer hashed: adopted as is */
 		if (r == 0)

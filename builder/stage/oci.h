@@ -49,9 +49,11 @@ struct plan;
 /* Every image of PLAN (images:) as STAGE_IMAGES_DIR/<key>.tar in T: read
  * from the cache at CACHE_DIR and verified again (registry_pull, offline:
  * fetch pulled them), written as above, claimed for component "images"
- * with the image's key as its artifact. Errors: WB_EVERIFY, WB_ENET (not
+ * with the image's key as its artifact; one manifest.json "images" entry
+ * each appended to IMAGES (key, name, tag, digest, manifest_digest,
+ * os_version, tree_path: docs/manifest.md). Errors: WB_EVERIFY, WB_ENET (not
  * in the cache), WB_EIO. */
 int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
-		 struct wb_err *e);
+		 struct json_t *images, struct wb_err *e);
 
 #endif

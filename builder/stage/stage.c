@@ -413,14 +413,15 @@ int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 		return -1;
 	if (stage_generate(t, plan, o->templates_dir, e) < 0)
 		return -1;
-	if (stage_images(t, plan, o->cache_dir, e) < 0)   /* issue 33: stage/oci.c */
+	res->images = json_array();
+	if (stage_images(t, plan, o->cache_dir, res->images, e) < 0)   /* issue 33: stage/oci.c */
 		return -1;
 	hook_at(o, "generated");
 	if (tree_commit(t, o->hook, o->hook_ctx, e) < 0)
 		return -1;
 	res->tree_dir = xstrdup(t->final);
 	res->manifest_path = fs_join(t->dir, "manifest.json");
-	if (stage_write_manifest(res->manifest_path, plan, w->in, t,
+	if (stage_write_manifest(res->manifest_path, plan, w->in, t, res->images,
 				 o->source_date_epoch, e) < 0)
 		return -1;
 	hook_at(o, "done");
@@ -482,4 +483,6 @@ void stage_result_release(struct stage_result *res)
 	free(res->manifest_path);
 	res->tree_dir = res->manifest_path = NULL;
 	wb_strlist_release(&res->preps);
+	json_decref(res->images);
+	res->images = NULL;
 }

@@ -20,6 +20,7 @@
 #include "trust/sign.h"
 
 struct lockfile;
+struct json_t;
 
 /* One plan artifact's verified bytes (parallel to plan->artifacts). */
 struct stage_input {
@@ -77,6 +78,7 @@ struct stage_result {
 				    * the stamp (stamp_write) */
 	char *tree_dir;            /* OUT/<name>/tree (new string) */
 	char *manifest_path;       /* OUT/<name>/manifest.json (new string) */
+	struct json_t *images;     /* manifest.json's "images" (stage_images) */
 };
 
 /*
@@ -128,9 +130,10 @@ void stage_result_release(struct stage_result *res);
 int stage_generate(struct tree *t, const struct plan *plan,
 		   const char *templates_dir, struct wb_err *e);
 
-/* Write OUT/<name>/manifest.json (manifest.c, docs/manifest.md). */
+/* Write OUT/<name>/manifest.json (manifest.c, docs/manifest.md), with
+ * IMAGES (stage_images' entries; NULL or empty: no "images"). */
 int stage_write_manifest(const char *path, const struct plan *plan,
 			 const struct stage_input *in, const struct tree *t,
-			 time_t epoch, struct wb_err *e);
+			 struct json_t *images, time_t epoch, struct wb_err *e);
 
 #endif

@@ -21,6 +21,11 @@ setup_file() {
 	mkdir -p "$d/foreign"
 	start_front plain
 	reg_push "$d" "$CA" "https://localhost:${PLAIN_PORTS#* }/foreign" "$d/foreign"
+	# cosign signatures of the signed image (issue 33 e): each case pushed
+	# under its sha256-<hex>.sig tag by the test that needs it
+	export SIGS="$d/sigs"
+	python3 "$WB_SRC/tests/sigstore/forge.py" --image-sigs "$SIGS" "$K8S_SIGNER" \
+		"$K8S_ISSUER" "$(dg 'signed|list')" "$(dg 'pause|list')" "$REG/signed"
 	start_front token --token
 	start_front corrupt --corrupt
 	start_front mcorrupt --corrupt-manifests
@@ -31,6 +36,9 @@ setup_file() {
 }
 
 teardown_file() { stop_servers; }
+
+K8S_SIGNER=krel-trust@k8s-releng-prod.iam.gserviceaccount.com
+K8S_ISSUER=https://accounts.google.com
 
 # start_front NAME ARGS...: a regfront.py over the registry; exports
 # NAME_PORTS ("FRONT BLOBS") and NAME_LOG (NAME upper-cased)
@@ -436,13 +444,20 @@ img_recipe() {
 	tar=out/t/tree/ProgramData/winbuild/images/pause.tar
 	[ -f "$tar" ]
 	# the manifest lists it with its digest, for the image's key and component
-	python3 - out/t/manifest.json "$(sha256sum "$tar" | cut -d' ' -f1)" <<-'PY'
+	python3 - out/t/manifest.json "$(sha256sum "$tar" | cut -d' ' -f1)" \
+		"$(dg 'pause|entries|10.0.20348.3207|manifest')" "$list" <<-'PY'
 		import json, sys
 		m = json.load(open(sys.argv[1]))
 		(f,) = [f for f in m["files"] if f["tree_path"] == "ProgramData/winbuild/images/pause.tar"]
 		assert f["sha256"] == sys.argv[2], f
 		assert (f["artifact"], f["component"], f["generated"]) == ("pause", "images", False), f
 		assert f["path"] == "C:\\ProgramData\\winbuild\\images\\pause.tar", f
+		# the image itself: its pin, and the manifest and os.version the
+		# node runs (issue 33 f)
+		(i,) = m["images"]
+		assert i["key"] == "pause" and i["tree_path"] == f["tree_path"], i
+		assert i["manifest_digest"] == sys.argv[3] and i["os_version"] == "10.0.20348.3207", i
+		assert i["digest"] == sys.argv[4] and i["tag"] == "3.10", i
 	PY
 	# the recipe's Windows build (2022): skopeo reads the pinned list, and
 	# the tar holds that entry's blobs only
@@ -451,10 +466,13 @@ img_recipe() {
 	! tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.17763.6893|layers|0' | cut -d: -f2)"
 	# the SBOM: a CycloneDX container component per image, its pinned digest
 	# as hash and purl, the tar as its file; valid CycloneDX 1.5
-	python3 - out/t/sbom.cdx.json "$list" "$REG" <<-'PY'
+	python3 - out/t/sbom.cdx.json "$list" "$REG" "$(dg 'pause|entries|10.0.20348.3207|manifest')" <<-'PY'
 		import json, sys
 		b = json.load(open(sys.argv[1]))
 		(c,) = [c for c in b["components"] if c["type"] == "container"]
+		p = {x["name"]: x["value"] for x in c["properties"]}
+		assert p["winbuild:image_manifest_digest"] == sys.argv[4], p
+		assert p["winbuild:image_os_version"] == "10.0.20348.3207", p
 		assert c["bom-ref"] == "container:pause" and c["name"] == sys.argv[3] + "/pause", c
 		assert c["hashes"] == [{"alg": "SHA-256", "content": sys.argv[2][7:]}], c
 		assert c["purl"] == "pkg:oci/pause@sha256%%3A%s?repository_url=%s/pause&tag=3.10" % (sys.argv[2][7:], sys.argv[3]), c
@@ -474,4 +492,346 @@ img_recipe() {
 	wb stage img.yaml --offline
 	assert_status 0
 	[ "$(sha256sum "$tar" | cut -d' ' -f1)" = "$sum" ]
+}
+
+# ---- cosign signatures (issue 33 e) ------------------------------------------
+
+# push_sig CASE...: the signed image's signature manifest, one layer per case
+push_sig() {
+	local c f=()
+	for c in "$@"; do f+=("$SIGS/imgsig/$c.json"); done
+	python3 "$WB_SRC/tests/registry/push.py" --sig "https://$REG" "$CA/ca.crt" signed \
+		"$(dg 'signed|list')" "${f[@]}"
+}
+
+# signed_recipe [COSIGN_MAP]: the signed image (default: keyless as the
+# Kubernetes promoter, under the forge's trusted root)
+signed_recipe() {
+	img_recipe <<-YAML
+		  signed:
+		    name: $REG/signed
+		    tag: "1"
+		    digest: "$(dg 'signed|list')"
+		    cosign: ${1:-{identity: $K8S_SIGNER, issuer: "$K8S_ISSUER", trusted_root: $SIGS/root.json\}}
+	YAML
+}
+
+@test "images cosign: a keyless signature under sha256-<hex>.sig verified, kept, and verified again --offline" {
+	sd=$(push_sig good)
+	list=$(dg 'signed|list')
+	signed_recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified: $K8S_SIGNER ($K8S_ISSUER), log index 0, integrated time 1735689600"
+	# the artifact, the image's five blobs, the signature manifest and payload
+	[ "$(cached)" = 8 ]
+	[ -f "$WINBUILD_CACHE/sha256/${sd:7:2}/${sd#sha256:}" ]
+	# the registry as the oracle: the tag names the manifest winbuild kept
+	curl -sf --cacert "$CA/ca.crt" -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+		"https://$REG/v2/signed/manifests/sha256-${list#sha256:}.sig" |
+		cmp - "$WINBUILD_CACHE/sha256/${sd:7:2}/${sd#sha256:}"
+	# cache gc removes entries no ref names: the image's and its
+	# signature's entries each have one, so nothing of them goes
+	wb cache gc
+	assert_status 0
+	[ "$(cached)" = 8 ]
+	# --offline verifies the kept signature again, against the recipe
+	wb fetch img.yaml --offline
+	assert_status 0
+	assert_output_has "cosign signature $sd verified"
+	signed_recipe "{identity: someone@example.com, issuer: \"$K8S_ISSUER\", trusted_root: $SIGS/root.json}"
+	wb fetch img.yaml --offline
+	assert_status 1
+	assert_output_has "certificate identity '$K8S_SIGNER' is not 'someone@example.com'"
+}
+
+@test "images cosign: forged, wrong identity or issuer, another digest, a broken or missing SET: exit 1, nothing cached" {
+	local c
+	signed_recipe
+	for c in wrong-identity wrong-issuer forged other-digest broken-set no-set; do
+		push_sig "$c" >/dev/null
+		rm -rf "$WINBUILD_CACHE"
+		wb fetch img.yaml --cacert "$CA/ca.crt"
+		echo "case $c" >&2
+		assert_status 1
+		assert_output_has "image '$REG/signed@$(dg 'signed|list')': cosign signature sha256:"
+		case $c in
+		wrong-identity) assert_output_has "certificate identity 'evil@example.com' is not '$K8S_SIGNER'" ;;
+		wrong-issuer) assert_output_has "certificate issuer 'https://evil.example' is not '$K8S_ISSUER'" ;;
+		forged) assert_output_has "signature does not verify" ;;
+		other-digest) assert_output_has "the payload signs $(dg 'pause|list'), not the pinned digest $(dg 'signed|list')" ;;
+		broken-set) assert_output_has "SET" ;;
+		no-set) assert_output_has "no SignedEntryTimestamp" ;;
+		esac
+		# the artifact only: no manifest, blob or signature of the image
+		[ "$(cached)" = 1 ]
+		[ "$(tmpfiles)" = 0 ]
+	done
+}
+
+@test "images cosign: an image without a signature is exit 1 when one is required, nothing of it cached" {
+	img_recipe <<-YAML
+		  pause:
+		    name: $REG/pause
+		    digest: "$(dg 'pause|list')"
+		    cosign: {identity: $K8S_SIGNER, issuer: "$K8S_ISSUER", trusted_root: $SIGS/root.json}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "no cosign signature ('https://$REG/v2/pause/manifests/sha256-$(dg 'pause|list' | cut -d: -f2).sig' answers 404) and the recipe requires one"
+	[ "$(cached)" = 1 ]
+	# without cosign: the same image pulls
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, digest: "$(dg 'pause|list')"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+}
+
+@test "images cosign: one signature layer that verifies is enough; a key signature with cosign: {key}" {
+	push_sig other-digest good >/dev/null
+	signed_recipe
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "cosign signature sha256:"
+	sd=$(push_sig key)
+	rm -rf "$WINBUILD_CACHE"
+	signed_recipe "{key: $SIGS/imgsig/cosign.pub, trusted_root: $SIGS/root.json}"
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified: key sha256:"
+	# a keyless signature does not satisfy a pinned key
+	push_sig good >/dev/null
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "signed with a certificate, but a key was pinned"
+	[ "$(cached)" = 1 ]
+}
+
+@test "images cosign: plan shows it; registry.k8s.io defaults to the promoter; policy.require: signature counts it" {
+	d=sha256:$(printf p | sha256sum | cut -d' ' -f1)
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+		  nano: {name: mcr.microsoft.com/windows/nanoserver, tag: ltsc2022, digest: "$d"}
+	YAML
+	wb plan img.yaml
+	assert_status 0
+	assert_output_has "container image pause: registry.k8s.io/pause:3.10.2@$d; cosign $K8S_SIGNER ($K8S_ISSUER), the registry.k8s.io signer"
+	assert_output_has "container image nano: mcr.microsoft.com/windows/nanoserver:ltsc2022@$d; NO signature required"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["images"][1]["cosign"]["identity"]')" = "$K8S_SIGNER" ]
+	[ "$(jf 'J["images"][1]["cosign"]["default"]')" = True ]
+	[ "$(jf 'J["images"][0]["cosign"]')" = None ]
+	# policy.require: signature refuses the unsigned one at its key
+	wb plan img.yaml --set policy.require=signature
+	assert_status 2
+	assert_output_has "img.yaml:8:3: images.nano: 'mcr.microsoft.com/windows/nanoserver' has no signature requirement, but policy.require is 'signature'"
+	img_recipe <<-YAML
+		  pause: {name: registry.k8s.io/pause, tag: "3.10.2", digest: "$d"}
+	YAML
+	# (the recipe's file:// artifact is refused: the image is not)
+	wb plan img.yaml --set policy.require=signature
+	assert_status 2
+	assert_output_has "artifact 'demo' has no signature"
+	assert_output_lacks "images.pause"
+	# a key and an identity, half a keyless policy, a missing file: exit 2
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {key: k.pub, identity: x}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.cosign: a 'key', or an 'identity' and an 'issuer' (keyless), not both"
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {identity: x}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "images.a.cosign: needs 'identity' and 'issuer'"
+	img_recipe <<-YAML
+		  a: {name: example.test/a, digest: "$d", cosign: {key: nothere.pub}}
+	YAML
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:7:126: images.a.cosign.key: file 'nothere.pub' does not exist"
+}
+
+# ---- images in the lock (issue 33 f) -----------------------------------------
+
+# lk EXPR: EXPR (python, over the lock file t.lock as L)
+lk() { python3 -c 'import json,sys; L=json.load(open("t.lock")); print(eval(sys.argv[1]))' "$1"; }
+
+@test "images lock: each image with its pin, the build's manifest, os.version and the signature evidence; --locked refuses a changed digest" {
+	sd=$(push_sig good)
+	signed_recipe
+	wb lock img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	[ "$(lk 'L["images"]["signed"]["digest"]')" = "$(dg 'signed|list')" ]
+	[ "$(lk 'L["images"]["signed"]["manifest_digest"]')" = "$(dg 'signed|entries|10.0.20348.3207|manifest')" ]
+	[ "$(lk 'L["images"]["signed"]["os_version"]')" = 10.0.20348.3207 ]
+	[ "$(lk 'L["images"]["signed"]["name"], L["images"]["signed"]["tag"]')" = "('$REG/signed', '1')" ]
+	[ "$(lk 'L["images"]["signed"]["cosign"]["signature_manifest"]')" = "$sd" ]
+	[ "$(lk 'L["images"]["signed"]["cosign"]["identity"], L["images"]["signed"]["cosign"]["issuer"]')" = "('$K8S_SIGNER', '$K8S_ISSUER')" ]
+	[ "$(lk 'L["images"]["signed"]["cosign"]["log_index"], L["images"]["signed"]["cosign"]["integrated_time"]')" = "(0, 1735689600)" ]
+	[ "$(lk 'L["images"]["signed"]["cosign"]["docker_reference"]')" = "$REG/signed" ]
+	[ "$(lk '"accepted_new" in L["images"]["signed"]')" = False ]
+	# --offline --locked: from the cache, the signature verified again
+	wb stage img.yaml --offline --locked
+	assert_status 0
+	[ -f out/t/tree/ProgramData/winbuild/images/signed.tar ]
+	# the SBOM's container component: the signature verified offline
+	python3 - out/t/sbom.cdx.json "$sd" "$K8S_SIGNER" <<-'PY'
+		import json, sys
+		b = json.load(open(sys.argv[1]))
+		(c,) = [c for c in b["components"] if c["type"] == "container"]
+		p = {x["name"]: x["value"] for x in c["properties"]}
+		assert p["winbuild:cosign_signature_manifest"] == sys.argv[2], p
+		assert p["winbuild:cosign_identity"] == sys.argv[3], p
+		assert p["winbuild:cosign_log_index"] == "0", p
+		assert p["winbuild:cosign_integrated_time"] == "1735689600", p
+	PY
+	# the lock's manifest for the build is held to under --locked too
+	cp t.lock t.lock.good
+	python3 - "$(dg 'pause|entries|10.0.20348.3207|manifest')" <<-'PY'
+		import json, sys
+		L = json.load(open("t.lock"))
+		L["images"]["signed"]["manifest_digest"] = sys.argv[1]
+		json.dump(L, open("t.lock", "w"))
+	PY
+	wb fetch img.yaml --offline --locked
+	assert_status 1
+	assert_output_has "--locked: image 'signed' at $(dg 'signed|list') has manifest $(dg 'signed|entries|10.0.20348.3207|manifest') for Windows build 10.0.20348, the lock has $(dg 'pause|entries|10.0.20348.3207|manifest')"
+	mv t.lock.good t.lock
+	# another digest in the recipe: --locked refuses it before any request
+	img_recipe <<-YAML
+		  signed: {name: $REG/signed, tag: "1", digest: "$(dg 'pause|list')"}
+	YAML
+	wb fetch img.yaml --locked --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "--locked: image 'signed' is pinned at $(dg 'pause|list'), the lock file 't.lock' at $(dg 'signed|list'); run 'winbuild lock' to accept the new digest"
+	# an image the lock does not hold, and one the plan lost
+	img_recipe <<-YAML
+		  other: {name: $REG/signed, tag: "1", digest: "$(dg 'signed|list')"}
+	YAML
+	wb fetch img.yaml --locked --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "--locked: image 'other' is not in the lock file 't.lock'"
+	img_recipe <<<"  {}"
+	wb fetch img.yaml --locked --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "--locked: the lock file 't.lock' holds image 'signed', which the plan does not have"
+}
+
+@test "images lock: needs_pin is settled by lock --accept-new from the tag, only after its signature verifies" {
+	img_recipe <<-YAML
+		  signed:
+		    name: $REG/signed
+		    tag: "1"
+		    needs_pin: "the next release"
+		    cosign: {identity: $K8S_SIGNER, issuer: "$K8S_ISSUER", trusted_root: $SIGS/root.json}
+	YAML
+	wb lock img.yaml --cacert "$CA/ca.crt"
+	assert_status 2
+	assert_output_has "images.signed: '$REG/signed:1' is not pinned (needs_pin: the next release)"
+	assert_output_has "lock --accept-new"
+	# a signature that fails: nothing pinned, no lock, nothing of it cached
+	push_sig forged >/dev/null
+	wb lock img.yaml --accept-new --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "cosign signature"
+	[ ! -f t.lock ]
+	[ "$(cached)" = 1 ]
+	push_sig good >/dev/null
+	wb lock img.yaml --accept-new --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "pinned image signed: $REG/signed:1 at $(dg 'signed|list'), manifest $(dg 'signed|entries|10.0.20348.3207|manifest') for windows/amd64 10.0.20348.3207, cosign signature verified (accepted as new"
+	[ "$(lk 'L["images"]["signed"]["digest"]')" = "$(dg 'signed|list')" ]
+	[ "$(lk 'L["images"]["signed"]["accepted_new"]')" = True ]
+	# the lock's pin is used from now on: fetch, and --offline --locked
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "fetched image signed ($REG/signed@$(dg 'signed|list')"
+	wb stage img.yaml --offline --locked
+	assert_status 0
+	[ -f out/t/tree/ProgramData/winbuild/images/signed.tar ]
+}
+
+# ---- images in the mirror (issue 33 f) ---------------------------------------
+
+@test "images mirror: a static registry tree that nginx serves, the next winbuild pulls from by a mirror rule, and skopeo reads" {
+	need_dep command -v skopeo -- "skopeo not installed (make deps)"
+	sd=$(push_sig good)
+	list=$(dg 'signed|list') man=$(dg 'signed|entries|10.0.20348.3207|manifest')
+	signed_recipe
+	# the artifact from a server (the mirror exports http(s) URLs only)
+	mkdir -p www && cp demo.bin www/
+	start_nginx www "$CA"
+	art=https://localhost:$NGINX_TLS_PORT/
+	sed -i "s|url: file://.*|url: https://localhost:$NGINX_TLS_PORT/demo.bin|" components/demo.yaml
+	wb mirror img.yaml exported --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "1 container image in exported/registry/<host>/"
+	root=exported/registry/$REG
+	# the pin by digest and by tag, the build's manifest, blobs, the signature
+	cmp "$root/v2/signed/manifests/$list" "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	cmp "$root/v2/signed/manifests/1" "$root/v2/signed/manifests/$list"
+	[ -f "$root/v2/signed/manifests/$man" ]
+	[ -f "$root/v2/signed/manifests/sha256-${list#sha256:}.sig" ]
+	[ -f "$root/v2/signed/blobs/$(dg 'signed|entries|10.0.20348.3207|config')" ]
+	grep -q "location = /v2/signed/manifests/$list { default_type application/vnd.docker.distribution.manifest.list.v2+json; }" "$root/nginx-locations.conf"
+	WB_NGINX_INCLUDE="$PWD/$root/nginx-locations.conf" start_nginx "$root" "$CA"
+	# skopeo, the oracle: reads the tag's list and copies the build's image
+	# out of the mirror, every blob checked by its digest
+	run bash -c "SSL_CERT_FILE='$CA/ca.crt' skopeo inspect --raw 'docker://localhost:$NGINX_TLS_PORT/signed:1' | cmp - '$root/v2/signed/manifests/$list'"
+	assert_status 0
+	run env SSL_CERT_FILE="$CA/ca.crt" skopeo copy "docker://localhost:$NGINX_TLS_PORT/signed@$man" "oci:$WORK/copied:x"
+	assert_status 0
+	# the next winbuild: a fresh cache, the registry mirrored by a rule; the
+	# signature verified from the mirror; upstream never asked
+	rm -rf "$WINBUILD_CACHE"
+	cat >>img.yaml <<-YAML
+		mirrors:
+		  - {from: "https://$REG/", to: "https://localhost:$NGINX_TLS_PORT/"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified"
+	grep -q "GET /v2/signed/manifests/sha256-${list#sha256:}.sig" "$NGINX_LOG"
+	grep -q "GET /v2/signed/blobs/$(dg 'signed|entries|10.0.20348.3207|layers|1')" "$NGINX_LOG"
+	# a rule to plain http is refused for a registry
+	sed -i "s|to: \"https://localhost:$NGINX_TLS_PORT/\"|to: \"http://127.0.0.1:$NGINX_PORT/\"|" img.yaml
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set policy.allow_http=true
+	assert_status 2
+	assert_output_has "images.signed: the mirror rule to 'http://127.0.0.1:$NGINX_PORT/' is not https"
+	# mirror_only: an image without a rule is refused (upstream is never
+	# asked); --offline takes it from the cache, asking no one
+	sed -i "s|{from: \"https://$REG/\".*|{from: \"$art\", to: \"$art\"}|" img.yaml
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set mirror_only=true
+	assert_status 2
+	assert_output_has "images.signed: mirror_only, and no mirror rule for 'https://$REG/'"
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set mirror_only=true --offline
+	assert_status 0
+}
+
+@test "image pull --cosign-identity/--cosign-issuer: the pin's signature checked by hand, as a recipe's" {
+	sd=$(push_sig good)
+	list=$(dg 'signed|list')
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity "$K8S_SIGNER" \
+		--cosign-issuer "$K8S_ISSUER" --trusted-root "$SIGS/root.json" --json
+	assert_status 0
+	[ "$(jf 'J["cosign"]["signature_manifest"]')" = "$sd" ]
+	[ "$(jf 'J["cosign"]["identity"]')" = "$K8S_SIGNER" ]
+	printf '%s\n' "$output" | python3 "$WB_SRC/tests/lib/json_doc.py" "$WB_SRC/docs/json.md" \
+		"winbuild image pull HOST/REPO@sha256:DIGEST --windows 2022 --cosign-identity ID --cosign-issuer URL --json" exact
+	# another signer: exit 1, nothing cached
+	rm -rf "$WINBUILD_CACHE"
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity someone@example.com \
+		--cosign-issuer "$K8S_ISSUER" --trusted-root "$SIGS/root.json"
+	assert_status 1
+	assert_output_has "certificate identity '$K8S_SIGNER' is not 'someone@example.com'"
+	nothing_cached
+	# half a policy is a usage error
+	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity "$K8S_SIGNER"
+	assert_status 2
 }

@@ -31,6 +31,8 @@
 #                               NGINX_IPV6=1 also listens on [::1], same ports.
 #                               WB_NGINX_PORT=N: HTTP on port N (no retry on
 #                               another port; for outputs that record the URL).
+#                               WB_NGINX_INCLUDE=FILE: included in each server
+#                               (winbuild mirror's nginx-locations.conf).
 #                               Exports NGINX_PORT NGINX_TLS_PORT NGINX_LOG
 #                               NGINX_PID NGINX_DIR. One process (master_process
 #                               off), so it works as root or not. NGINX_LOG lines:
@@ -259,6 +261,7 @@ start_nginx() {
 		ssl_certificate $certdir/$cert.crt;
 		ssl_certificate_key $certdir/server.key;
 		root $root;
+		${WB_NGINX_INCLUDE:+include $WB_NGINX_INCLUDE;}
 	}"
 		fi
 		_wb_nginx_conf "$dir" '"$request" $status "$http_range" $body_bytes_sent' "
@@ -269,6 +272,7 @@ start_nginx() {
 				$listen
 				server_name localhost;
 				root $root;
+				${WB_NGINX_INCLUDE:+include $WB_NGINX_INCLUDE;}
 			}$tls"
 		: >"$dir/access.log"
 		: >"$dir/error.log"

@@ -11,7 +11,16 @@ usage: push.py REGISTRY_URL CAFILE FOREIGN_BASE FOREIGN_DIR > digests.json
   FOREIGN_BASE: the https URL foreign layers are listed under (their bytes
   are written to FOREIGN_DIR, not pushed: a foreign layer is not in the
   registry).
+
+       push.py --sig REGISTRY_URL CAFILE REPO DIGEST CASE.json...
+  pushes a cosign signature manifest for the image DIGEST of REPO, as
+  `cosign sign` stores one: an OCI image manifest under the tag
+  sha256-<hex>.sig, one layer per CASE.json (tests/sigstore/forge.py
+  --image-sigs: {"payload": base64, "annotations": {...}}), the
+  simple-signing payload with the signature, certificate, chain and Rekor
+  bundle as the layer's annotations. Prints the manifest's digest.
 """
+import base64
 import gzip
 import hashlib
 import io
@@ -23,7 +32,11 @@ import tarfile
 import urllib.parse
 import urllib.request
 
-REG, CAFILE, FOREIGN_BASE, FOREIGN_DIR = sys.argv[1:5]
+SIG = sys.argv[1:2] == ["--sig"]
+if SIG:
+    REG, CAFILE, SIG_REPO, SIG_DIGEST = sys.argv[2:6]
+else:
+    REG, CAFILE, FOREIGN_BASE, FOREIGN_DIR = sys.argv[1:5]
 CTX = ssl.create_default_context(cafile=CAFILE)
 
 MT_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -115,6 +128,26 @@ def push_list(repo, tag, entries):
                                         for e in entries}}
 
 
+if SIG:
+    MT_OCI = "application/vnd.oci.image.manifest.v1+json"
+    layers = []
+    for case in sys.argv[6:]:
+        c = json.load(open(case))
+        data = base64.b64decode(c["payload"])
+        layers.append({"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                       "size": len(data), "digest": push_blob(SIG_REPO, data),
+                       "annotations": c["annotations"]})
+    cfgb = json.dumps({"architecture": "", "os": "", "config": {},
+                       "rootfs": {"type": "layers", "diff_ids": [x["digest"] for x in layers]}},
+                      sort_keys=True).encode()
+    man = {"schemaVersion": 2, "mediaType": MT_OCI,
+           "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                      "size": len(cfgb), "digest": push_blob(SIG_REPO, cfgb)},
+           "layers": layers}
+    body = json.dumps(man).encode()
+    print(push_manifest(SIG_REPO, "sha256-%s.sig" % SIG_DIGEST.split(":")[1], MT_OCI, body))
+    sys.exit(0)
+
 out = {}
 # pause: 2019 and 2022 builds and a linux entry; no 2025 build
 out["pause"] = push_list("pause", "3.10", [
@@ -136,5 +169,9 @@ out["servercore"] = push_list("windows/servercore", "ltsc", [
     image("windows/servercore", "windows", "10.0.17763.1", "s2019"),
     image("windows/servercore", "windows", "10.0.20348.1", "s2022"),
     image("windows/servercore", "windows", "10.0.26100.1", "s2025"),
+])
+# signed: a 2022 image whose tests push its cosign signature (--sig)
+out["signed"] = push_list("signed", "1", [
+    image("signed", "windows", "10.0.20348.3207", "s2022"),
 ])
 json.dump(out, sys.stdout, indent=1)

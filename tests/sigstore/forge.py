@@ -3,6 +3,7 @@
 
     forge.py OUTDIR
     forge.py --sign OUTDIR IDENTITY ISSUER FILE... [--attest IDENTITY ISSUER JSONL FILE...]
+    forge.py --image-sigs OUTDIR IDENTITY ISSUER DIGEST OTHER_DIGEST DOCKER_REFERENCE
 
 --sign (make demo, tests/demo/run; tests/cli/upstream_shipped.bats) mints
 only the world (OUTDIR/root.json) and signs each FILE the way krel signs the
@@ -13,6 +14,16 @@ of its hashedrekord entry as OUTDIR/entries/<FILE's name>.json, for
 fakerekor.py to serve. With --attest, it also writes JSONL: the build
 provenance of the FILEs after it (one DSSE in-toto SLSA v1 bundle, signed as
 the workflow IDENTITY), as containerd's release workflow attests its files.
+
+--image-sigs (tests/cli/images.bats) mints the world and signs the container
+image DIGEST the way `cosign sign` does (issue 33): a simple-signing payload
+naming DIGEST and DOCKER_REFERENCE, signed keyless as IDENTITY from ISSUER,
+its hashedrekord entry's SET bundle; each case as OUTDIR/imgsig/<case>.json
+({"payload": base64, "annotations": {...}}, one signature layer, for
+tests/registry/pushsig.py): good, wrong-identity, wrong-issuer, forged (the
+signature by another key), other-digest (a payload naming OTHER_DIGEST),
+broken-set (one bit of the SET flipped), no-set, key (signed by the key
+OUTDIR/imgsig/cosign.pub).
 Otherwise:
 
 Writes, with fresh keys each run (python3-cryptography, not our C code):
@@ -41,10 +52,14 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 SIGN = sys.argv[1:2] == ["--sign"]
+IMAGE = sys.argv[1:2] == ["--image-sigs"]
 if SIGN and len(sys.argv) < 6:
     sys.exit("usage: forge.py --sign OUTDIR IDENTITY ISSUER FILE...")
-OUT = sys.argv[2] if SIGN else sys.argv[1]
-os.makedirs(os.path.join(OUT, "entries" if SIGN else "detached"), exist_ok=True)
+if IMAGE and len(sys.argv) != 8:
+    sys.exit("usage: forge.py --image-sigs OUTDIR IDENTITY ISSUER DIGEST OTHER_DIGEST REF")
+OUT = sys.argv[2] if SIGN or IMAGE else sys.argv[1]
+os.makedirs(os.path.join(OUT, "entries" if SIGN else "imgsig" if IMAGE else "detached"),
+            exist_ok=True)
 
 T = 1735689600                      # 2025-01-01T00:00:00Z: the signing time
 IDENTITY = "https://github.com/winbuild/forge/.github/workflows/release.yml@refs/heads/main"
@@ -306,6 +321,62 @@ root_ca, root_name = ca_cert(root_key, "forge-root")
 int_ca, _ = ca_cert(int_key, "forge-intermediate", root_key, root_name, path_len=0)
 rekor = Rekor()
 write("root.json", trusted_root([int_ca, root_ca], ct_key, rekor))
+
+if IMAGE:
+    ident, iss, digest_, other_, ref = sys.argv[3:8]
+
+    def payload(d):
+        return json.dumps({"critical": {"identity": {"docker-reference": ref},
+                                        "image": {"docker-manifest-digest": d},
+                                        "type": "cosign container image signature"},
+                           "optional": None}, separators=(",", ":")).encode()
+
+    def image_sig(name, d=digest_, identity=ident, issuer=iss, sign_key=None, key=None,
+                  mutate_set=None, index=0):
+        """One signature layer as cosign writes it: the payload, and its
+        signature, certificate and Rekor bundle as annotations."""
+        data = payload(d)
+        k = key or ec_key()
+        cert = None if key else leaf_cert(k, int_key, int_ca, ct_key, identity=identity,
+                                          issuer=issuer)
+        sig = (sign_key or k).sign(data, ec.ECDSA(hashes.SHA256()))
+        pub = pem(cert) if cert else k.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pub),
+                             index=index, size=8)
+        (e,) = api.values()
+        set_ = base64.b64decode(e["verification"]["signedEntryTimestamp"])
+        if mutate_set:
+            set_ = mutate_set(set_)
+        bundle_ = {"Payload": {"body": e["body"], "integratedTime": e["integratedTime"],
+                               "logIndex": e["logIndex"], "logID": e["logID"]}}
+        if set_ is not None:
+            bundle_["SignedEntryTimestamp"] = b64(set_)
+        ann = {"dev.cosignproject.cosign/signature": b64(sig),
+               "dev.sigstore.cosign/bundle": json.dumps(bundle_, separators=(",", ":"))}
+        if cert:
+            ann["dev.sigstore.cosign/certificate"] = pem(cert).decode()
+            ann["dev.sigstore.cosign/chain"] = (pem(int_ca) + pem(root_ca)).decode()
+        write(os.path.join("imgsig", name + ".json"),
+              json.dumps({"payload": b64(data), "annotations": ann}, indent=1))
+
+    def flip(b):
+        b = bytearray(b)
+        b[len(b) // 2] ^= 0x01
+        return bytes(b)
+
+    image_sig("good")
+    image_sig("wrong-identity", identity="evil@example.com", index=1)
+    image_sig("wrong-issuer", issuer="https://evil.example", index=2)
+    image_sig("forged", sign_key=ec_key(), index=3)
+    image_sig("other-digest", d=other_, index=4)
+    image_sig("broken-set", mutate_set=flip, index=5)
+    image_sig("no-set", mutate_set=lambda b: None, index=6)
+    ck = ec_key()
+    write(os.path.join("imgsig", "cosign.pub"), ck.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    image_sig("key", key=ck, index=7)
+    sys.exit(0)
 
 if SIGN:
     # --sign OUTDIR IDENTITY ISSUER FILE... [--attest IDENTITY ISSUER JSONL FILE...]

@@ -1,0 +1,235 @@
+/*
+ * `winbuild mirror`'s container images (issue 33): a static tree of the
+ * OCI distribution API's read side per registry host (mirror.h), copied
+ * from the cache, every file hashed again as it is copied.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "emit/mirror.h"
+#include "fetch/cache.h"
+#include "fetch/registry.h"
+#include "lib/bulk.h"
+#include "lib/fs.h"
+#include "lib/imageref.h"
+#include "trust/digest.h"
+
+static void hash_each(void *ctx, const void *p, size_t n)
+{
+	digest_update(ctx, p, n);
+}
+
+/* The cache entry DIGEST ("sha256:<hex>") copied to DIR/NAME, hashed as it
+ * is read: a changed entry is quarantined and WB_EVERIFY. */
+static int copy_entry(struct cache *c, const char *digest, const char *dir,
+		      const char *name, struct wb_err *e)
+{
+	unsigned long long size;
+	struct digest_ctx dc;
+	struct digest_result r;
+	char *q = NULL, *path = fs_join(dir, name), *tmp = xasprintf("%s.tmp.XXXXXX", path);
+	char got[65];
+	int in = -1, out = -1, writing = 0, ret = -1;
+	int have = cache_entry_open(c, digest + 7, &size, &in, &q, e);
+
+	memset(&dc, 0, sizeof(dc));
+	free(q);
+	if (have <= 0) {
+		if (have == 0)
+			wb_error(e, WB_ENET, "%s is not in the cache (fetch it first)", digest);
+		goto out;
+	}
+	if (fs_mkdir_p(dir, 0755, e) < 0 || digest_init(&dc, DIGEST_SHA256, e) < 0)
+		goto out;
+	out = mkstemp(tmp);
+	if (out < 0) {
+		wb_error(e, WB_EIO, "cannot create '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (bulk_copy(in, out, hash_each, &dc, &writing) < 0) {
+		wb_error(e, WB_EIO, "cannot copy %s to '%s': %s", digest, path, strerror(errno));
+		goto out;
+	}
+	digest_final(&dc, &r);
+	digest_hex(r.sha256, 32, got);
+	if (strcmp(got, digest + 7)) {
+		if (cache_quarantine(c, digest + 7, &q, e) == 0)
+			free(q);
+		wb_error(e, WB_EVERIFY, "the cache entry %s changed since it was verified "
+			 "(now sha256:%s): quarantined, fetch again", digest, got);
+		goto out;
+	}
+	if (fchmod(out, 0644) < 0 || close(out) < 0) {
+		out = -1;
+		wb_error(e, WB_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	out = -1;
+	if (rename(tmp, path) < 0) {
+		wb_error(e, WB_EIO, "cannot rename '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	digest_release(&dc);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (ret < 0)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+	return ret;
+}
+
+/* The manifest DIGEST under manifests/REF, and its line of the nginx
+ * include: nginx sends the media type a client decides by. */
+static int put_manifest(struct cache *c, const char *digest, const char *mdir,
+			const char *repo, const char *ref, const char *media_type,
+			struct buf *conf, struct wb_err *e)
+{
+	char *line;
+
+	if (copy_entry(c, digest, mdir, ref, e) < 0)
+		return -1;
+	/* once: two images of one repository may share a pin or a tag's
+	 * manifest, and nginx refuses a location given twice */
+	line = xasprintf("location = /v2/%s/manifests/%s { default_type %s; }\n", repo, ref,
+			 media_type);
+	if (!strstr(conf->ptr, line))
+		buf_adds(conf, line);
+	free(line);
+	return 0;
+}
+
+/* The signature manifest SIG and its payloads (its layers; its config is
+ * not in the cache: no client of a signature reads it). */
+static int put_signature(struct cache *c, const struct registry_image *img, const char *mdir,
+			 const char *bdir, const char *repo, struct buf *conf,
+			 struct wb_err *e)
+{
+	char *path = NULL, *tag = xasprintf("sha256-%s.sig", img->pinned + 7);
+	json_t *root = NULL, *l;
+	json_error_t je;
+	size_t i;
+	int ret = -1;
+
+	if (put_manifest(c, img->sig_digest, mdir, repo, tag,
+			 "application/vnd.oci.image.manifest.v1+json", conf, e) < 0 ||
+	    put_manifest(c, img->sig_digest, mdir, repo, img->sig_digest,
+			 "application/vnd.oci.image.manifest.v1+json", conf, e) < 0)
+		goto out;
+	path = fs_join(mdir, tag);
+	root = json_load_file(path, 0, &je);
+	json_array_foreach(json_object_get(root, "layers"), i, l) {
+		const char *d = json_string_value(json_object_get(l, "digest"));
+
+		if (!d || !imageref_digest_ok(d)) {
+			wb_error(e, WB_EVERIFY, "the signature manifest %s has a layer without "
+				 "a sha256 digest", img->sig_digest);
+			goto out;
+		}
+		if (copy_entry(c, d, bdir, d, e) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	json_decref(root);
+	free(path);
+	free(tag);
+	return ret;
+}
+
+static int put_image(struct cache *c, const struct plan_image *im,
+		     const struct registry_image *img, const char *root, struct buf *conf,
+		     struct wb_err *e)
+{
+	const char *repo = strchr(im->name, '/') + 1;
+	char *mdir = xasprintf("%s/v2/%s/manifests", root, repo);
+	char *bdir = xasprintf("%s/v2/%s/blobs", root, repo);
+	const char *pin_type = img->list_digest[0] ? img->list_media_type :
+			       img->manifest_media_type;
+	int ret = -1;
+
+	/* the pin, by digest and by tag; the build's manifest; its blobs */
+	if (put_manifest(c, img->pinned, mdir, repo, img->pinned, pin_type, conf, e) < 0 ||
+	    (im->tag && put_manifest(c, img->pinned, mdir, repo, im->tag, pin_type, conf,
+				     e) < 0) ||
+	    (img->list_digest[0] && put_manifest(c, img->manifest_digest, mdir, repo,
+						 img->manifest_digest,
+						 img->manifest_media_type, conf, e) < 0) ||
+	    copy_entry(c, img->config.digest, bdir, img->config.digest, e) < 0)
+		goto out;
+	for (size_t i = 0; i < img->nlayers; i++)
+		if (copy_entry(c, img->layers[i].digest, bdir, img->layers[i].digest, e) < 0)
+			goto out;
+	if (img->sig_digest[0] && put_signature(c, img, mdir, bdir, repo, conf, e) < 0)
+		goto out;
+	ret = 0;
+out:
+	if (ret < 0)
+		wb_error_prefix(e, "images.%s", im->key);
+	free(mdir);
+	free(bdir);
+	return ret;
+}
+
+int mirror_write_images(struct cache *c, const struct plan *plan,
+			const struct registry_image *pulled, const char *dir, size_t *n,
+			struct wb_err *e)
+{
+	struct wb_strlist hosts = WB_STRLIST_INIT;
+	int ret = -1;
+
+	*n = 0;
+	for (size_t i = 0; pulled && i < plan->nimages; i++)
+		if (pulled[i].pinned[0]) {
+			char *host = xstrndup(plan->images[i].name,
+					      strcspn(plan->images[i].name, "/"));
+
+			if (!wb_strlist_has(&hosts, host))
+				wb_strlist_push(&hosts, host);
+			free(host);
+		}
+	/* one tree and one nginx include per registry host */
+	for (size_t h = 0; h < hosts.nr; h++) {
+		char *root = xasprintf("%s/registry/%s", dir, hosts.v[h]), *conf_path;
+		struct buf conf = BUF_INIT;
+		int r = 0;
+
+		buf_addf(&conf, "# Written by 'winbuild mirror': the media types of the "
+			 "manifests under this\n# root (%s as a registry mirror); "
+			 "include it in the server that serves it.\n"
+			 "location = /v2/ { default_type application/json; return 200 '{}'; }\n",
+			 hosts.v[h]);
+		for (size_t i = 0; r == 0 && i < plan->nimages; i++) {
+			const char *name = plan->images[i].name;
+			size_t hl = strlen(hosts.v[h]);
+
+			if (pulled[i].pinned[0] && !strncmp(name, hosts.v[h], hl) && name[hl] == '/') {
+				r = put_image(c, &plan->images[i], &pulled[i], root, &conf, e);
+				*n += r == 0;
+			}
+		}
+		conf_path = fs_join(root, "nginx-locations.conf");
+		if (r == 0)
+			r = fs_write_atomic(conf_path, conf.ptr, conf.len, 0644, e);
+		free(conf_path);
+		free(root);
+		buf_release(&conf);
+		if (r < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	wb_strlist_release(&hosts);
+	return ret;
+}

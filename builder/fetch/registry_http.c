@@ -1,0 +1,351 @@
+/*
+ * The registry client's requests (registry_int.h): one GET at a time,
+ * judged by request_judge() like fetch_request's, redirects one hop at a
+ * time, and distribution's token flow.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "fetch/registry_int.h"
+
+/* ---- one request ------------------------------------------------------- */
+
+static size_t reg_on_header(char *data, size_t sz, size_t nmemb, void *ud)
+{
+	struct reg_sink *s = ud;
+	size_t n = sz * nmemb;
+	static const char name[] = "www-authenticate:";
+
+	if (n > 5 && !strncmp(data, "HTTP/", 5))
+		buf_reset(&s->www_auth);   /* a new answer (a 100, a hop) */
+	if (n > sizeof(name) - 1 && !strncasecmp(data, name, sizeof(name) - 1) &&
+	    n < REG_HEADER_MAX) {
+		buf_reset(&s->www_auth);
+		buf_add(&s->www_auth, data + sizeof(name) - 1, n - (sizeof(name) - 1));
+	}
+	return n;
+}
+
+static int sink_restart(struct reg_sink *s, struct wb_err *e)
+{
+	s->have = 0;
+	s->too_big = 0;
+	if (s->b) {
+		buf_reset(s->b);
+		return 0;
+	}
+	if (ftruncate(s->fd, 0) < 0 || lseek(s->fd, 0, SEEK_SET) < 0)
+		return wb_error(e, WB_EIO, "cannot reset a temp file: %s", strerror(errno));
+	if (s->dc_live)
+		digest_release(&s->dc);
+	s->dc_live = 0;
+	memset(&s->dc, 0, sizeof(s->dc));
+	if (digest_init(&s->dc, DIGEST_SHA256, e) < 0)
+		return -1;
+	s->dc_live = 1;
+	return 0;
+}
+
+static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
+{
+	struct reg_sink *s = ud;
+	size_t n = sz * nmemb, off = 0;
+
+	if (s->code != 200)
+		return n;   /* an error body or a redirect's: never the answer */
+	if (s->have + n > s->max) {
+		s->too_big = 1;
+		return 0;
+	}
+	s->have += n;
+	if (s->b) {
+		buf_add(s->b, data, n);
+		return n;
+	}
+	digest_update(&s->dc, data, n);
+	while (off < n) {
+		ssize_t w = write(s->fd, data + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			s->io_error = errno;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	return n;
+}
+
+
+void origin_of(const char *url, char *out, size_t len)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	if (!p) {
+		snprintf(out, len, "%s", url);
+		return;
+	}
+	p += 3;
+	n = strcspn(p, "/?#");
+	snprintf(out, len, "%.*s", (int)((size_t)(p - url) + n), url);
+	for (char *c = out; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+}
+
+static int same_origin(const char *url, const char *origin)
+{
+	char o[512];
+
+	origin_of(url, o, sizeof(o));
+	return !strcmp(o, origin);
+}
+
+/* One reg_get: the request_run() hooks' state. */
+struct reg_try {
+	struct reg_client *rc;
+	const char *accept;
+	struct reg_sink *s;
+	CURL *h;                     /* the try's handle, for the status */
+	int authed;                  /* a token was fetched for this GET */
+};
+
+static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud)
+{
+	struct reg_try *t = ud;
+
+	curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &t->s->code);
+	return reg_on_header(data, sz, nmemb, t->s);
+}
+
+static int reg_setup(CURL *h, const char *url, char *errbuf, struct curl_slist **hdr,
+		     void *ud, struct wb_err *e)
+{
+	struct reg_try *t = ud;
+	struct reg_client *rc = t->rc;
+
+	if (sink_restart(t->s, e) < 0)
+		return -1;
+	t->h = h;
+	t->s->code = 0;
+	buf_reset(&t->s->www_auth);
+	hop_transport_setopts(h, rc->conf.policy, rc->conf.cacert, rc->ua,
+			      rc->conf.connect_timeout, url);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
+	if (t->accept)
+		*hdr = curl_slist_append(*hdr, t->accept);
+	/* the registry's token on its own origin only: a blob store a
+	 * redirect leads to (registry.k8s.io's archeio sends blobs to other
+	 * hosts) never sees it; libcurl copies the header, so the line is
+	 * wiped at once */
+	if (rc->token && same_origin(url, rc->origin)) {
+		char *auth = xasprintf("Authorization: Bearer %s", rc->token);
+
+		*hdr = curl_slist_append(*hdr, auth);
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, reg_on_header_status);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, reg_on_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, t->s);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, rc->conf.low_speed_limit);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, rc->conf.low_speed_time);
+	return 0;
+}
+
+static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
+			 struct wb_err *e);
+
+static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
+{
+	struct reg_try *t = ud;
+	struct reg_sink *s = t->s;
+
+	t->h = NULL;
+	if (s->io_error)
+		return wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
+				strerror(s->io_error));
+	if (end->rc == CURLE_OK && end->code == 401 && !t->authed && s->www_auth.len &&
+	    same_origin(end->url, t->rc->origin)) {
+		/* distribution's token flow: the challenge names where an
+		 * anonymous token for this repository's pull scope is */
+		t->authed = 1;
+		return reg_get_token(t->rc, s->www_auth.ptr, end->url, e) < 0 ? -1 : 1;
+	}
+	end->too_big = s->too_big;
+	end->max = (size_t)s->max;
+	return 0;
+}
+
+/* registry_int.h */
+int reg_get(struct reg_client *rc, const char *url, const char *accept,
+	    struct reg_sink *s, struct wb_err *e)
+{
+	struct reg_try t = { rc, accept, s, NULL, 0 };
+	const struct request_hooks hk = { reg_setup, reg_ended, &t };
+	char *final = NULL;
+	long status;
+
+	if (request_run(&rc->conf, rc->lim.backoff_ms, url, 0, &hk, &status, &final, e) < 0)
+		return -1;
+	if (status == 404) {
+		char *shown = xfer_shown_url(final);
+
+		wb_error(e, WB_ENET, "'%s': not found (HTTP 404)", shown);
+		free(shown);
+		free(final);
+		return -1;
+	}
+	free(s->final);
+	s->final = final;
+	return 0;
+}
+
+/* ---- the token flow ---------------------------------------------------- */
+
+/* The value of KEY in a Bearer challenge's comma-separated key="value"
+ * list, or NULL. New string. */
+static char *challenge_param(const char *c, const char *key)
+{
+	size_t klen = strlen(key);
+
+	while (*c) {
+		while (*c == ' ' || *c == '\t' || *c == ',')
+			c++;
+		if (!strncasecmp(c, key, klen) && c[klen] == '=') {
+			const char *v = c + klen + 1, *end;
+
+			if (*v == '"') {
+				v++;
+				end = strchr(v, '"');
+				if (!end)
+					return NULL;
+			} else {
+				end = v + strcspn(v, ", \t\r\n");
+			}
+			return xstrndup(v, (size_t)(end - v));
+		}
+		/* skip this pair (a quoted value may hold commas) */
+		while (*c && *c != '=' && *c != ',')
+			c++;
+		if (*c == '=') {
+			c++;
+			if (*c == '"') {
+				const char *q = strchr(c + 1, '"');
+				c = q ? q + 1 : c + strlen(c);
+			} else {
+				c += strcspn(c, ",");
+			}
+		}
+	}
+	return NULL;
+}
+
+static void add_query(struct buf *u, const char *key, const char *val, int *first)
+{
+	char *esc = curl_easy_escape(NULL, val, 0);
+
+	buf_addf(u, "%c%s=%s", *first ? (strchr(u->ptr, '?') ? '&' : '?') : '&', key,
+		 esc ? esc : "");
+	*first = 0;
+	curl_free(esc);
+}
+
+static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
+			 struct wb_err *e)
+{
+	const char *c = challenge;
+	char *realm = NULL, *service = NULL, *scope = NULL, *shown;
+	struct buf u = BUF_INIT, body = BUF_INIT;
+	struct reg_sink s;
+	json_t *root = NULL, *tok;
+	json_error_t je;
+	int first = 1, ret = -1;
+	char sc[16];
+
+	while (*c == ' ')
+		c++;
+	if (strncasecmp(c, "Bearer ", 7)) {
+		shown = xfer_shown_url(url);
+		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401, "
+			 "not a Bearer token challenge); winbuild pulls anonymously: "
+			 "mirror the image where the build host can read it", shown);
+		free(shown);
+		return -1;
+	}
+	realm = challenge_param(c + 7, "realm");
+	service = challenge_param(c + 7, "service");
+	scope = challenge_param(c + 7, "scope");
+	if (!realm) {
+		shown = xfer_shown_url(url);
+		wb_error(e, WB_ENET, "'%s': a Bearer challenge without a realm", shown);
+		free(shown);
+		goto out;
+	}
+	/* the realm obeys what every URL obeys: https, or http only where
+	 * policy allows it */
+	hop_url_scheme(realm, sc);
+	if (strcmp(sc, "https") && !(strcmp(sc, "http") == 0 &&
+				     verify_url_allowed(rc->conf.policy, realm))) {
+		shown = xfer_shown_url(realm);
+		wb_error(e, WB_EVERIFY, "the token realm '%s' of the registry '%s' is "
+			 "refused: only https (or http where policy.allow_http)", shown,
+			 rc->ref->host);
+		free(shown);
+		goto out;
+	}
+	buf_adds(&u, realm);
+	if (service)
+		add_query(&u, "service", service, &first);
+	if (!scope)
+		scope = xasprintf("repository:%s:pull", rc->ref->repo);
+	add_query(&u, "scope", scope, &first);
+	memset(&s, 0, sizeof(s));
+	s.b = &body;
+	s.max = REG_TOKEN_MAX;
+	s.fd = -1;
+	ret = reg_get(rc, u.ptr, "Accept: application/json", &s, e);
+	buf_release(&s.www_auth);
+	free(s.final);
+	if (ret < 0)
+		goto out;
+	ret = -1;
+	root = json_loadb(body.ptr, body.len, 0, &je);
+	tok = root ? json_object_get(root, "token") : NULL;
+	if (!json_is_string(tok) || !*json_string_value(tok))
+		tok = root ? json_object_get(root, "access_token") : NULL;
+	if (!json_is_string(tok) || !*json_string_value(tok) ||
+	    strpbrk(json_string_value(tok), "\r\n")) {
+		shown = xfer_shown_url(realm);
+		wb_error(e, WB_ENET, "'%s': the token answer has no usable token", shown);
+		free(shown);
+		goto out;
+	}
+	free(rc->token);
+	rc->token = xstrdup(json_string_value(tok));
+	ret = 0;
+out:
+	json_decref(root);
+	if (body.len)
+		memset(body.ptr, 0, body.len);
+	buf_release(&body);
+	buf_release(&u);
+	free(realm);
+	free(service);
+	free(scope);
+	return ret;
+}
+
