@@ -217,6 +217,8 @@ static int convert_top(struct resolver *r)
 	if (convert_builders(r, top))
 		return -1;
 	resolve_policy(r);
+	if (images_check_policy(r))    /* the recipe's own; again after the components */
+		return -1;
 	if (resolve_iso(r, rnode_get(top, "windows")))
 		return -1;
 	n = rnode_get(top, "packer");
@@ -328,7 +330,7 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
-	/* the components' images too: images_check_policy() after them */
+	/* the components' images too: images_check_policy() again */
 	if (images_finish(r, rnode_get(top, "node")) || images_check_policy(r) ||
 	    dest_clashes(r) || dirs_clash(r) || order_services(r) ||
 	    versions_agree(r, image_vars))

@@ -126,3 +126,15 @@ recipe() {
 	# the artifact only (demo and other install the same bytes)
 	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" = 1 ]
 }
+
+@test "policy.require: signature holds a component's image to it too: no cosign, exit 2 at its key" {
+	minisign -G -W -p "$WORK/k.pub" -s "$WORK/k.key" </dev/null >/dev/null
+	mkdir -p "$WORK/components"
+	printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n  demo:\n    url: https://example.test/demo.bin\n    verify: {minisign: {keys: [site]}}\n    install: {to: C:/k/demo.bin}\nimages:\n  core: {name: %s/windows/servercore, tag: ltsc, digest: "%s"}\n' \
+		"$REG" "$(dg 'servercore|list')" >"$WORK/components/demo.yaml"
+	printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\nkeys:\n  site: {key: %s}\npolicy: {require: signature}\ncomponents:\n  demo: {}\n' \
+		"$TEST_ISO_SHA256" "$(tail -n1 "$WORK/k.pub")" >"$WORK/img.yaml"
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "components/demo.yaml:10:3: images.core: '$REG/windows/servercore' has no signature requirement, but policy.require is 'signature'"
+}
