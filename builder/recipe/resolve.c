@@ -328,6 +328,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
+	if (convert_updates(r, rnode_get(rnode_get(top, "windows"), "updates"), image_vars))
+		return -1;
 	if (dest_clashes(r) || dirs_clash(r) || order_services(r) ||
 	    versions_agree(r, image_vars))
 		return -1;
