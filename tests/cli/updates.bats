@@ -257,3 +257,38 @@ refused_with_own_sha1() {
 	# upstream never asked
 	[ "$(wc -l <"$NGINX_LOG")" -eq "$before" ]
 }
+
+@test "build emits the update step: a provisioner per update in install order, a windows-restart after each, the check last; packer validates; the script parses and passes the 5.1 lint" {
+	wb lock img.yaml --accept-new --no-progress
+	assert_status 0
+	sed -i 's/      checkpoint: true/      checkpoint: true\n      must_apply: true/' img.yaml
+	wb build img.yaml --locked -o out --builder qemu --no-progress
+	assert_status 0
+	P=out/upd/packer
+	grep -E 'WINBUILD_UPDATE=|provisioner "windows-restart"|scripts/(0[0-8])' "$P/upd.pkr.hcl" |
+		sed 's/^ *//' >hcl.txt
+	tail -n 6 hcl.txt >tail.txt
+	diff -u - tail.txt <<-'EOF2'
+	environment_vars = ["WINBUILD_UPDATE=1"]
+	provisioner "windows-restart" {
+	environment_vars = ["WINBUILD_UPDATE=2"]
+	provisioner "windows-restart" {
+	environment_vars = ["WINBUILD_UPDATE=check"]
+	scripts          = ["${path.root}/scripts/08-sysprep.ps1"]
+	EOF2
+	S=$P/scripts/09-updates.ps1
+	grep -qxF "\$Updates = @(@{ kb = 'KB5043080'; file = 'C:\\ProgramData\\winbuild\\updates\\01-kb5043080.msu'; must_apply = 1 }, @{ kb = 'KB5050009'; file = 'C:\\ProgramData\\winbuild\\updates\\02-kb5050009.msu'; must_apply = 0 })" "$S"
+	grep -qxF "\$ExpectBuild = '26100.2894'" "$S"
+	need_dep command -v packer -- "packer not installed (make deps)"
+	(cd "$P" && CHECKPOINT_DISABLE=1 packer validate . && packer fmt -check .)
+	if [ -d "$WB_SRC/tests/ps/node_modules/web-tree-sitter" ]; then
+		node "$WB_SRC/tests/ps/psparse.cjs" "$S"
+		node "$WB_SRC/tests/ps/lint51.cjs" "$S"
+	fi
+	# no updates, no step
+	sed -i '/^  updates:/,/^components:/{/^components:/!d}' img.yaml
+	wb build img.yaml -o out2 --builder qemu --no-progress
+	assert_status 0
+	[ ! -e out2/upd/packer/scripts/09-updates.ps1 ]
+	! grep -q WINBUILD_UPDATE out2/upd/packer/upd.pkr.hcl
+}
