@@ -39,6 +39,7 @@
 #include "trust/method.h"
 
 #define UPDATES_DIR "C:\\ProgramData\\winbuild\\updates\\"
+#define UPDATES_MAX 99
 
 extern const struct trust_method trust_m_authenticode;
 
@@ -224,8 +225,9 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 	rnode_free(an);
 	if (ret)
 		return -1;
-	/* the further URLs of `urls`, in order, mirrored like the first */
-	for (size_t i = 1; urls && i < urls->nr; i++) {
+	/* the further URLs of `urls`, in order, mirrored like the first (a
+	 * replace.url replaces them all) */
+	for (size_t i = 1; urls && !a->replaced && i < urls->nr; i++) {
 		const struct rnode *un = urls->items[i];
 		char what[64];
 
@@ -268,6 +270,10 @@ int convert_updates(struct resolver *r, const struct rnode *n, const struct vars
 
 	if (!n || !n->nr)
 		return 0;
+	/* two digits of install order in the staged names (01-kb....msu) */
+	if (n->nr > UPDATES_MAX)
+		return err_at(r, &n->origin, "windows.updates lists %zu updates, more than %d",
+			      n->nr, UPDATES_MAX);
 	snprintf(ctx, sizeof(ctx), "windows.updates");
 	if (plan_find_component(p, PLAN_UPDATES_COMPONENT))
 		return err_at(r, &n->origin, "windows.updates: a component named '%s' already "

@@ -292,3 +292,30 @@ refused_with_own_sha1() {
 	[ ! -e out2/upd/packer/scripts/09-updates.ps1 ]
 	! grep -q WINBUILD_UPDATE out2/upd/packer/upd.pkr.hcl
 }
+
+@test "urls are tried in order, and replace.<kb>.url takes the site's copy, verified the same way" {
+	CU_PIN="sha256: $CU_SHA256" upd_recipe "$WORK/img.yaml"
+	sed -i "s|      url: $UPD_BASE/$CU_URLPATH|      urls: [\"$UPD_BASE/updates/gone_$CU_SHA1.msu\", \"$UPD_BASE/$CU_URLPATH\"]|" img.yaml
+	grep -q 'urls: \[' img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	assert_output_has "fetched kb5050009"
+	grep -q "GET /updates/gone_$CU_SHA1.msu HTTP/1.1\" 404" "$NGINX_LOG"
+	mkdir -p site
+	cp "$FX/kb5050009.msu" site/kb5050009.msu
+	printf 'kind: override\nreplace:\n  kb5050009: {url: "file://%s/site/kb5050009.msu"}\n' "$WORK" >site.yaml
+	wb plan img.yaml -O site.yaml
+	assert_status 0
+	assert_output_has "1. file://$WORK/site/kb5050009.msu"
+	assert_output_has "replaced by an override"
+	assert_output_lacks "gone_"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 0
+	# the site's copy tampered: the entry's pins still stop it
+	printf 'x' >>site/kb5050009.msu
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache3"
+	wb fetch img.yaml -O site.yaml --no-progress
+	assert_status 1
+	assert_output_has "from 'file://$WORK/site/kb5050009.msu' did not verify: sha256 (pinned in the recipe) mismatch"
+}
