@@ -82,6 +82,13 @@ static void print_reqs(const struct trust_spec *v, int ex)
 				explain(ex, &q->origin);
 			putchar('\n');
 		}
+		/* a method with no file to fetch (an embedded signature) */
+		if (!q->urls.nr && trust_method_naux(q->method) == 1 &&
+		    !trust_method_aux(q->method, 0).param) {
+			printf("  %-8s %s%s", "verify:", again ? "and " : "", q->method->label);
+			explain(ex, &q->origin);
+			putchar('\n');
+		}
 		for (size_t k = 1; k < trust_method_naux(q->method); k++) {
 			const struct wb_strlist *l = trust_req_urls(q, k);
 
@@ -142,6 +149,16 @@ static void print_text(const struct plan *p, int ex)
 		explain(ex, &p->mirror_only_origin);
 		putchar('\n');
 	}
+	for (size_t i = 0; i < p->nupdates; i++) {
+		const struct plan_update *u = &p->updates[i];
+
+		printf("windows update %zu: %s (artifact %s)%s%s%s%s", i + 1, u->kb, u->artifact,
+		       u->checkpoint ? ", checkpoint" : "", u->must_apply ? ", must apply" : "",
+		       u->expect_build ? ", then build " : "",
+		       u->expect_build ? u->expect_build : "");
+		explain(ex, &u->origin);
+		putchar('\n');
+	}
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct plan_image *im = &p->images[i];
 
@@ -187,6 +204,11 @@ static void print_text(const struct plan *p, int ex)
 		if (v->sha512) {
 			printf("  %-8s sha512 %s", "verify:", v->sha512);
 			explain(ex, &v->sha512_origin);
+			putchar('\n');
+		}
+		if (v->sha1) {
+			printf("  %-8s sha1 %s (the Update Catalog's file name)", "verify:", v->sha1);
+			explain(ex, &v->sha1_origin);
 			putchar('\n');
 		}
 		if (v->source)
@@ -266,6 +288,23 @@ static json_t *json_origin(const struct wb_origin *o)
 	return json_string(where);
 }
 
+/* windows.updates in install order (docs/json.md) */
+static json_t *updates_json(const struct plan *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < p->nupdates; i++) {
+		const struct plan_update *u = &p->updates[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:b, s:b, s:o, s:o}",
+			"kb", u->kb, "artifact", u->artifact, "destination", u->dest_win,
+			"checkpoint", u->checkpoint, "must_apply", u->must_apply,
+			"expect_build", json_str_or_null(u->expect_build),
+			"origin", json_origin(&u->origin)));
+	}
+	return arr;
+}
+
 /* Per method of the table: a checksum method's URL list ("sha256_urls"),
  * else its first requirement ("minisign": {urls, keys}, or null) and the
  * further ones ("minisign_also", each with its origin). */
@@ -329,6 +368,8 @@ static json_t *artifact_json(const struct plan_artifact *a,
 
 	json_object_set_new(vj, "sha256", json_str_or_null(v->sha256));
 	json_object_set_new(vj, "sha512", json_str_or_null(v->sha512));
+	if (v->sha1)
+		json_object_set_new(vj, "sha1", json_string(v->sha1));
 	json_object_set_new(vj, "source", json_str_or_null(v->source));
 	json_reqs(v, vj);
 	json_object_set_new(vj, "needs_pin", json_str_or_null(v->needs_pin));
@@ -528,6 +569,8 @@ static int print_json(const struct plan *p)
 		}
 		json_object_set_new(root, "images", ims);
 	}
+	if (p->nupdates)
+		json_object_set_new(root, "updates", updates_json(p));
 	for (size_t i = 0; i < p->nartifacts; i++)
 		json_array_append_new(arts, artifact_json(&p->artifacts[i],
 				      plan_find_component(p, p->artifacts[i].component)));

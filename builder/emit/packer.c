@@ -13,6 +13,7 @@
 #include "emit/emit.h"
 #include "emit/payload.h"
 #include "emit/scripts.h"
+#include "emit/updates.h"
 #include "lib/fs.h"
 #include "lib/platform.h"
 #include "lib/tmpl.h"
@@ -353,7 +354,8 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && !strcmp(p->windows_product_key, "env") &&
-	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
+	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)) ||
+	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)))
 		goto out;
 	/* one sysprep provisioner per sysprep path, limited to its builders */
 	for (size_t i = 0; i < platform_nbuilders; i++) {
@@ -401,6 +403,38 @@ out:
 	return ret;
 }
 
+/* scripts/NAME.ps1 rendered with V (and the shared prologue), signed when
+ * asked; COMMON and OUT are scratch buffers. */
+static int emit_script(const char *name, const struct emit_opts *o, const char *tmp,
+		       struct tmpl_vars *v, struct buf *common, struct buf *out,
+		       struct wb_err *e)
+{
+	char *rel = xasprintf("scripts/%s.ps1.in", name);
+	char *dst = xasprintf("scripts/%s.ps1", name);
+	int r;
+
+	/* the shared prologue names the step it is rendered into */
+	buf_reset(common);
+	tmpl_set(v, "step", name);
+	r = render(o->data_dir, "scripts/common.ps1.in", v, common, e);
+	if (!r) {
+		/* the prologue was itself rendered with typed placeholders */
+		tmpl_set_trusted(v, "common", common->ptr);
+		buf_reset(out);
+		r = render(o->data_dir, rel, v, out, e);
+	}
+	if (!r)
+		r = write_buf(tmp, dst, out, MODE_PUBLIC, e);
+	if (!r && o->sign) {
+		char *path = fs_join(tmp, dst);
+		r = sign_script(o->sign, path, e);
+		free(path);
+	}
+	free(rel);
+	free(dst);
+	return r;
+}
+
 static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 			const struct emit_opts *o, const char *tmp, struct wb_err *e)
 {
@@ -436,35 +470,15 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(&v, "sbom_sha256", hex);
 	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
-	for (unsigned i = 0; i < emit_nscripts; i++) {
-		char *rel, *dst;
-		int r;
+	/* the update step only when the recipe lists updates (emit/updates.h) */
+	if (p->nupdates)
+		emit_updates_vars(p, &v);
+	for (unsigned i = 0; i <= emit_nscripts; i++) {
+		const char *name = i < emit_nscripts ? emit_script_names[i] :
+				   p->nupdates ? EMIT_UPDATES_SCRIPT : NULL;
 
-		if (!emit_script_wanted(p, emit_script_names[i]))
-			continue;
-		rel = xasprintf("scripts/%s.ps1.in", emit_script_names[i]);
-		dst = xasprintf("scripts/%s.ps1", emit_script_names[i]);
-
-		/* the shared prologue names the step it is rendered into */
-		buf_reset(&common);
-		tmpl_set(&v, "step", emit_script_names[i]);
-		r = render(o->data_dir, "scripts/common.ps1.in", &v, &common, e);
-		if (!r) {
-			/* the prologue was itself rendered with typed placeholders */
-			tmpl_set_trusted(&v, "common", common.ptr);
-			buf_reset(&out);
-			r = render(o->data_dir, rel, &v, &out, e);
-		}
-		if (!r)
-			r = write_buf(tmp, dst, &out, MODE_PUBLIC, e);
-		if (!r && o->sign) {
-			char *path = fs_join(tmp, dst);
-			r = sign_script(o->sign, path, e);
-			free(path);
-		}
-		free(rel);
-		free(dst);
-		if (r)
+		if (name && emit_script_wanted(p, name) &&
+		    emit_script(name, o, tmp, &v, &common, &out, e))
 			goto done;
 	}
 	ret = 0;

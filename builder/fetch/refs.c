@@ -49,6 +49,8 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 	spec_list(&b, "url", &a->urls);
 	buf_addf(&b, "sha256 %s\nsha512 %s\nneeds_pin %s\n", v->sha256 ? v->sha256 : "-",
 		 v->sha512 ? v->sha512 : "-", v->needs_pin ? "yes" : "no");
+	if (v->sha1)
+		buf_addf(&b, "sha1 %s\n", v->sha1);
 	for (size_t i = 0; i < v->nreqs; i++) {
 		const struct trust_req *q = &v->reqs[i];
 
@@ -158,7 +160,7 @@ static int ref_reverify(struct engine *en, struct job *j,
 						"names a %s URL the plan does not",
 						v->name, job_target_what(j, s0 + k));
 			}
-		aux[s0].url = x->url ? x->url : "(kept in the cache ref)";
+		aux[s0].url = x->url ? x->url : x->text ? "(kept in the cache ref)" : NULL;
 		aux[s0].text = x->text;
 		aux[s0].len = x->len;
 		for (size_t k = 1; k < naux; k++) {
@@ -167,7 +169,9 @@ static int ref_reverify(struct engine *en, struct job *j,
 			aux[s0 + k].text = x->more[k - 1].text;
 			aux[s0 + k].len = x->more[k - 1].len;
 		}
-		if (!x->text) {
+		/* a file the plan names URLs for was kept (an embedded
+		 * signature has none: trust/m_authenticode.c) */
+		if (!x->text && trust_req_urls(&v->reqs[x->req], 0)->nr) {
 			free(aux);
 			return wb_error(e, WB_EVERIFY, "artifact '%s': the cache ref keeps "
 					"no %s", v->name, job_target_what(j, s0));
@@ -297,7 +301,8 @@ int refs_try_cache(struct engine *en, struct job *j, struct wb_err *e)
 	digest_unhex(sha, raw256, 32);
 	entry = cache_entry_path(en->c, sha);
 	r = verify_pins(&it->art->verify, it->lock_sha256, entry, raw256,
-			(dr.algs & DIGEST_SHA512) ? dr.sha512 : NULL, e);
+			(dr.algs & DIGEST_SHA512) ? dr.sha512 : NULL,
+			(dr.algs & DIGEST_SHA1) ? dr.sha1 : NULL, e);
 	if (!r && reverify)
 		r = ref_reverify(en, j, &kept, entry, fd, &dr, &ev, e);
 	if (r < 0) {

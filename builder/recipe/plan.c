@@ -125,6 +125,7 @@ void plan_release(struct plan *p)
 	free(p->service_manager);
 	free(p->pause_image);
 	plan_images_release(p);
+	plan_updates_release(p);
 	free(p->cni);
 	free(p->cni_bin_dir);
 	free(p->cni_conf_dir);

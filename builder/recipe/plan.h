@@ -284,6 +284,20 @@ struct plan {
 	size_t ngenerate, alloc_generate;
 	struct plan_image *images;         /* images:, sorted by key */
 	size_t nimages;
+	/* windows.updates (recipe/updates.c, docs/updates.md), in install
+	 * order: checkpoints first, then the rest, each in the recipe's
+	 * order. Each is an artifact of the synthetic component
+	 * PLAN_UPDATES_COMPONENT named by ARTIFACT. */
+	struct plan_update {
+		char *kb;                  /* "KB5034439" */
+		char *artifact;            /* "kb5034439" */
+		char *dest_win;            /* C:\ProgramData\winbuild\updates\NN-kb....msu */
+		int checkpoint;
+		int must_apply;            /* already installed / not applicable fail */
+		char *expect_build;        /* "26100.2894" (the last entry only), or NULL */
+		struct wb_origin origin;
+	} *updates;
+	size_t nupdates;
 
 	/* Every resolved scalar as "dotted.key", value and origin, sorted by
 	 * key: what `plan --explain` prints beyond the artifacts. */
@@ -327,6 +341,10 @@ int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 void plan_release(struct plan *plan);
 /* Free PLAN's images (recipe/images.c). */
 void plan_images_release(struct plan *plan);
+/* The component windows.updates' artifacts belong to, and free them
+ * (recipe/updates.c). */
+#define PLAN_UPDATES_COMPONENT "windows-updates"
+void plan_updates_release(struct plan *plan);
 
 /* "unpack", "install" or "payload" (plan --json, manifest.json). */
 const char *plan_action_name(enum plan_action a);

@@ -75,7 +75,7 @@ int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 
 		/* the methods that count, from the table: "minisign, sigstore, ..." */
 		for (const struct trust_method *const *m = trust_methods; *m; m++)
-			if ((*m)->flags & TRUST_SIGNATURE)
+			if (((*m)->flags & TRUST_SIGNATURE) && !((*m)->flags & TRUST_NOT_IN_VERIFY))
 				buf_addf(&kinds, "%s%s", kinds.len ? ", " : "", (*m)->name);
 		wb_origin_format(&pol->require_origin, where, sizeof(where));
 		ret = err_at(r, &vn->origin,
@@ -84,7 +84,12 @@ int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 		buf_release(&kinds);
 		return ret;
 	}
-	if (v->needs_pin && (v->sha256 || v->sha512 || v->nreqs)) {
+	/* A Windows update (it has the Catalog's sha1) keeps its needs_pin:
+	 * SHA-1 is too weak to name bytes, and its Authenticode signature
+	 * says who signed, not which update it is; only a SHA-256 pin, the
+	 * recipe's or one `lock --accept-new` wrote once the signature
+	 * verified, does (recipe/updates.c). */
+	if (v->needs_pin && !v->sha1 && (v->sha256 || v->sha512 || v->nreqs)) {
 		/* another method verifies it: no pin needed after all */
 		free(v->needs_pin);
 		v->needs_pin = NULL;

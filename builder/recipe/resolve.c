@@ -330,6 +330,8 @@ static int convert_top(struct resolver *r)
 		if (ret)
 			return -1;
 	}
+	if (convert_updates(r, rnode_get(rnode_get(top, "windows"), "updates"), image_vars))
+		return -1;
 	/* the components' images too: images_check_policy() again */
 	if (images_finish(r, rnode_get(top, "node")) || images_check_policy(r) ||
 	    dest_clashes(r) || dirs_clash(r) || order_services(r) ||

@@ -22,6 +22,7 @@
  *   services.c             services: and generate:
  *   versions.c             one source per version, warnings, since
  *   builders.c             packer.builders, --builder, the ISO pin
+ *   updates.c              windows.updates as artifacts of a component
  *
  * Errors: every function that returns int returns 0 or -1 with r->e
  * filled (err_at: the message with the node's file:line:col).
@@ -171,6 +172,11 @@ int convert_images(struct resolver *r, const struct rnode *n, const struct rnode
 int convert_component_images(struct resolver *r, const struct rnode *n, const char *comp);
 int images_finish(struct resolver *r, const struct rnode *node);
 int images_check_policy(struct resolver *r);
+
+/* updates.c: windows.updates (N, NULL when absent) into a component of
+ * its own and its artifacts (IMAGE_VARS: the image's variables). */
+int convert_updates(struct resolver *r, const struct rnode *n,
+		    const struct vars *image_vars);
 
 /* services.c */
 int convert_generate(struct resolver *r, const struct rnode *cn,

@@ -210,6 +210,21 @@ const struct schema_key schema_component[] = {
 	END
 };
 
+/* windows.updates: one Windows update (recipe/updates.c, docs/updates.md) */
+static const struct schema_key schema_update[] = {
+	{ "kb", S_STR, NULL, NULL, S_REQUIRED },
+	{ "url", S_STR, NULL, NULL, 0 },
+	{ "urls", S_STRLIST, NULL, NULL, 0 },
+	{ "sha1", S_STR, NULL, NULL, S_REQUIRED },
+	{ "sha256", S_STR, NULL, NULL, 0 },
+	{ "needs_pin", S_STR, NULL, NULL, 0 },
+	{ "authenticode", S_MAP, schema_authenticode, NULL, S_REQUIRED },
+	{ "checkpoint", S_BOOL, NULL, NULL, 0 },
+	{ "must_apply", S_BOOL, NULL, NULL, 0 },
+	{ "expect_build", S_STR, NULL, NULL, 0 },
+	END
+};
+
 static const struct schema_key schema_windows[] = {
 	{ "version", S_ENUM, NULL, NULL, S_REQUIRED | S_PLATFORM(PLATFORM_SET_VERSIONS) },
 	{ "edition", S_ENUM, NULL, NULL, S_PLATFORM(PLATFORM_SET_EDITIONS) },
@@ -217,6 +232,7 @@ static const struct schema_key schema_windows[] = {
 	{ "locale", S_STR, NULL, NULL, 0 },
 	{ "iso_sha256", S_STR, NULL, NULL, 0 },
 	{ "product_key", S_ENUM, NULL, "gvlk|none|env", 0 },
+	{ "updates", S_LISTOF, schema_update, NULL, 0 },
 	END
 };
 

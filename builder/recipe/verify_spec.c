@@ -238,8 +238,10 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 
 	for (size_t k = 0; k < trust_method_naux(m); k++) {
 		struct trust_aux_def d = trust_method_aux(m, k);
-		const struct rnode *un = rnode_get(n, d.param);
+		const struct rnode *un = d.param ? rnode_get(n, d.param) : NULL;
 
+		/* an optional file without a URL (an embedded signature's slot
+		 * has no recipe key at all: trust/m_authenticode.c) */
 		if (!un && !d.default_url && (d.flags & TRUST_AUX_OPTIONAL))
 			continue;
 		snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, d.param);

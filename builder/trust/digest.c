@@ -19,6 +19,7 @@ static const EVP_MD *digest_md(int i)
 	case 0: return EVP_sha256();
 	case 1: return EVP_sha512();
 	case 2: return EVP_blake2b512();
+	case 3: return EVP_sha1();
 	}
 	return NULL;
 }
@@ -63,7 +64,7 @@ void digest_update_slot(struct digest_ctx *c, int i, const void *data, size_t le
 
 void digest_final(struct digest_ctx *c, struct digest_result *r)
 {
-	unsigned char *outs[3] = { r->sha256, r->sha512, r->blake2b512 };
+	unsigned char *outs[DIGEST_NSLOTS] = { r->sha256, r->sha512, r->blake2b512, r->sha1 };
 
 	memset(r, 0, sizeof(*r));
 	for (int i = 0; i < DIGEST_NSLOTS; i++) {

@@ -13,15 +13,18 @@ enum digest_alg {
 	DIGEST_SHA256 = 1 << 0,
 	DIGEST_SHA512 = 1 << 1,
 	DIGEST_BLAKE2B512 = 1 << 2, /* minisign prehash (ED signatures) */
+	DIGEST_SHA1 = 1 << 3,       /* a Windows update's Catalog name (sha1
+				       pin, never a verdict on its own) */
 };
 
-#define DIGEST_NSLOTS 3            /* md[] slots: bit index of enum digest_alg */
+#define DIGEST_NSLOTS 4            /* md[] slots: bit index of enum digest_alg */
 
 struct digest_result {
 	unsigned algs;                 /* which fields below are set */
 	unsigned char sha256[32];
 	unsigned char sha512[64];
 	unsigned char blake2b512[64];
+	unsigned char sha1[20];
 	unsigned long long size;       /* bytes fed */
 };
 

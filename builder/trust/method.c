@@ -8,7 +8,8 @@
 #include "lib/text.h"
 
 /* Methods nothing else names: declared here only. */
-extern const struct trust_method trust_m_sigstore, trust_m_attestation, trust_m_cosign;
+extern const struct trust_method trust_m_sigstore, trust_m_attestation, trust_m_cosign,
+	trust_m_authenticode;
 
 /* One line per method (docs/architecture.md, "Adding a verification
  * method"). The order is the order of the recipe's keys in `plan`. */
@@ -19,6 +20,7 @@ const struct trust_method *const trust_methods[] = {
 	&trust_m_sigstore,
 	&trust_m_attestation,
 	&trust_m_cosign,
+	&trust_m_authenticode,
 	NULL,
 };
 

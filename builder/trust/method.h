@@ -31,6 +31,9 @@ enum {
 	TRUST_CHECKSUM = 1 << 1,   /* policy.checksum_urls: forbid drops it */
 	TRUST_ABSENT_FAILS = 1 << 2, /* every URL answering 404/410 is a
 				      verification failure, not a network error */
+	TRUST_NOT_IN_VERIFY = 1 << 3, /* no `verify:` key names it: winbuild
+				      adds it to a kind of artifact itself
+				      (authenticode, to windows.updates) */
 };
 
 /* An auxiliary file's flags. */

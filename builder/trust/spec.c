@@ -126,6 +126,7 @@ void trust_spec_release(struct trust_spec *s)
 {
 	free(s->sha256);
 	free(s->sha512);
+	free(s->sha1);
 	free(s->source);
 	free(s->needs_pin);
 	for (size_t i = 0; i < s->nreqs; i++)

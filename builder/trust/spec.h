@@ -70,12 +70,15 @@ struct trust_spec {
 					 lines, minisign file: check) */
 	char *sha256;                 /* pinned, lowercase hex, or NULL */
 	char *sha512;
+	char *sha1;                   /* a Windows update's Catalog SHA-1: checked
+					 like the pins above, but never enough
+					 to verify on its own (verify_plan) */
 	char *source;                 /* citation for a pinned digest */
 	char *needs_pin;              /* reason, when only a lock pin can verify */
 	struct trust_req *reqs;       /* ANDed, in fetch order */
 	size_t nreqs, alloc_reqs;
 	struct wb_origin origin;      /* of the `verify` map (or replace.verify) */
-	struct wb_origin sha256_origin, sha512_origin;
+	struct wb_origin sha256_origin, sha512_origin, sha1_origin;
 };
 
 struct trust_policy {

@@ -83,7 +83,8 @@ int verify_plan(const struct trust_spec *v, const struct trust_policy *policy,
 	needs->reqs = reqs;
 	/* SHA-256 (the cache key) and what a pin or a method checks, nothing
 	 * else: the SBOM records only these (issue 19) */
-	needs->digest_algs = DIGEST_SHA256 | (v->sha512 ? DIGEST_SHA512 : 0) | algs;
+	needs->digest_algs = DIGEST_SHA256 | (v->sha512 ? DIGEST_SHA512 : 0) |
+			     (v->sha1 ? DIGEST_SHA1 : 0) | algs;
 	return 0;
 }
 
@@ -104,7 +105,7 @@ static int pin_holds(const struct trust_spec *v, const char *where, const char *
 				v->name, what, hex);
 	if (!actual)
 		return wb_error(e, WB_EIO, "artifact '%s': %s was not computed", v->name,
-				len == 64 ? "sha512" : "sha256");
+				len == 64 ? "sha512" : len == 20 ? "sha1" : "sha256");
 	if (digest_equal(want, actual, len))
 		return 0;
 	digest_hex(actual, len, ah);
@@ -115,7 +116,7 @@ static int pin_holds(const struct trust_spec *v, const char *where, const char *
 
 int verify_pins(const struct trust_spec *v, const char *lock_sha256,
 		const char *where, const unsigned char sha256[32],
-		const unsigned char *sha512, struct wb_err *e)
+		const unsigned char *sha512, const unsigned char *sha1, struct wb_err *e)
 {
 	if (lock_sha256 && pin_holds(v, where, "sha256 (pinned in the lock file)",
 				     lock_sha256, sha256, 32, e) < 0)
@@ -125,6 +126,10 @@ int verify_pins(const struct trust_spec *v, const char *lock_sha256,
 		return -1;
 	if (v->sha512 && pin_holds(v, where, "sha512 (pinned in the recipe)", v->sha512,
 				   sha512, 64, e) < 0)
+		return -1;
+	/* a Windows update's Catalog file name names its SHA-1 (docs/updates.md) */
+	if (v->sha1 && pin_holds(v, where, "sha1 (from the Update Catalog's file name)",
+				 v->sha1, sha1, 20, e) < 0)
 		return -1;
 	return 0;
 }
@@ -169,7 +174,8 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 	/* the pins, every one of them, whatever else verifies the bytes */
 	ret = verify_pins(v, (m & VERIFY_LOCK_PIN) ? in->lock_sha256 : NULL, in->url,
 			  in->dr->sha256,
-			  (in->dr->algs & DIGEST_SHA512) ? in->dr->sha512 : NULL, e);
+			  (in->dr->algs & DIGEST_SHA512) ? in->dr->sha512 : NULL,
+			  (in->dr->algs & DIGEST_SHA1) ? in->dr->sha1 : NULL, e);
 	if (ret)
 		return -1;
 	s.name = v->name;

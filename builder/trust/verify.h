@@ -65,13 +65,13 @@ int verify_plan(const struct trust_spec *spec, const struct trust_policy *policy
  * recipe's sha256 and sha512 and LOCK_SHA256 (the lock's, or NULL). Every
  * path to bytes goes through it: a download (verify_artifact), a cache hit
  * through a ref or by digest, a lock replay. WHERE names the bytes (URL or
- * cache entry) in the message. SHA512 is NULL when it was not computed:
- * then a sha512 pin fails (WB_EIO). A mismatch is WB_EVERIFY naming the
+ * cache entry) in the message. SHA512 (SHA1) is NULL when it was not
+ * computed: then a sha512 (sha1) pin fails (WB_EIO). A mismatch is WB_EVERIFY naming the
  * pin, the expected and the actual digest.
  */
 int verify_pins(const struct trust_spec *spec, const char *lock_sha256,
 		const char *where, const unsigned char sha256[32],
-		const unsigned char *sha512, struct wb_err *e);
+		const unsigned char *sha512, const unsigned char *sha1, struct wb_err *e);
 
 /* The sha256 the bytes must have: the recipe's pin, else LOCK_SHA256
  * (verify_plan refuses the two when they differ), else NULL. A cache lookup

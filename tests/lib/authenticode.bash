@@ -102,15 +102,21 @@ ac_flip() {
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
-ac_make_fixtures() {
-	local d=$1 off
-	mkdir -p "$d" && cd "$d" || return 1
+# ac_make_pki DIR: cd to DIR (made) and make the roots ca and other-ca,
+# the signers cs (under ca) and other (under other-ca)
+ac_make_pki() {
+	mkdir -p "$1" && cd "$1" || return 1
 	ac_ext_config >ext.cnf
 	rm -rf db && mkdir db && : >db/index.txt && echo 1000 >db/serial
 	ac_ca other-ca "/CN=Other Root CA" || return 1
 	ac_cert other "/CN=Other CA Signer" v3_cs other-ca 20250101000000Z 20450101000000Z || return 1
 	ac_ca ca "/CN=Test Root CA" || return 1
-	ac_cert cs "/O=Example Corp/CN=Example Code Signing" v3_cs ca 20250101000000Z 20450101000000Z || return 1
+	ac_cert cs "/O=Example Corp/CN=Example Code Signing" v3_cs ca 20250101000000Z 20450101000000Z
+}
+
+ac_make_fixtures() {
+	local d=$1 off
+	ac_make_pki "$d" || return 1
 	ac_cert noeku "/CN=No Code Signing EKU" v3_noeku ca 20250101000000Z 20450101000000Z || return 1
 	ac_cert nxeku "/CN=No EKU Extension" v3_nxeku ca 20250101000000Z 20450101000000Z || return 1
 	ac_cert expired "/CN=Expired Signer" v3_cs ca 20200101000000Z 20210101000000Z || return 1

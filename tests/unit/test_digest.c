@@ -17,6 +17,8 @@
 	"2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
 #define BLAKE2B_ABC "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1" \
 	"7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+/* FIPS 180-4's "abc" example: the Update Catalog names files by SHA-1 */
+#define SHA1_ABC "a9993e364706816aba3e25717850c26c9cd0d89d"
 #define SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 static void assert_hex(const unsigned char *bytes, size_t len, const char *want)
@@ -34,10 +36,11 @@ static void test_abc_vectors(void **state)
 	struct digest_result r;
 
 	(void)state;
-	assert_int_equal(digest_init(&c, DIGEST_SHA512 | DIGEST_BLAKE2B512, &e), 0);
+	assert_int_equal(digest_init(&c, DIGEST_SHA512 | DIGEST_BLAKE2B512 | DIGEST_SHA1, &e), 0);
 	digest_update(&c, "abc", 3);
 	digest_final(&c, &r);
-	assert_int_equal(r.algs, DIGEST_SHA256 | DIGEST_SHA512 | DIGEST_BLAKE2B512);
+	assert_int_equal(r.algs, DIGEST_SHA256 | DIGEST_SHA512 | DIGEST_BLAKE2B512 | DIGEST_SHA1);
+	assert_hex(r.sha1, 20, SHA1_ABC);
 	assert_true(r.size == 3);
 	assert_hex(r.sha256, 32, SHA256_ABC);
 	assert_hex(r.sha512, 64, SHA512_ABC);

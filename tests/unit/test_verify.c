@@ -36,7 +36,7 @@ static int setup(void **state)
 	struct wb_err e = WB_ERR_INIT;
 
 	memset(&d, 0, sizeof(d));
-	assert_int_equal(digest_init(&d, DIGEST_SHA256 | DIGEST_SHA512 | DIGEST_BLAKE2B512, &e), 0);
+	assert_int_equal(digest_init(&d, DIGEST_SHA256 | DIGEST_SHA512 | DIGEST_BLAKE2B512 | DIGEST_SHA1, &e), 0);
 	digest_update(&d, DATA, strlen(DATA));
 	digest_final(&d, &f->dr);
 	digest_hex(f->dr.sha256, 32, f->sha256);
@@ -258,26 +258,42 @@ static void test_verify_pins(void **state)
 	memcpy(bad, f->sha256, 65);
 	bad[0] = bad[0] == '0' ? '1' : '0';
 	/* no pins: anything holds */
-	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, &f->e), 0);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, NULL, &f->e), 0);
 	assert_null(verify_pinned_sha256(&f->spec, NULL));
 	/* the lock's pin, when the recipe has none */
 	assert_string_equal(verify_pinned_sha256(&f->spec, f->sha256), f->sha256);
-	assert_int_equal(verify_pins(&f->spec, f->sha256, "x", f->dr.sha256, NULL, &f->e), 0);
-	assert_int_equal(verify_pins(&f->spec, bad, "entry", f->dr.sha256, NULL, &f->e), -1);
+	assert_int_equal(verify_pins(&f->spec, f->sha256, "x", f->dr.sha256, NULL, NULL, &f->e), 0);
+	assert_int_equal(verify_pins(&f->spec, bad, "entry", f->dr.sha256, NULL, NULL, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
 	assert_non_null(strstr(f->e.msg, "'demo' from 'entry'"));
 	/* the recipe's pin wins the lookup, and both must hold */
 	f->spec.sha256 = xstrdup(f->sha256);
 	assert_string_equal(verify_pinned_sha256(&f->spec, bad), f->sha256);
-	assert_int_equal(verify_pins(&f->spec, bad, "x", f->dr.sha256, NULL, &f->e), -1);
+	assert_int_equal(verify_pins(&f->spec, bad, "x", f->dr.sha256, NULL, NULL, &f->e), -1);
 	/* a sha512 pin needs the sha512 */
 	f->spec.sha512 = xstrdup(f->sha512);
-	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, &f->e), -1);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, NULL, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EIO);
-	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), 0);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, NULL, &f->e), 0);
 	f->spec.sha512[1] = f->spec.sha512[1] == 'a' ? 'b' : 'a';
-	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, &f->e), -1);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, f->dr.sha512, NULL, &f->e), -1);
 	assert_int_equal(f->e.code, WB_EVERIFY);
+	/* a Windows update's Catalog SHA-1: needed, checked, and a mismatch
+	 * names it */
+	free(f->spec.sha512);
+	f->spec.sha512 = NULL;
+	f->spec.sha1 = xmalloc(41);
+	digest_hex(f->dr.sha1, 20, f->spec.sha1);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, NULL, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EIO);
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, f->dr.sha1, &f->e), 0);
+	f->spec.sha1[0] = f->spec.sha1[0] == 'a' ? 'b' : 'a';
+	assert_int_equal(verify_pins(&f->spec, NULL, "x", f->dr.sha256, NULL, f->dr.sha1, &f->e), -1);
+	assert_int_equal(f->e.code, WB_EVERIFY);
+	assert_non_null(strstr(f->e.msg, "sha1 (from the Update Catalog's file name) mismatch"));
+	/* and verify_plan asks the stream for it */
+	assert_int_equal(verify_plan(&f->spec, NULL, NULL, 0, &f->needs, &f->e), 0);
+	assert_true(f->needs.digest_algs & DIGEST_SHA1);
 }
 
 /* A lock entry that disagrees with a recipe pin is an error naming both,

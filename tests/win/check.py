@@ -367,6 +367,30 @@ def main():
         if images:
             c.true('pass %d: containerd never started for the import' % (i + 1),
                    snap['state']['services']['containerd']['status'] == 'Running' or 'containerd' in first)
+    # windows.updates (docs/updates.md): each installed by DISM in the
+    # plan's order, a restart between any two DISM calls, and the build
+    # Windows reports after the last restart the recipe's expect_build
+    updates = plan.get('updates', [])
+    log = st.get('package_log', [])
+    first = []
+    for x in log:
+        if x['kb'] not in first:
+            first.append(x['kb'])
+    c.eq('updates DISM was asked for, in order', first, [u['kb'] for u in updates])
+    for a, b in zip(log, log[1:]):
+        c.true('no restart between DISM installing %s and %s' % (a['kb'], b['kb']),
+               b['restarts'] > a['restarts'])
+    script = st.get('dism_script', {})
+    for u in updates:
+        skipped = set(script.get(u['kb'], {}).get('exit', [])) & {0x240006, 0x80240017 - (1 << 32)}
+        if not skipped:
+            c.eq('update %s installed' % u['kb'], st['packages'].get(u['kb'], {}).get('state'),
+                 'installed')
+    want = next((u['expect_build'] for u in reversed(updates) if u['expect_build']), None)
+    if want:
+        cv = 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion'
+        c.eq('build after the updates', '%s.%s' % (reg(st, cv, 'CurrentBuild')['value'],
+                                                   reg(st, cv, 'UBR')['value']), want)
 
     # the argv of every native call: PowerShell 7.6 (Legacy) + .NET's parser
     # against winnode.py's model of 5.1 + CommandLineToArgvW

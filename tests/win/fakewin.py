@@ -31,6 +31,16 @@ Exit codes the fakes script (what the scripts must cope with):
                          pipe to dial); images import 1 when a blob the
                          image needs is not in the tar (by its content's
                          digest, as containerd's content store finds it)
+  dism /add-package      (a Windows update, its KB from the file name) 3010
+                         and pending until the next restart, which installs
+                         it and sets CurrentVersion's UBR; 0x240006 once
+                         installed; 0x800f082f while any package waits for a
+                         restart. WBSIM_DISM_SCRIPT (a JSON file, read by
+                         init) scripts them per KB: {"KB5050009": {"exit":
+                         [3010, ...], "build": "26100.2894"}}: the codes of
+                         its first calls (then as unscripted), and the
+                         build it brings (0: installed at once; 3010: at
+                         the restart; anything else: not installed).
 """
 import hashlib
 import json
@@ -52,6 +62,12 @@ CLOUDBASE = 'C:\\Program Files\\Cloudbase Solutions\\Cloudbase-Init'
 # Container Credential Guard's plugin list: TrustedInstaller's, Administrators
 # may read it only (what image-builder's roles/gmsa script works around)
 CCG_KEY = 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses'
+CURRENT_VERSION = 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion'
+# each Windows Server version's build (the platform table, lib/platform.c)
+BUILDS = {'2019': '17763', '2022': '20348', '2025': '26100'}
+# DISM's codes as Windows reports them (a signed 32-bit exit code)
+ALREADY_INSTALLED = 0x240006
+PENDING_RESTART = 0x800f082f - (1 << 32)
 
 
 def load(path=None):
@@ -104,6 +120,16 @@ def init(state, root, builder, winver):
     for f in ('Containers', 'Hyper-V', 'Hyper-V-PowerShell', 'NET-Framework-45-Core'):
         st['features'][f] = {'installed': f == 'NET-Framework-45-Core', 'pending': False}
     st['dism']['Microsoft-Hyper-V'] = 'disabled'
+    # Windows updates (dism /add-package): the build Windows reports, and
+    # what a test scripts per KB
+    reg_set(st, CURRENT_VERSION, 'CurrentBuild', 'String', BUILDS.get(winver, '20348'))
+    reg_set(st, CURRENT_VERSION, 'UBR', 'DWord', 1)
+    st['packages'] = {}
+    st['package_log'] = []
+    st['dism_script'] = {}
+    if os.environ.get('WBSIM_DISM_SCRIPT'):
+        with open(os.environ['WBSIM_DISM_SCRIPT'], encoding='utf-8') as f:
+            st['dism_script'] = json.load(f)
     reg_set(st, ENV_KEY, 'Path', 'ExpandString', MACHINE_PATH)
     # keys Administrators may not write, by security record (sim.ps1)
     st['registry'][CCG_KEY.lower()] = {'path': CCG_KEY, 'values': {}}
@@ -172,6 +198,10 @@ def restart(state):
     for name, v in list(st['dism'].items()):
         if v == 'pending':
             st['dism'][name] = 'enabled'
+    for kb, p in st.get('packages', {}).items():
+        if p['state'] == 'pending':
+            p['state'] = 'installed'
+            set_build(st, p.get('build'))
     for k in list(st['services']):
         s = st['services'][k]
         if s['pendingDelete']:
@@ -306,8 +336,48 @@ def nssm(st, argv, prog):
     return 1
 
 
+def set_build(st, build):
+    """An installed update's build ("26100.2894") becomes Windows'."""
+    if build:
+        cur, ubr = build.split('.')
+        reg_set(st, CURRENT_VERSION, 'CurrentBuild', 'String', cur)
+        reg_set(st, CURRENT_VERSION, 'UBR', 'DWord', int(ubr))
+
+
+def dism_add_package(st, argv):
+    paths = [a.split(':', 1)[1] for a in argv if a.lower().startswith('/packagepath:')]
+    low = [a.lower() for a in argv]
+    if len(paths) != 1 or '/norestart' not in low:
+        return 87
+    m = re.search(r'kb(\d+)', paths[0].rsplit('\\', 1)[-1], re.I)
+    if not m or not os.path.isfile(host_path(paths[0])):
+        return 2
+    kb = 'KB' + m.group(1)
+    script = st['dism_script'].get(kb, {})
+    calls = sum(1 for c in st['package_log'] if c['kb'] == kb)
+    pkg = st['packages'].get(kb)
+    if any(p['state'] == 'pending' for p in st['packages'].values()):
+        code = PENDING_RESTART
+    elif calls < len(script.get('exit', [])):
+        code = script['exit'][calls]
+    else:
+        code = ALREADY_INSTALLED if pkg else 3010
+    st['package_log'].append({'kb': kb, 'file': paths[0], 'exit': code,
+                              'restarts': st['restarts']})
+    if code in (0, 3010) and not pkg:
+        st['packages'][kb] = {'state': 'installed' if code == 0 else 'pending',
+                              'build': script.get('build')}
+        if code == 0:
+            set_build(st, script.get('build'))
+        else:
+            st['pending_restart'] = True
+    return code
+
+
 def dism(st, argv):
     low = [a.lower() for a in argv]
+    if '/online' in low and '/add-package' in low:
+        return dism_add_package(st, argv)
     if '/online' not in low or '/enable-feature' not in low:
         return 87
     names = [a.split(':', 1)[1] for a in argv if a.lower().startswith('/featurename:')]
@@ -600,7 +670,7 @@ def run(winpath, argv):
 
 
 VOLATILE = ('calls', 'service_events', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
-            'pending_restart', 'admin_password_changes')
+            'pending_restart', 'admin_password_changes', 'package_log')
 
 
 def snapshot(state, root, out):
