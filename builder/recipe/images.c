@@ -16,9 +16,14 @@
  *         issuer: https://accounts.google.com
  *         trusted_root: trust/sigstore/trusted_root.json   # default: the shipped one
  *       # or cosign: {key: cosign.pub} (its Rekor entry under the trusted root)
+ *       enabled: true                 # false: left out (an override drops it)
  *
  * The entry keyed `pause` is the node's pause image: node.pause_image
  * defaults to its name:tag, and an explicit node.pause_image must agree.
+ * An entry with `enabled: false` is left out of the plan (neither listed,
+ * pulled, staged nor locked), like a disabled component: an override
+ * drops a shipped image that way, and a dropped pause leaves
+ * node.pause_image to the recipe or the platform's default.
  *
  * A component file may declare images: of the same shape (pulled only
  * while the component is enabled); they join the recipe's, and one key
@@ -136,6 +141,9 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 	img->origin = in->key_origin;
 	if (name_check(r, &in->key_origin, "image key", in->key))
 		return -1;
+	if (!name)
+		return err_at(r, &in->key_origin, "missing required key 'name' in 'images.%s'",
+			      in->key);
 	if (image_ref_parse(name->scalar, &ref, &pe) < 0)
 		return err_at(r, &name->origin, "images.%s.name: %s", in->key, pe.msg);
 	if (ref.tag || ref.digest[0]) {
@@ -190,6 +198,8 @@ static int images_add(struct resolver *r, const struct rnode *n, const char *whe
 	for (size_t i = 0; n && i < n->nr; i++) {
 		struct plan_image *img;
 
+		if (schema_bool(rnode_get(n->items[i], "enabled")) == 0)
+			continue;
 		for (size_t k = 0; k < p->nimages; k++) {
 			char at[512];
 

@@ -126,3 +126,41 @@ recipe() {
 	# the artifact only (demo and other install the same bytes)
 	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" = 1 ]
 }
+
+@test "images.<key>.enabled: false leaves an image out, as an override drops it; a dropped pause leaves node.pause_image at the default" {
+	recipe "" "images:
+  pause: {name: $REG/pause, tag: \"3.10\", digest: \"$(dg 'pause|list')\"}
+  core: {name: $REG/windows/servercore, tag: ltsc, digest: \"$(dg 'servercore|list')\"}
+"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['core', 'pause']" ]
+	[ "$(jf 'J["image"]["pause_image"]')" = "$REG/pause:3.10" ]
+	printf 'kind: override\nimages:\n  pause: {enabled: false}\n' >drop.yaml
+	wb plan img.yaml --json -O drop.yaml
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['core']" ]
+	# the platform's default for Windows Server 2022 (lib/platform.c)
+	[ "$(jf 'J["image"]["pause_image"]')" = registry.k8s.io/pause:3.10 ]
+	wb fetch img.yaml -O drop.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "fetched image core ($REG/windows/servercore@"
+	! grep -q "fetched image pause" <<<"$output"
+	# the artifact and servercore's list, manifest, config and 2 layers: no
+	# blob of pause
+	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" = 6 ]
+	[ ! -f "$WINBUILD_CACHE/sha256/$(dg 'pause|list' | cut -c8-9)/$(dg 'pause|list' | cut -c8-)" ]
+	# --set drops one as well, and true keeps it
+	wb plan img.yaml --json --set images.core.enabled=false --set images.pause.enabled=true
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['pause']" ]
+	# an override may drop an image the recipe does not have; an enabled
+	# entry still needs its name
+	printf 'kind: override\nimages:\n  nano: {enabled: false}\n' >nonano.yaml
+	wb plan img.yaml -O nonano.yaml
+	assert_status 0
+	printf 'kind: override\nimages:\n  nano: {tag: "1"}\n' >noname.yaml
+	wb plan img.yaml -O noname.yaml
+	assert_status 2
+	assert_output_has "noname.yaml:3:3: missing required key 'name' in 'images.nano'"
+}
