@@ -72,11 +72,28 @@ static int by_key(const void *a, const void *b)
 #define K8S_SIGNER "krel-trust@k8s-releng-prod.iam.gserviceaccount.com"
 #define K8S_ISSUER "https://accounts.google.com"
 
+/* A string of images.<key>.cosign, the image's vars expanded (an override
+ * names the demo's or a site's signer and root through them). */
+static char *cosign_str(struct resolver *r, const char *key, const struct rnode *n,
+			const char *what)
+{
+	char *w = xasprintf("images.%s.cosign.%s", key, what);
+	char *v = expand(r, &r->image_vars, n, w);
+
+	free(w);
+	return v;
+}
+
 /* A path of images.<key>.cosign, relative to its file, that must exist. */
 static int cosign_path(struct resolver *r, const char *key, const struct rnode *n,
 		       const char *what, char **out)
 {
-	*out = relative_to(n->origin.file, n->scalar);
+	char *v = cosign_str(r, key, n, what);
+
+	if (!v)
+		return -1;
+	*out = relative_to(n->origin.file, v);
+	free(v);
 	if (!fs_exists(*out))
 		return err_at(r, &n->origin, "images.%s.cosign.%s: file '%s' does not exist",
 			      key, what, *out);
@@ -104,8 +121,10 @@ static int convert_cosign(struct resolver *r, const struct rnode *in, struct pla
 		return err_at(r, &n->origin, "images.%s.cosign: needs 'identity' and 'issuer' "
 			      "(the signer and its OIDC issuer), or 'key'", in->key);
 	c->defaulted = !id || !iss;
-	c->identity = xstrdup(id ? id->scalar : K8S_SIGNER);
-	c->issuer = xstrdup(iss ? iss->scalar : K8S_ISSUER);
+	c->identity = id ? cosign_str(r, in->key, id, "identity") : xstrdup(K8S_SIGNER);
+	c->issuer = iss ? cosign_str(r, in->key, iss, "issuer") : xstrdup(K8S_ISSUER);
+	if (!c->identity || !c->issuer)
+		return -1;
 	return root ? cosign_path(r, in->key, root, "trusted_root", &c->trusted_root) : 0;
 }
 

@@ -164,3 +164,29 @@ recipe() {
 	assert_status 2
 	assert_output_has "noname.yaml:3:3: missing required key 'name' in 'images.nano'"
 }
+
+@test "the image's vars expand in images.<key>.cosign and in mirrors: (a site or the demo names its signer, root and mirror once)" {
+	root="$WB_SRC/recipes/trust/sigstore/trusted_root.json"
+	recipe "" "vars: {signer: someone@example.com, root: \"$root\", reg_mirror: \"http://127.0.0.1:9\"}
+images:
+  pause:
+    name: $REG/pause
+    tag: \"3.10\"
+    digest: \"$(dg 'pause|list')\"
+    cosign: {identity: \"\${signer}\", issuer: \"https://issuer.\${windows_version}.example\", trusted_root: \"\${root}\"}
+mirrors:
+  - {from: \"https://$REG/\", to: \"\${reg_mirror}/r/\"}
+"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["images"][0]["cosign"]["identity"]')" = someone@example.com ]
+	[ "$(jf 'J["images"][0]["cosign"]["issuer"]')" = https://issuer.2022.example ]
+	[ "$(jf 'J["images"][0]["cosign"]["trusted_root"]')" = "$root" ]
+	[ "$(jf 'J["mirrors"][0]["to"]')" = http://127.0.0.1:9/r/ ]
+	# an undefined variable is exit 2 at its value
+	sed -i 's|\${signer}|${nobody}|' img.yaml
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:13:"
+	assert_output_has "nobody"
+}
