@@ -54,9 +54,15 @@ int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c
 /* Where IM is pulled from: NULL (its registry), or *BASE (new string)
  * from the plan's first mirror rule whose `from` is a prefix of
  * https://HOST/ (`winbuild mirror` exports images as a static registry
- * tree, emit/mirror.h). A registry mirror must be https: a rule to file://
- * or http:// is refused, as is an image without a rule under mirror_only
- * (unless OFFLINE: the cache only, nothing is asked of anyone). */
+ * tree, emit/mirror.h). A registry mirror is https, or http where
+ * policy.allow_http allows it as it does for downloads: what is pulled is
+ * pinned by digest (and its cosign signature checked), so the wire adds
+ * nothing to trust, and no token is sent over http (registry_http.c).
+ * image-builder and containerd pull over whatever the host's
+ * containerd config allows (containerd's hosts.toml `server = "http://..."`);
+ * winbuild asks the recipe's policy instead. A rule to file:// is
+ * refused, as is an image without a rule under mirror_only (unless
+ * OFFLINE: the cache only, nothing is asked of anyone). */
 static int registry_base(const struct plan *plan, const struct plan_image *im, int offline,
 			 char **base, struct wb_err *e)
 {
@@ -70,10 +76,13 @@ static int registry_base(const struct plan *plan, const struct plan_image *im, i
 
 		if (strncmp(u, m->from, n))
 			continue;
-		if (strncmp(m->to, "https://", 8))
+		if (strncmp(m->to, "https://", 8) &&
+		    (strncmp(m->to, "http://", 7) || !plan->policy.allow_http))
 			ret = wb_origin_error(e, &m->origin, "images.%s: the mirror rule to '%s' "
-					      "is not https: a registry mirror is https only",
-					      im->key, m->to);
+					      "is not https%s: a registry mirror is https, or "
+					      "http where policy.allow_http is true", im->key, m->to,
+					      strncmp(m->to, "http://", 7) ? "" :
+					      ", and policy.allow_http is false");
 		else
 			*base = xasprintf("%s%s", m->to, u + n);
 		free(u);
@@ -101,9 +110,11 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		return wb_error(e, WB_EUSAGE, "no Windows Server '%s' in the platform table",
 				plan->windows_version);
 	snprintf(build, sizeof(build), "10.0.%s", w->build);
-	/* a registry is https only, whatever policy.allow_http allows for
-	 * downloads: the policy's other knobs do not apply to it */
+	/* the hops a registry's answers may take: https, or http where
+	 * policy.allow_http (never down from https, fetch/hop.c); the policy's
+	 * other knobs are about artifacts and do not apply */
 	memset(&policy, 0, sizeof(policy));
+	policy.allow_http = plan->policy.allow_http;
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
 	memset(&ro, 0, sizeof(ro));

@@ -621,25 +621,37 @@ int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan
 	ret = fetch_all(plan, g->items, g->n, c, &o, e);
 	pipe_restore_interrupts(&old_int, &old_term);
 	cmd_progress_clear(&f.d);
-	/* issue 33: each image's images: (cmd/pipeimages.c), once per image
-	 * of the group */
-	for (size_t r = 0; ret == 0 && r < g->nroutes; r++) {
-		struct pipe_image *im = g->routes[r].img;
-		size_t q = 0;
-
-		while (q < r && g->routes[q].img != im)
-			q++;
-		if (q == r && im->plan.nimages) {
-			if (!im->pulled)
-				im->pulled = xcalloc(im->plan.nimages, sizeof(*im->pulled));
-			ret = pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
-						im->pulled, e);
-			im->stage.pulled = im->pulled;
-		}
-	}
 	for (size_t u = 0; u < g->n; u++)
 		for (size_t r = g->first[u]; r != SIZE_MAX; r = g->routes[r].next)
 			route_copy(g, &g->routes[r], u);
+	/* issue 33: each image's images: (cmd/pipeimages.c), once per image
+	 * of the group whose artifacts all arrived: one whose artifact failed
+	 * is not built, and the matrix still builds the others, their images
+	 * pulled (the first error is the one returned) */
+	for (size_t r = 0; r < g->nroutes && !(ret < 0 && e->code == WB_EINTR); r++) {
+		struct pipe_image *im = g->routes[r].img;
+		struct wb_err ie = WB_ERR_INIT;
+		size_t q = 0, a = 0;
+
+		while (q < r && g->routes[q].img != im)
+			q++;
+		while (a < im->plan.nartifacts && !im->items[a].status)
+			a++;
+		if (q != r || !im->plan.nimages || a < im->plan.nartifacts)
+			continue;
+		if (!im->pulled)
+			im->pulled = xcalloc(im->plan.nimages, sizeof(*im->pulled));
+		im->stage.pulled = im->pulled;
+		if (ret < 0) {
+			if (pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
+					      im->pulled, &ie) < 0)
+				cmd_errorf("%s", ie.msg);
+			wb_err_clear(&ie);
+		} else {
+			ret = pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
+						im->pulled, e);
+		}
+	}
 	/* lock pins point into the images' locks: drop them for the caller */
 	for (size_t r = 0; r < g->nroutes; r++)
 		g->routes[r].img->items[g->routes[r].k].lock_sha256 = NULL;

@@ -178,6 +178,20 @@ static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
 	if (s->io_error)
 		return wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
 				strerror(s->io_error));
+	if (end->rc == CURLE_OK && end->code == 401 && s->www_auth.len &&
+	    same_origin(end->url, t->rc->origin) && !strncmp(t->rc->origin, "http://", 7)) {
+		/* a registry (a mirror) over plain http gets no token: one
+		 * fetched over https would travel in the clear, to whoever
+		 * answers on the wire. Its content is pinned and signed, so an
+		 * anonymous http mirror is safe; one wanting credentials is not */
+		char *shown = xfer_shown_url(end->url);
+
+		wb_error(e, WB_EVERIFY, "'%s': the registry wants a token (HTTP 401), and "
+			 "winbuild sends none over plain http: serve the mirror anonymously, "
+			 "or over https", shown);
+		free(shown);
+		return -1;
+	}
 	if (end->rc == CURLE_OK && end->code == 401 && !t->authed && s->www_auth.len &&
 	    same_origin(end->url, t->rc->origin)) {
 		/* distribution's token flow: the challenge names where an

@@ -16,9 +16,14 @@
  *         issuer: https://accounts.google.com
  *         trusted_root: trust/sigstore/trusted_root.json   # default: the shipped one
  *       # or cosign: {key: cosign.pub} (its Rekor entry under the trusted root)
+ *       enabled: true                 # false: left out (an override drops it)
  *
  * The entry keyed `pause` is the node's pause image: node.pause_image
  * defaults to its name:tag, and an explicit node.pause_image must agree.
+ * An entry with `enabled: false` is left out of the plan (neither listed,
+ * pulled, staged nor locked), like a disabled component: an override
+ * drops a shipped image that way, and a dropped pause leaves
+ * node.pause_image to the recipe or the platform's default.
  *
  * A component file may declare images: of the same shape (pulled only
  * while the component is enabled); they join the recipe's, and one key
@@ -67,11 +72,28 @@ static int by_key(const void *a, const void *b)
 #define K8S_SIGNER "krel-trust@k8s-releng-prod.iam.gserviceaccount.com"
 #define K8S_ISSUER "https://accounts.google.com"
 
+/* A string of images.<key>.cosign, the image's vars expanded (an override
+ * names the demo's or a site's signer and root through them). */
+static char *cosign_str(struct resolver *r, const char *key, const struct rnode *n,
+			const char *what)
+{
+	char *w = xasprintf("images.%s.cosign.%s", key, what);
+	char *v = expand(r, &r->image_vars, n, w);
+
+	free(w);
+	return v;
+}
+
 /* A path of images.<key>.cosign, relative to its file, that must exist. */
 static int cosign_path(struct resolver *r, const char *key, const struct rnode *n,
 		       const char *what, char **out)
 {
-	*out = relative_to(n->origin.file, n->scalar);
+	char *v = cosign_str(r, key, n, what);
+
+	if (!v)
+		return -1;
+	*out = relative_to(n->origin.file, v);
+	free(v);
 	if (!fs_exists(*out))
 		return err_at(r, &n->origin, "images.%s.cosign.%s: file '%s' does not exist",
 			      key, what, *out);
@@ -99,8 +121,10 @@ static int convert_cosign(struct resolver *r, const struct rnode *in, struct pla
 		return err_at(r, &n->origin, "images.%s.cosign: needs 'identity' and 'issuer' "
 			      "(the signer and its OIDC issuer), or 'key'", in->key);
 	c->defaulted = !id || !iss;
-	c->identity = xstrdup(id ? id->scalar : K8S_SIGNER);
-	c->issuer = xstrdup(iss ? iss->scalar : K8S_ISSUER);
+	c->identity = id ? cosign_str(r, in->key, id, "identity") : xstrdup(K8S_SIGNER);
+	c->issuer = iss ? cosign_str(r, in->key, iss, "issuer") : xstrdup(K8S_ISSUER);
+	if (!c->identity || !c->issuer)
+		return -1;
 	return root ? cosign_path(r, in->key, root, "trusted_root", &c->trusted_root) : 0;
 }
 
@@ -136,6 +160,9 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 	img->origin = in->key_origin;
 	if (name_check(r, &in->key_origin, "image key", in->key))
 		return -1;
+	if (!name)
+		return err_at(r, &in->key_origin, "missing required key 'name' in 'images.%s'",
+			      in->key);
 	if (image_ref_parse(name->scalar, &ref, &pe) < 0)
 		return err_at(r, &name->origin, "images.%s.name: %s", in->key, pe.msg);
 	if (ref.tag || ref.digest[0]) {
@@ -190,6 +217,8 @@ static int images_add(struct resolver *r, const struct rnode *n, const char *whe
 	for (size_t i = 0; n && i < n->nr; i++) {
 		struct plan_image *img;
 
+		if (schema_bool(rnode_get(n->items[i], "enabled")) == 0)
+			continue;
 		for (size_t k = 0; k < p->nimages; k++) {
 			char at[512];
 

@@ -207,6 +207,9 @@ static int convert_top(struct resolver *r)
 		return bad_grammar(r, &rnode_get(n, "pause_image")->origin, "node.pause_image",
 				   p->pause_image, "an OCI image reference "
 				   "([domain[:port]/]path[:tag][@digest])");
+	/* the image's vars, for images: and mirrors: as for the components */
+	vars_add_map(image_vars, rnode_get(top, "vars"));
+	vars_add(image_vars, "windows_version", p->windows_version, 0);
 	if (convert_images(r, rnode_get(top, "images"), n))
 		return -1;
 	p->cni = str_or(n, "cni", "none");
@@ -260,19 +263,21 @@ static int convert_top(struct resolver *r)
 		p->mirrors = xcalloc(n->nr ? n->nr : 1, sizeof(*p->mirrors));
 		for (size_t i = 0; i < n->nr; i++) {
 			const struct rnode *m = n->items[i];
-			const char *from = scalar(m, "from"), *to = scalar(m, "to");
-			char *to_dir = override_dir_url(to, &rnode_get(m, "to")->origin);
+			/* file://${override_dir}/ first: the one name that is not
+			 * a variable; then the image's vars */
+			char *from = expand(r, image_vars, rnode_get(m, "from"), "mirrors.from");
+			char *to = override_dir_url(scalar(m, "to"), &rnode_get(m, "to")->origin);
 
-			if (to_dir)
-				to = to_dir;
-			if (url_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
+			if (!to && from)
+				to = expand(r, image_vars, rnode_get(m, "to"), "mirrors.to");
+			if (!from || !to || url_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
 			    url_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to")) {
-				free(to_dir);
+				free(from);
+				free(to);
 				return -1;
 			}
-			p->mirrors[i].from = xstrdup(from);
-			p->mirrors[i].to = xstrdup(to);
-			free(to_dir);
+			p->mirrors[i].from = from;
+			p->mirrors[i].to = to;
 			p->mirrors[i].origin = m->origin;
 			p->nmirrors++;
 		}
@@ -281,8 +286,6 @@ static int convert_top(struct resolver *r)
 		/* checked once every artifact is known (below) */
 	}
 
-	vars_add_map(image_vars, rnode_get(top, "vars"));
-	vars_add(image_vars, "windows_version", p->windows_version, 0);
 
 	comps = rnode_get(top, "components");
 	if (comps->type != RNODE_MAP)

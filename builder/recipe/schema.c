@@ -296,12 +296,15 @@ static const struct schema_key schema_image_cosign[] = {
 /* images.<key>: a container image pre-pulled (recipe/images.c), in image
  * recipes and component files */
 const struct schema_key schema_container_image[] = {
-	{ "name", S_STR, NULL, NULL, S_REQUIRED },
+	/* required of an enabled entry (images.c): an override may drop an
+	 * image the recipe it is used with does not have */
+	{ "name", S_STR, NULL, NULL, 0 },
 	{ "tag", S_STR, NULL, NULL, 0 },
 	{ "digest", S_STR, NULL, NULL, 0 },
 	{ "needs_pin", S_STR, NULL, NULL, 0 },
 	{ "allow_foreign_layers", S_BOOL, NULL, NULL, 0 },
 	{ "cosign", S_MAP, schema_image_cosign, NULL, 0 },
+	{ "enabled", S_BOOL, NULL, NULL, 0 },
 	END
 };
 

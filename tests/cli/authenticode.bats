@@ -355,7 +355,7 @@ emit_staged() {
 		PKR_VAR_azure_client_secret=secret
 	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
 	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm \
-		--set "windows.iso_sha256=$TEST_ISO_SHA256" "$@"
+		--set "windows.iso_sha256=$TEST_ISO_SHA256" --set images.pause.enabled=false "$@"
 }
 
 PK=out/windows-2022-containerd/packer

@@ -18,7 +18,8 @@ setup() {
 	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
 		PKR_VAR_azure_client_secret=secret
 	# the shipped recipes leave the ISO digest to the user
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256"
+	# the shipped pause image is needs_pin: these emit over make-staged.py trees
+	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
 }
 
 # staged NAME VERSION [flags]: write out/NAME/{tree,manifest.json}

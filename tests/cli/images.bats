@@ -27,6 +27,7 @@ setup_file() {
 	python3 "$WB_SRC/tests/sigstore/forge.py" --image-sigs "$SIGS" "$K8S_SIGNER" \
 		"$K8S_ISSUER" "$(dg 'signed|list')" "$(dg 'pause|list')" "$REG/signed"
 	start_front token --token
+	start_front plaintoken --token --plain
 	start_front corrupt --corrupt
 	start_front mcorrupt --corrupt-manifests
 	start_front flaky --flaky
@@ -132,6 +133,25 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 	[ "$(grep -c '^front GET /v2/pause/blobs/sha256:[0-9a-f]* auth=yes 307$' "$TOKEN_LOG")" = 3 ]
 	[ "$(grep -c '^blobs GET /b/pause/sha256:[0-9a-f]* auth=no 200$' "$TOKEN_LOG")" = 3 ]
 	! grep -q '^blobs .* auth=yes' "$TOKEN_LOG"
+}
+
+@test "images: a mirror over plain http that wants a token gets none: exit 1, no token asked for, nothing cached" {
+	read -r front _ <<<"$PLAINTOKEN_PORTS"
+	: >"$PLAINTOKEN_LOG"
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		mirrors:
+		  - {from: "https://$REG/", to: "http://127.0.0.1:$front/"}
+	YAML
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 1
+	assert_output_has "/v2/pause/manifests/$(dg 'pause|list')': the registry wants a token (HTTP 401), and winbuild sends none over plain http"
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=no 401$" "$PLAINTOKEN_LOG"
+	! grep -q "/token" "$PLAINTOKEN_LOG"
+	! grep -q "auth=yes" "$PLAINTOKEN_LOG"
+	# the artifact only
+	[ "$(cached)" = 1 ]
+	[ "$(tmpfiles)" = 0 ]
 }
 
 @test "image pull: a warm cache asks for no blob again" {
@@ -799,14 +819,31 @@ lk() { python3 -c 'import json,sys; L=json.load(open("t.lock")); print(eval(sys.
 	assert_output_has "image signed: cosign signature $sd verified"
 	grep -q "GET /v2/signed/manifests/sha256-${list#sha256:}.sig" "$NGINX_LOG"
 	grep -q "GET /v2/signed/blobs/$(dg 'signed|entries|10.0.20348.3207|layers|1')" "$NGINX_LOG"
-	# a rule to plain http is refused for a registry
+	# a rule to plain http: refused where policy.allow_http is false (exit
+	# 2, nothing asked); where it is true (the default), the mirror over
+	# http serves the same pin and signature, checked as over https
 	sed -i "s|to: \"https://localhost:$NGINX_TLS_PORT/\"|to: \"http://127.0.0.1:$NGINX_PORT/\"|" img.yaml
-	wb fetch img.yaml --cacert "$CA/ca.crt" --set policy.allow_http=true
+	rm -rf "$WINBUILD_CACHE"
+	: >"$NGINX_LOG"
+	wb fetch img.yaml --cacert "$CA/ca.crt" --set policy.allow_http=false
 	assert_status 2
-	assert_output_has "images.signed: the mirror rule to 'http://127.0.0.1:$NGINX_PORT/' is not https"
+	assert_output_has "images.signed: the mirror rule to 'http://127.0.0.1:$NGINX_PORT/' is not https, and policy.allow_http is false"
+	! grep -q "GET /v2/" "$NGINX_LOG"
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $sd verified"
+	grep -q "GET /v2/signed/blobs/$(dg 'signed|entries|10.0.20348.3207|layers|1')" "$NGINX_LOG"
+	rm -rf "$WINBUILD_CACHE"
+	# a file:// rule is never a registry mirror
+	sed -i "s|to: \"http://127.0.0.1:$NGINX_PORT/\"|to: \"file://$PWD/$root/\"|" img.yaml
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 2
+	assert_output_has "is not https: a registry mirror is https, or http where policy.allow_http is true"
 	# mirror_only: an image without a rule is refused (upstream is never
 	# asked); --offline takes it from the cache, asking no one
 	sed -i "s|{from: \"https://$REG/\".*|{from: \"$art\", to: \"$art\"}|" img.yaml
+	wb fetch img.yaml --cacert "$CA/ca.crt"
+	assert_status 0
 	wb fetch img.yaml --cacert "$CA/ca.crt" --set mirror_only=true
 	assert_status 2
 	assert_output_has "images.signed: mirror_only, and no mirror rule for 'https://$REG/'"

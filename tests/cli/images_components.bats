@@ -137,4 +137,67 @@ recipe() {
 	wb plan img.yaml
 	assert_status 2
 	assert_output_has "components/demo.yaml:10:3: images.core: '$REG/windows/servercore' has no signature requirement, but policy.require is 'signature'"
+
+@test "images.<key>.enabled: false leaves an image out, as an override drops it; a dropped pause leaves node.pause_image at the default" {
+	recipe "" "images:
+  pause: {name: $REG/pause, tag: \"3.10\", digest: \"$(dg 'pause|list')\"}
+  core: {name: $REG/windows/servercore, tag: ltsc, digest: \"$(dg 'servercore|list')\"}
+"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['core', 'pause']" ]
+	[ "$(jf 'J["image"]["pause_image"]')" = "$REG/pause:3.10" ]
+	printf 'kind: override\nimages:\n  pause: {enabled: false}\n' >drop.yaml
+	wb plan img.yaml --json -O drop.yaml
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['core']" ]
+	# the platform's default for Windows Server 2022 (lib/platform.c)
+	[ "$(jf 'J["image"]["pause_image"]')" = registry.k8s.io/pause:3.10 ]
+	wb fetch img.yaml -O drop.yaml --cacert "$CA/ca.crt"
+	assert_status 0
+	assert_output_has "fetched image core ($REG/windows/servercore@"
+	! grep -q "fetched image pause" <<<"$output"
+	# the artifact and servercore's list, manifest, config and 2 layers: no
+	# blob of pause
+	[ "$(find "$WINBUILD_CACHE/sha256" -type f | wc -l)" = 6 ]
+	[ ! -f "$WINBUILD_CACHE/sha256/$(dg 'pause|list' | cut -c8-9)/$(dg 'pause|list' | cut -c8-)" ]
+	# --set drops one as well, and true keeps it
+	wb plan img.yaml --json --set images.core.enabled=false --set images.pause.enabled=true
+	assert_status 0
+	[ "$(jf '[i["key"] for i in J["images"]]')" = "['pause']" ]
+	# an override may drop an image the recipe does not have; an enabled
+	# entry still needs its name
+	printf 'kind: override\nimages:\n  nano: {enabled: false}\n' >nonano.yaml
+	wb plan img.yaml -O nonano.yaml
+	assert_status 0
+	printf 'kind: override\nimages:\n  nano: {tag: "1"}\n' >noname.yaml
+	wb plan img.yaml -O noname.yaml
+	assert_status 2
+	assert_output_has "noname.yaml:3:3: missing required key 'name' in 'images.nano'"
+}
+
+@test "the image's vars expand in images.<key>.cosign and in mirrors: (a site or the demo names its signer, root and mirror once)" {
+	root="$WB_SRC/recipes/trust/sigstore/trusted_root.json"
+	recipe "" "vars: {signer: someone@example.com, root: \"$root\", reg_mirror: \"http://127.0.0.1:9\"}
+images:
+  pause:
+    name: $REG/pause
+    tag: \"3.10\"
+    digest: \"$(dg 'pause|list')\"
+    cosign: {identity: \"\${signer}\", issuer: \"https://issuer.\${windows_version}.example\", trusted_root: \"\${root}\"}
+mirrors:
+  - {from: \"https://$REG/\", to: \"\${reg_mirror}/r/\"}
+"
+	wb plan img.yaml --json
+	assert_status 0
+	[ "$(jf 'J["images"][0]["cosign"]["identity"]')" = someone@example.com ]
+	[ "$(jf 'J["images"][0]["cosign"]["issuer"]')" = https://issuer.2022.example ]
+	[ "$(jf 'J["images"][0]["cosign"]["trusted_root"]')" = "$root" ]
+	[ "$(jf 'J["mirrors"][0]["to"]')" = http://127.0.0.1:9/r/ ]
+	# an undefined variable is exit 2 at its value
+	sed -i 's|\${signer}|${nobody}|' img.yaml
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "img.yaml:13:"
+	assert_output_has "nobody"
 }

@@ -25,7 +25,9 @@ teardown_file() { stop_servers; }
 
 # tier < OVERRIDE_BODY: the shipped 2022 image (sc, qemu, two passes) with
 # an override of the given keys through the engine tier, in $WORK/tier; the
-# registry's CA through SSL_CERT_FILE
+# registry's CA through SSL_CERT_FILE. The tier's fixtures drop the shipped
+# pause image (images.pause.enabled: false): an override's pause says
+# enabled: true
 tier() {
 	{
 		printf 'kind: override\n'
@@ -41,7 +43,7 @@ tier() {
 	tier <<-YAML
 		node: {pause_image: $REG/pause:3.10}
 		images:
-		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')", enabled: true}
 		  servercore: {name: $REG/windows/servercore, tag: ltsc, digest: "$(dg 'servercore|list')"}
 	YAML
 	assert_status 0
@@ -100,7 +102,7 @@ tier() {
 	tier <<-YAML
 		node: {pause_image: $REG/pause:3.10}
 		images:
-		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')", enabled: true}
 	YAML
 	assert_status 0
 	local out="$WORK/tier/2022-sc/out/windows-2022-containerd" other

@@ -16,7 +16,7 @@ setup_file() {
 	mkdir -p "$BATS_FILE_TMPDIR/tmp"
 	TMPDIR="$BATS_FILE_TMPDIR/tmp" bash "$WB_SRC/tests/demo/run" >"$BATS_FILE_TMPDIR/demo.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/demo.log" >&2; return 1; }
-	start_nginx "$DEMO_DIR/mirror"
+	WB_NGINX_INCLUDE="$DEMO_DIR/mirror/registry.k8s.io/nginx-locations.conf" start_nginx "$DEMO_DIR/mirror"
 	start_rekor "$DEMO_DIR"/keys/sigstore/entries/*.json
 	export MX_KEY MX_REKOR="$REKOR" MX_MIRROR="http://127.0.0.1:$NGINX_PORT"
 	MX_KEY=$(tail -n1 "$DEMO_DIR/keys/demo.pub")
@@ -46,8 +46,10 @@ setup() {
 	demo_args
 }
 
-# the mirror's requests so far: "GET /path" lines
-requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
+# the mirror's requests so far: "GET /path" lines, the artifacts' (the
+# pause image's registry tree apart: regreq)
+requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"' | grep -v ' /registry.k8s.io/'; }
+regreq() { grep -o '"[A-Z][A-Z]* /registry.k8s.io/[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 
 @test "build of the three shipped images: one request per file, a lock, a stage and Packer inputs each, the table" {
 	: >"$NGINX_LOG"
@@ -64,13 +66,18 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 			assert l["recipe"] == sys.argv[2], l.get("recipe")
 			assert len(l["artifacts"]) == 10, len(l["artifacts"])
 		PY
-		assert_output_has "$(printf '%-32s %-9s %-24s %-9s' "$name" 10 "27 files" packer)"
+		assert_output_has "$(printf '%-32s %-9s %-24s %-9s' "$name" 10 "28 files" packer)"
 	done
 	assert_output_has "3 images, 10 distinct artifacts: 10 downloaded, 0 from the cache"
 	# every file of the union once: no path twice
 	all=$(requests | wc -l)
 	uniq=$(requests | sort -u | wc -l)
 	[ "$all" -eq "$uniq" ] || { requests | sort | uniq -d; false; }
+	# the pause image (3.10 for 2019 and 2022, 3.10.2 for 2025): each
+	# manifest and blob once; its signature manifest is looked up by its tag
+	# (sha256-<hex>.sig, which may move) for each image that pins it
+	[ -z "$(regreq | grep -v '\.sig$' | sort | uniq -d)" ]
+	regreq | grep -q "/manifests/sha256-.*\.sig$"
 	# and exactly what one image alone asks for
 	: >"$NGINX_LOG"
 	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache1"
@@ -94,7 +101,7 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 		    assert len(i["artifacts"]) == 10 and all(a["ok"] for a in i["artifacts"]), i
 		    assert i["lock"] == i["image"] + ".lock", i
 		    assert i["packer"]["template"].endswith(i["image"] + ".pkr.hcl"), i
-		    assert i["files"] == 27 and i["up_to_date"] is False, i
+		    assert i["files"] == 28 and i["up_to_date"] is False, i
 	PY
 	# the second run: nothing changed, nothing fetched
 	: >"$NGINX_LOG"
@@ -115,6 +122,7 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 		  - name: a
 		  - name: b
 		    set:
+		      images.pause.enabled: false
 		      node.pause_image: example.invalid/pause:42
 	EOF
 	: >"$NGINX_LOG"
@@ -268,9 +276,10 @@ requests() { grep -o '"[A-Z][A-Z]* /[^ ]*' "$NGINX_LOG" | tr -d '"'; }
 
 @test "stage of a matrix: an image whose variation changed is staged again, the others stay up to date" {
 	mkdir m
-	printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nvariations:\n  - name: a\n  - name: b\n    set: {node.pause_image: example.invalid/pause:1}\n' >m/matrix.yaml
+	printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nvariations:\n  - name: a\n  - name: b\n    set: {images.pause.enabled: false, node.pause_image: example.invalid/pause:1}\n' >m/matrix.yaml
 	wbd stage --matrix m/matrix.yaml -o out
 	assert_status 0
+	# b drops the pause image (its tar): one file fewer than a
 	assert_output_has "$(printf '%-32s %-9s %-24s %-9s' windows-2022-containerd-b 10 "27 files" -)"
 	grep -q 'example.invalid/pause:1' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
 	: >"$NGINX_LOG"

@@ -24,7 +24,7 @@ mode() { stat -c %a "$1"; }
 
 emit_iso() {
 	wb emit "$(recipe 2022)" --builder qemu --builder hyperv-iso \
-		--set "windows.iso_sha256=$TEST_ISO_SHA256" "$@"
+		--set "windows.iso_sha256=$TEST_ISO_SHA256" --set images.pause.enabled=false "$@"
 }
 
 secrets() {

@@ -37,11 +37,14 @@ replace_entry() {
 }
 
 # fixture_override [CONTAINERD_TARBALL]: the override (on stdout) that
-# replaces every artifact of recipes/windows-2022-containerd.yaml
+# replaces every artifact of recipes/windows-2022-containerd.yaml, and drops
+# the shipped pause image (needs_pin, from registry.k8s.io: these tests are
+# about the rest; make demo and tests/win/run pull it from a mirror)
 fixture_override() {
 	local ctd="${1:-containerd-2.1.4-windows-amd64.tar.gz}"
 	echo "kind: override"
 	echo "windows: {iso_sha256: $TEST_ISO_SHA256}"
+	echo "images: {pause: {enabled: false}}"
 	echo "replace:"
 	replace_entry containerd "$ctd"
 	replace_entry cni-plugins cni-plugins-windows-amd64-v1.7.1.tgz
@@ -51,6 +54,48 @@ fixture_override() {
 	for b in kubelet kubeadm kube-proxy kubectl kube-log-runner; do
 		replace_entry "$b" "$b.exe"
 	done
+}
+
+# make_pause_mirror IDENTITY ISSUER: make demo's stand-in for the shipped
+# pause image (tests/demo/pause.py: lists 3.10 and 3.10.2) as a static
+# registry tree in $WWW/registry.k8s.io, both lists cosign-signed as
+# IDENTITY from ISSUER in a Sigstore world of its own (forge.py --sign
+# --image). Exports PAUSE_310 and PAUSE_3102 (the lists' digests),
+# PAUSE_ROOT (the world's trusted root) and PAUSE_INCLUDE (the media types,
+# for start_nginx's WB_NGINX_INCLUDE).
+make_pause_mirror() {
+	local t="$WWW/registry.k8s.io" w="$WWW/../pause-sig" d
+	local -a p
+	mapfile -t p < <(python3 "$WB_SRC/tests/demo/pause.py" tree "$t" /registry.k8s.io |
+		python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin).values()))')
+	mkdir -p "$w"
+	echo "the world's first signed file" >"$w/world.txt"
+	python3 "$WB_SRC/tests/sigstore/forge.py" --sign "$w" "$1" "$2" "$w/world.txt" \
+		--image registry.k8s.io/pause "${p[@]}"
+	for d in "${p[@]}"; do
+		python3 "$WB_SRC/tests/demo/pause.py" sig "$t" /registry.k8s.io "$d" \
+			"$w/imgsig/${d#sha256:}.json" >/dev/null
+	done
+	export PAUSE_310=${p[0]} PAUSE_3102=${p[1]} PAUSE_ROOT="$(cd "$w" && pwd)/root.json" \
+		PAUSE_INCLUDE="$t/nginx-locations.conf"
+}
+
+# pause_override IDENTITY ISSUER [PINNED]: the override (on stdout) that
+# pulls the shipped pause image from make_pause_mirror's tree (a mirror rule
+# for registry.k8s.io) under that signer; PINNED=pin: its digests too, per
+# Windows version (else it stays needs_pin, for lock --accept-new)
+pause_override() {
+	echo "kind: override"
+	echo "mirrors:"
+	echo "  - {from: \"https://registry.k8s.io/\", to: \"$(H)/registry.k8s.io/\"}"
+	echo "images:"
+	echo "  pause:"
+	echo "    enabled: true"
+	echo "    cosign: {identity: \"$1\", issuer: \"$2\", trusted_root: \"$PAUSE_ROOT\"}"
+	[ "${3:-}" = pin ] || return 0
+	echo "    digest: $PAUSE_310"
+	echo "windows_versions:"
+	echo "  \"2025\": {images: {pause: {digest: $PAUSE_3102}}}"
 }
 
 # one_archive FILE [UNPACK_EXTRA_YAML]: $WORK/img.yaml with one component

@@ -17,6 +17,7 @@ Two TLS listeners on loopback:
          --flaky: the first request for each path on either listener is a 503.
          --grow: one byte more on every blob body (longer than its descriptor).
          --http-redirect: blobs redirect to the blob store over plain http.
+--plain: both listeners plain http (a mirror over http wanting a token).
 Every request is logged: "LISTENER METHOD PATH auth=yes|no STATUS".
 """
 import argparse
@@ -44,6 +45,7 @@ ap.add_argument("--corrupt-manifests", action="store_true")
 ap.add_argument("--flaky", action="store_true")
 ap.add_argument("--grow", action="store_true")
 ap.add_argument("--http-redirect", action="store_true")
+ap.add_argument("--plain", action="store_true")
 ap.add_argument("--timeout", type=int, default=600)
 A = ap.parse_args()
 
@@ -158,9 +160,10 @@ class Blobs(Base):
 
 def serve(cls, host):
     srv = ThreadingHTTPServer((host, 0), cls)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(A.cert, A.key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    if not A.plain:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(A.cert, A.key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv.server_address[1]
 

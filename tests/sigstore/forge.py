@@ -2,7 +2,7 @@
 """Mint a private Sigstore world and forgeries of it, for tests/cli/sigstore.bats.
 
     forge.py OUTDIR
-    forge.py --sign OUTDIR IDENTITY ISSUER FILE... [--attest IDENTITY ISSUER JSONL FILE...]
+    forge.py --sign OUTDIR IDENTITY ISSUER FILE... [--image REF DIGEST...] [--attest IDENTITY ISSUER JSONL FILE...]
     forge.py --image-sigs OUTDIR IDENTITY ISSUER DIGEST OTHER_DIGEST DOCKER_REFERENCE
 
 --sign (make demo, tests/demo/run; tests/cli/upstream_shipped.bats) mints
@@ -14,6 +14,9 @@ of its hashedrekord entry as OUTDIR/entries/<FILE's name>.json, for
 fakerekor.py to serve. With --attest, it also writes JSONL: the build
 provenance of the FILEs after it (one DSSE in-toto SLSA v1 bundle, signed as
 the workflow IDENTITY), as containerd's release workflow attests its files.
+With --image, each container image DIGEST (docker-reference REF) is signed
+as --image-sigs signs its "good" case, in the same world, as
+OUTDIR/imgsig/<hex of DIGEST>.json (the demo's pause image).
 
 --image-sigs (tests/cli/images.bats) mints the world and signs the container
 image DIGEST the way `cosign sign` does (issue 33): a simple-signing payload
@@ -322,60 +325,67 @@ int_ca, _ = ca_cert(int_key, "forge-intermediate", root_key, root_name, path_len
 rekor = Rekor()
 write("root.json", trusted_root([int_ca, root_ca], ct_key, rekor))
 
+def image_payload(d, ref):
+    return json.dumps({"critical": {"identity": {"docker-reference": ref},
+                                    "image": {"docker-manifest-digest": d},
+                                    "type": "cosign container image signature"},
+                       "optional": None}, separators=(",", ":")).encode()
+
+
+def image_sig(name, d, ref, identity, issuer, sign_key=None, key=None, mutate_set=None,
+              index=0):
+    """One signature layer as cosign writes it: the payload naming image D
+    (docker-reference REF), and its signature, certificate and Rekor bundle
+    as annotations; OUT/imgsig/NAME.json."""
+    data = image_payload(d, ref)
+    k = key or ec_key()
+    cert = None if key else leaf_cert(k, int_key, int_ca, ct_key, identity=identity,
+                                      issuer=issuer)
+    sig = (sign_key or k).sign(data, ec.ECDSA(hashes.SHA256()))
+    pub = pem(cert) if cert else k.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pub),
+                         index=index, size=max(8, index + 1))
+    (e,) = api.values()
+    set_ = base64.b64decode(e["verification"]["signedEntryTimestamp"])
+    if mutate_set:
+        set_ = mutate_set(set_)
+    bundle_ = {"Payload": {"body": e["body"], "integratedTime": e["integratedTime"],
+                           "logIndex": e["logIndex"], "logID": e["logID"]}}
+    if set_ is not None:
+        bundle_["SignedEntryTimestamp"] = b64(set_)
+    ann = {"dev.cosignproject.cosign/signature": b64(sig),
+           "dev.sigstore.cosign/bundle": json.dumps(bundle_, separators=(",", ":"))}
+    if cert:
+        ann["dev.sigstore.cosign/certificate"] = pem(cert).decode()
+        ann["dev.sigstore.cosign/chain"] = (pem(int_ca) + pem(root_ca)).decode()
+    os.makedirs(os.path.join(OUT, "imgsig"), exist_ok=True)
+    write(os.path.join("imgsig", name + ".json"),
+          json.dumps({"payload": b64(data), "annotations": ann}, indent=1))
+
+
 if IMAGE:
     ident, iss, digest_, other_, ref = sys.argv[3:8]
 
-    def payload(d):
-        return json.dumps({"critical": {"identity": {"docker-reference": ref},
-                                        "image": {"docker-manifest-digest": d},
-                                        "type": "cosign container image signature"},
-                           "optional": None}, separators=(",", ":")).encode()
-
-    def image_sig(name, d=digest_, identity=ident, issuer=iss, sign_key=None, key=None,
-                  mutate_set=None, index=0):
-        """One signature layer as cosign writes it: the payload, and its
-        signature, certificate and Rekor bundle as annotations."""
-        data = payload(d)
-        k = key or ec_key()
-        cert = None if key else leaf_cert(k, int_key, int_ca, ct_key, identity=identity,
-                                          issuer=issuer)
-        sig = (sign_key or k).sign(data, ec.ECDSA(hashes.SHA256()))
-        pub = pem(cert) if cert else k.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pub),
-                             index=index, size=8)
-        (e,) = api.values()
-        set_ = base64.b64decode(e["verification"]["signedEntryTimestamp"])
-        if mutate_set:
-            set_ = mutate_set(set_)
-        bundle_ = {"Payload": {"body": e["body"], "integratedTime": e["integratedTime"],
-                               "logIndex": e["logIndex"], "logID": e["logID"]}}
-        if set_ is not None:
-            bundle_["SignedEntryTimestamp"] = b64(set_)
-        ann = {"dev.cosignproject.cosign/signature": b64(sig),
-               "dev.sigstore.cosign/bundle": json.dumps(bundle_, separators=(",", ":"))}
-        if cert:
-            ann["dev.sigstore.cosign/certificate"] = pem(cert).decode()
-            ann["dev.sigstore.cosign/chain"] = (pem(int_ca) + pem(root_ca)).decode()
-        write(os.path.join("imgsig", name + ".json"),
-              json.dumps({"payload": b64(data), "annotations": ann}, indent=1))
+    def one(name, d=digest_, identity=ident, issuer=iss, **kw):
+        image_sig(name, d, ref, identity, issuer, **kw)
 
     def flip(b):
         b = bytearray(b)
         b[len(b) // 2] ^= 0x01
         return bytes(b)
 
-    image_sig("good")
-    image_sig("wrong-identity", identity="evil@example.com", index=1)
-    image_sig("wrong-issuer", issuer="https://evil.example", index=2)
-    image_sig("forged", sign_key=ec_key(), index=3)
-    image_sig("other-digest", d=other_, index=4)
-    image_sig("broken-set", mutate_set=flip, index=5)
-    image_sig("no-set", mutate_set=lambda b: None, index=6)
+    one("good")
+    one("wrong-identity", identity="evil@example.com", index=1)
+    one("wrong-issuer", issuer="https://evil.example", index=2)
+    one("forged", sign_key=ec_key(), index=3)
+    one("other-digest", d=other_, index=4)
+    one("broken-set", mutate_set=flip, index=5)
+    one("no-set", mutate_set=lambda b: None, index=6)
     ck = ec_key()
     write(os.path.join("imgsig", "cosign.pub"), ck.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    image_sig("key", key=ck, index=7)
+    one("key", key=ck, index=7)
     sys.exit(0)
 
 if SIGN:
@@ -383,7 +393,14 @@ if SIGN:
     rest = sys.argv[5:]
     attest = rest[rest.index("--attest") + 1:] if "--attest" in rest else []
     files = rest[:rest.index("--attest")] if attest else rest
+    # --image REF DIGEST...: container images signed as `cosign sign`
+    # signs them, as IDENTITY from ISSUER, in the same world:
+    # OUTDIR/imgsig/<hex of DIGEST>.json (the demo's pause image)
+    images = files[files.index("--image") + 1:] if "--image" in files else []
+    files = files[:files.index("--image")] if images else files
     n = len(files) + (1 if attest else 0) + 1
+    for k, d in enumerate(images[1:]):
+        image_sig(d.split(":")[1], d, images[0], sys.argv[3], sys.argv[4], index=n + k)
     for i, f in enumerate(files):
         with open(f, "rb") as fh:
             data = fh.read()

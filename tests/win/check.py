@@ -354,7 +354,9 @@ def main():
     c.eq('06-images.ps1 emitted', os.path.isfile(os.path.join(scripts, '06-images.ps1')), bool(images))
     # containerd as the import found it: every service a pass started is
     # stopped again in that pass, and none is stopped that it did not start
-    seen = 0
+    # (on a kept machine, build-sim -k, after the earlier build's events)
+    before = os.path.join(sim, 'events-before')
+    seen = int(open(before).read()) if os.path.isfile(before) else 0
     for i, snap in enumerate(snaps):
         events = snap['state'].get('service_events', [])[seen:]
         seen += len(events)
