@@ -137,6 +137,7 @@ recipe() {
 	wb plan img.yaml
 	assert_status 2
 	assert_output_has "components/demo.yaml:10:3: images.core: '$REG/windows/servercore' has no signature requirement, but policy.require is 'signature'"
+}
 
 @test "images.<key>.enabled: false leaves an image out, as an override drops it; a dropped pause leaves node.pause_image at the default" {
 	recipe "" "images:
