@@ -159,10 +159,9 @@ static int reg_creds(struct reg_try *t, CURL *h, const char *url, struct curl_sl
 	 * auth is its challenge's (distribution's docs/spec/auth/token.md):
 	 * neither means anything to it, so it is refused, not sent. */
 	if (ce->kind == CREDS_SIGV4 || ce->kind == CREDS_QUERY) {
-		wb_error(e, WB_EUSAGE, "'%s': the credentials for it in %s (%s) are %s, which "
+		wb_error(e, WB_EUSAGE, "'%s': the credentials for it (%s) are %s, which "
 			 "a registry does not take: give it a basic (user and password or "
-			 "access token), bearer or client-cert entry", shown,
-			 creds_from_name(ce->from), ce->where,
+			 "access token), bearer or client-cert entry", shown, ce->where,
 			 ce->kind == CREDS_SIGV4 ? "sigv4" : "query");
 		free(shown);
 		return -1;
@@ -172,8 +171,8 @@ static int reg_creds(struct reg_try *t, CURL *h, const char *url, struct curl_sl
 		/* as the token (reg_ended): a secret over plain http goes to
 		 * whoever answers on the wire */
 		wb_error(e, WB_EVERIFY, "'%s': winbuild sends no credentials over plain "
-			 "http (those for it in %s (%s)): serve it over https, or anonymously",
-			 shown, creds_from_name(ce->from), ce->where);
+			 "http (those for it: %s): serve it over https, or anonymously",
+			 shown, ce->where);
 		free(shown);
 		return -1;
 	}
