@@ -147,3 +147,20 @@ fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 	[[ "$output" != *abc* ]]
 	! grep -q 'sig=abc' "$BASIC_LOG"
 }
+
+@test "images creds: image pull by hand takes --credentials too (and without them says how to give them)" {
+	read -r front _ <<<"$BASIC_PORTS"
+	list=$(dg 'pause|list')
+	wb image pull "127.0.0.1:$front/pause@$list" --windows 2022 --cacert "$CA/ca.crt"
+	assert_status 3
+	assert_output_has "--credentials FILE or --netrc-file FILE"
+	[ "$(cached)" = 0 ]
+	cred "$WORK/cr" "https://127.0.0.1:$front" alice s3cret-mirror
+	: >"$BASIC_LOG"
+	wb image pull "127.0.0.1:$front/pause@$list" --windows 2022 --cacert "$CA/ca.crt" \
+		--credentials "$WORK/cr"
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	grep -q "^front GET /v2/pause/manifests/$list auth=basic:alice:ok 200$" "$BASIC_LOG"
+	! grep -q '^blobs .* auth=basic' "$BASIC_LOG"
+}
