@@ -1,7 +1,8 @@
 /*
  * The registry client's requests (registry_int.h): one GET at a time,
  * judged by request_judge() like fetch_request's, redirects one hop at a
- * time, and distribution's token flow.
+ * time, distribution's token flow, and the credentials of the run
+ * (fetch/creds.h) for a registry or token realm that asks for them.
  */
 #include <errno.h>
 #include <stdio.h>
