@@ -113,10 +113,13 @@ static const struct wb_command commands[] = {
 	  "" },
 	{ "image", cmd_image,
 	  "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION [--allow-foreign-layers]\n"
-	  "       [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]",
+	  "       [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE]\n"
+	  "       [--credentials FILE] [--netrc-file FILE] [--json]",
 	  "pull one container image by digest into the cache, verified",
 	  "Pull the image the digest names from its registry (OCI distribution\n"
-	  "API over https; anonymous or a registry's Bearer token) into the cache:\n"
+	  "API over https; anonymous, a registry's Bearer token, or Basic with\n"
+	  "the credentials file's or netrc's entry for its host; docs/recipes.md,\n"
+	  "\"Credentials\") into the cache:\n"
 	  "a manifest list's windows/amd64 entry for the Windows build of\n"
 	  "--windows, its manifest, config and layers, each verified by its\n"
 	  "digest and size, the config's platform checked. Nothing is cached\n"

@@ -21,7 +21,8 @@
 
 #define IMAGE_USAGE "image pull HOST/REPO[:TAG]@sha256:DIGEST --windows VERSION " \
 	"[--allow-foreign-layers] [--cosign-identity ID --cosign-issuer URL | --cosign-key FILE] " \
-	"[--trusted-root FILE] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] [--json]"
+	"[--trusted-root FILE] [--oci-archive FILE] [--offline] [--cache DIR] [--cacert FILE] " \
+	"[--credentials FILE] [--netrc-file FILE] [--json]"
 
 /* --windows: a Windows Server version of the platform table or a build
  * "10.0.N". The build prefix in OUT. */
@@ -123,13 +124,15 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 		{ 0 },
 	};
 	const struct cmd_optset set = {
-		OPT_CACHE | OPT_CACERT | OPT_OFFLINE | OPT_JSON | OPT_QUIET, opts, 0, IMAGE_USAGE
+		OPT_CACHE | OPT_CACERT | OPT_CREDS | OPT_NETRC | OPT_OFFLINE | OPT_JSON | OPT_QUIET,
+		opts, 0, IMAGE_USAGE
 	};
 	struct wb_err e = WB_ERR_INIT;
 	struct cache c = CACHE_INIT;
 	struct image_ref ref;
 	struct registry_image img;
 	struct registry_opts ro;
+	struct creds creds = { NULL, 0 };
 	struct trust_policy policy;
 	struct fetch_transport t;
 	struct plan_image_cosign cos;
@@ -203,7 +206,13 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	ro.allow_foreign = allow_foreign;
 	ro.offline = run->offline;
 	ro.cosign = want > 0 ? &pol : NULL;
-	r = registry_pull(&c, &ref, &ro, &img, &e);
+	/* the registry's credentials, as a recipe's images get them
+	 * (pipe_fetch_images); --offline asks no server */
+	r = run->offline ? 0 : creds_load(&creds, run->credentials, run->netrc_file, &e);
+	ro.creds = run->offline ? NULL : &creds;
+	if (r == 0)
+		r = registry_pull(&c, &ref, &ro, &img, &e);
+	creds_release(&creds);
 	sigstore_root_release(&root);
 	buf_release(&key);
 	if (r < 0) {

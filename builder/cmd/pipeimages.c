@@ -104,7 +104,9 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 	struct trust_policy policy;
 	struct fetch_transport t;
 	struct registry_opts ro;
+	struct creds creds = { NULL, 0 };
 	char build[32];
+	int ret = -1;
 
 	if (!w)
 		return wb_error(e, WB_EUSAGE, "no Windows Server '%s' in the platform table",
@@ -121,6 +123,13 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 	ro.t = &t;
 	ro.os_version = build;
 	ro.offline = run->offline;
+	/* the credentials the artifacts' fetch uses (fetch/engine.c), read
+	 * once for every image; an --offline run asks no server */
+	if (plan->nimages && !run->offline) {
+		if (creds_load(&creds, run->credentials, run->netrc_file, e) < 0)
+			return -1;
+		ro.creds = &creds;
+	}
 	for (size_t i = 0; i < plan->nimages; i++) {
 		struct plan_image *im = &plan->images[i];
 		const struct lock_image *li = lockfile_find_image(lf, im->key);
@@ -136,13 +145,15 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		 * artifact's (--locked checked they agree: check_locked) */
 		if (!im->digest && li)
 			im->digest = xstrdup(li->digest);
-		if (!im->digest && !(accept_new && im->tag))
-			return wb_origin_error(e, &im->origin, "images.%s: '%s%s%s' is not "
+		if (!im->digest && !(accept_new && im->tag)) {
+			wb_origin_error(e, &im->origin, "images.%s: '%s%s%s' is not "
 					       "pinned (needs_pin: %s); fetch pulls only by "
 					       "digest: set images.%s.digest, or let 'winbuild "
 					       "lock --accept-new' pin its tag", im->key,
 					       im->name, im->tag ? ":" : "",
 					       im->tag ? im->tag : "", im->needs_pin, im->key);
+			goto out;
+		}
 		/* lock --accept-new: the tag's digest now, pulled (and its
 		 * signature checked) as a pin; recorded as accepted_new */
 		ro.resolve_tag = !im->digest;
@@ -151,7 +162,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		r = image_ref_parse(s, &ref, e);
 		free(s);
 		if (r < 0)
-			return -1;
+			goto out;
 		ro.allow_foreign = im->allow_foreign_layers;
 		memset(&root, 0, sizeof(root));
 		want = registry_base(plan, im, run->offline, &base, e);
@@ -169,7 +180,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		sigstore_root_release(&root);
 		buf_release(&key);
 		if (r < 0)
-			return -1;
+			goto out;
 		if (!im->digest) {
 			im->digest = xstrdup(img.pinned);
 			img.accepted_new = 1;
@@ -180,7 +191,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 				 im->key, im->digest, img.manifest_digest, build,
 				 li->manifest_digest);
 			registry_image_release(&img);
-			return -1;
+			goto out;
 		}
 		if (!run->quiet)
 			wb_log(&run->log, WB_LOG_INFO, "fetched image %s (%s@%s: windows/amd64 "
@@ -197,7 +208,10 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		}
 		out[i] = img;
 	}
-	return 0;
+	ret = 0;
+out:
+	creds_release(&creds);
+	return ret;
 }
 
 json_t *pipe_images_lock_json(const struct plan *plan, const struct registry_image *pulled)

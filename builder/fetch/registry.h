@@ -12,9 +12,12 @@
  *
  * Auth: anonymous, and the token flow of distribution's token spec (a 401
  * with `WWW-Authenticate: Bearer realm=...,service=...,scope=...`: GET the
- * realm for an anonymous token, ask again with it). The token goes only to
- * the registry's own origin (scheme, host and port), never to a host a
- * redirect leads to.
+ * realm for a token, with the credentials given for the realm's origin if
+ * any, ask again with it), and Basic (a 401 with `WWW-Authenticate:
+ * Basic`: ask again with the credentials given for the registry's origin;
+ * registry_opts.creds). The token goes only to the registry's own origin
+ * (scheme, host and port), credentials only to the origin they were given
+ * for, never to a host a redirect leads to, never over plain http.
  *
  * The image: REF's digest names an image manifest, or a manifest list / OCI
  * index whose windows/amd64 entry for the wanted Windows build is taken
@@ -41,6 +44,7 @@
 #define WB_FETCH_REGISTRY_H
 
 #include "fetch/cache.h"
+#include "fetch/creds.h"
 #include "fetch/fetch.h"
 #include "lib/err.h"
 #include "lib/imageref.h"
@@ -104,6 +108,13 @@ struct registry_opts {
 	 * (a recipe's mirror rule for https://REF-HOST/; `winbuild mirror`
 	 * writes a static tree such a URL serves) */
 	const char *base;
+	/* NULL, or the run's credentials (fetch/creds.h, loaded once by the
+	 * caller): what creds_for() gives for a request's own origin goes
+	 * along after that origin asked for it (a 401 with a Basic
+	 * challenge), to a token realm from the first request (Docker's
+	 * token flow), a client certificate always; never over plain http,
+	 * never to another origin a redirect leads to */
+	const struct creds *creds;
 };
 
 /*

@@ -1,7 +1,8 @@
 /*
  * The registry client's requests (registry_int.h): one GET at a time,
  * judged by request_judge() like fetch_request's, redirects one hop at a
- * time, and distribution's token flow.
+ * time, distribution's token flow, and the credentials of the run
+ * (fetch/creds.h) for a registry or token realm that asks for them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,7 +119,67 @@ struct reg_try {
 	struct reg_sink *s;
 	CURL *h;                     /* the try's handle, for the status */
 	int authed;                  /* a token was fetched for this GET */
+	const char *url;             /* the URL asked (before any hop): the
+				      * credentials are the ones for its origin */
+	int creds;                   /* send them on this GET (a Basic retry,
+				      * a token realm) */
+	const struct creds_entry *sent, *held;   /* on the last try (hop_creds) */
 };
+
+/*
+ * The credentials of this try of T on H for URL (a hop of T->url), after
+ * the headers in *HDR: those creds_for() gives for T->url's origin, when
+ * URL is still on it (hop_creds: never across hosts), and only when the
+ * server asked for them (T->creds, the registry's creds_on) or they are a
+ * client certificate (set from the start, as the fetch does: a TLS
+ * handshake cannot be asked again). 0, or -1 with E.
+ */
+static int reg_creds(struct reg_try *t, CURL *h, const char *url, struct curl_slist **hdr,
+		     struct wb_err *e)
+{
+	struct reg_client *rc = t->rc;
+	const struct creds_entry *ce;
+	char sc[16], *shown;
+	int want;
+
+	t->sent = t->held = NULL;
+	ce = rc->o->creds ? creds_for(rc->o->creds, t->url, NULL) : NULL;
+	/* the registry's own token wins on its origin: credentials were
+	 * for getting it */
+	want = t->creds || (rc->creds_on && same_origin(url, rc->origin) && !rc->token);
+	if (!ce || (!want && ce->kind != CREDS_CERT))
+		return 0;
+	/* hop_creds: only on T->url's origin, never across hosts */
+	free(hop_creds(rc->o->creds, h, t->url, url, NULL, &t->sent, &t->held, hdr));
+	if (!t->sent)
+		return 0;
+	shown = xfer_shown_url(url);
+	/* SigV4 signs a request for one AWS service (an S3 bucket); ECR's
+	 * registry API takes Basic with a token from GetAuthorizationToken
+	 * instead. A query (an Azure SAS) is for blob storage. A registry's
+	 * auth is its challenge's (distribution's docs/spec/auth/token.md):
+	 * neither means anything to it, so it is refused, not sent. */
+	if (ce->kind == CREDS_SIGV4 || ce->kind == CREDS_QUERY) {
+		wb_error(e, WB_EUSAGE, "'%s': the credentials for it (%s) are %s, which "
+			 "a registry does not take: give it a basic (user and password or "
+			 "access token), bearer or client-cert entry", shown, ce->where,
+			 ce->kind == CREDS_SIGV4 ? "sigv4" : "query");
+		free(shown);
+		return -1;
+	}
+	hop_url_scheme(url, sc);
+	if (strcmp(sc, "https")) {
+		/* as the token (reg_ended): a secret over plain http goes to
+		 * whoever answers on the wire */
+		wb_error(e, WB_EVERIFY, "'%s': winbuild sends no credentials over plain "
+			 "http (those for it: %s): serve it over https, or anonymously",
+			 shown, ce->where);
+		free(shown);
+		return -1;
+	}
+	free(shown);
+	return 0;
+}
 
 static size_t reg_on_header_status(char *data, size_t sz, size_t nmemb, void *ud)
 {
@@ -155,6 +216,8 @@ static int reg_setup(CURL *h, const char *url, char *errbuf, struct curl_slist *
 		memset(auth, 0, strlen(auth));
 		free(auth);
 	}
+	if (reg_creds(t, h, url, hdr, e) < 0)
+		return -1;
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, reg_on_header_status);
@@ -169,33 +232,83 @@ static int reg_setup(CURL *h, const char *url, char *errbuf, struct curl_slist *
 static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
 			 struct wb_err *e);
 
+static int is_basic(const char *challenge)
+{
+	while (*challenge == ' ' || *challenge == '\t')
+		challenge++;
+	return !strncasecmp(challenge, "Basic", 5) &&
+	       (!challenge[5] || strchr(" \t\r\n,", challenge[5]));
+}
+
+/* A 401 with a Basic challenge at END->url: 1 to ask again with the
+ * credentials, or -1 with E saying what was sent and how to give them. */
+static int reg_basic(struct reg_try *t, const struct request_end *end, struct wb_err *e)
+{
+	const struct creds_entry *ce;
+	char host[300], *shown;
+
+	ce = t->rc->o->creds ? creds_for(t->rc->o->creds, t->url, NULL) : NULL;
+	if (!t->sent && !t->held && !t->creds && ce && creds_match_origin(ce, end->url)) {
+		t->creds = 1;
+		if (same_origin(end->url, t->rc->origin))
+			t->rc->creds_on = 1;   /* every later request of the pull */
+		return 1;
+	}
+	shown = xfer_shown_url(end->url);
+	creds_origin_text(end->url, host, sizeof(host));
+	if (t->sent)
+		wb_error(e, WB_ENET, "'%s': HTTP 401: %s refused the credentials winbuild "
+			 "sent, from %s (%s): check that they are current and may pull this "
+			 "repository", shown, host, creds_from_name(t->sent->from), t->sent->where);
+	else if (t->held || ce)
+		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401), and "
+			 "none were sent: those from %s (%s) are for %s://%s only, and winbuild "
+			 "never sends them to another host (a redirect); give %s an entry of "
+			 "its own in the credentials file or netrc", shown,
+			 creds_from_name((t->held ? t->held : ce)->from),
+			 (t->held ? t->held : ce)->where,
+			 (t->held ? t->held : ce)->scheme ? (t->held ? t->held : ce)->scheme :
+			 "http(s)", (t->held ? t->held : ce)->host, host);
+	else
+		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401), and the "
+			 "credentials file and netrc have none for %s: add one (docs/recipes.md, "
+			 "\"Credentials\": --credentials FILE or --netrc-file FILE), or mirror the "
+			 "image where the build host can read it", shown, host);
+	free(shown);
+	return -1;
+}
+
 static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
 {
 	struct reg_try *t = ud;
 	struct reg_sink *s = t->s;
+	int basic = s->www_auth.len && is_basic(s->www_auth.ptr);
 
 	t->h = NULL;
 	if (s->io_error)
 		return wb_error(e, WB_EIO, "cannot write a temp file of the cache: %s",
 				strerror(s->io_error));
 	if (end->rc == CURLE_OK && end->code == 401 && s->www_auth.len &&
-	    same_origin(end->url, t->rc->origin) && !strncmp(t->rc->origin, "http://", 7)) {
-		/* a registry (a mirror) over plain http gets no token: one
-		 * fetched over https would travel in the clear, to whoever
-		 * answers on the wire. Its content is pinned and signed, so an
-		 * anonymous http mirror is safe; one wanting credentials is not */
+	    !strncasecmp(end->url, "http://", 7)) {
+		/* a registry (a mirror) or realm over plain http gets no token
+		 * and no credentials: either would travel in the clear, to
+		 * whoever answers on the wire. Its content is pinned and
+		 * signed, so an anonymous http mirror is safe; one wanting
+		 * credentials is not */
 		char *shown = xfer_shown_url(end->url);
 
-		wb_error(e, WB_EVERIFY, "'%s': the registry wants a token (HTTP 401), and "
+		wb_error(e, WB_EVERIFY, "'%s': the registry wants %s (HTTP 401), and "
 			 "winbuild sends none over plain http: serve the mirror anonymously, "
-			 "or over https", shown);
+			 "or over https", shown, basic ? "credentials" : "a token");
 		free(shown);
 		return -1;
 	}
+	if (end->rc == CURLE_OK && end->code == 401 && basic)
+		return reg_basic(t, end, e);
 	if (end->rc == CURLE_OK && end->code == 401 && !t->authed && s->www_auth.len &&
 	    same_origin(end->url, t->rc->origin)) {
-		/* distribution's token flow: the challenge names where an
-		 * anonymous token for this repository's pull scope is */
+		/* distribution's token flow: the challenge names where a
+		 * token for this repository's pull scope is */
 		t->authed = 1;
 		return reg_get_token(t->rc, s->www_auth.ptr, end->url, e) < 0 ? -1 : 1;
 	}
@@ -204,11 +317,12 @@ static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
 	return 0;
 }
 
-/* registry_int.h */
-int reg_get(struct reg_client *rc, const char *url, const char *accept,
-	    struct reg_sink *s, struct wb_err *e)
+/* reg_get; REALM: URL is a token realm (credentials from the first
+ * request, no token flow of its own) */
+static int reg_get_as(struct reg_client *rc, const char *url, const char *accept,
+		      struct reg_sink *s, int realm, struct wb_err *e)
 {
-	struct reg_try t = { rc, accept, s, NULL, 0 };
+	struct reg_try t = { rc, accept, s, NULL, realm, url, realm, NULL, NULL };
 	const struct request_hooks hk = { reg_setup, reg_ended, &t };
 	char *final = NULL;
 	long status;
@@ -226,6 +340,13 @@ int reg_get(struct reg_client *rc, const char *url, const char *accept,
 	free(s->final);
 	s->final = final;
 	return 0;
+}
+
+/* registry_int.h */
+int reg_get(struct reg_client *rc, const char *url, const char *accept,
+	    struct reg_sink *s, struct wb_err *e)
+{
+	return reg_get_as(rc, url, accept, s, 0, e);
 }
 
 /* ---- the token flow ---------------------------------------------------- */
@@ -294,9 +415,10 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 		c++;
 	if (strncasecmp(c, "Bearer ", 7)) {
 		shown = xfer_shown_url(url);
-		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401, "
-			 "not a Bearer token challenge); winbuild pulls anonymously: "
-			 "mirror the image where the build host can read it", shown);
+		wb_error(e, WB_ENET, "'%s': the registry wants credentials (HTTP 401) by a "
+			 "challenge that is neither Bearer (a token) nor Basic, which winbuild "
+			 "does not answer: mirror the image where the build host can read it",
+			 shown);
 		free(shown);
 		return -1;
 	}
@@ -331,7 +453,11 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 	s.b = &body;
 	s.max = REG_TOKEN_MAX;
 	s.fd = -1;
-	ret = reg_get(rc, u.ptr, "Accept: application/json", &s, e);
+	/* Docker's token flow sends the realm Basic credentials; winbuild
+	 * sends those given for the realm's own origin (creds_for(REALM)),
+	 * never the registry's to another host: a site names its token
+	 * service in the credentials file */
+	ret = reg_get_as(rc, u.ptr, "Accept: application/json", &s, 1, e);
 	buf_release(&s.www_auth);
 	free(s.final);
 	if (ret < 0)

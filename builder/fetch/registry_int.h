@@ -23,6 +23,9 @@ struct reg_client {
 	char *origin;                /* "https://HOST[:PORT]" the requests go to */
 	char *base;                  /* ORIGIN, or a mirror's with its path */
 	char *token;                 /* the bearer token, or NULL */
+	int creds_on;                /* the registry's origin answered a Basic
+				      * challenge: its credentials go along
+				      * from now on */
 	char *name;                  /* HOST/REPO@DIGEST, for messages */
 };
 
@@ -44,8 +47,9 @@ struct reg_sink {
 /*
  * GET URL into S. ACCEPT: an Accept header line, or NULL. The registry's
  * token goes along while a hop stays on its origin; a 401 with a Bearer
- * challenge gets a token and one more try. 0 with a 200 answer in S, or
- * -1 (E names the URL).
+ * challenge gets a token and one more try, a 401 with a Basic challenge
+ * one more try with the credentials (registry_opts.creds) given for URL's
+ * origin. 0 with a 200 answer in S, or -1 (E names the URL).
  */
 int reg_get(struct reg_client *rc, const char *url, const char *accept,
 	    struct reg_sink *s, struct wb_err *e);

@@ -41,25 +41,6 @@ teardown_file() { stop_servers; }
 K8S_SIGNER=krel-trust@k8s-releng-prod.iam.gserviceaccount.com
 K8S_ISSUER=https://accounts.google.com
 
-# start_front NAME ARGS...: a regfront.py over the registry; exports
-# NAME_PORTS ("FRONT BLOBS") and NAME_LOG (NAME upper-cased)
-start_front() {
-	local n="$1" d="$BATS_FILE_TMPDIR/front-$1" i N
-	shift
-	mkdir -p "$d"
-	python3 "$WB_SRC/tests/registry/regfront.py" --registry "https://$REG" \
-		--cafile "$CA/ca.crt" --cert "$CA/server.crt" --key "$CA/server.key" \
-		--port-file "$d/ports" --log "$d/log" --foreign-dir "$BATS_FILE_TMPDIR/foreign" \
-		--timeout "$WB_SERVER_TIMEOUT" "$@" </dev/null >"$d/out" 2>&1 3>&- &
-	_WB_SERVER_PIDS+=("$!")
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$d/ports" ] && break
-		sleep 0.05
-	done
-	N=$(tr a-z A-Z <<<"$n")
-	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
-}
-
 # jf EXPR: EXPR (python, over the JSON result J) of $output
 jf() { python3 -c 'import json,sys; J=json.loads(sys.stdin.read()); print(eval(sys.argv[1]))' "$1" <<<"$output"; }
 
@@ -332,27 +313,6 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 }
 
 # ---- images: in a recipe (issue 33 b) ----------------------------------------
-
-# img_recipe IMAGES_YAML: $WORK/img.yaml with one file:// artifact (pinned)
-# and the given images: map (indented two spaces)
-img_recipe() {
-	mkdir -p "$WORK/components"
-	printf 'demo bytes\n' >"$WORK/demo.bin"
-	cat >"$WORK/components/demo.yaml" <<-YAML
-		kind: component
-		name: demo
-		version: "1.0"
-		artifacts:
-		  demo:
-		    url: file://$WORK/demo.bin
-		    verify: {sha256: $(sha256sum "$WORK/demo.bin" | cut -d' ' -f1)}
-		    install: {to: C:/k/demo.bin}
-	YAML
-	{
-		printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\nimages:\n' "$TEST_ISO_SHA256"
-		cat
-	} >"$WORK/img.yaml"
-}
 
 @test "images: a tag without a digest is exit 2 at its file:line:col, naming needs_pin" {
 	img_recipe <<-'YAML'

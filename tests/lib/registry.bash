@@ -19,6 +19,12 @@
 #   registry_file_setup   a bats setup_file's registry: skipped without
 #                         docker-registry; the test CA in $BATS_FILE_TMPDIR/ca
 #                         (exported as CA), the registry started, pushed
+#   img_recipe <<YAML     $WORK/img.yaml: a Windows 2022 image with one file://
+#                         artifact and the `images:` entries of stdin (indented
+#                         two spaces; top-level keys after them unindented)
+#   start_front NAME ARGS...  a tests/registry/regfront.py over the registry
+#                         (after start_registry; CA set); exports NAME_PORTS
+#                         ("FRONT BLOBS [REALM]") and NAME_LOG (NAME upper-cased)
 
 start_registry() {
 	local d="$1" ca="$2" port i
@@ -69,4 +75,42 @@ registry_file_setup() {
 	make_test_ca "$CA"
 	start_registry "$BATS_FILE_TMPDIR" "$CA"
 	reg_push "$BATS_FILE_TMPDIR" "$CA"
+}
+
+start_front() {
+	local n="$1" d="$BATS_FILE_TMPDIR/front-$1" i N
+	shift
+	mkdir -p "$d"
+	python3 "$WB_SRC/tests/registry/regfront.py" --registry "https://$REG" \
+		--cafile "$CA/ca.crt" --cert "$CA/server.crt" --key "$CA/server.key" \
+		--port-file "$d/ports" --log "$d/log" --foreign-dir "$BATS_FILE_TMPDIR/foreign" \
+		--timeout "$WB_SERVER_TIMEOUT" "$@" </dev/null >"$d/out" 2>&1 3>&- &
+	_WB_SERVER_PIDS+=("$!")
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$d/ports" ] && break
+		sleep 0.05
+	done
+	N=$(tr a-z A-Z <<<"$n")
+	export "${N}_PORTS=$(cat "$d/ports")" "${N}_LOG=$d/log"
+}
+
+# img_recipe IMAGES_YAML: $WORK/img.yaml with one file:// artifact (pinned)
+# and the given images: map (indented two spaces)
+img_recipe() {
+	mkdir -p "$WORK/components"
+	printf 'demo bytes\n' >"$WORK/demo.bin"
+	cat >"$WORK/components/demo.yaml" <<-YAML
+		kind: component
+		name: demo
+		version: "1.0"
+		artifacts:
+		  demo:
+		    url: file://$WORK/demo.bin
+		    verify: {sha256: $(sha256sum "$WORK/demo.bin" | cut -d' ' -f1)}
+		    install: {to: C:/k/demo.bin}
+	YAML
+	{
+		printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\nimages:\n' "$TEST_ISO_SHA256"
+		cat
+	} >"$WORK/img.yaml"
 }

@@ -18,9 +18,19 @@ Two TLS listeners on loopback:
          --grow: one byte more on every blob body (longer than its descriptor).
          --http-redirect: blobs redirect to the blob store over plain http.
 --plain: both listeners plain http (a mirror over http wanting a token).
-Every request is logged: "LISTENER METHOD PATH auth=yes|no STATUS".
+--basic USER:PASS: every /v2/ request on front needs Basic USER:PASS, else
+         401 with `WWW-Authenticate: Basic realm="test"` (a site's mirror).
+--realm: a third listener, realm (https://127.0.0.1:REALM, another
+         origin; --realm-plain: plain http), is the token realm instead
+         of FRONT/token. --token-basic USER:PASS: the token endpoint wants
+         Basic USER:PASS first (401 Basic otherwise), as Docker Hub's does
+         for a private repository.
+Every request is logged: "LISTENER METHOD PATH auth=yes|no|basic:USER STATUS"
+(yes: a Bearer token; basic:USER, with ok or bad for the password).
+The port file holds "FRONT BLOBS" (and " REALM" with --realm).
 """
 import argparse
+import base64
 import json
 import os
 import ssl
@@ -46,6 +56,10 @@ ap.add_argument("--flaky", action="store_true")
 ap.add_argument("--grow", action="store_true")
 ap.add_argument("--http-redirect", action="store_true")
 ap.add_argument("--plain", action="store_true")
+ap.add_argument("--basic", default="")
+ap.add_argument("--token-basic", default="")
+ap.add_argument("--realm", action="store_true")
+ap.add_argument("--realm-plain", action="store_true")
 ap.add_argument("--timeout", type=int, default=600)
 A = ap.parse_args()
 
@@ -93,7 +107,36 @@ class Base(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        log(f"{self.name} GET {self.path} auth={'yes' if self.headers.get('Authorization') else 'no'} {status}")
+        log(f"{self.name} GET {self.path} auth={auth_shown(self)} {status}")
+
+    def basic_ok(self, want):
+        return self.headers.get("Authorization") == \
+            "Basic " + base64.b64encode(want.encode()).decode()
+
+    def token(self):
+        """/token: the token for the scope asked (after Basic with --token-basic)."""
+        u = urllib.parse.urlsplit(self.path)
+        if A.token_basic and not self.basic_ok(A.token_basic):
+            return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                               {"WWW-Authenticate": 'Basic realm="token"'})
+        q = urllib.parse.parse_qs(u.query)
+        scope = q.get("scope", [""])[0]
+        if not scope.startswith("repository:") or not scope.endswith(":pull"):
+            return self.answer(400, b'{"errors":[{"code":"DENIED"}]}')
+        return self.answer(200, json.dumps({"token": TOKEN}).encode(),
+                           {"Content-Type": "application/json"})
+
+
+def auth_shown(h):
+    a = h.headers.get("Authorization") or ""
+    if a.startswith("Basic "):
+        try:
+            user, _, pw = base64.b64decode(a[6:]).decode().partition(":")
+        except Exception:
+            return "basic:?"
+        ok = any(w == f"{user}:{pw}" for w in (A.basic, A.token_basic) if w)
+        return f"basic:{user}:{'ok' if ok else 'bad'}"
+    return "yes" if a else "no"
 
 
 class Front(Base):
@@ -103,18 +146,19 @@ class Front(Base):
         u = urllib.parse.urlsplit(self.path)
         if flaky(self):
             return
-        if u.path == "/token":
-            q = urllib.parse.parse_qs(u.query)
-            scope = q.get("scope", [""])[0]
-            if not scope.startswith("repository:") or not scope.endswith(":pull"):
-                return self.answer(400, b'{"errors":[{"code":"DENIED"}]}')
-            return self.answer(200, json.dumps({"token": TOKEN}).encode(),
-                               {"Content-Type": "application/json"})
+        if u.path == "/token" and not A.realm:
+            return self.token()
         if not u.path.startswith("/v2/"):
             return self.answer(404)
+        if A.basic and not self.basic_ok(A.basic):
+            return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                               {"WWW-Authenticate": 'Basic realm="test-registry"'})
         if A.token and self.headers.get("Authorization") != f"Bearer {TOKEN}":
             repo = u.path[4:].rsplit("/", 2)[0]
             realm = f"https://127.0.0.1:{PORTS['front']}/token"
+            if A.realm:
+                realm = f"{'http' if A.realm_plain else 'https'}://127.0.0.1:" \
+                        f"{PORTS['realm']}/token"
             return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', {
                 "WWW-Authenticate": f'Bearer realm="{realm}",service="test-registry",'
                                     f'scope="repository:{repo}:pull"'})
@@ -158,9 +202,18 @@ class Blobs(Base):
         return self.answer(200, body, {"Content-Type": "application/octet-stream"})
 
 
-def serve(cls, host):
+class Realm(Base):
+    name = "realm"
+
+    def do_GET(self):
+        if urllib.parse.urlsplit(self.path).path != "/token":
+            return self.answer(404)
+        return self.token()
+
+
+def serve(cls, host, plain=None):
     srv = ThreadingHTTPServer((host, 0), cls)
-    if not A.plain:
+    if not (A.plain if plain is None else plain):
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(A.cert, A.key)
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
@@ -170,8 +223,11 @@ def serve(cls, host):
 
 PORTS["front"] = serve(Front, "127.0.0.1")
 PORTS["blobs"] = serve(Blobs, "127.0.0.1")
+if A.realm:
+    PORTS["realm"] = serve(Realm, "127.0.0.1", A.realm_plain)
 with open(A.port_file + ".tmp", "w") as f:
-    f.write(f"{PORTS['front']} {PORTS['blobs']}\n")
+    f.write(f"{PORTS['front']} {PORTS['blobs']}" +
+            (f" {PORTS['realm']}" if A.realm else "") + "\n")
 os.rename(A.port_file + ".tmp", A.port_file)
 time.sleep(A.timeout)
 sys.exit(0)

@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# Issue 33 item 1 with issue 31's credentials: the registry client on a
+# site's registry mirror that wants them. tests/registry/regfront.py in
+# front of Debian's docker-registry: a mirror that wants Basic, a token
+# realm on its own origin that wants Basic before it hands out a token,
+# and the same over plain http. Every server logs the Authorization it
+# got (auth=no|yes|basic:USER:ok|bad), so the tests see where credentials
+# went: only to the origin they were given for, never to the blob store a
+# redirect leads to, never over plain http.
+
+load helpers
+load ../lib/servers
+load ../lib/registry
+
+setup_file() {
+	registry_file_setup
+	start_front basic --basic alice:s3cret-mirror
+	start_front realm --token --realm --token-basic bob:t0ken-realm
+	start_front realmplain --token --realm --realm-plain --token-basic bob:t0ken-realm
+	start_front plainbasic --plain --basic alice:s3cret-mirror
+	export WINBUILD_RETRY_BACKOFF_MS=20
+}
+
+teardown_file() { stop_servers; }
+
+cached() { find "$WINBUILD_CACHE/sha256" -type f 2>/dev/null | wc -l; }
+
+# mirrored SCHEME FRONT: img.yaml pulling the pause list through a mirror
+# rule to SCHEME://127.0.0.1:FRONT/
+mirrored() {
+	img_recipe <<-YAML
+		  pause: {name: $REG/pause, tag: "3.10", digest: "$(dg 'pause|list')"}
+		mirrors:
+		  - {from: "https://$REG/", to: "$1://127.0.0.1:$2/"}
+	YAML
+}
+
+# cred FILE URL USER PASS [TYPE]: a credentials file, mode 600, one entry
+cred() {
+	printf '[site]\nurl = %s\ntype = %s\nusername = %s\npassword = %s\n' "$2" "${5:-basic}" \
+		"$3" "$4" >"$1"
+	chmod 600 "$1"
+}
+
+fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
+
+@test "images creds: a mirror that wants Basic gets the credentials file's; the redirected blob store never does" {
+	read -r front blobs <<<"$BASIC_PORTS"
+	mirrored https "$front"
+	cred "$WORK/cr" "https://127.0.0.1:$front" alice s3cret-mirror
+	: >"$BASIC_LOG"
+	fetch --credentials "$WORK/cr" --json
+	assert_status 0
+	[ "$(cached)" = 6 ]   # the artifact, the list, the manifest, config, 2 layers
+	list=$(dg 'pause|list')
+	# anonymous first, the challenge, then once more with the credentials;
+	# every later request of the pull carries them from the start
+	grep -q "^front GET /v2/pause/manifests/$list auth=no 401$" "$BASIC_LOG"
+	grep -q "^front GET /v2/pause/manifests/$list auth=basic:alice:ok 200$" "$BASIC_LOG"
+	[ "$(grep -c 'auth=no 401$' "$BASIC_LOG")" = 1 ]
+	[ "$(grep -c '^front GET /v2/pause/blobs/sha256:[0-9a-f]* auth=basic:alice:ok 307$' "$BASIC_LOG")" = 3 ]
+	# the blob store, another origin, got them from no request
+	[ "$(grep -c '^blobs GET /b/pause/sha256:[0-9a-f]* auth=no 200$' "$BASIC_LOG")" = 3 ]
+	! grep -q '^blobs .* auth=basic' "$BASIC_LOG"
+	# never the secret in what winbuild says
+	[[ "$output" != *s3cret* ]]
+}
+
+@test "images creds: a mirror that wants Basic, no credentials: exit 3 saying how to give them; a wrong password: which were sent" {
+	read -r front _ <<<"$BASIC_PORTS"
+	mirrored https "$front"
+	fetch
+	assert_status 3
+	assert_output_has "/v2/pause/manifests/$(dg 'pause|list')': the registry wants credentials (HTTP 401), and the credentials file and netrc have none for https://127.0.0.1:$front: add one (docs/recipes.md, \"Credentials\": --credentials FILE or --netrc-file FILE)"
+	[ "$(cached)" = 1 ]   # the artifact only
+	cred "$WORK/cr" "https://127.0.0.1:$front" alice wrong-pass
+	: >"$BASIC_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 3
+	assert_output_has "HTTP 401: https://127.0.0.1:$front refused the credentials winbuild sent, from the credentials file (credentials file '$WORK/cr' [site])"
+	[[ "$output" != *wrong-pass* ]]
+	# one try with them, not a loop
+	[ "$(grep -c 'auth=basic:alice:bad 401$' "$BASIC_LOG")" = 1 ]
+	[ "$(cached)" = 1 ]
+}
+
+@test "images creds: a token realm that wants Basic gets those given for its origin; the registry and blob store never see them" {
+	read -r front blobs realm <<<"$REALM_PORTS"
+	mirrored https "$front"
+	cred "$WORK/cr" "https://127.0.0.1:$realm" bob t0ken-realm
+	: >"$REALM_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 0
+	[ "$(cached)" = 6 ]
+	grep -q '^realm GET /token?service=test-registry&scope=repository%3Apause%3Apull auth=basic:bob:ok 200$' "$REALM_LOG"
+	# the registry got the token (auth=yes) and never the realm's credentials
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=yes 200$" "$REALM_LOG"
+	! grep -q '^front .* auth=basic' "$REALM_LOG"
+	! grep -q '^blobs .* auth=basic' "$REALM_LOG"
+	! grep -q '^blobs .* auth=yes' "$REALM_LOG"
+}
+
+@test "images creds: credentials given for the registry's origin never go to its token realm on another origin" {
+	read -r front blobs realm <<<"$REALM_PORTS"
+	mirrored https "$front"
+	cred "$WORK/cr" "https://127.0.0.1:$front" bob t0ken-realm
+	: >"$REALM_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 3
+	assert_output_has "the registry wants credentials (HTTP 401), and the credentials file and netrc have none for https://127.0.0.1:$realm"
+	grep -q '^realm GET /token?.* auth=no 401$' "$REALM_LOG"
+	! grep -q 'auth=basic' "$REALM_LOG"
+	[ "$(cached)" = 1 ]
+}
+
+@test "images creds: never over plain http: a token realm over http (exit 1, nothing asked of it), a mirror over http wanting Basic (exit 1)" {
+	read -r front blobs realm <<<"$REALMPLAIN_PORTS"
+	mirrored https "$front"
+	cred "$WORK/cr" "http://127.0.0.1:$realm" bob t0ken-realm
+	: >"$REALMPLAIN_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 1
+	assert_output_has "'http://127.0.0.1:$realm/token?service=test-registry&scope=repository%3Apause%3Apull': winbuild sends no credentials over plain http (those for it: credentials file '$WORK/cr' [site])"
+	! grep -q '^realm ' "$REALMPLAIN_LOG"
+	[ "$(cached)" = 1 ]
+
+	read -r front _ <<<"$PLAINBASIC_PORTS"
+	mirrored http "$front"
+	cred "$WORK/cr" "http://127.0.0.1:$front" alice s3cret-mirror
+	: >"$PLAINBASIC_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 1
+	assert_output_has "/v2/pause/manifests/$(dg 'pause|list')': the registry wants credentials (HTTP 401), and winbuild sends none over plain http"
+	! grep -q 'auth=basic' "$PLAINBASIC_LOG"
+	[ "$(cached)" = 1 ]
+}
+
+@test "images creds: a sigv4 or query entry for a registry is exit 2 naming the kind, nothing sent" {
+	read -r front _ <<<"$BASIC_PORTS"
+	mirrored https "$front"
+	printf '[s]\nurl = https://127.0.0.1:%s\ntype = query\nquery = sig=abc\n' "$front" >"$WORK/cr"
+	chmod 600 "$WORK/cr"
+	: >"$BASIC_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 2
+	assert_output_has "(credentials file '$WORK/cr' [s]) are query, which a registry does not take: give it a basic (user and password or access token), bearer or client-cert entry"
+	[[ "$output" != *abc* ]]
+	! grep -q 'sig=abc' "$BASIC_LOG"
+}
+
+@test "images creds: image pull by hand takes --credentials too (and without them says how to give them)" {
+	read -r front _ <<<"$BASIC_PORTS"
+	list=$(dg 'pause|list')
+	wb image pull "127.0.0.1:$front/pause@$list" --windows 2022 --cacert "$CA/ca.crt"
+	assert_status 3
+	assert_output_has "--credentials FILE or --netrc-file FILE"
+	[ "$(cached)" = 0 ]
+	cred "$WORK/cr" "https://127.0.0.1:$front" alice s3cret-mirror
+	: >"$BASIC_LOG"
+	wb image pull "127.0.0.1:$front/pause@$list" --windows 2022 --cacert "$CA/ca.crt" \
+		--credentials "$WORK/cr"
+	assert_status 0
+	[ "$(cached)" = 5 ]
+	grep -q "^front GET /v2/pause/manifests/$list auth=basic:alice:ok 200$" "$BASIC_LOG"
+	! grep -q '^blobs .* auth=basic' "$BASIC_LOG"
+}
