@@ -105,7 +105,10 @@ static int add_blob(struct archive *a, struct cache *c, const struct oci_blob *b
 		    time_t mtime, struct wb_err *e)
 {
 	char path[96], got[65], *q = NULL;
-	static char chunk[1 << 16];
+	/* one buffer per call: a matrix stages its images on a thread each,
+	 * and two images may share a blob (a static buffer was read into by
+	 * one thread while another hashed it) */
+	char *chunk = xmalloc(1 << 16);
 	struct digest_ctx dc;
 	struct digest_result dr;
 	unsigned long long size, have = 0;
@@ -114,11 +117,14 @@ static int add_blob(struct archive *a, struct cache *c, const struct oci_blob *b
 
 	r = cache_entry_open(c, b->digest + 7, &size, &fd, &q, e);
 	free(q);
-	if (r < 0)
+	if (r < 0) {
+		free(chunk);
 		return -1;
+	}
 	if (r == 0 || size != b->size) {
 		if (fd >= 0)
 			close(fd);
+		free(chunk);
 		return wb_error(e, WB_EVERIFY, "image blob %s is not in the cache as "
 				"fetched (%llu bytes): fetch it again", b->digest, b->size);
 	}
@@ -128,15 +134,17 @@ static int add_blob(struct archive *a, struct cache *c, const struct oci_blob *b
 	archive_entry_free(en);
 	if (r != ARCHIVE_OK) {
 		close(fd);
+		free(chunk);
 		return ar_fail(a, e);
 	}
 	memset(&dc, 0, sizeof(dc));
 	if (digest_init(&dc, DIGEST_SHA256, e) < 0) {
 		close(fd);
+		free(chunk);
 		return -1;
 	}
 	while (have < size) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
+		ssize_t n = read(fd, chunk, 1 << 16);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -171,6 +179,7 @@ static int add_blob(struct archive *a, struct cache *c, const struct oci_blob *b
 out:
 	digest_release(&dc);
 	close(fd);
+	free(chunk);
 	return ret;
 }
 
