@@ -63,7 +63,7 @@ corp() {
 two_mirrors() {
 	mkdir -p bad
 	cp "$WWW/a.bin" bad/a.bin
-	printf 'X' | dd of=bad/a.bin bs=1 seek=100 conv=notrunc 2>/dev/null
+	flip_byte bad/a.bin 100
 	BAD_SHA=$(sha256sum bad/a.bin | cut -d' ' -f1)
 	printf 'kind: override\n%s\nmirrors:\n  - {from: "%s/", to: "file://%s/bad/"}\n  - {from: "%s/", to: "http://127.0.0.1:%s/"}\n' \
 		"${1:-}" "$GH" "$WORK" "$GH" "$UP_PORT" >two.yaml
@@ -97,7 +97,7 @@ two_mirrors() {
 @test "every URL fails: the final error names the first verification failure, not only the last network error" {
 	mkdir -p bad
 	cp "$WWW/a.bin" bad/a.bin
-	printf 'X' | dd of=bad/a.bin bs=1 seek=100 conv=notrunc 2>/dev/null
+	flip_byte bad/a.bin 100
 	BAD_SHA=$(sha256sum bad/a.bin | cut -d' ' -f1)
 	printf 'kind: override\nmirrors:\n  - {from: "%s/", to: "file://%s/bad/"}\n' "$GH" "$WORK" >bad.yaml
 	recipe <<-EOF

@@ -106,3 +106,12 @@ mask_iso_password() {
 		sed -i "s/$pw/ONE-OFF-PASSWORD/g" "$f"
 	done
 }
+
+# flip_byte FILE OFFSET: invert the byte at OFFSET in place. Always a
+# change, whatever the byte was (writing a fixed 'X' into random fixture
+# bytes changed nothing once in 256 runs: airgap.bats failed so in CI).
+flip_byte() {
+	python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    o = int(sys.argv[2]); f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}

@@ -162,7 +162,7 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 	for d in "$list" "$layer"; do
 		f="$WINBUILD_CACHE/sha256/${d:7:2}/${d#sha256:}"
 		chmod u+w "$f"
-		printf 'X' | dd of="$f" bs=1 seek=3 conv=notrunc 2>/dev/null
+		flip_byte "$f" 3
 	done
 	pull "$REG/pause@$list" --windows 2022 --json
 	assert_status 0

@@ -96,7 +96,7 @@ q() {
 	[ "$status" -eq 0 ]
 	doc "winbuild verify OUTDIR --json" exact
 	[ "$(q 'r["mode"], r["problems"]')" = "('tree', [])" ]
-	printf 'X' | dd of="$O/tree/k/kubelet.exe" bs=1 seek=100 conv=notrunc 2>/dev/null
+	flip_byte "$O/tree/k/kubelet.exe" 100
 	j verify "$O" --json
 	[ "$status" -eq 1 ]
 	doc "winbuild verify OUTDIR --json" exact
@@ -114,7 +114,7 @@ q() {
 	sha=$(python3 -c 'import json; print(json.load(open("windows-2022-containerd.lock"))["artifacts"]["kubelet"]["sha256"])')
 	f="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
 	chmod u+w "$f" "$(dirname "$f")"
-	printf 'X' | dd of="$f" bs=1 seek=10 conv=notrunc 2>/dev/null
+	flip_byte "$f" 10
 	j verify --lock windows-2022-containerd.lock --json
 	[ "$status" -eq 1 ]
 	doc "winbuild verify --lock FILE --json" exact

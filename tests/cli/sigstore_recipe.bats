@@ -26,7 +26,7 @@ setup_file() {
 	cp "$c/intoto-with-custom-trust-root/bundle.sigstore.json" "$w/a.txt.other.sigstore.json"
 	# a.txt with one byte changed, beside the good bundle
 	cp "$c/a.txt" "$w/t.txt"
-	printf 'X' | dd of="$w/t.txt" bs=1 seek=5 conv=notrunc 2>/dev/null
+	flip_byte "$w/t.txt" 5
 	cp "$c/happy-path-v0.3/bundle.sigstore.json" "$w/t.txt.sigstore.json"
 	# m.txt: a.txt, whose bundle the server does not have
 	cp "$c/a.txt" "$w/m.txt"

@@ -20,7 +20,7 @@ O() { echo "$WORK/out/$NAME"; }
 }
 
 @test "verify detects one modified byte (exit 1, the file named)" {
-	printf 'X' | dd of="$(O)/tree/k/kubelet.exe" bs=1 seek=100 conv=notrunc 2>/dev/null
+	flip_byte "$(O)/tree/k/kubelet.exe" 100
 	wb verify "$(O)"
 	assert_status 1
 	assert_output_has "modified  tree/k/kubelet.exe"
@@ -69,7 +69,7 @@ O() { echo "$WORK/out/$NAME"; }
 	sha=$(python3 -c 'import json; print(json.load(open("windows-2022-containerd.lock"))["artifacts"]["kubelet"]["sha256"])')
 	f="$WINBUILD_CACHE/sha256/${sha:0:2}/$sha"
 	chmod u+w "$f" "$(dirname "$f")"
-	printf 'X' | dd of="$f" bs=1 seek=10 conv=notrunc 2>/dev/null
+	flip_byte "$f" 10
 	wb verify --lock windows-2022-containerd.lock
 	assert_status 1
 	assert_output_has "modified  kubelet"
