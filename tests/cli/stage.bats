@@ -384,7 +384,16 @@ refused() {
 	# nothing new anywhere in the test dir but the cache and out/t itself
 	[ -z "$(find "$BATS_TEST_TMPDIR" ! -type d -newer "$BATS_TEST_TMPDIR/.before" \
 		! -path "$WINBUILD_CACHE*" ! -path "$WORK/out*" -print)" ]
-	[ -z "$(find "$BATS_TEST_TMPDIR" /tmp -maxdepth 4 -name 'evil*' 2>/dev/null)" ]
+	# nor outside it, at the exact places an escape would reach: the
+	# absolute name the fixture carries, and evil* beside each folder
+	# above out/t that ../ climbs to; only files made since .before count,
+	# so another program's evil* in /tmp cannot fail this test
+	local d="$WORK/out/t" up
+	for up in 1 2 3 4 5 6; do
+		d=$(dirname "$d")
+		[ -z "$(find "$d" -maxdepth 1 -name 'evil*' -newer "$BATS_TEST_TMPDIR/.before" 2>/dev/null)" ]
+	done
+	[ ! /tmp/evil-absolute.exe -nt "$BATS_TEST_TMPDIR/.before" ]
 }
 
 @test "hostile: ../ entry" { refused dotdot.tgz "../evil-dotdot.exe"; }
