@@ -131,6 +131,114 @@ assert_kubeadm_flags() {
 	assert_output_lacks "bad.ps1:9:"
 }
 
+# issue 40 item 3: one broken script per class that pwsh 7 runs and Windows
+# PowerShell 5.1 does not (or runs differently); each is caught, with its
+# place, by a rule built from 5.1's own cmdlet reference (tests/ps/
+# ps51-reference.json, made by gen-ps51-reference.py from PowerShell-Docs)
+lint_one() {
+	printf '%s\n' "$@" >"$WORK/slip.ps1"
+	run node "$WB_SRC/tests/ps/lint51.cjs" "$WORK/slip.ps1"
+	echo "$output"
+	assert_status 1
+}
+
+@test "issue 40 item 3: the 5.1 lint catches each class pwsh 7 accepts and 5.1 does not, with its place" {
+	need_ps_node
+	stop="\$ErrorActionPreference = 'Stop'"
+	# a parameter 5.1's cmdlet lacks
+	lint_one '$h = Get-Content -Raw -LiteralPath c.json | ConvertFrom-Json -AsHashtable'
+	assert_output_has "slip.ps1:1:62: param51 -AsHashtable is not a parameter of ConvertFrom-Json in Windows PowerShell 5.1 (reference/5.1/Microsoft.PowerShell.Utility/ConvertFrom-Json.md)"
+	lint_one '$b = Get-Content -LiteralPath f.bin -AsByteStream'
+	assert_output_has "slip.ps1:1:37: param51 -AsByteStream is not a parameter of Get-Content"
+	lint_one '$n = Split-Path -LiteralPath C:\k\kubelet.exe -LeafBase'
+	assert_output_has "slip.ps1:1:47: param51 -LeafBase is not a parameter of Split-Path"
+	# an abbreviation that is ambiguous in 5.1
+	lint_one 'Get-ChildItem -LiteralPath C:\k -Fi x'
+	assert_output_has "slip.ps1:1:33: param51 -Fi is ambiguous"
+	# more positional arguments than 5.1 binds (-AdditionalChildPath is 7's)
+	lint_one '$p = Join-Path $env:ProgramFiles containerd bin'
+	assert_output_has "slip.ps1:1:6: args51 Join-Path takes at most 2 positional arguments in Windows PowerShell 5.1, given 3"
+	# a value 5.1 does not accept
+	lint_one "'x' | Out-File -LiteralPath c.toml -Encoding utf8NoBOM"
+	assert_output_has "slip.ps1:1:36: value51 -Encoding utf8NoBOM is not a value Windows PowerShell 5.1's Out-File accepts"
+	lint_one "Set-Content -LiteralPath c.toml -Value x -Encoding:utf8BOM"
+	assert_output_has "slip.ps1:1:42: value51 -Encoding utf8BOM"
+	# a file write without an explicit encoding (5.1: UTF-16LE or ANSI)
+	lint_one "'x' | Out-File -LiteralPath config.toml"
+	assert_output_has "slip.ps1:1:7: encoding Out-File without -Encoding writes UTF-16LE in Windows PowerShell 5.1"
+	lint_one "Set-Content -LiteralPath config.toml -Value x"
+	assert_output_has "slip.ps1:1:1: encoding Set-Content without -Encoding writes the ANSI code page"
+	lint_one "Add-Content -LiteralPath kubeadm-flags.env -Value x"
+	assert_output_has "slip.ps1:1:1: encoding Add-Content without -Encoding"
+	lint_one "Get-Service | Export-Csv -LiteralPath s.csv"
+	assert_output_has "slip.ps1:1:15: encoding Export-Csv without -Encoding writes ASCII"
+	lint_one "Get-Service | Tee-Object -FilePath s.txt"
+	assert_output_has "slip.ps1:1:15: encoding Tee-Object writes UTF-16LE"
+	lint_one "'x' > config.toml"
+	assert_output_has "slip.ps1:1:5: encoding > writes UTF-16LE in Windows PowerShell 5.1"
+	lint_one "'x' >> config.toml"
+	assert_output_has "slip.ps1:1:5: encoding >> writes UTF-16LE"
+	# a native program's stderr redirected under Stop (5.1: NativeCommandError)
+	lint_one "$stop" 'sc.exe query kubelet 2>$null' 'if ($LASTEXITCODE -ne 0) { throw "x" }'
+	assert_output_has "slip.ps1:2:22: redirect 2>\$null on a native program under \$ErrorActionPreference = 'Stop'"
+	lint_one "$stop" 'dism.exe /Online /Get-Features 2> $null' 'if ($LASTEXITCODE -ne 0) { throw "x" }'
+	assert_output_has "slip.ps1:2:32: redirect 2> \$null on a native program"
+	lint_one "$stop" '& $ctr images ls *>$null' 'if ($LASTEXITCODE -ne 0) { throw "x" }'
+	assert_output_has "slip.ps1:2:18: redirect *>\$null on a native program"
+	# cmdlets and variables only 7 has
+	lint_one 'Test-Json -Json $s'
+	assert_output_has "slip.ps1:1:1: pwsh7 test-json is not in Windows PowerShell 5.1"
+	lint_one 'if ($IsWindows) { $d = "C:\k" }'
+	assert_output_has "slip.ps1:1:5: pwsh7 \$IsWindows is not defined in Windows PowerShell 5.1"
+	lint_one '$PSNativeCommandUseErrorActionPreference = $false'
+	assert_output_has "slip.ps1:1:1: pwsh7 \$PSNativeCommandUseErrorActionPreference"
+	# Server Core has no Internet Explorer
+	lint_one 'Invoke-WebRequest -Uri http://127.0.0.1/x -OutFile f'
+	assert_output_has "slip.ps1:1:1: param51 Invoke-WebRequest without -UseBasicParsing"
+	# and the right forms pass: what 5.1 has, written the 5.1 way
+	printf '%s\n' "$stop" \
+		'$h = Get-Content -Raw -LiteralPath c.json | ConvertFrom-Json' \
+		'$p = Join-Path (Join-Path $env:ProgramFiles containerd) bin' \
+		"'x' | Out-File -LiteralPath c.toml -Encoding ascii" \
+		'Set-Content -LiteralPath c.toml -Value x -Encoding UTF8' \
+		'[IO.File]::WriteAllText("c.toml", "x")' \
+		'& sc.exe query kubelet | Out-Null' 'if ($LASTEXITCODE -ne 0) { throw "x" }' \
+		'Get-Item -LiteralPath C:\k 2>$null | Out-Null' \
+		'$x = $null' \
+		'Write-Host a b c' >"$WORK/ok.ps1"
+	run node "$WB_SRC/tests/ps/lint51.cjs" "$WORK/ok.ps1"
+	echo "$output"
+	assert_status 0
+}
+
+@test "issue 40 item 3: the lint's 5.1 reference names its source and covers the cmdlets the steps call" {
+	need_ps_node
+	ref="$WB_SRC/tests/ps/ps51-reference.json"
+	run python3 - "$ref" <<-'PY'
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	assert d["source"]["repo"] == "MicrosoftDocs/PowerShell-Docs", d["source"]
+	assert len(d["source"]["commit"]) == 40, d["source"]
+	c = d["cmdlets"]
+	# the cmdlets the emitted steps call most, with the parameters they pass
+	for name, params in {"get-content": ["Raw", "LiteralPath", "Encoding"],
+	                     "join-path": ["Path", "ChildPath"],
+	                     "set-content": ["Encoding", "Value", "LiteralPath"],
+	                     "out-file": ["Encoding", "LiteralPath"],
+	                     "start-process": ["Wait", "PassThru", "ArgumentList"],
+	                     "copy-item": ["LiteralPath", "Destination", "Force"]}.items():
+	    for p in params:
+	        assert p in c[name]["params"], (name, p)
+	assert "AsHashtable" not in c["convertfrom-json"]["params"]
+	assert "UTF8" in c["out-file"]["params"]["Encoding"]["accepted"]
+	assert "test-json" not in c and "Test-Json" in d["only_in_7"]
+	assert "iswindows" in d["variables_only_in_7"]
+	print(len(c), "cmdlets")
+	PY
+	echo "$output"
+	assert_status 0
+}
+
 @test "item 4: SetSetupComplete.cmd runs after SetupComplete.cmd is removed, so a second run does not stack it" {
 	build
 	assert_status 0
