@@ -143,22 +143,15 @@ foreach ($builder in $Builders) {
         [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
     }
 
-    # ISO builders: the payload on a CD. cd_files is modelled the cp/rsync
-    # way (a directory without a trailing slash lands as itself, with one
-    # its contents); not confirmed against Packer's CD builder, and
-    # 02-payload.ps1 accepts the tree at the CD root or under tree\
+    # ISO builders: the payload on a CD, laid out as Packer's CD step lays
+    # it out (tests/win/packercd.ps1, which cites step_create_cdrom.go and
+    # is held to Packer 1.6.6's real ISO by tests/cli/packer_cd.bats), from
+    # the documented working directory: `packer build .` in packer/
     $cd = ''
     if ($null -ne $source.cd_files) {
         $cdDir = Join-Path $sim 'cd'
-        New-Item -ItemType Directory -Force -Path $cdDir | Out-Null
-        foreach ($f in $source.cd_files) {
-            $p = Resolve-PackerPath $f
-            if ($p.EndsWith('/')) {
-                Copy-Item -Path (Join-Path $p '*') -Destination $cdDir -Recurse -Force
-            } else {
-                Copy-Item -LiteralPath $p -Destination $cdDir -Recurse -Force
-            }
-        }
+        $null = & (Join-Path $here 'packercd.ps1') -Entries @($source.cd_files) -PathRoot '.' `
+            -Cwd $tpl.packer_dir -Dest $cdDir
         # every file on an ISO 9660 CD is read-only (the ReadOnly attribute
         # on Windows; no write bit here, which .NET maps to IsReadOnly)
         Get-ChildItem -LiteralPath $cdDir -Recurse -File | ForEach-Object { $_.IsReadOnly = $true }
