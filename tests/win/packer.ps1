@@ -238,6 +238,12 @@ foreach ($builder in $Builders) {
         foreach ($prov in $tpl.provisioners) {
             if ($stop) { break }
             if (-not (Test-Applies $prov $sourceName)) { continue }
+            # windows-restart: hashicorp/packer provisioner/windows-restart/
+            # provisioner.go (00188667, the 1.6.x tree): restart_command
+            # (default `shutdown /r /f /t 0 /c "packer restart"`; exit 0,
+            # 1115 or 1190 accepted), then wait until WinRM answers the
+            # check command; modelled as one restart of the simulated
+            # machine (fakewin.py restart), the waiting not at all
             if ($prov.type -eq 'windows-restart') {
                 & $python $fake restart $state
                 if ($LASTEXITCODE -ne 0) { throw 'fakewin.py restart failed' }
@@ -245,10 +251,17 @@ foreach ($builder in $Builders) {
                 Add-Content -LiteralPath $log -Value "--- $($prov.index) windows-restart"
                 continue
             }
+            # file: hashicorp/packer provisioner/file/provisioner.go
+            # (00188667), ProvisionUpload: a file goes to `destination`, or
+            # below it under its own name when that ends in '/'; a folder
+            # source (UploadDir) is not modelled
             if ($prov.type -eq 'file') {
                 if ($prov.PSObject.Properties['direction'] -and $prov.direction -ne 'upload') { throw 'file provisioner: only uploads are modelled' }
                 $src = Resolve-PackerPath $prov.source
-                $dst = Get-HostPath $root $prov.destination
+                if (Test-Path -LiteralPath $src -PathType Container) { throw "file provisioner: a folder source is not modelled: $($prov.source)" }
+                $dstWin = $prov.destination
+                if ($dstWin.EndsWith('/')) { $dstWin += Split-Path -Leaf $src }
+                $dst = Get-HostPath $root $dstWin
                 New-Item -ItemType Directory -Force -Path (Split-Path -Parent $dst) | Out-Null
                 Copy-Item -LiteralPath $src -Destination $dst -Force
                 $steps += [ordered]@{ index = $prov.index; type = 'file'; exit = 0; ok = $true }
