@@ -226,15 +226,17 @@ cd_shape() {
 	! grep '^hyperv-iso ' <<<"$output" | grep -q winpe
 }
 
-# models IMAGE_DIR=DEST...: the engine tier's CD model (tests/win/packercd.ps1)
-# of each IMAGE_DIR/packer's qemu source, as `packer build .` in packer/
-# runs it, into DEST, its file list in DEST.list; one pwsh for all
+# models IMAGE_DIR=DEST[=SOURCE]...: the engine tier's CD model
+# (tests/win/packercd.ps1) of IMAGE_DIR/packer's SOURCE (qemu.node), as
+# `packer build .` in packer/ runs it, into DEST, its file list in
+# DEST.list; one pwsh for all
 models() {
-	local cmd='$ErrorActionPreference = "Stop"' a
+	local cmd='$ErrorActionPreference = "Stop"' a dir dest src
 	for a in "$@"; do
-		(cd "$WB_SRC/tests/win" && node hclplan.cjs "${a%%=*}/packer") >"${a#*=}.plan.json" || return 1
-		cmd+="; & '$WB_SRC/tests/win/packercd.ps1' -Plan '${a#*=}.plan.json' -Source qemu.node"
-		cmd+=" -PathRoot . -Cwd '${a%%=*}/packer' -Dest '${a#*=}' | Set-Content -LiteralPath '${a#*=}.list'"
+		IFS== read -r dir dest src <<<"$a"
+		(cd "$WB_SRC/tests/win" && node hclplan.cjs "$dir/packer") >"$dest.plan.json" || return 1
+		cmd+="; & '$WB_SRC/tests/win/packercd.ps1' -Plan '$dest.plan.json' -Source ${src:-qemu.node}"
+		cmd+=" -PathRoot . -Cwd '$dir/packer' -Dest '$dest' | Set-Content -LiteralPath '$dest.list'"
 	done
 	pwsh -NoProfile -Command "$cmd"
 }
@@ -249,7 +251,11 @@ models() {
 		iso_files "$WORK/$img/cd.iso" | LC_ALL=C sort >"$WORK/$img/real"
 		m+=("$F/out/$img=$WORK/$img/model")
 	done
-	models "${m[@]}"
+	# vsphere-iso's CD, by the same rules (its entries have qemu's shapes)
+	models "${m[@]}" "$F/out/drivers-2022=$WORK/vsphere=vsphere-iso.node"
+	grep -qx 'VMwareTools/setup64.exe' "$WORK/vsphere.list"
+	grep -qx '\$WinPEDriver\$/Program Files/VMware/VMware Tools/Drivers/pvscsi/Win10/amd64/pvscsi.inf' "$WORK/vsphere.list"
+	grep -q '^tree/k/kubelet.exe$' "$WORK/vsphere.list"
 	for img in $IMAGES; do
 		LC_ALL=C sort "$WORK/$img/model.list" >"$WORK/$img/modelled"
 		diff -u "$WORK/$img/real" "$WORK/$img/modelled"
