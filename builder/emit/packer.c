@@ -208,7 +208,21 @@ static int manifest_has_dir(const struct staged_manifest *m, const char *dir)
  * B's `cd_files` into OUT: its firmware's answer file, the tree, the
  * manifest (and the SBOM), then each folder of B's `winpe` list that the
  * image holds files in (platform_winpe_dir()): each CD builder's list is
- * its own, so no builder's drivers or tools reach another's Setup. Sets
+ * its own, so no builder's drivers or tools reach another's Setup.
+ *
+ * Every entry outside packer/ is written abspath("${path.root}/../X"),
+ * never as the bare path. Packer's CD step copies a directory by walking
+ * it and dropping the entry's parent, taken as given, from each path
+ * filepath.Walk hands it, but Walk hands children cleaned
+ * (packer-plugin-sdk multistep/commonsteps/step_create_cdrom.go, AddFile;
+ * that layout came with 561e43cd, 2020-09-30, and is unchanged at v0.6.10,
+ * 24d43aa0; Debian's Packer 1.6.6 does the same, tests/cli/packer_cd.bats).
+ * With a ".." in the entry nothing matches and each file is joined to the
+ * staging folder by its whole path: with path.root "." the tree lands in
+ * $TMPDIR/tree on the build host and the CD holds only the plain files.
+ * abspath() (HCL2, in 1.6.6) hands AddFile a clean absolute path, so the
+ * folder lands at the CD root under its own name: tree\, $WinPEDriver$,
+ * VMwareTools, where 02-payload.ps1 and Windows Setup look. Sets
  * "cd_<folder>" in V to "1" or "" for the source's device choices (the
  * name lowercased, [a-z0-9_] kept: "cd_winpedriver", "cd_vmwaretools").
  */
@@ -220,10 +234,10 @@ static void cd_files(const struct platform_builder *b, const struct staged_manif
 
 	buf_reset(out);
 	buf_addf(out, "[\"${path.root}/answer/%s/Autounattend.xml\", "
-		 "\"${path.root}/../tree\", \"${path.root}/../manifest.json\"",
+		 "abspath(\"${path.root}/../tree\"), abspath(\"${path.root}/../manifest.json\")",
 		 b->fw == PLATFORM_FW_UEFI ? "uefi" : "bios");
 	if (has_sbom)
-		buf_adds(out, ", \"${path.root}/../sbom.cdx.json\"");
+		buf_adds(out, ", abspath(\"${path.root}/../sbom.cdx.json\")");
 	for (size_t k = 0; k < ARRAY_SIZE(b->winpe) && b->winpe[k]; k++) {
 		char var[64] = "cd_";
 		size_t n = 3;
@@ -234,7 +248,7 @@ static void cd_files(const struct platform_builder *b, const struct staged_manif
 		/* the table's names are [A-Za-z0-9._$-]: nothing an HCL string
 		 * would read as an interpolation ("${"), a quote or an escape */
 		if (here)
-			buf_addf(out, ", \"${path.root}/../tree/%s\"", sub);
+			buf_addf(out, ", abspath(\"${path.root}/../tree/%s\")", sub);
 		for (const char *c = b->winpe[k]; *c && n < sizeof(var) - 1; c++)
 			if (isalnum((unsigned char)*c) || *c == '_')
 				var[n++] = (char)tolower((unsigned char)*c);

@@ -7,6 +7,7 @@
 
 load helpers
 load ../lib/servers
+load ../lib/driver_isos
 
 setup() {
 	common_setup
@@ -20,26 +21,6 @@ setup() {
 }
 
 teardown() { stop_servers; }
-
-# virtio_iso DIR: an ISO 9660 image laid out as virtio-win's (Rock Ridge +
-# Joliet, as xorriso writes it), with drivers for two Windows versions and
-# files the component must leave out; prints its path
-virtio_iso() {
-	local src="$1/src"
-	for d in viostor vioscsi NetKVM; do
-		for os in 2k19 2k22; do
-			mkdir -p "$src/$d/$os/amd64" "$src/$d/$os/x86"
-			for ext in inf sys cat; do
-				echo "$d $os amd64 $ext" >"$src/$d/$os/amd64/$(tr A-Z a-z <<<"$d").$ext"
-				echo "$d $os x86 $ext" >"$src/$d/$os/x86/$(tr A-Z a-z <<<"$d").$ext"
-			done
-		done
-	done
-	mkdir -p "$src/guest-agent" && echo msi >"$src/guest-agent/qemu-ga-x86_64.msi"
-	echo "readme" >"$src/README.md"
-	xorriso -as mkisofs -r -J -V virtio-win -o "$1/virtio-win.iso" "$src" >/dev/null 2>&1
-	echo "$1/virtio-win.iso"
-}
 
 # virtio_recipe ISO_URL SHA256: img.yaml with the shipped virtio-win
 # component for the qemu builder, and fixture.yaml replacing its URL
@@ -83,7 +64,9 @@ facts() {
 		src = open(sys.argv[1]).read()
 		for b in sys.argv[2:]:
 		    block = re.search(r'source "%s" "node" \{(.*?)\n\}' % b, src, re.S).group(1)
-		    cd = re.findall(r'"([^"]*)"', re.search(r'cd_files\s*=\s*\[(.*?)\]', block).group(1))
+		    # each entry as written: "path" unquoted, abspath("path") kept whole
+		    cd = [a or b for a, b in re.findall(r'(abspath\("[^"]*"\))|"([^"]*)"',
+		                                        re.search(r'cd_files\s*=\s*\[(.*?)\]', block).group(1))]
 		    key = {"qemu": ("disk_interface", "net_device"),
 		           "vsphere-iso": ("disk_controller_type", "network_card"),
 		           "hyperv-iso": (None, None)}[b]
@@ -103,11 +86,12 @@ facts() {
 	run facts qemu vsphere-iso hyperv-iso
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	echo "$output"
-	tree='${path.root}/../tree/ProgramData/winbuild/winpe'
-	grep -qF "qemu \${path.root}/answer/bios/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json $tree/qemu/\$WinPEDriver\$|\"virtio\"|\"virtio-net\"" <<<"$output"
-	grep -qF "vsphere-iso \${path.root}/answer/uefi/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json $tree/vsphere-iso/\$WinPEDriver\$|[\"pvscsi\"]|\"e1000e\"" <<<"$output"
+	tree='abspath("${path.root}/../tree/ProgramData/winbuild/winpe'
+	ab='abspath("${path.root}/../tree") abspath("${path.root}/../manifest.json")'
+	grep -qF "qemu \${path.root}/answer/bios/Autounattend.xml $ab $tree/qemu/\$WinPEDriver\$\")|\"virtio\"|\"virtio-net\"" <<<"$output"
+	grep -qF "vsphere-iso \${path.root}/answer/uefi/Autounattend.xml $ab $tree/vsphere-iso/\$WinPEDriver\$\")|[\"pvscsi\"]|\"e1000e\"" <<<"$output"
 	# hyperv-iso has no drivers staged: its CD is the plain one
-	grep -qxF "hyperv-iso \${path.root}/answer/uefi/Autounattend.xml \${path.root}/../tree \${path.root}/../manifest.json|-|-" <<<"$output"
+	grep -qxF "hyperv-iso \${path.root}/answer/uefi/Autounattend.xml $ab|-|-" <<<"$output"
 	# Packer's CD step puts a directory at the CD root under its own name
 	# (step_create_cdrom.go): the folder exists where the list points
 	for b in qemu vsphere-iso; do
@@ -123,8 +107,8 @@ facts() {
 	run facts qemu vsphere-iso
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	echo "$output"
-	grep -q '^qemu .*manifest.json|"ide"|"e1000"$' <<<"$output"
-	grep -q '^vsphere-iso .*manifest.json|\["lsilogic-sas"\]|"e1000e"$' <<<"$output"
+	grep -q '^qemu .*manifest.json")|"ide"|"e1000"$' <<<"$output"
+	grep -q '^vsphere-iso .*manifest.json")|\["lsilogic-sas"\]|"e1000e"$' <<<"$output"
 	! grep -q 'WinPEDriver' "$HCL"
 	packer_ok "$PK"
 }
@@ -158,7 +142,7 @@ serve_iso() {
 	HCL=out/t/packer/t.pkr.hcl
 	run facts qemu
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
-	grep -qF '${path.root}/../tree/ProgramData/winbuild/winpe/qemu/$WinPEDriver$|"virtio"|"virtio-net"' <<<"$output"
+	grep -qF 'abspath("${path.root}/../tree/ProgramData/winbuild/winpe/qemu/$WinPEDriver$")|"virtio"|"virtio-net"' <<<"$output"
 	packer_ok out/t/packer
 }
 
@@ -200,22 +184,6 @@ serve_iso() {
 	assert_output_has "unpack.format is 'iso' but the file is a gzip stream"
 }
 
-# tools_iso DIR: an ISO laid out as VMware's Windows Tools ISO: setup64.exe
-# at the root, drivers under Program Files/VMware/VMware Tools/Drivers
-tools_iso() {
-	local src="$1/tsrc" d="Program Files/VMware/VMware Tools/Drivers"
-	mkdir -p "$src/$d/pvscsi/Win10/amd64" "$src/$d/pvscsi/Win8/amd64" "$src/$d/vmxnet3/Win10/amd64"
-	for ext in inf sys cat; do
-		echo "pvscsi Win10 $ext" >"$src/$d/pvscsi/Win10/amd64/pvscsi.$ext"
-		echo "pvscsi Win8 $ext" >"$src/$d/pvscsi/Win8/amd64/pvscsi.$ext"
-		echo "vmxnet3 $ext" >"$src/$d/vmxnet3/Win10/amd64/vmxnet3.$ext"
-	done
-	echo "MZ setup64" >"$src/setup64.exe"
-	echo "MZ setup" >"$src/setup.exe"
-	xorriso -as mkisofs -r -J -V VMware-Tools -o "$1/VMware-tools.iso" "$src" >/dev/null 2>&1
-	echo "$1/VMware-tools.iso"
-}
-
 @test "drivers: the shipped vmware-tools component puts pvscsi and Tools on the vsphere-iso CD only; tools.conf excludes HNS and CNI NICs; the answer file installs Tools" {
 	serve_iso tools_iso
 	sum=$(sha256sum "$iso" | cut -d' ' -f1)
@@ -252,9 +220,9 @@ tools_iso() {
 	run facts vsphere-iso hyperv-iso
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	echo "$output"
-	w='${path.root}/../tree/ProgramData/winbuild/winpe/vsphere-iso'
-	grep -qF "sbom.cdx.json $w/\$WinPEDriver\$ $w/VMwareTools|[\"pvscsi\"]|\"vmxnet3\"" <<<"$output"
-	grep -qxF 'hyperv-iso ${path.root}/answer/uefi/Autounattend.xml ${path.root}/../tree ${path.root}/../manifest.json ${path.root}/../sbom.cdx.json|-|-' <<<"$output"
+	w='abspath("${path.root}/../tree/ProgramData/winbuild/winpe/vsphere-iso'
+	grep -qF "sbom.cdx.json\") $w/\$WinPEDriver\$\") $w/VMwareTools\")|[\"pvscsi\"]|\"vmxnet3\"" <<<"$output"
+	grep -qxF 'hyperv-iso ${path.root}/answer/uefi/Autounattend.xml abspath("${path.root}/../tree") abspath("${path.root}/../manifest.json") abspath("${path.root}/../sbom.cdx.json")|-|-' <<<"$output"
 	# the answer file: Tools from the CD's \VMwareTools, else the host's ISO,
 	# after the WinRM commands
 	python3 - out/t/packer/answer/uefi/Autounattend.xml <<-'PY'

@@ -143,22 +143,15 @@ foreach ($builder in $Builders) {
         [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
     }
 
-    # ISO builders: the payload on a CD. cd_files is modelled the cp/rsync
-    # way (a directory without a trailing slash lands as itself, with one
-    # its contents); not confirmed against Packer's CD builder, and
-    # 02-payload.ps1 accepts the tree at the CD root or under tree\
+    # ISO builders: the payload on a CD, laid out as Packer's CD step lays
+    # it out (tests/win/packercd.ps1, which cites step_create_cdrom.go and
+    # is held to Packer 1.6.6's real ISO by tests/cli/packer_cd.bats), from
+    # the documented working directory: `packer build .` in packer/
     $cd = ''
     if ($null -ne $source.cd_files) {
         $cdDir = Join-Path $sim 'cd'
-        New-Item -ItemType Directory -Force -Path $cdDir | Out-Null
-        foreach ($f in $source.cd_files) {
-            $p = Resolve-PackerPath $f
-            if ($p.EndsWith('/')) {
-                Copy-Item -Path (Join-Path $p '*') -Destination $cdDir -Recurse -Force
-            } else {
-                Copy-Item -LiteralPath $p -Destination $cdDir -Recurse -Force
-            }
-        }
+        $null = & (Join-Path $here 'packercd.ps1') -Entries @($source.cd_files) -PathRoot '.' `
+            -Cwd $tpl.packer_dir -Dest $cdDir
         # every file on an ISO 9660 CD is read-only (the ReadOnly attribute
         # on Windows; no write bit here, which .NET maps to IsReadOnly)
         Get-ChildItem -LiteralPath $cdDir -Recurse -File | ForEach-Object { $_.IsReadOnly = $true }
@@ -245,6 +238,12 @@ foreach ($builder in $Builders) {
         foreach ($prov in $tpl.provisioners) {
             if ($stop) { break }
             if (-not (Test-Applies $prov $sourceName)) { continue }
+            # windows-restart: hashicorp/packer provisioner/windows-restart/
+            # provisioner.go (00188667, the 1.6.x tree): restart_command
+            # (default `shutdown /r /f /t 0 /c "packer restart"`; exit 0,
+            # 1115 or 1190 accepted), then wait until WinRM answers the
+            # check command; modelled as one restart of the simulated
+            # machine (fakewin.py restart), the waiting not at all
             if ($prov.type -eq 'windows-restart') {
                 & $python $fake restart $state
                 if ($LASTEXITCODE -ne 0) { throw 'fakewin.py restart failed' }
@@ -252,10 +251,17 @@ foreach ($builder in $Builders) {
                 Add-Content -LiteralPath $log -Value "--- $($prov.index) windows-restart"
                 continue
             }
+            # file: hashicorp/packer provisioner/file/provisioner.go
+            # (00188667), ProvisionUpload: a file goes to `destination`, or
+            # below it under its own name when that ends in '/'; a folder
+            # source (UploadDir) is not modelled
             if ($prov.type -eq 'file') {
                 if ($prov.PSObject.Properties['direction'] -and $prov.direction -ne 'upload') { throw 'file provisioner: only uploads are modelled' }
                 $src = Resolve-PackerPath $prov.source
-                $dst = Get-HostPath $root $prov.destination
+                if (Test-Path -LiteralPath $src -PathType Container) { throw "file provisioner: a folder source is not modelled: $($prov.source)" }
+                $dstWin = $prov.destination
+                if ($dstWin.EndsWith('/')) { $dstWin += Split-Path -Leaf $src }
+                $dst = Get-HostPath $root $dstWin
                 New-Item -ItemType Directory -Force -Path (Split-Path -Parent $dst) | Out-Null
                 Copy-Item -LiteralPath $src -Destination $dst -Force
                 $steps += [ordered]@{ index = $prov.index; type = 'file'; exit = 0; ok = $true }
