@@ -126,3 +126,94 @@ lsdigest() {
 	done
 	[ "$n" -ge 3 ]
 }
+
+# old_shape TAR OUT PIN: TAR with its index.json naming the pinned list PIN
+# (a blob of the tar) instead of the build's manifest: the tar the stage
+# wrote before issue 40, byte for byte but for index.json
+old_shape() {
+	python3 - "$1" "$2" "$3" <<-'PY'
+		import io, json, sys, tarfile
+		src, dst, pin = sys.argv[1:]
+		with tarfile.open(src) as t, tarfile.open(dst, "w", format=tarfile.PAX_FORMAT) as o:
+		    blobs = {m.name: t.extractfile(m).read() for m in t if m.isreg()}
+		    lst = blobs["blobs/sha256/" + pin.split(":")[1]]
+		    for m in t.getmembers():
+		        data = blobs.get(m.name)
+		        if m.name == "index.json":
+		            idx = json.loads(data)
+		            (d,) = idx["manifests"]
+		            d.update(mediaType=json.loads(lst)["mediaType"], digest=pin, size=len(lst))
+		            data = json.dumps(idx).encode()
+		            m.size = len(data)
+		        o.addfile(m, io.BytesIO(data) if data is not None else None)
+	PY
+}
+
+# fake_ctr VERSION TAR IMPORT_ARGV_JSON LS_ARGV_JSON: the same as real_ctr,
+# through tests/win/fakewin.py's ctr on a fresh simulated machine of that
+# Windows version (containerd's service running, TAR at 06-images' path)
+fake_ctr() {
+	local d rc=0 winp='C:\ProgramData\winbuild\images\pause.tar'
+	d=$(mktemp -d "$BATS_TEST_TMPDIR/fake.XXXXXX")
+	python3 "$WB_SRC/tests/win/fakewin.py" init "$d/state.json" "$d/root" qemu "$1"
+	python3 - "$d/state.json" <<-'PY'
+		import json, sys
+		st = json.load(open(sys.argv[1]))
+		st["services"]["containerd"] = {"name": "containerd", "status": "Running"}
+		json.dump(st, open(sys.argv[1], "w"))
+	PY
+	mkdir -p "$d/root/ProgramData/winbuild/images"
+	cp "$2" "$d/root/ProgramData/winbuild/images/pause.tar"
+	local -a imp ls_
+	mapfile -t imp < <(python3 -c 'import json,sys; print("\n".join(a.replace("{TAR}", sys.argv[2]) for a in json.loads(sys.argv[1])))' "$3" "$winp")
+	mapfile -t ls_ < <(python3 -c 'import json,sys; print("\n".join(json.loads(sys.argv[1])))' "$4")
+	WBSIM_STATE="$d/state.json" WBSIM_ROOT="$d/root" python3 "$WB_SRC/tests/win/fakewin.py" \
+		run 'C:\Program Files\containerd\ctr.exe' "${imp[@]}" 2>&1 || rc=$?
+	echo "rc=$rc"
+	WBSIM_STATE="$d/state.json" WBSIM_ROOT="$d/root" python3 "$WB_SRC/tests/win/fakewin.py" \
+		run 'C:\Program Files\containerd\ctr.exe' "${ls_[@]}" 2>&1
+}
+
+# answer < OUTPUT: what the contract compares: success or failure, the
+# digest a "not found" names, and the table's (REF, DIGEST) rows
+answer() {
+	python3 -c '
+import re, sys
+out = sys.stdin.read()
+rc = re.search(r"^rc=(\d+)$", out, re.M).group(1)
+nf = re.findall(r"content digest (sha256:[0-9a-f]{64}): not found", out)
+table = out[out.index("\nrc=") + 1:].split("\n")[1:]
+rows = sorted(tuple(l.split()[0:3:2]) for l in table[1:] if l.strip())
+print("ok" if rc == "0" else "failed", nf, rows)'
+}
+
+@test "contract: the engine tier's fake ctr gives Debian's containerd 1.6.20's answer on every staged tar and on the old list-named shape" {
+	local name v c tar old real fake n=0 pin
+	for name in $(shipped); do
+		v=${name#windows-}
+		v=${v%%-*}
+		c=$(cmd "$name")
+		tar=$(host_tar "$name" "$(img pause Tar <<<"$c")")
+		pin=$(img pause Pin <<<"$c")
+		old="$BATS_TEST_TMPDIR/$name-old.tar"
+		old_shape "$tar" "$old" "$pin"
+		for t in "$tar" "$old"; do
+			start_containerd
+			real=$(real_ctr "$t" "$(jj_ 'J["import"]' <<<"$c")" "$(jj_ 'J["ls"]' <<<"$c")" | answer)
+			stop_containerd
+			fake=$(fake_ctr "$v" "$t" "$(jj_ 'J["import"]' <<<"$c")" "$(jj_ 'J["ls"]' <<<"$c")" | answer)
+			echo "$name $(basename "$t"): real: $real"
+			echo "$name $(basename "$t"): fake: $fake"
+			[ "$real" = "$fake" ]
+			# the staged tar imports; the old shape does not (each list has
+			# another build's windows/amd64 entry, absent from the tar)
+			if [ "$t" = "$tar" ]; then
+				[[ "$real" == "ok [] [('$(img pause Name <<<"$c")', '$(img pause Digest <<<"$c")')]" ]]
+			else
+				[[ "$real" == "failed ['sha256:"* ]]
+			fi
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 6 ]
+}
