@@ -443,9 +443,12 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 		assert i["manifest_digest"] == sys.argv[3] and i["os_version"] == "10.0.20348.3207", i
 		assert i["digest"] == sys.argv[4] and i["tag"] == "3.10", i
 	PY
-	# the recipe's Windows build (2022): skopeo reads the pinned list, and
-	# the tar holds that entry's blobs only
-	skopeo inspect --raw "oci-archive:$tar" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
+	# the recipe's Windows build (2022): skopeo reads that entry's manifest
+	# (index.json names it: issue 40), the pinned list is a blob beside it,
+	# and the tar holds that entry's blobs only
+	man=$(dg 'pause|entries|10.0.20348.3207|manifest')
+	skopeo inspect --raw "oci-archive:$tar" | cmp - "$WINBUILD_CACHE/sha256/${man:7:2}/${man#sha256:}"
+	tar -xOf "$tar" "blobs/sha256/${list#sha256:}" | cmp - "$WINBUILD_CACHE/sha256/${list:7:2}/${list#sha256:}"
 	tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.20348.3207|layers|0' | cut -d: -f2)"
 	! tar -tf "$tar" | grep -q "$(dg 'pause|entries|10.0.17763.6893|layers|0' | cut -d: -f2)"
 	# the SBOM: a CycloneDX container component per image, its pinned digest
