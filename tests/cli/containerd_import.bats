@@ -27,10 +27,18 @@ load stage_fixtures
 
 SIGNER=pause-signer@winbuild.invalid
 ISSUER=https://oidc.winbuild.invalid
-VERSIONS="2019 2022 2025"
+
+# the shipped image recipes: every recipes/*.yaml of kind image
+shipped() {
+	local r
+	for r in "$WB_SRC"/recipes/*.yaml; do
+		grep -q '^kind: image' "$r" && basename "$r" .yaml
+	done
+}
 
 # every shipped image built once, with the pause image pinned to make
-# demo's stand-in: $BUILT/out/windows-V-containerd
+# demo's stand-in: $BUILT/out/NAME (NAME: the recipe's file name, which is
+# its image name)
 setup_file() {
 	make_stage_fixtures "$BATS_FILE_TMPDIR"
 	make_pause_mirror "$SIGNER" "$ISSUER"
@@ -41,11 +49,12 @@ setup_file() {
 		cd "$BUILT" || exit 1
 		fixture_override >fixtures.yaml
 		pause_override "$SIGNER" "$ISSUER" pin >pause.yaml
-		for v in $VERSIONS; do
+		for name in $(shipped); do
 			WINBUILD_CACHE="$BUILT/cache" SOURCE_DATE_EPOCH=1700000000 NO_COLOR=1 \
-				"$WINBUILD" build "$WB_SRC/recipes/windows-$v-containerd.yaml" \
-				-O fixtures.yaml -O pause.yaml --no-progress >"build-$v.log" 2>&1 ||
-				{ cat "build-$v.log" >&3; exit 1; }
+				"$WINBUILD" build "$WB_SRC/recipes/$name.yaml" \
+				-O fixtures.yaml -O pause.yaml --no-progress >"build-$name.log" 2>&1 ||
+				{ cat "build-$name.log" >&3; exit 1; }
+			[ -d "out/$name" ] || { echo "no out/$name" >&3; exit 1; }
 		done
 	)
 }
@@ -54,11 +63,19 @@ teardown_file() { stop_servers; }
 
 teardown() { stop_containerd; }
 
-# the shipped recipes that pull images: every one (images.pause)
-shipped() {
-	local r
-	for r in "$WB_SRC"/recipes/windows-*-containerd.yaml; do
-		grep -q '^kind: image' "$r" && basename "$r" .yaml
+# pulling NAME: the shipped images that pull container images (the plan's
+# images:, as built), each with its 06-images.ps1; one without images must
+# have no such step
+pulling() {
+	local name
+	for name in $(shipped); do
+		if python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1])).get("images"))' \
+			"$BUILT/out/$name/manifest.json"; then
+			echo "$name"
+		elif [ -e "$BUILT/out/$name/packer/scripts/06-images.ps1" ]; then
+			echo "$name: 06-images.ps1 without images" >&2
+			return 1
+		fi
 	done
 }
 
@@ -95,8 +112,9 @@ lsdigest() {
 
 @test "every shipped image's staged tars import into Debian's containerd 1.6.20 with 06-images' own command, and ctr lists each name at the digest 06-images checks" {
 	local names n=0 name c tar out want key
-	names=$(shipped)
-	[ -n "$names" ]
+	names=$(pulling)
+	# every shipped image pre-pulls its pause image
+	[ "$(echo $names)" = "$(echo $(shipped))" ]
 	for name in $names; do
 		c=$(cmd "$name")
 		echo "$name: $c"
@@ -188,10 +206,11 @@ print("ok" if rc == "0" else "failed", nf, rows)'
 }
 
 @test "contract: the engine tier's fake ctr gives Debian's containerd 1.6.20's answer on every staged tar and on the old list-named shape" {
-	local name v c tar old real fake n=0 pin
-	for name in $(shipped); do
-		v=${name#windows-}
-		v=${v%%-*}
+	local name v c tar old real fake n=0 pin names
+	names=$(pulling)
+	[ -n "$names" ]
+	for name in $names; do
+		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["windows_version"])' "$BUILT/out/$name/manifest.json")
 		c=$(cmd "$name")
 		tar=$(host_tar "$name" "$(img pause Tar <<<"$c")")
 		pin=$(img pause Pin <<<"$c")
