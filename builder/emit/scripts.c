@@ -291,9 +291,29 @@ static int service_records(const struct plan *p, const struct staged_manifest *m
 /*
  * `images`: one record per images: entry (key order) for 06-images.ps1:
  * Key, Name (what containerd names it: the io.containerd.image.name of
- * the tar, stage/oci.c: NAME[:TAG]), Digest (the pin) and Tar (where the
- * stage put it: the manifest's file of component "images" and artifact
- * KEY). An image the manifest does not hold was not staged: WB_ESTAGE.
+ * the tar, stage/oci.c: NAME[:TAG]), Pin (the recipe's or lock's digest,
+ * a list's for a multi-platform image), Digest (what containerd must
+ * list under Name: the manifest of the recipe's Windows build, the
+ * manifest's images[].manifest_digest) and Tar (where the stage put it:
+ * the manifest's file of component "images" and artifact KEY).
+ *
+ * Why the manifest's digest, not the pin: the tar's index.json names that
+ * manifest (stage/oci.c index_json(): containerd cannot import a list
+ * whose other builds are absent), and containerd's image record takes the
+ * index entry as its target (containerd 1.6.20 import.go Client.Import:
+ * images.Image{Name, Target: m}; 2.3.3 core/transfer/image/imagestore.go
+ * Store), which `ctr images ls` prints as DIGEST. The pin is not lost: the
+ * fetch checked this manifest against the signed list (registry.c
+ * select_entry()). On the node the kubelet finds the image by Name (the
+ * sandbox image and the pods' image names), and the CRI shows, for
+ * `crictl images`, IMAGE ID = the config's digest (containerd 1.6.20
+ * pkg/cri/store/image/image.go getImage: id := i.Config().Digest) and
+ * DIGEST = a digest reference, which this import does not create
+ * (pkg/cri/server/helpers.go parseImageReferences: only names of the form
+ * name@digest are repo digests; ctr import makes one only with
+ * --digests): crictl prints <none> there, where a pull by tag would show
+ * the list (pkg/cri/server/image_pull.go PullImage names name@target).
+ * An image the manifest does not hold was not staged: WB_ESTAGE.
  */
 static int image_records(const struct plan *p, const struct staged_manifest *m,
 			 struct tmpl_vars *v, struct wb_err *e)
@@ -303,6 +323,7 @@ static int image_records(const struct plan *p, const struct staged_manifest *m,
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct plan_image *im = &p->images[i];
 		const struct staged_file *tar = NULL;
+		const struct staged_image *si = NULL;
 		json_t *r;
 		char *name, where[256];
 
@@ -310,18 +331,25 @@ static int image_records(const struct plan *p, const struct staged_manifest *m,
 			if (m->files[k].component && !strcmp(m->files[k].component, "images") &&
 			    m->files[k].artifact && !strcmp(m->files[k].artifact, im->key))
 				tar = &m->files[k];
-		if (!tar || !im->digest) {
+		for (size_t k = 0; k < m->nimages && !si; k++)
+			if (!strcmp(m->images[k].key, im->key))
+				si = &m->images[k];
+		if (!tar || !si || !si->manifest_digest || !im->digest ||
+		    !si->digest || strcmp(si->digest, im->digest)) {
 			json_decref(list);
 			json_decref(from);
 			return wb_error(e, WB_ESTAGE, "image '%s' is not staged (%s): stage "
-					"again", im->key, im->digest ? "no tar in the manifest" :
-					"not pinned");
+					"again", im->key, !im->digest ? "not pinned" : !tar ?
+					"no tar in the manifest" : !si || !si->manifest_digest ?
+					"no manifest_digest in the manifest's images" :
+					"staged for another pin");
 		}
 		name = xasprintf("%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "");
 		r = json_object();
 		set_str(r, "Key", im->key);
 		set_str(r, "Name", name);
-		set_str(r, "Digest", im->digest);
+		set_str(r, "Pin", im->digest);
+		set_str(r, "Digest", si->manifest_digest);
 		set_str(r, "Tar", tar->path);
 		free(name);
 		json_array_append_new(list, r);

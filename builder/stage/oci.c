@@ -183,6 +183,35 @@ out:
 	return ret;
 }
 
+/*
+ * index.json: one descriptor, the manifest of the recipe's Windows build
+ * (registry_pull selected it from the pinned list and checked it against
+ * the list: stage/oci.h), never the list. Why not the list (issue 40):
+ * containerd's import walks every descriptor its platform filter keeps,
+ * and `--platform windows/amd64` keeps every windows/amd64 entry of a
+ * list whatever its os.version, so a list whose other builds are not in
+ * the tar fails with "content digest ...: not found":
+ *  - containerd 1.6.20 (2806fc1057397dbaeefbea0e4e17bddfbd388f38):
+ *    import.go Client.Import, images.FilterPlatforms(handler,
+ *    platforms.OnlyStrict(p)) then images.WalkNotEmpty; platforms/
+ *    platforms.go NewMatcher compares OS, architecture and variant only;
+ *  - containerd 2.3.3 (aad11006b869517fcd3009450b6f82da282e1a9b), whose
+ *    ctr imports through the transfer service: core/transfer/local/
+ *    import.go importStream walks with core/transfer/image/imagestore.go
+ *    ImageFilter, platforms.Ordered(p); containerd/platforms v1.0.0-rc.4
+ *    (09756f59cb1d6b3fb368f371043d36e634789537) platforms.go NewMatcher
+ *    adds a windowsVersionMatcher that matches any os.version when the
+ *    platform has none (platform_windows_compat.go), and with one
+ *    (`windows(10.0.26100)/amd64`) still keeps 2022's entry on 2025
+ *    (checkWindowsHostAndContainerCompat): no platform string saves a
+ *    list with absent manifests on either version.
+ * A manifest descriptor has no children to filter: both import it, and
+ * unpack it by its config's platform. No `platform` on the descriptor
+ * either: containerd reads the config's (os, architecture, os.version),
+ * the same bytes the pin's list entry was checked against.
+ * The list stays in the tar as a blob (unreferenced: containerd ingests
+ * it, nothing names it): what ties the manifest to the signed pin.
+ */
 static char *index_json(const struct registry_image *img, const char *name, const char *tag)
 {
 	json_t *root = json_object(), *ms = json_array(), *d = json_object(),
@@ -192,15 +221,9 @@ static char *index_json(const struct registry_image *img, const char *name, cons
 	json_object_set_new(ann, "io.containerd.image.name", json_string(name));
 	if (tag)
 		json_object_set_new(ann, "org.opencontainers.image.ref.name", json_string(tag));
-	if (img->list_digest[0]) {
-		json_object_set_new(d, "mediaType", json_string(img->list_media_type));
-		json_object_set_new(d, "digest", json_string(img->list_digest));
-		json_object_set_new(d, "size", json_integer((json_int_t)img->list_size));
-	} else {
-		json_object_set_new(d, "mediaType", json_string(img->manifest_media_type));
-		json_object_set_new(d, "digest", json_string(img->manifest_digest));
-		json_object_set_new(d, "size", json_integer((json_int_t)img->manifest_size));
-	}
+	json_object_set_new(d, "mediaType", json_string(img->manifest_media_type));
+	json_object_set_new(d, "digest", json_string(img->manifest_digest));
+	json_object_set_new(d, "size", json_integer((json_int_t)img->manifest_size));
 	json_object_set_new(d, "annotations", ann);
 	json_array_append_new(ms, d);
 	json_object_set_new(root, "schemaVersion", json_integer(2));

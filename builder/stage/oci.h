@@ -7,14 +7,19 @@
  *   blobs/sha256/<hex>   the pinned list or index (when there is one), the
  *                        image manifest, its config and layers, read from
  *                        the cache and hashed as they are read
- *   index.json           one descriptor: the pin, annotated
+ *   index.json           one descriptor: the image manifest of the
+ *                        recipe's Windows build (not the pinned list: only
+ *                        this build's blobs are in the tar, and containerd's
+ *                        import would walk every windows/amd64 entry of a
+ *                        list: oci.c index_json()), annotated
  *                        io.containerd.image.name (NAME, what containerd's
  *                        importer names the image) and
  *                        org.opencontainers.image.ref.name (the tag)
  *   oci-layout           {"imageLayoutVersion":"1.0.0"}
  *
- * Like `ctr images export --platform`, the index names the whole list
- * while only the selected platform's blobs are in the tar.
+ * So containerd names the image at the manifest's digest (`ctr images ls`
+ * DIGEST, what step 06-images checks: the manifest's images[].
+ * manifest_digest); the pinned list is in the tar as a blob only.
  */
 #ifndef WB_STAGE_OCI_H
 #define WB_STAGE_OCI_H

@@ -345,11 +345,16 @@ def main():
         c.eq('power', st['power'], 'off')
 
     # container images (issue 33): each planned image imported into
-    # containerd's k8s.io namespace under its name, at its pinned digest;
-    # none, and no import step, without images
+    # containerd's k8s.io namespace under its name, at the digest of its
+    # pin's manifest for this Windows build (manifest.json's images[].
+    # manifest_digest: the tar's index.json names that manifest, issue 40),
+    # staged for the planned pin; none, and no import step, without images
     images = plan.get('images', [])
+    staged = {i['key']: i for i in manifest.get('images', [])}
     got_images = st.get('containerd_images', {}).get('k8s.io', {})
-    want_images = {i['name'] + (':' + i['tag'] if i.get('tag') else ''): i['digest'] for i in images}
+    want_images = {i['name'] + (':' + i['tag'] if i.get('tag') else ''):
+                   staged[i['key']]['manifest_digest'] if staged.get(i['key'], {}).get('digest') == i['digest']
+                   else 'not staged for the pin ' + i['digest'] for i in images}
     c.eq('images in containerd (name -> digest)', {n: v['digest'] for n, v in got_images.items()}, want_images)
     c.eq('06-images.ps1 emitted', os.path.isfile(os.path.join(scripts, '06-images.ps1')), bool(images))
     # containerd as the import found it: every service a pass started is

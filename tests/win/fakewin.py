@@ -28,9 +28,12 @@ Exit codes the fakes script (what the scripts must cope with):
                          the scripts must not depend on either answer), im
                          1 when it is (assumed: the scripts uninstall first)
   ctr                    1 when containerd's service is not running (no
-                         pipe to dial); images import 1 when a blob the
-                         image needs is not in the tar (by its content's
-                         digest, as containerd's content store finds it)
+                         pipe to dial); images import 1 when a blob its
+                         walk or unpack needs is not in the tar (by its
+                         content's digest, as containerd's content store
+                         finds it): every windows/amd64 entry of a list,
+                         whatever its os.version (ctr_import: held to
+                         Debian's containerd by containerd_import.bats)
   dism /add-package      (a Windows update, its KB from the file name) 3010
                          and pending until the next restart, which installs
                          it and sets CurrentVersion's UBR; 0x240006 once
@@ -525,17 +528,40 @@ MT_INDEXES = ('application/vnd.oci.image.index.v1+json',
               'application/vnd.docker.distribution.manifest.list.v2+json')
 
 
+MT_MANIFESTS = ('application/vnd.oci.image.manifest.v1+json',
+                'application/vnd.docker.distribution.manifest.v2+json')
+
+
 def ctr_import(st, path, platform):
-    """`ctr images import --platform P TAR` as containerd 2.x's importer
-    does it (core/images/archive/importer.go, ImportIndex; the transfer
-    service's image store, core/transfer/image/imagestore.go): every
-    regular file of the tar is ingested by the digest of its content (a
-    file's name is not trusted); an OCI layout needs oci-layout 1.0.0 and
-    index.json; each index entry is an image named by its
-    io.containerd.image.name annotation, whose target is that descriptor;
-    its content for the platform (the list's windows/amd64 entry for this
-    host's build, else the first windows/amd64 one: LimitManifests(1)) must
-    all be in the store, or the import fails."""
+    """`ctr images import --platform P TAR` as containerd imports it, the
+    same on 1.6 and 2.x for this input (held to Debian's containerd 1.6.20
+    by tests/cli/containerd_import.bats, the contract test: same tars, same
+    answer). Sources, containerd 1.6.20 (2806fc10) unless said:
+     - every regular file of the tar is ingested by the digest of its
+       content (images/archive/importer.go ImportIndex); an OCI layout needs
+       oci-layout 1.0.0 and index.json;
+     - `--platform P` is platforms.OnlyStrict(Parse(P))
+       (cmd/ctr/commands/images/import.go:129), whose matcher compares
+       os, architecture and variant only, never os.version
+       (platforms/platforms.go:148 matcher.Match, on every host); 2.3.3
+       (aad11006): platforms.Ordered(P) (core/transfer/image/imagestore.go:198)
+       and containerd/platforms v1.0.0-rc.4 platform_windows_compat.go:143,
+       which matches any os.version when P names none (`windows/amd64`);
+     - the walk (import.go:197-199, images.FilterPlatforms then
+       WalkNotEmpty; 2.3.3 core/transfer/local/import.go importStream) keeps
+       every child with no platform or a matching one, in order, depth
+       first, with no limit on the manifests (no LimitManifests): a list's
+       every windows/amd64 entry is read, whatever its build, and the
+       first absent one ends the import (images/image.go:338 Children reads
+       manifests and indexes; config and layers are leaves);
+     - each index.json entry with an io.containerd.image.name (or ref.name)
+       annotation becomes an image named so, its target that descriptor
+       (import.go:175); an entry without one is walked but names nothing;
+       the images are created after the walk (import.go:210);
+     - then each image is unpacked for P (import.go of ctr:166-170, no
+       --no-unpack): its manifest for P, config and layers must be there;
+       a failure here leaves the image created.
+    """
     hp = host_path(path)
     if not os.path.isfile(hp):
         print('ctr: open %s: The system cannot find the file specified.' % path)
@@ -556,44 +582,74 @@ def ctr_import(st, path, platform):
         print('ctr: unrecognized image format')
         return 1
     os_, arch = platform.split('/')
-    build = '10.0.%s.' % {'2019': '17763', '2022': '20348', '2025': '26100'}[st['windows_version']]
 
-    def need(desc):
+    def match(desc):
+        p = desc.get('platform')
+        return p is None or (p.get('os') == os_ and p.get('architecture') == arch)
+
+    class Missing(Exception):
+        pass
+
+    def read(desc):
         d = desc['digest']
         if d not in blobs or len(blobs[d]) != desc['size']:
-            print('ctr: content digest %s: not found' % d)
-            return None
-        return blobs[d]
+            raise Missing(d)
+        return json.loads(blobs[d])
 
-    store = st.setdefault('containerd_images', {}).setdefault('k8s.io', {})
-    for desc in index.get('manifests', []):
-        name = desc.get('annotations', {}).get('io.containerd.image.name')
-        if not name:
-            print('ctr: index entry %s has no name (assumed: refused)' % desc['digest'])
-            return 1
-        body = need(desc)
-        if body is None:
-            return 1
-        man = json.loads(body)
+    def walk(desc):
         if desc['mediaType'] in MT_INDEXES:
-            cands = [m for m in man['manifests'] if m.get('platform', {}).get('os') == os_
-                     and m['platform'].get('architecture') == arch]
-            best = [m for m in cands if m['platform'].get('os.version', '').startswith(build)]
-            cands = best or cands
-            if not cands:
-                print('ctr: no match for platform in manifest %s: not found' % desc['digest'])
-                return 1
-            body = need(cands[0])
-            if body is None:
-                return 1
-            man = json.loads(body)
-        for d in [man['config']] + man['layers']:
-            if need(d) is None:
-                return 1
-        print('unpacking %s (%s)...done' % (name, desc['digest']))
+            for c in read(desc)['manifests']:
+                if match(c):
+                    walk(c)
+        elif desc['mediaType'] in MT_MANIFESTS:
+            read(desc)
+
+    def manifest_for(desc):
+        """the manifest unpack takes for the platform (images.Manifest):
+        the first matching one whose config says the platform"""
+        if desc['mediaType'] in MT_INDEXES:
+            for c in read(desc)['manifests']:
+                if match(c):
+                    m = manifest_for(c)
+                    if m:
+                        return m
+            return None
+        m = read(desc)
+        cfg = read(m['config'])
+        return m if cfg.get('os') == os_ and cfg.get('architecture') == arch else None
+
+    named = []
+    try:
+        for desc in index.get('manifests', []):
+            # named inside the handler, before FilterPlatforms filters
+            # what it returns (import.go:167-197): named even when not walked
+            ann = desc.get('annotations', {})
+            name = ann.get('io.containerd.image.name') or ann.get('org.opencontainers.image.ref.name')
+            if name:
+                named.append((name, desc))
+            if match(desc):
+                walk(desc)
+    except Missing as e:
+        print('ctr: content digest %s: not found' % e.args[0])
+        return 1
+    store = st.setdefault('containerd_images', {}).setdefault('k8s.io', {})
+    for name, desc in named:
         store[name] = {'digest': desc['digest'], 'mediaType': desc['mediaType'],
-                       'size': sum(d['size'] for d in [man['config']] + man['layers']),
-                       'platform': platform}
+                       'size': 0, 'platform': platform}
+    for name, desc in named:
+        try:
+            man = manifest_for(desc)
+            if man is None:
+                print('ctr: manifest %s: not found' % desc['digest'])
+                return 1
+            for d in man['layers']:
+                if d['digest'] not in blobs:
+                    raise Missing(d['digest'])
+        except Missing as e:
+            print('ctr: content digest %s: not found' % e.args[0])
+            return 1
+        store[name]['size'] = sum(d['size'] for d in [man['config']] + man['layers'])
+        print('unpacking %s (%s)...done' % (name, desc['digest']))
     return 0
 
 
