@@ -74,3 +74,16 @@ timed() {
 
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# component_extras COMP: what a bench component file declares beside its
+# artifacts, as the shipped component does: containerd's and kubelet's
+# directories, and the CNI directories containerd's config names
+# (recipes/components/containerd.yaml); one place for bench/run and bench/wan
+component_extras() {
+	case "$1" in
+	containerd)
+		printf 'directories:\n  - C:/ProgramData/containerd\n  - C:/ProgramData/containerd/root\n'
+		printf 'cni:\n  bin_dir: C:/opt/cni/bin\n  conf_dir: C:/etc/cni/net.d\n' ;;
+	kubernetes)
+		printf 'directories:\n  - C:/var/lib/kubelet\n  - C:/var/log/kubelet\n  - C:/etc/kubernetes/pki\n' ;;
+	esac
+}
