@@ -17,6 +17,7 @@
 
 #include "fetch/registry_int.h"
 #include "lib/envlimits.h"
+#include "lib/fs.h"
 #include "lib/hex.h"
 #include "lib/imageref.h"
 #include "trust/digest.h"
@@ -610,20 +611,11 @@ static int pull_commit(struct pull *p, struct wb_err *e)
 		struct pending *pd = &p->v[i];
 
 		if (!pd->tmp_path) {
-			size_t off = 0;
-
 			if (cache_tmp_create(p->c, &pd->tmp_path, &pd->fd, e) < 0)
 				return -1;
-			while (off < pd->bytes.len) {
-				ssize_t w = write(pd->fd, pd->bytes.ptr + off, pd->bytes.len - off);
-
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w < 0)
-					return wb_error(e, WB_EIO, "cannot write '%s': %s",
-							pd->tmp_path, strerror(errno));
-				off += (size_t)w;
-			}
+			if (fs_write_all(pd->fd, pd->bytes.ptr, pd->bytes.len) < 0)
+				return wb_error(e, WB_EIO, "cannot write '%s': %s",
+						pd->tmp_path, strerror(errno));
 		}
 		if (cache_insert(p->c, pd->tmp_path, pd->fd, pd->digest + 7, e) < 0)
 			return -1;

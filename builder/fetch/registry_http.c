@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "fetch/registry_int.h"
+#include "lib/fs.h"
 
 /* ---- one request ------------------------------------------------------- */
 
@@ -58,7 +59,7 @@ static int sink_restart(struct reg_sink *s, struct wb_err *e)
 static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
 {
 	struct reg_sink *s = ud;
-	size_t n = sz * nmemb, off = 0;
+	size_t n = sz * nmemb;
 
 	if (s->code != 200)
 		return n;   /* an error body or a redirect's: never the answer */
@@ -72,16 +73,9 @@ static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
 		return n;
 	}
 	digest_update(&s->dc, data, n);
-	while (off < n) {
-		ssize_t w = write(s->fd, data + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			s->io_error = errno;
-			return 0;
-		}
-		off += (size_t)w;
+	if (fs_write_all(s->fd, data, n) < 0) {
+		s->io_error = errno;
+		return 0;
 	}
 	return n;
 }

@@ -38,20 +38,11 @@ struct oci_out {
 static la_ssize_t out_write(struct archive *a, void *ud, const void *buf, size_t n)
 {
 	struct oci_out *o = ud;
-	size_t off = 0;
 
-	(void)a;
-	while (off < n) {
-		ssize_t w = write(o->fd, (const char *)buf + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			o->err = errno;
-			archive_set_error(a, errno, "%s", strerror(errno));
-			return -1;
-		}
-		off += (size_t)w;
+	if (fs_write_all(o->fd, buf, n) < 0) {
+		o->err = errno;
+		archive_set_error(a, errno, "%s", strerror(errno));
+		return -1;
 	}
 	digest_update(&o->dc, buf, n);
 	o->size += n;
