@@ -8,6 +8,7 @@
 #include "lib/text.h"
 #include "recipe/plan.h"
 #include "recipe/schema.h"
+#include "recipe/winobj.h"
 
 #define END { NULL, 0, NULL, NULL, 0 }
 
@@ -89,7 +90,7 @@ static const struct schema_key schema_limits[] = {
 };
 
 static const struct schema_key schema_unpack[] = {
-	{ "into", S_STR, NULL, NULL, S_REQUIRED },
+	{ "into", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "strip", S_INT, NULL, NULL, 0 },
 	{ "include", S_STRLIST, NULL, NULL, 0 },
 	{ "format", S_ENUM, NULL, "auto|tar.gz|tgz|zip|iso", 0 },
@@ -98,12 +99,12 @@ static const struct schema_key schema_unpack[] = {
 };
 
 static const struct schema_key schema_install[] = {
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	END
 };
 
 static const struct schema_key schema_payload[] = {
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "type", S_ENUM, NULL, "msi|exe", 0 },
 	{ "properties", S_STRMAP, NULL, NULL, 0 },
 	END
@@ -121,38 +122,38 @@ static const struct schema_key schema_artifact[] = {
 
 static const struct schema_key schema_firewall[] = {
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
-	{ "port", S_INT, NULL, NULL, S_REQUIRED },
+	{ "port", S_INT, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_PORT) },
 	{ "protocol", S_ENUM, NULL, "TCP|UDP", 0 },
 	END
 };
 
 static const struct schema_key schema_registry[] = {
-	{ "key", S_STR, NULL, NULL, S_REQUIRED },
+	{ "key", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_REGKEY) },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
 	{ "type", S_ENUM, NULL, "string|expand_string|dword|binary", S_REQUIRED },
 	{ "value", S_STR, NULL, NULL, S_REQUIRED },
-	{ "take_ownership", S_STR, NULL, NULL, 0 },
+	{ "take_ownership", S_STR, NULL, NULL, S_WIN(WINOBJ_REGOWNER) },
 	END
 };
 
 static const struct schema_key schema_service[] = {
-	{ "name", S_STR, NULL, NULL, S_REQUIRED },
-	{ "binary", S_STR, NULL, NULL, S_REQUIRED },
+	{ "name", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_SERVICE) },
+	{ "binary", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_STAGED) },
 	{ "args", S_STRLIST, NULL, NULL, 0 },
 	{ "sc_args", S_STRLIST, NULL, NULL, 0 },
 	{ "depends_on", S_STRLIST, NULL, NULL, 0 },
 	{ "manager", S_ENUM, NULL, "node|sc|nssm", 0 },
-	{ "log_runner", S_STR, NULL, NULL, 0 },
-	{ "log_file", S_STR, NULL, NULL, 0 },
+	{ "log_runner", S_STR, NULL, NULL, S_WIN(WINOBJ_STAGED) },
+	{ "log_file", S_STR, NULL, NULL, S_WIN(WINOBJ_DEST) },
 	{ "log_runner_args", S_STRLIST, NULL, NULL, 0 },
 	{ "kubeadm_flags", S_BOOL, NULL, NULL, 0 },
-	{ "wrapper", S_STR, NULL, NULL, 0 },
+	{ "wrapper", S_STR, NULL, NULL, S_WIN(WINOBJ_DEST) },
 	END
 };
 
 static const struct schema_key schema_generate[] = {
-	{ "template", S_STR, NULL, NULL, S_REQUIRED },
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "template", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_TEMPLATE) },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "vars", S_STRMAP, NULL, NULL, 0 },
 	END
 };
@@ -176,8 +177,8 @@ static const struct schema_key schema_site_signing[] = {
 };
 
 static const struct schema_key schema_cni[] = {
-	{ "bin_dir", S_STR, NULL, NULL, S_REQUIRED },
-	{ "conf_dir", S_STR, NULL, NULL, S_REQUIRED },
+	{ "bin_dir", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DIR_NEW) },
+	{ "conf_dir", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DIR_NEW) },
 	END
 };
 
@@ -191,11 +192,12 @@ const struct schema_key schema_component[] = {
 	{ "version", S_STR, NULL, NULL, S_REQUIRED },
 	{ "vars", S_STRMAP, NULL, NULL, 0 },
 	{ "artifacts", S_MAPOF, schema_artifact, NULL, S_REQUIRED },
-	{ "path", S_STRLIST, NULL, NULL, 0 },
-	{ "directories", S_STRLIST, NULL, NULL, 0 },
-	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
-	{ "admin_directories", S_STRLIST, NULL, NULL, 0 },
-	{ "event_manifests", S_STRLIST, NULL, NULL, 0 },
+	/* S_WIN(kind): becomes a Windows object, checked by recipe/winobj.c */
+	{ "path", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_ADD) },
+	{ "directories", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_NEW) },
+	{ "defender_exclusions", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_ADD) },
+	{ "admin_directories", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_NEW) },
+	{ "event_manifests", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_STAGED) },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
 	{ "registry", S_LISTOF, schema_registry, NULL, 0 },
 	{ "images", S_MAPOF, schema_container_image, NULL, 0 },

@@ -34,7 +34,12 @@ enum schema_flags {
 };
 /* An S_ENUM whose names are the platform table's SET (enum platform_set) */
 #define S_PLATFORM(set) ((unsigned)(set) << 4)
-#define S_PLATFORM_SET(flags) ((enum platform_set)((flags) >> 4))
+#define S_PLATFORM_SET(flags) ((enum platform_set)(((flags) >> 4) & 0xff))
+/* A component key whose values become a Windows object of KIND (enum
+ * winobj_kind, recipe/winobj.h): recipe/winobj.c's guard checks every value
+ * of every key so marked (tests/cli/redteam_winnames.bats enumerates them) */
+#define S_WIN(kind) ((unsigned)(kind) << 12)
+#define S_WIN_KIND(flags) ((int)(((flags) >> 12) & 0xf))
 
 /* schema_check reports at most this many errors (then counts the rest). */
 #define SCHEMA_MAX_ERRORS 20
