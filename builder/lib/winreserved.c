@@ -102,16 +102,14 @@ static size_t ncomp(const char *t)
 	return n;
 }
 
-/* Names X and Y (one path component each) are one name on Windows: equal
- * once folded, or one an 8.3 alias of the other. */
+/* Names X and Y (one path component each) are one name on Windows: the
+ * same, equal once folded, or one an 8.3 alias of the other (a single name
+ * is its own first difference for winpath_paths_clash). */
 static int same_name(const char *x, const char *y)
 {
-	char *fx = winpath_fold(x), *fy = winpath_fold(y);
-	int same = !strcmp(fx, fy) || winpath_short_alias(x, y) || winpath_short_alias(y, x);
+	const char *why = NULL;
 
-	free(fx);
-	free(fy);
-	return same;
+	return !strcmp(x, y) || winpath_paths_clash(x, y, &why);
 }
 
 /* Component by component: winpath_paths_clash() says whether two paths
