@@ -286,6 +286,13 @@ winobj_keys() {
 	# take_ownership only where the platform table allows it (CCG's COMClasses)
 	evil "registry: [{key: 'HKLM:\\SOFTWARE\\evil\\x', name: N, type: string, value: v, take_ownership: 'HKLM:\\SOFTWARE\\evil'}]"
 	plan_refused "take_ownership"
+	# the allowed key, but the owner taken of a key above the one the
+	# platform table names
+	evil "registry: [{key: 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses\\{CCC2A336-D7F3-4818-A213-272B7924213E}', name: N, type: string, value: v, take_ownership: 'HKLM:\\SYSTEM\\CurrentControlSet\\Control'}]"
+	plan_refused "take_ownership"
+	evil "registry: [{key: 'HKLM:\\SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses\\{CCC2A336-D7F3-4818-A213-272B7924213E}', name: N, type: string, value: v, take_ownership: 'hklm:\\system\\currentcontrolset\\control\\ccg\\comclasses'}]"
+	wb plan img.yaml
+	assert_status 0
 	# and the build refuses it too, before anything is fetched or written
 	evil "registry: [{key: 'HKLM:\\SYSTEM\\CurrentControlSet\\Services\\WinDefend', name: ImagePath, type: expand_string, value: 'C:\\opt\\evil\\evil.exe'}]"
 	refused 16: "registry key"
