@@ -283,6 +283,19 @@ int fs_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+int fs_within(const char *dir, const char *path)
+{
+	char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;
+	size_t n = d ? strlen(d) : 0;
+	int ret = -1;
+
+	if (d && f)
+		ret = !strncmp(f, d, n) && (f[n] == '/' || (n == 1 && f[1]));
+	free(d);
+	free(f);
+	return ret;
+}
+
 int fs_open_verified(int fd, const char *path)
 {
 	char proc[64];

@@ -63,6 +63,11 @@ char *fs_join(const char *a, const char *b);
 /* 1 if PATH exists (lstat), 0 otherwise. */
 int fs_exists(const char *path);
 
+/* Whether PATH, every link in it followed, resolves inside directory DIR
+ * (also resolved): 1 inside, 0 outside, -1 when either does not resolve
+ * (a missing file, a dangling link). */
+int fs_within(const char *dir, const char *path);
+
 /* Open for reading the file a caller verified: a new description (its own
  * offset, the same inode) of the open file FD, or, when FD is -1, PATH
  * opened without following a link or blocking on a FIFO. Either way it

@@ -136,6 +136,27 @@ const size_t platform_nwindows = ARRAY_SIZE(platform_windows);
 
 /* cloudbase-init's metadata services winbuild renders a conf pair for
  * (recipes/templates/cloudbase-init/, docs/node.md) */
+/*
+ * Microsoft's gMSA plugin for Container Credential Guard (recipes/components/
+ * gmsa-ccg.yaml): the COM registration of its registerplugin.reg
+ * (microsoft/Azure-Key-Vault-Plugin-gMSA src/CCGAKVPlugin/registerplugin.reg,
+ * commit 432b719), its entry in CCG's plugin list below TrustedInstaller's
+ * COMClasses key (taken and given back, as its install-gmsa-keyvault-
+ * plugin.ps1 in image-builder's images/capi/ansible/windows/roles/gmsa does),
+ * and its DLL in System32, where the registration and the event manifests'
+ * resourceFileName (%windir%\system32\ccgakvplugin.dll) look for it.
+ */
+#define CCG_WHY "gMSA's CCG plugin (gmsa-ccg.yaml)"
+const struct platform_winallow platform_winallow[] = {
+	{ "SOFTWARE\\Classes\\Interface\\{6ECDA518-2010-4437-8BC3-46E752B7B172}", NULL, NULL, CCG_WHY },
+	{ "SOFTWARE\\Classes\\AppID\\{557110E1-88BC-4583-8281-6AAC6F708584}", NULL, NULL, CCG_WHY },
+	{ "SOFTWARE\\Classes\\CLSID\\{CCC2A336-D7F3-4818-A213-272B7924213E}", NULL, NULL, CCG_WHY },
+	{ "SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses\\{CCC2A336-D7F3-4818-A213-272B7924213E}",
+	  "SYSTEM\\CurrentControlSet\\Control\\CCG\\COMClasses", NULL, CCG_WHY },
+	{ NULL, NULL, "Windows/System32/CCGAKVPlugin.dll", CCG_WHY },
+};
+const size_t platform_nwinallow = ARRAY_SIZE(platform_winallow);
+
 static const char *const providers[] = {
 	"azure", "aws", "vsphere", "nocloud", "openstack", "nutanix", "generic-http",
 };

@@ -86,6 +86,27 @@ extern const size_t platform_nbuilders;
 extern const struct platform_windows platform_windows[];
 extern const size_t platform_nwindows;
 
+/*
+ * The system places a component may touch (recipe/winobj.c, issue 41): the
+ * allow list beside what a component owns by its own names (docs/recipes.md,
+ * "What a component may touch on Windows"). One entry is either
+ *   - KEY: a machine registry key (below HKLM, '\'-separated, as a recipe
+ *     writes it after "HKLM:\") that a component may write, with the keys
+ *     below it; TAKE_OWNERSHIP, when set, the key above it whose owner the
+ *     services step may take for the write (take_ownership:);
+ *   - FILE: one file (tree path) in a system folder that a component may
+ *     install or unpack (with `include` naming it).
+ */
+struct platform_winallow {
+	const char *key;
+	const char *take_ownership;
+	const char *file;
+	const char *why;
+};
+
+extern const struct platform_winallow platform_winallow[];
+extern const size_t platform_nwinallow;
+
 /* The names a recipe value may take, for the schema and messages. */
 enum platform_set {
 	PLATFORM_SET_BUILDERS = 1,  /* packer.builders[] */

@@ -65,6 +65,21 @@ int winreserved_service(const char *name)
 		       sizeof(services[0]), cmp_service) != NULL;
 }
 
+/* Microsoft, "Service overview and network port requirements for Windows"
+ * (learn.microsoft.com, troubleshoot/windows-server/networking/service-
+ * overview-and-network-port-requirements): RPC 135, NetBIOS 139, SMB 445,
+ * Remote Desktop 3389, WinRM 5985/5986 (the port Packer's communicator
+ * itself uses during the build, and which 08-sysprep.ps1 closes again). */
+static const int mgmt_ports[] = { 135, 139, 445, 3389, 5985, 5986 };
+
+int winreserved_port(int port)
+{
+	for (size_t i = 0; i < sizeof(mgmt_ports) / sizeof(mgmt_ports[0]); i++)
+		if (mgmt_ports[i] == port)
+			return 1;
+	return 0;
+}
+
 /* Tree paths: "" is C:\ itself. */
 static const char *const shared_tops[] = {   /* the folder itself only */
 	"Program Files", "Program Files (x86)", "ProgramData",
@@ -87,23 +102,39 @@ static size_t ncomp(const char *t)
 	return n;
 }
 
+/* Names X and Y (one path component each) are one name on Windows: the
+ * same, equal once folded, or one an 8.3 alias of the other (a single name
+ * is its own first difference for winpath_paths_clash). */
+static int same_name(const char *x, const char *y)
+{
+	const char *why = NULL;
+
+	return !strcmp(x, y) || winpath_paths_clash(x, y, &why);
+}
+
+/* Component by component: winpath_paths_clash() says whether two paths
+ * that differ are one place at their first difference only, and would
+ * take "OPT/other" for "opt/evil". */
 int winreserved_under(const char *t, const char *dir)
 {
-	size_t want = ncomp(dir), len = 0, seen = 0;
-	const char *why = NULL;
-	char *head;
-	int same;
+	while (*dir) {
+		size_t nt = strcspn(t, "/"), nd = strcspn(dir, "/");
+		char *x, *y;
+		int same;
 
-	if (!want)
-		return 1;                   /* everything is below C:\ */
-	if (ncomp(t) < want)
-		return 0;
-	while (t[len] && !(t[len] == '/' && ++seen == want))
-		len++;
-	head = xstrndup(t, len);
-	same = !strcasecmp(head, dir) || winpath_paths_clash(head, dir, &why);
-	free(head);
-	return same;
+		if (!*t)
+			return 0;
+		x = xstrndup(t, nt);
+		y = xstrndup(dir, nd);
+		same = same_name(x, y);
+		free(x);
+		free(y);
+		if (!same)
+			return 0;
+		t += nt + (t[nt] == '/');
+		dir += nd + (dir[nd] == '/');
+	}
+	return 1;
 }
 
 const char *winreserved_location(const char *t)

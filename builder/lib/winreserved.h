@@ -27,6 +27,12 @@ int winreserved_service(const char *name);
  */
 const char *winreserved_location(const char *t);
 
+/* 1 if inbound PORT is one of Windows' own remote management and file
+ * sharing ports, which a component's firewall rule must not open: RPC's
+ * endpoint mapper (135), NetBIOS session (139), SMB (445), RDP (3389),
+ * WinRM over HTTP and HTTPS (5985, 5986). */
+int winreserved_port(int port);
+
 /* 1 if tree path T is DIR or lies below it (Windows' comparison: case,
  * 8.3 aliases), else 0. */
 int winreserved_under(const char *t, const char *dir);

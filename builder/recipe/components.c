@@ -1,8 +1,9 @@
 /*
  * Components: each enabled component's file loaded beneath the image's
  * settings for it and converted (version, paths, directories, firewall,
- * authenticode, artifacts, generated files, services), what it may add to
- * PATH and Defender (owned_dirs), and the clashes between destinations.
+ * authenticode, artifacts, generated files, services), every Windows object
+ * it declares through the guard (winobj.c), and the clashes between
+ * destinations.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include "lib/winreserved.h"
 #include "recipe/resolve_int.h"
 #include "recipe/schema.h"
+#include "recipe/winobj.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -276,28 +278,6 @@ static int convert_directories(struct resolver *r, const struct rnode *n,
 	return 0;
 }
 
-/* Tree paths A and B are one directory on Windows (case, 8.3 names and
- * trailing dots and spaces folded: lib/winreserved.c). */
-static int same_dir(const char *a, const char *b)
-{
-	return winreserved_under(a, b) && winreserved_under(b, a);
-}
-
-/* Directory DIR is the one the file at tree path FILE lands in. */
-static int in_parent_of(const char *dir, const char *file)
-{
-	const char *slash = strrchr(file, '/');
-	char *parent;
-	int ret;
-
-	if (!slash)
-		return 0;
-	parent = xstrndup(file, (size_t)(slash - file));
-	ret = same_dir(dir, parent);
-	free(parent);
-	return ret;
-}
-
 /* One directory of `cni:` N (KEY: bin_dir, conf_dir) of component C into
  * *DIR (a tree path), or checked against the one another component
  * declared there (AT): one node has one of each. */
@@ -316,7 +296,7 @@ static int cni_dir(struct resolver *r, const struct rnode *n, const char *key,
 		*at = v->origin;
 		return 0;
 	}
-	if (same_dir(t, *dir)) {
+	if (winobj_same_dir(t, *dir)) {
 		free(t);
 		return 0;
 	}
@@ -355,69 +335,6 @@ static int convert_cni(struct resolver *r, const struct rnode *n,
 	return cni_dir(r, n, "bin_dir", c, &p->cni_bin_dir, &p->cni_bin_dir_origin) ||
 	       cni_dir(r, n, "conf_dir", c, &p->cni_conf_dir, &p->cni_conf_dir_origin) ?
 	       -1 : 0;
-}
-
-/*
- * What a component adds to the machine PATH or to Defender's exclusions
- * must be a directory it owns (docs/recipes.md, "path"): one of its own
- * `directories`, at or below where one of its artifacts unpacks, or the
- * directory one of its files is installed or generated into; and never a
- * system location (lib/winreserved.c: C:\, Windows, Users, ...), which no
- * component owns. image-builder's ansible roles add fixed directories
- * (ansible/windows/roles/.../tasks: C:\k, the containerd directory); here
- * the components are data anyone may write, so the rule is checked.
- */
-static int owned_dirs(struct resolver *r, const struct rnode *l, const char *what,
-		      const struct plan_component *c)
-{
-	const struct plan *p = r->plan;
-
-	for (size_t i = 0; l && i < l->nr; i++) {
-		const char *why = NULL, *sys;
-		char *t = winpath_to_tree(l->items[i]->scalar, &why);
-		int owned = 0;
-
-		if (!t)
-			return err_at(r, &l->items[i]->origin, "bad Windows path '%s' in "
-				      "'%s': %s", l->items[i]->scalar, what, why);
-		if ((sys = winreserved_location(t))) {
-			err_at(r, &l->items[i]->origin, "'%s' entry '%s' of component '%s' "
-			       "is a system location (%s%s): a component adds only "
-			       "directories it owns", what, l->items[i]->scalar, c->name,
-			       *sys == 'C' ? "" : "C:\\", sys);
-			free(t);
-			return -1;
-		}
-		for (size_t k = 0; !owned && k < c->directories.nr; k++) {
-			char *d = winpath_to_tree(c->directories.v[k], &why);
-
-			owned = d && same_dir(t, d);
-			free(d);
-		}
-		for (size_t k = 0; !owned && k < p->nartifacts; k++) {
-			const struct plan_artifact *a = &p->artifacts[k];
-
-			if (strcmp(a->component, c->name))
-				continue;
-			if (a->action == PLAN_UNPACK)
-				owned = winreserved_under(t, a->dest_tree);
-			else
-				owned = in_parent_of(t, a->dest_tree);
-		}
-		for (size_t k = 0; !owned && k < p->ngenerate; k++) {
-			const struct plan_generate *g = &p->generate[k];
-
-			owned = !strcmp(g->component, c->name) && in_parent_of(t, g->dest_tree);
-		}
-		free(t);
-		if (!owned)
-			return err_at(r, &l->items[i]->origin, "'%s' entry '%s' is not a "
-				      "directory component '%s' owns (one of its 'directories', "
-				      "or where one of its artifacts unpacks or one of its files "
-				      "is installed or generated)", what, l->items[i]->scalar,
-				      c->name);
-	}
-	return 0;
 }
 
 /* VS: the component's variables, released by the caller. */
@@ -525,9 +442,9 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		if (ret)
 			return -1;
 	}
+	/* every Windows object it declares, through the one guard (winobj.c) */
 	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs) ||
-	    owned_dirs(r, rnode_get(cn, "path"), "path", c) ||
-	    owned_dirs(r, rnode_get(cn, "defender_exclusions"), "defender_exclusions", c))
+	    winobj_component(r, cn, c))
 		return -1;
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
 	flatten(p, cn, ctx);

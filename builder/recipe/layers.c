@@ -254,8 +254,85 @@ void strip_nulls(struct rnode *n)
 	}
 }
 
+/* The entry of TABLE named KEY, or NULL. */
+static const struct schema_key *schema_find(const struct schema_key *table, const char *key)
+{
+	for (; table && table->name; table++)
+		if (!strcmp(table->name, key))
+			return table;
+	return NULL;
+}
+
+/* N (of a later layer) would loosen T, which an earlier layer set: say so,
+ * naming the key, what the change would do, and where T was set. */
+static int loosens(struct resolver *r, const struct rnode *n, const struct rnode *t,
+		   const char *path, const char *what)
+{
+	char where[512];
+
+	wb_origin_format(&t->origin, where, sizeof(where));
+	return err_at(r, &n->origin, "'%s' cannot be %s: that would loosen what %s "
+		      "set; a later layer may only tighten trust (docs/recipes.md, "
+		      "\"Layers only tighten\")", path, what, where);
+}
+
+/*
+ * Policy only tightens (issue 41 item 2): each key of LAYER (below PREFIX,
+ * checked against TABLE) whose schema entry declares a direction
+ * (S_TRUST, recipe/schema.h) against TOP, the merge of the earlier layers:
+ * T_SET and T_LAYERS keys are never unset, a T_ON flag never turned off, a
+ * T_OFF flag never turned on, a T_ENTRIES map never loses an entry. The one
+ * rule for every layer kind: override files, windows_versions, WINBUILD_SET,
+ * --set and a matrix variation's set all arrive through merge_layer().
+ */
+static int tighten_only(struct resolver *r, const struct rnode *layer, const struct rnode *top,
+			const struct schema_key *table, const char *prefix)
+{
+	for (size_t i = 0; layer->type == RNODE_MAP && i < layer->nr; i++) {
+		const struct rnode *n = layer->items[i];
+		const struct schema_key *k = schema_find(table, n->key);
+		const struct rnode *t = top && top->type == RNODE_MAP ? rnode_get(top, n->key) : NULL;
+		enum schema_trust dir = k ? S_TRUST_DIR(k->flags) : T_NONE;
+		char *path = xasprintf("%s%s%s", prefix, *prefix ? "." : "", n->key);
+		int ret = 0;
+
+		if (!k || dir == T_NONE || !t) {
+			free(path);
+			continue;
+		}
+		if (is_null(n) && dir != T_FREE)
+			ret = loosens(r, n, t, path, "unset (null)");
+		else if (dir == T_ON && schema_bool(t) == 1 && schema_bool(n) == 0)
+			ret = loosens(r, n, t, path, "turned off");
+		else if (dir == T_OFF && schema_bool(t) == 0 && schema_bool(n) == 1)
+			ret = loosens(r, n, t, path, "turned on");
+		else if (k->type == S_MAP && k->sub && n->type == RNODE_MAP)
+			ret = tighten_only(r, n, t, k->sub, path);
+		for (size_t j = 0; !ret && k->type == S_MAPOF && n->type == RNODE_MAP &&
+		     t->type == RNODE_MAP && j < n->nr; j++) {
+			const struct rnode *e = n->items[j], *te = rnode_get(t, e->key);
+			char *ep = xasprintf("%s.%s", path, e->key);
+
+			if (te && is_null(e) && dir == T_ENTRIES)
+				ret = loosens(r, e, te, ep, "unset (null)");
+			else if (te && k->sub)
+				ret = tighten_only(r, e, te, k->sub, ep);
+			free(ep);
+		}
+		free(path);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
 static int merge_layer(struct resolver *r, struct rnode *layer)
 {
+	if (r->top && layer->type == RNODE_MAP &&
+	    tighten_only(r, layer, r->top, schema_image, "")) {
+		rnode_free(layer);
+		return -1;
+	}
 	if (r->top && layer->type == RNODE_MAP && unset_nulls(r, layer, r->top, "")) {
 		rnode_free(layer);
 		return -1;

@@ -8,75 +8,76 @@
 #include "lib/text.h"
 #include "recipe/plan.h"
 #include "recipe/schema.h"
+#include "recipe/winobj.h"
 
 #define END { NULL, 0, NULL, NULL, 0 }
 
 static const struct schema_key schema_key_map[] = {
-	{ "key", S_STR, NULL, NULL, 0 },
-	{ "key_file", S_STR, NULL, NULL, 0 },
-	{ "allow_legacy", S_BOOL, NULL, NULL, 0 },
-	{ "file_check", S_BOOL, NULL, NULL, 0 },
+	{ "key", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "key_file", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "allow_legacy", S_BOOL, NULL, NULL, S_TRUST(T_SET) },
+	{ "file_check", S_BOOL, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_minisign[] = {
-	{ "url", S_STR, NULL, NULL, 0 },
-	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED },
+	{ "url", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED | S_TRUST(T_SET) },
 	END
 };
 
 /* verify.<method>.since: the first component version the requirement can
  * be met by (resolve.c, since_met) */
 static const struct schema_key schema_since[] = {
-	{ "version", S_STR, NULL, NULL, S_REQUIRED },
-	{ "missing", S_STR, NULL, NULL, S_REQUIRED },
-	{ "instead", S_STR, NULL, NULL, 0 },
+	{ "version", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
+	{ "missing", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
+	{ "instead", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_sigstore[] = {
-	{ "bundle", S_STR, NULL, NULL, 0 },
-	{ "trusted_root", S_STR, NULL, NULL, 0 },
-	{ "identity", S_STR, NULL, NULL, 0 },
-	{ "issuer", S_STR, NULL, NULL, 0 },
-	{ "key", S_STR, NULL, NULL, 0 },
-	{ "since", S_MAP, schema_since, NULL, 0 },
+	{ "bundle", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "trusted_root", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "identity", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "issuer", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "key", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "since", S_MAP, schema_since, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_attestation[] = {
-	{ "url", S_STR, NULL, NULL, 0 },
-	{ "trusted_root", S_STR, NULL, NULL, 0 },
-	{ "identity", S_STR, NULL, NULL, 0 },
-	{ "issuer", S_STR, NULL, NULL, 0 },
-	{ "since", S_MAP, schema_since, NULL, 0 },
+	{ "url", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "trusted_root", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "identity", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "issuer", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "since", S_MAP, schema_since, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_cosign[] = {
-	{ "signature", S_STR, NULL, NULL, 0 },
-	{ "certificate", S_STR, NULL, NULL, 0 },
-	{ "trusted_root", S_STR, NULL, NULL, 0 },
-	{ "identity", S_STR, NULL, NULL, 0 },
-	{ "issuer", S_STR, NULL, NULL, 0 },
-	{ "rekor", S_STR, NULL, NULL, 0 },
-	{ "tlog_entry", S_STR, NULL, NULL, 0 },
-	{ "tlog", S_STR, NULL, NULL, 0 },
-	{ "since", S_MAP, schema_since, NULL, 0 },
+	{ "signature", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "certificate", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "trusted_root", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "identity", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "issuer", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "rekor", S_STR, NULL, NULL, S_TRUST(T_FREE) },
+	{ "tlog_entry", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "tlog", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "since", S_MAP, schema_since, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_verify[] = {
-	{ "sha256", S_STR, NULL, NULL, 0 },
-	{ "sha512", S_STR, NULL, NULL, 0 },
-	{ "source", S_STR, NULL, NULL, 0 },
-	{ "sha256_url", S_STR, NULL, NULL, 0 },
-	{ "sha512_url", S_STR, NULL, NULL, 0 },
-	{ "minisign", S_MAP, schema_minisign, NULL, 0 },
-	{ "sigstore", S_MAP, schema_sigstore, NULL, 0 },
-	{ "attestation", S_MAP, schema_attestation, NULL, 0 },
-	{ "cosign", S_MAP, schema_cosign, NULL, 0 },
-	{ "needs_pin", S_STR, NULL, NULL, 0 },
+	{ "sha256", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "sha512", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "source", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "sha256_url", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "sha512_url", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "minisign", S_MAP, schema_minisign, NULL, S_TRUST(T_SET) },
+	{ "sigstore", S_MAP, schema_sigstore, NULL, S_TRUST(T_SET) },
+	{ "attestation", S_MAP, schema_attestation, NULL, S_TRUST(T_SET) },
+	{ "cosign", S_MAP, schema_cosign, NULL, S_TRUST(T_SET) },
+	{ "needs_pin", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
@@ -89,7 +90,7 @@ static const struct schema_key schema_limits[] = {
 };
 
 static const struct schema_key schema_unpack[] = {
-	{ "into", S_STR, NULL, NULL, S_REQUIRED },
+	{ "into", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "strip", S_INT, NULL, NULL, 0 },
 	{ "include", S_STRLIST, NULL, NULL, 0 },
 	{ "format", S_ENUM, NULL, "auto|tar.gz|tgz|zip|iso", 0 },
@@ -98,12 +99,12 @@ static const struct schema_key schema_unpack[] = {
 };
 
 static const struct schema_key schema_install[] = {
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	END
 };
 
 static const struct schema_key schema_payload[] = {
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "type", S_ENUM, NULL, "msi|exe", 0 },
 	{ "properties", S_STRMAP, NULL, NULL, 0 },
 	END
@@ -121,63 +122,63 @@ static const struct schema_key schema_artifact[] = {
 
 static const struct schema_key schema_firewall[] = {
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
-	{ "port", S_INT, NULL, NULL, S_REQUIRED },
+	{ "port", S_INT, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_PORT) },
 	{ "protocol", S_ENUM, NULL, "TCP|UDP", 0 },
 	END
 };
 
 static const struct schema_key schema_registry[] = {
-	{ "key", S_STR, NULL, NULL, S_REQUIRED },
+	{ "key", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_REGKEY) },
 	{ "name", S_STR, NULL, NULL, S_REQUIRED },
 	{ "type", S_ENUM, NULL, "string|expand_string|dword|binary", S_REQUIRED },
 	{ "value", S_STR, NULL, NULL, S_REQUIRED },
-	{ "take_ownership", S_STR, NULL, NULL, 0 },
+	{ "take_ownership", S_STR, NULL, NULL, S_WIN(WINOBJ_REGOWNER) },
 	END
 };
 
 static const struct schema_key schema_service[] = {
-	{ "name", S_STR, NULL, NULL, S_REQUIRED },
-	{ "binary", S_STR, NULL, NULL, S_REQUIRED },
+	{ "name", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_SERVICE) },
+	{ "binary", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_STAGED) },
 	{ "args", S_STRLIST, NULL, NULL, 0 },
 	{ "sc_args", S_STRLIST, NULL, NULL, 0 },
 	{ "depends_on", S_STRLIST, NULL, NULL, 0 },
 	{ "manager", S_ENUM, NULL, "node|sc|nssm", 0 },
-	{ "log_runner", S_STR, NULL, NULL, 0 },
-	{ "log_file", S_STR, NULL, NULL, 0 },
+	{ "log_runner", S_STR, NULL, NULL, S_WIN(WINOBJ_STAGED) },
+	{ "log_file", S_STR, NULL, NULL, S_WIN(WINOBJ_DEST) },
 	{ "log_runner_args", S_STRLIST, NULL, NULL, 0 },
 	{ "kubeadm_flags", S_BOOL, NULL, NULL, 0 },
-	{ "wrapper", S_STR, NULL, NULL, 0 },
+	{ "wrapper", S_STR, NULL, NULL, S_WIN(WINOBJ_DEST) },
 	END
 };
 
 static const struct schema_key schema_generate[] = {
-	{ "template", S_STR, NULL, NULL, S_REQUIRED },
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "template", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_TEMPLATE) },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DEST) },
 	{ "vars", S_STRMAP, NULL, NULL, 0 },
 	END
 };
 
 const struct schema_key schema_authenticode[] = {
-	{ "require", S_BOOL, NULL, NULL, 0 },
-	{ "roots", S_STR, NULL, NULL, 0 },
-	{ "publishers", S_STRLIST, NULL, NULL, 0 },
-	{ "signatures", S_ENUM, NULL, "all|one", 0 },
+	{ "require", S_BOOL, NULL, NULL, S_TRUST(T_LAYERS) },
+	{ "roots", S_STR, NULL, NULL, S_TRUST(T_LAYERS) },
+	{ "publishers", S_STRLIST, NULL, NULL, S_TRUST(T_LAYERS) },
+	{ "signatures", S_ENUM, NULL, "all|one", S_TRUST(T_LAYERS) },
 	END
 };
 
 /* site_signing: the site's own Authenticode signature on staged files
  * (stage/sitesign.c, docs/authenticode.md "Site signing") */
 static const struct schema_key schema_site_signing[] = {
-	{ "components", S_STRLIST, NULL, NULL, S_REQUIRED },
-	{ "files", S_STRLIST, NULL, NULL, 0 },
-	{ "roots", S_STR, NULL, NULL, S_REQUIRED },
-	{ "publishers", S_STRLIST, NULL, NULL, 0 },
+	{ "components", S_STRLIST, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
+	{ "files", S_STRLIST, NULL, NULL, S_TRUST(T_SET) },
+	{ "roots", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
+	{ "publishers", S_STRLIST, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
 static const struct schema_key schema_cni[] = {
-	{ "bin_dir", S_STR, NULL, NULL, S_REQUIRED },
-	{ "conf_dir", S_STR, NULL, NULL, S_REQUIRED },
+	{ "bin_dir", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DIR_NEW) },
+	{ "conf_dir", S_STR, NULL, NULL, S_REQUIRED | S_WIN(WINOBJ_DIR_NEW) },
 	END
 };
 
@@ -191,11 +192,12 @@ const struct schema_key schema_component[] = {
 	{ "version", S_STR, NULL, NULL, S_REQUIRED },
 	{ "vars", S_STRMAP, NULL, NULL, 0 },
 	{ "artifacts", S_MAPOF, schema_artifact, NULL, S_REQUIRED },
-	{ "path", S_STRLIST, NULL, NULL, 0 },
-	{ "directories", S_STRLIST, NULL, NULL, 0 },
-	{ "defender_exclusions", S_STRLIST, NULL, NULL, 0 },
-	{ "admin_directories", S_STRLIST, NULL, NULL, 0 },
-	{ "event_manifests", S_STRLIST, NULL, NULL, 0 },
+	/* S_WIN(kind): becomes a Windows object, checked by recipe/winobj.c */
+	{ "path", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_ADD) },
+	{ "directories", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_NEW) },
+	{ "defender_exclusions", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_ADD) },
+	{ "admin_directories", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_DIR_NEW) },
+	{ "event_manifests", S_STRLIST, NULL, NULL, S_WIN(WINOBJ_STAGED) },
 	{ "firewall", S_LISTOF, schema_firewall, NULL, 0 },
 	{ "registry", S_LISTOF, schema_registry, NULL, 0 },
 	{ "images", S_MAPOF, schema_container_image, NULL, 0 },
@@ -257,39 +259,39 @@ static const struct schema_key schema_packer[] = {
 };
 
 const struct schema_key schema_policy[] = {
-	{ "require", S_ENUM, NULL, "digest|signature", 0 },
-	{ "allow_http", S_BOOL, NULL, NULL, 0 },
-	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", 0 },
-	{ "unverified_iso", S_ENUM, NULL, "allow|forbid", 0 },
+	{ "require", S_ENUM, NULL, "digest|signature", S_TRUST(T_LAYERS) },
+	{ "allow_http", S_BOOL, NULL, NULL, S_TRUST(T_LAYERS) },
+	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
+	{ "unverified_iso", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
 	END
 };
 
 static const struct schema_key schema_mirror[] = {
-	{ "from", S_STR, NULL, NULL, S_REQUIRED },
-	{ "to", S_STR, NULL, NULL, S_REQUIRED },
+	{ "from", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
+	{ "to", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
 	END
 };
 
 const struct schema_key schema_signatures[] = {
-	{ "url", S_STR, NULL, NULL, 0 },
-	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED },
+	{ "url", S_STR, NULL, NULL, S_TRUST(T_LAYERS) },
+	{ "keys", S_KEYLIST, schema_key_map, NULL, S_REQUIRED | S_TRUST(T_LAYERS) },
 	END
 };
 
 static const struct schema_key schema_replace[] = {
-	{ "url", S_STR, NULL, NULL, 0 },
-	{ "verify", S_MAP, schema_verify, NULL, 0 },
-	{ "credential", S_STR, NULL, NULL, 0 },
+	{ "url", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "verify", S_MAP, schema_verify, NULL, S_TRUST(T_SET) },
+	{ "credential", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
 /* images.<key>.cosign: keyless (identity, issuer) or a key, under a
  * Sigstore trusted root (recipe/images.c) */
 static const struct schema_key schema_image_cosign[] = {
-	{ "identity", S_STR, NULL, NULL, 0 },
-	{ "issuer", S_STR, NULL, NULL, 0 },
-	{ "key", S_STR, NULL, NULL, 0 },
-	{ "trusted_root", S_STR, NULL, NULL, 0 },
+	{ "identity", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "issuer", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "key", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "trusted_root", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
@@ -298,13 +300,13 @@ static const struct schema_key schema_image_cosign[] = {
 const struct schema_key schema_container_image[] = {
 	/* required of an enabled entry (images.c): an override may drop an
 	 * image the recipe it is used with does not have */
-	{ "name", S_STR, NULL, NULL, 0 },
-	{ "tag", S_STR, NULL, NULL, 0 },
-	{ "digest", S_STR, NULL, NULL, 0 },
-	{ "needs_pin", S_STR, NULL, NULL, 0 },
-	{ "allow_foreign_layers", S_BOOL, NULL, NULL, 0 },
-	{ "cosign", S_MAP, schema_image_cosign, NULL, 0 },
-	{ "enabled", S_BOOL, NULL, NULL, 0 },
+	{ "name", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "tag", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "digest", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "needs_pin", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	{ "allow_foreign_layers", S_BOOL, NULL, NULL, S_TRUST(T_OFF) },
+	{ "cosign", S_MAP, schema_image_cosign, NULL, S_TRUST(T_SET) },
+	{ "enabled", S_BOOL, NULL, NULL, S_TRUST(T_FREE) },
 	END
 };
 
@@ -317,15 +319,20 @@ const struct schema_key schema_image[] = {
 	{ "cloudbase_init", S_MAP, schema_cloudbase, NULL, 0 },
 	{ "node", S_MAP, schema_node, NULL, 0 },
 	{ "packer", S_MAP, schema_packer, NULL, 0 },
-	{ "policy", S_MAP, schema_policy, NULL, 0 },
-	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
-	{ "site_signing", S_MAP, schema_site_signing, NULL, 0 },
-	{ "keys", S_MAPOF, schema_key_map, NULL, 0 },
-	{ "mirrors", S_LISTOF, schema_mirror, NULL, 0 },
-	{ "mirror_only", S_BOOL, NULL, NULL, 0 },
-	{ "signatures", S_MAP, schema_signatures, NULL, 0 },
-	{ "replace", S_MAPOF, schema_replace, NULL, 0 },
-	{ "images", S_MAPOF, schema_container_image, NULL, 0 },
+	/* the trust sections: every key below declares S_TRUST(direction) */
+	{ "policy", S_MAP, schema_policy, NULL, S_TRUST(T_LAYERS) },
+	{ "authenticode", S_MAP, schema_authenticode, NULL, S_TRUST(T_LAYERS) },
+	{ "site_signing", S_MAP, schema_site_signing, NULL, S_TRUST(T_SET) },
+	{ "keys", S_MAPOF, schema_key_map, NULL, S_TRUST(T_LAYERS) },
+	/* a later layer's list replaces the earlier one: a mirror serves only
+	 * what `verify` checks anyway, and one fewer under mirror_only fetches
+	 * less, never from elsewhere */
+	{ "mirrors", S_LISTOF, schema_mirror, NULL, S_TRUST(T_FREE) },
+	{ "mirror_only", S_BOOL, NULL, NULL, S_TRUST(T_ON) },
+	{ "signatures", S_MAP, schema_signatures, NULL, S_TRUST(T_LAYERS) },
+	{ "replace", S_MAPOF, schema_replace, NULL, S_TRUST(T_ENTRIES) },
+	/* an image dropped is not pulled at all; what an entry pins stays */
+	{ "images", S_MAPOF, schema_container_image, NULL, S_TRUST(T_FREE) },
 	END
 };
 

@@ -34,7 +34,33 @@ enum schema_flags {
 };
 /* An S_ENUM whose names are the platform table's SET (enum platform_set) */
 #define S_PLATFORM(set) ((unsigned)(set) << 4)
-#define S_PLATFORM_SET(flags) ((enum platform_set)((flags) >> 4))
+#define S_PLATFORM_SET(flags) ((enum platform_set)(((flags) >> 4) & 0xff))
+/* A component key whose values become a Windows object of KIND (enum
+ * winobj_kind, recipe/winobj.h): recipe/winobj.c's guard checks every value
+ * of every key so marked (tests/cli/redteam_winnames.bats enumerates them) */
+#define S_WIN(kind) ((unsigned)(kind) << 12)
+#define S_WIN_KIND(flags) ((int)(((flags) >> 12) & 0xf))
+
+/*
+ * How a later layer (an override, windows_versions, WINBUILD_SET, --set, a
+ * matrix variation's set) may change a trust-relevant key an earlier layer
+ * set (issue 41 item 2): every key below the image's trust sections
+ * declares one (tests/cli/layers_tighten.bats enumerates them), and
+ * tighten_only() in recipe/layers.c applies it to every layer.
+ */
+enum schema_trust {
+	T_NONE,     /* not a trust key (outside the trust sections) */
+	T_FREE,     /* declared free: no layer's value can loosen anything
+		       (the comment beside the key says why) */
+	T_LAYERS,   /* each layer's value holds on its own (push_policy_layer:
+		       policy, authenticode, signatures, keys) */
+	T_SET,      /* may be changed, never unset (null) */
+	T_ON,       /* a flag that, once true, stays true */
+	T_OFF,      /* a flag that, once false, stays false */
+	T_ENTRIES,  /* a map whose entries may be added, never removed */
+};
+#define S_TRUST(dir) ((unsigned)(dir) << 16)
+#define S_TRUST_DIR(flags) ((enum schema_trust)(((flags) >> 16) & 0xf))
 
 /* schema_check reports at most this many errors (then counts the rest). */
 #define SCHEMA_MAX_ERRORS 20

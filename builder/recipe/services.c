@@ -60,26 +60,6 @@ static int native_arg_ok(struct resolver *r, const struct rnode *n, const char *
 	return ret;
 }
 
-/* Whether tree path T is a file component C stages: an artifact installs
- * it or unpacks into a directory above it, or a generate entry writes it. */
-static int component_stages(const struct plan *p, const char *comp, const char *t)
-{
-	for (size_t i = 0; i < p->nartifacts; i++) {
-		const struct plan_artifact *a = &p->artifacts[i];
-		size_t n = strlen(a->dest_tree);
-
-		if (strcmp(a->component, comp))
-			continue;
-		if (a->action != PLAN_UNPACK ? !strcasecmp(a->dest_tree, t) :
-		    !strncasecmp(a->dest_tree, t, n) && t[n] == '/' && t[n + 1])
-			return 1;
-	}
-	for (size_t i = 0; i < p->ngenerate; i++)
-		if (!strcmp(p->generate[i].component, comp) &&
-		    !strcasecmp(p->generate[i].dest_tree, t))
-			return 1;
-	return 0;
-}
 
 static int expand_list(struct resolver *r, const struct vars *vs, const struct rnode *l,
 		       const char *what, struct wb_strlist *out)
@@ -163,13 +143,6 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 			   "0123456789_.-") != len)
 			return bad_grammar(r, n ? &n->origin : &sn->origin, what, name, "a service name "
 					   "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64)");
-		/* the services step creates, reconfigures or deletes (nssm) a
-		 * service by this name: never one of Windows' own */
-		if (winreserved_service(name))
-			return err_at(r, &n->origin, "'%s': service name '%s' is a service "
-				      "of Windows itself (lib/winreserved.c lists them); the "
-				      "services step would repoint or replace it: give the "
-				      "component's service a name of its own", what, name);
 		if (plan_find_service(p, name)) {
 			char where[512];
 
@@ -186,29 +159,15 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 		s->origin = sn->origin;
 		n = rnode_get(sn, "binary");
 		s->binary_origin = n->origin;
-		if (!(s->binary = node_winpath(r, n, what, &tree)) ||
+		/* binary and log_runner: files the component stages (the guard,
+		 * winobj.c, checks them with every other Windows object) */
+		if (!(s->binary = node_winpath(r, n, what, NULL)) ||
 		    native_arg_ok(r, n, what, s->binary))
 			goto fail;
-		if (!component_stages(p, c->name, tree)) {
-			err_at(r, &n->origin, "'%s': binary '%s' is not a file component "
-			       "'%s' stages (no artifact of it installs or unpacks it, no "
-			       "generate entry writes it)", what, s->binary, c->name);
+		if ((n = rnode_get(sn, "log_runner")) &&
+		    (!(s->log_runner = node_winpath(r, n, what, NULL)) ||
+		     native_arg_ok(r, n, what, s->log_runner)))
 			goto fail;
-		}
-		free(tree);
-		tree = NULL;
-		if ((n = rnode_get(sn, "log_runner"))) {
-			if (!(s->log_runner = node_winpath(r, n, what, &tree)) ||
-			    native_arg_ok(r, n, what, s->log_runner))
-				goto fail;
-			if (!component_stages(p, c->name, tree)) {
-				err_at(r, &n->origin, "'%s': log_runner '%s' is not a file "
-				       "component '%s' stages", what, s->log_runner, c->name);
-				goto fail;
-			}
-			free(tree);
-			tree = NULL;
-		}
 		if ((n = rnode_get(sn, "log_file")) &&
 		    (!(s->log_file = node_winpath(r, n, what, NULL)) ||
 		     native_arg_ok(r, n, what, s->log_file)))

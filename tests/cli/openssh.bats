@@ -155,14 +155,14 @@ ossh_override() {
 		assert_output_has "$why"
 	done
 	# and a sound one plans, its value in plan --json
-	printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n  a:\n    url: %s/good/kubectl.exe\n    verify: {sha256: %s}\n    install: {to: '"'"'C:\\k\\a.exe'"'"'}\nregistry:\n  - {key: '"'"'HKLM:\\SOFTWARE\\Demo Key'"'"', name: Level, type: dword, value: "4294967295"}\nadmin_directories: ['"'"'C:\\ProgramData\\demo'"'"']\n' \
+	printf 'kind: component\nname: demo\nversion: "1.0"\nartifacts:\n  a:\n    url: %s/good/kubectl.exe\n    verify: {sha256: %s}\n    install: {to: '"'"'C:\\k\\a.exe'"'"'}\nregistry:\n  - {key: '"'"'HKLM:\\SOFTWARE\\demo\\Demo Key'"'"', name: Level, type: dword, value: "4294967295"}\nadmin_directories: ['"'"'C:\\ProgramData\\demo'"'"']\n' \
 		"$(H)" "$(sha_www good/kubectl.exe)" >"$WORK/components/demo.yaml"
 	run "$WINBUILD" plan "$WORK/img.yaml" --json
 	assert_status 0
 	python3 -c '
 import json, sys
 c = next(c for c in json.load(sys.stdin)["components"] if c["name"] == "demo")
-assert c["registry"] == [{"key": "HKLM:\\SOFTWARE\\Demo Key", "name": "Level", "type": "dword", "value": "4294967295", "take_ownership": None}], c
+assert c["registry"] == [{"key": "HKLM:\\SOFTWARE\\demo\\Demo Key", "name": "Level", "type": "dword", "value": "4294967295", "take_ownership": None}], c
 assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 }
 
@@ -185,7 +185,7 @@ assert c["admin_directories"] == ["C:\\ProgramData\\demo"], c' <<<"$output"
 		printf "      - {key: 'HKLM:\\SOFTWARE\\OpenSSH', name: DefaultShell, type: string, value: '%s'}\n" \
 			'C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe'
 		for v in 4294967295 2147483648 2147483647 0; do
-			printf "      - {key: 'HKLM:\\SOFTWARE\\winbuild test', name: D%s, type: dword, value: \"%s\"}\n" "$v" "$v"
+			printf "      - {key: 'HKLM:\\SOFTWARE\\OpenSSH\\winbuild test', name: D%s, type: dword, value: \"%s\"}\n" "$v" "$v"
 		done
 	} >"$WORK/extra.yaml"
 	WINTIER_WWW="$WORK/www" WINTIER_OVERRIDE="$WORK/extra.yaml" WINTIER_MANAGERS=sc \
