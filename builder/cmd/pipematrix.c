@@ -206,10 +206,14 @@ static int matrix_stage_step(struct pipeline *p, struct pipe_image *img)
 			cmd_json_set(run, "manifest", json_pack("s+", dir, "/manifest.json"));
 		}
 	}
-	if (!ret && img->staging && img->up_to_date && !run->quiet)
-		fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
-			img->stage.dir);
-	else if (!ret && img->staging) {
+	/* -q only hides the line: an up-to-date image has no stage to finish
+	 * (nothing was fetched, img->items is NULL; finishing it anyway was
+	 * the SIGSEGV of `build A B -q`, issue 41). */
+	if (!ret && img->staging && img->up_to_date) {
+		if (!run->quiet)
+			fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
+				img->stage.dir);
+	} else if (!ret && img->staging) {
 		img->stage.record_later = 1;
 		ret = img->worked ? pipestage_report(&img->stage, &img->plan, img->items,
 						     img->work_ret) :
