@@ -102,6 +102,10 @@ struct pipe_image {
 				       * FD_OWNED fds are the image's */
 	unsigned char *fd_owned;      /* per item, when BORROWED */
 	int failed;                   /* its exit code once it failed, else 0 */
+	int images_failed;            /* the exit code of its images: pull
+				       * (pipe_group_fetch), else 0: a group's
+				       * fetch error is charged to this image
+				       * only */
 	struct wb_strlist errors;     /* its "not built" lines (--json) */
 	int worked, work_ret;         /* pipestage_work ran on its thread */
 	int emitted, emit_ret;        /* the same for its Packer inputs */

@@ -116,7 +116,7 @@ static void matrix_fetch(struct pipeline *p)
 	for (size_t i = 0; i < ntodo; i++) {
 		struct pipe_image **grp;
 		struct pipe_group *g;
-		size_t n = 0, failed = 0;
+		size_t n = 0, failed = 0, imgfail = 0;
 		int ret;
 
 		if (!todo[i])
@@ -142,6 +142,8 @@ static void matrix_fetch(struct pipeline *p)
 				failed++;
 			}
 		}
+		for (size_t k = 0; k < n; k++)
+			imgfail += grp[k]->images_failed != 0;
 		if (ret < 0 && (!failed || run->offline || e.code == WB_EINTR))
 			cmd_fail(&e);
 		for (size_t k = 0; k < n; k++) {
@@ -154,7 +156,12 @@ static void matrix_fetch(struct pipeline *p)
 					code = worse(code, img->items[a].status);
 					bad++;
 				}
-			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad)))
+			/* a container image's failure is its image's own
+			 * (images_failed): the group's error marks every image
+			 * only when nobody's artifact or image explains it */
+			if (img->images_failed)
+				code = worse(code, img->images_failed);
+			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad && !imgfail)))
 				code = e.code ? e.code : WB_EIO;
 			if (code) {
 				char what[128];
@@ -162,7 +169,8 @@ static void matrix_fetch(struct pipeline *p)
 				snprintf(what, sizeof(what), "%zu of its %zu artifacts failed", bad,
 					 img->plan.nartifacts);
 				image_fail(img, code, e.code == WB_EINTR ? "interrupted" :
-					   bad ? what : "the fetch failed");
+					   bad ? what : img->images_failed ?
+					   "its container images failed" : "the fetch failed");
 			}
 		}
 		free(grp);
