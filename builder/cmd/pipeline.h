@@ -23,6 +23,7 @@
 
 #include "cmd/cmd.h"
 #include "fetch/fetch.h"
+#include "lib/buf.h"
 #include "recipe/plan.h"
 #include "stage/stage.h"
 
@@ -122,6 +123,12 @@ struct pipe_image {
 	int staging;                  /* this image is staged (PIPE_STAGE, or
 				       * emit with nothing staged yet) */
 	int up_to_date;               /* the stage step found nothing changed */
+	int kept;                     /* a matrix kept its previous outputs */
+	char *kept_out;               /* owned: OUT/<name> then, or NULL */
+	char *prev_dir;               /* owned: OUT/.<name>.prev.<pid>, links to
+				       * OUT/<name>'s entries, or NULL (none) */
+	struct buf prev_lock;         /* its lock's bytes, when HAD_LOCK */
+	int had_lock;
 	struct pipe_stage stage;      /* when STAGING */
 };
 

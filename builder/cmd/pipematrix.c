@@ -8,12 +8,16 @@
  * An image that fails is named and leaves the others to complete; the
  * exit code is the worst.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -21,6 +25,7 @@
 #include "fetch/cache.h"
 #include "fetch/lockfile.h"
 #include "lib/buf.h"
+#include "lib/fs.h"
 
 static double now_secs(void)
 {
@@ -79,6 +84,139 @@ static void image_fail(struct pipe_image *img, int code, const char *what)
 	free(msg);
 }
 
+/* ---- each image atomic (issue 41, docs/matrix.md) ------------------------
+ *
+ * An image's stage swaps its tree in and writes its manifest and lock
+ * before its Packer inputs are written (emit reads the staged manifest),
+ * so an image that fails later would leave a new tree and lock beside old
+ * Packer inputs. Before its stage each image keeps its previous outputs:
+ * OUT/<name>'s entries as hard links (its stage reuses the old tree, so
+ * they cannot simply move aside; the stage and emit replace files by
+ * rename, never in place) and its lock's bytes. An image that fails gets
+ * them back; one that succeeds drops them. */
+
+/* Remove IMG's outputs in OUT/<name> but its flock file, ".lock". */
+static int clear_outputs(const char *dir, struct wb_err *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : wb_error(e, WB_EIO, "cannot read '%s': %s", dir,
+						      strerror(errno));
+	while (ret == 0 && (de = readdir(d))) {
+		char *path;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".lock"))
+			continue;
+		path = fs_join(dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			ret = fs_remove_below(dir, path, e);
+		else if (unlink(path) < 0 && errno != ENOENT)
+			ret = wb_error(e, WB_EIO, "cannot remove '%s': %s", path, strerror(errno));
+		free(path);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Keep IMG's outputs and lock as they are before its stage begins (which
+ * removes the stamp: stage/stage.c's load_reuse). */
+static int image_keep(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	const char *dir = img->kept_out = fs_join(p->run->out_dir, img->plan.name);
+	char *parent = fs_dirname(dir);
+
+	img->kept = 1;
+	img->prev_lock = (struct buf)BUF_INIT;
+	img->had_lock = fs_exists(img->lock_path);
+	if (img->had_lock && fs_read_file(img->lock_path, SIZE_MAX, WB_EIO, &img->prev_lock,
+					  e) < 0)
+		goto fail;
+	if (fs_exists(dir)) {
+		img->prev_dir = xasprintf("%s/.%s.prev.%ld", parent, fs_basename(dir),
+					  (long)getpid());
+		if (fs_remove_below(parent, img->prev_dir, e) < 0 ||
+		    fs_link_tree(dir, img->prev_dir, ".lock", e) < 0)
+			goto fail;
+	}
+	free(parent);
+	return 0;
+fail:
+	/* nothing of it is given back: the image is not staged */
+	if (img->prev_dir) {
+		struct wb_err ignore = WB_ERR_INIT;
+
+		fs_remove_below(parent, img->prev_dir, &ignore);
+	}
+	free(parent);
+	free(img->prev_dir);
+	img->prev_dir = NULL;
+	free(img->kept_out);
+	img->kept_out = NULL;
+	buf_release(&img->prev_lock);
+	img->kept = 0;
+	return -1;
+}
+
+/* Give a failed IMG its kept outputs and lock back, or (it succeeded)
+ * drop them. */
+static void image_settle(struct pipe_image *img)
+{
+	struct wb_err e = WB_ERR_INIT;
+	const char *dir = img->kept_out;
+	char *parent;
+	int r = 0;
+
+	if (!img->kept)
+		return;
+	parent = fs_dirname(dir);
+	if (img->failed) {
+		r = clear_outputs(dir, &e);
+		if (!r && img->prev_dir) {
+			DIR *d = opendir(img->prev_dir);
+			struct dirent *de;
+
+			while (d && !r && (de = readdir(d))) {
+				char *from, *to;
+
+				if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+					continue;
+				from = fs_join(img->prev_dir, de->d_name);
+				to = fs_join(dir, de->d_name);
+				if (rename(from, to) < 0)
+					r = wb_error(&e, WB_EIO, "cannot put '%s' back: %s", to,
+						     strerror(errno));
+				free(from);
+				free(to);
+			}
+			if (d)
+				closedir(d);
+		}
+		if (!r)
+			r = img->had_lock ? fs_write_atomic(img->lock_path, img->prev_lock.ptr,
+							    img->prev_lock.len, 0644, &e) :
+			    unlink(img->lock_path) < 0 && errno != ENOENT ?
+			    wb_error(&e, WB_EIO, "cannot remove '%s': %s", img->lock_path,
+				     strerror(errno)) : 0;
+		if (r)
+			cmd_errorf("%s; the previous outputs of '%s' are in '%s'", e.msg,
+				   img->plan.name, img->prev_dir ? img->prev_dir : "(none)");
+	}
+	if (!r && img->prev_dir)
+		fs_remove_below(parent, img->prev_dir, &e);
+	buf_release(&img->prev_lock);
+	free(img->prev_dir);
+	img->prev_dir = NULL;
+	free(img->kept_out);
+	img->kept_out = NULL;
+	img->kept = 0;
+	free(parent);
+}
+
 /* Fetch every staging image of P that is not up to date: one fetch per
  * group of images sharing a policy, over the union of their artifacts. */
 static void matrix_fetch(struct pipeline *p)
@@ -105,6 +243,10 @@ static void matrix_fetch(struct pipeline *p)
 		if (!img->staging)
 			continue;
 		e = (struct wb_err)WB_ERR_INIT;
+		if (image_keep(p, img, &e) < 0) {
+			image_fail(img, cmd_fail(&e), "its previous outputs could not be kept");
+			continue;
+		}
 		r = pipe_image_read_lock(p, img, &e) < 0 ? -1 : pipe_image_prepare(p, img, &c, &e);
 		if (r < 0)
 			image_fail(img, cmd_fail(&e), "its lock or stage could not begin");
@@ -112,6 +254,8 @@ static void matrix_fetch(struct pipeline *p)
 			img->up_to_date = 1;
 		else
 			todo[ntodo++] = img;
+		if (r == 1)   /* nothing will change */
+			image_settle(img);
 	}
 	for (size_t i = 0; i < ntodo; i++) {
 		struct pipe_image **grp;
@@ -439,6 +583,8 @@ static int matrix_run(struct pipeline *p)
 		for (size_t i = 0; i < p->nimages; i++)
 			image_step(p, &p->images[i], matrix_emit_step);
 	}
+	for (size_t i = 0; i < p->nimages; i++)
+		image_settle(&p->images[i]);
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
 		int r = img->failed;

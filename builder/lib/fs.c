@@ -302,3 +302,75 @@ int fs_open_verified(int fd, const char *path)
 	}
 	return in;
 }
+
+/* fs_link_tree's walk: the entries of the directory SFD into DFD. */
+static int link_dir(int sfd, int dfd, const char *skip, const char *what,
+		    struct wb_err *e)
+{
+	DIR *d = fdopendir(sfd);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d) {
+		close(sfd);
+		return wb_error(e, WB_EIO, "cannot read '%s': %s", what, strerror(errno));
+	}
+	while (ret == 0 && (de = readdir(d))) {
+		const char *n = de->d_name;
+		struct stat st;
+
+		if (!strcmp(n, ".") || !strcmp(n, "..") || (skip && !strcmp(n, skip)))
+			continue;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot stat '%s/%s': %s", what, n,
+				       strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			struct timespec ts[2] = { st.st_atim, st.st_mtim };
+			int s2, d2;
+
+			if (mkdirat(dfd, n, st.st_mode & 07777) < 0 ||
+			    (s2 = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC)) < 0) {
+				ret = wb_error(e, WB_EIO, "cannot copy '%s/%s': %s", what, n,
+					       strerror(errno));
+				break;
+			}
+			d2 = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (d2 < 0) {
+				close(s2);
+				ret = wb_error(e, WB_EIO, "cannot open the copy of '%s/%s': %s",
+					       what, n, strerror(errno));
+				break;
+			}
+			ret = link_dir(s2, d2, NULL, what, e);
+			if (ret == 0 && futimens(d2, ts) < 0)
+				ret = wb_error(e, WB_EIO, "cannot set the time of a copy of "
+					       "'%s/%s': %s", what, n, strerror(errno));
+			close(d2);
+		} else if (linkat(dirfd(d), n, dfd, n, 0) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot link '%s/%s': %s", what, n,
+				       strerror(errno));
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int fs_link_tree(const char *src, const char *dst, const char *skip, struct wb_err *e)
+{
+	int sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), dfd;
+
+	if (sfd < 0)
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+	if (mkdir(dst, 0700) < 0 ||
+	    (dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		close(sfd);
+		return wb_error(e, WB_EIO, "cannot make '%s': %s", dst, strerror(errno));
+	}
+	if (link_dir(sfd, dfd, skip, src, e) < 0) {
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+}

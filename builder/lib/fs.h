@@ -51,6 +51,16 @@ int fs_remove_tree(const char *root, const char *rel, struct wb_err *e);
  * refused (WB_EIO) when PATH does not start with ROOT + '/'. */
 int fs_remove_below(const char *root, const char *path, struct wb_err *e);
 
+/*
+ * A copy of the directory SRC at DST (made, mode 0700) whose files are
+ * hard links to SRC's (same filesystem), directories made anew with SRC's
+ * modes and times, symlinks linked as themselves (never followed); SRC's
+ * top-level entry named SKIP (or none when NULL) left out. Cheap however
+ * big the tree: cmd/pipematrix.c keeps an image's previous outputs so.
+ * Errors are WB_EIO; DST may then be partial.
+ */
+int fs_link_tree(const char *src, const char *dst, const char *skip, struct wb_err *e);
+
 /* Pointer to the last path component of PATH (after the last '/'). */
 const char *fs_basename(const char *path);
 
