@@ -125,10 +125,13 @@ struct pipe_image {
 	int up_to_date;               /* the stage step found nothing changed */
 	int kept;                     /* a matrix kept its previous outputs */
 	char *kept_out;               /* owned: OUT/<name> then, or NULL */
-	char *prev_dir;               /* owned: OUT/.<name>.prev.<pid>, links to
-				       * OUT/<name>'s entries, or NULL (none) */
+	char *prev_dir;               /* owned: OUT/.<name>.prev.<pid>, a copy
+				       * of OUT/<name>'s entries, or NULL */
 	struct buf prev_lock;         /* its lock's bytes, when HAD_LOCK */
 	int had_lock;
+	struct buf prev_stamp;        /* OUT/<name>/.stage-stamp's, when
+				       * HAD_STAMP */
+	int had_stamp;
 	struct pipe_stage stage;      /* when STAGING */
 };
 

@@ -95,7 +95,9 @@ static void image_fail(struct pipe_image *img, int code, const char *what)
  * rename, never in place) and its lock's bytes. An image that fails gets
  * them back; one that succeeds drops them. */
 
-/* Remove IMG's outputs in OUT/<name> but its flock file, ".lock". */
+/* Remove IMG's outputs in OUT/<name>: not its dot entries (the flock
+ * files ".lock" and ".stage.lock", temp dirs; the stamp is image_settle's),
+ * which fs_copy_tree does not keep either. */
 static int clear_outputs(const char *dir, struct wb_err *e)
 {
 	DIR *d = opendir(dir);
@@ -109,8 +111,7 @@ static int clear_outputs(const char *dir, struct wb_err *e)
 		char *path;
 		struct stat st;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, ".lock"))
+		if (de->d_name[0] == '.')
 			continue;
 		path = fs_join(dir, de->d_name);
 		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -123,43 +124,70 @@ static int clear_outputs(const char *dir, struct wb_err *e)
 	return ret;
 }
 
-/* Keep IMG's outputs and lock as they are before its stage begins (which
- * removes the stamp: stage/stage.c's load_reuse). */
-static int image_keep(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+/* Drop what IMG kept: nothing of it will be given back. */
+static void image_unkeep(struct pipe_image *img)
 {
-	const char *dir = img->kept_out = fs_join(p->run->out_dir, img->plan.name);
-	char *parent = fs_dirname(dir);
-
-	img->kept = 1;
-	img->prev_lock = (struct buf)BUF_INIT;
-	img->had_lock = fs_exists(img->lock_path);
-	if (img->had_lock && fs_read_file(img->lock_path, SIZE_MAX, WB_EIO, &img->prev_lock,
-					  e) < 0)
-		goto fail;
-	if (fs_exists(dir)) {
-		img->prev_dir = xasprintf("%s/.%s.prev.%ld", parent, fs_basename(dir),
-					  (long)getpid());
-		if (fs_remove_below(parent, img->prev_dir, e) < 0 ||
-		    fs_link_tree(dir, img->prev_dir, ".lock", e) < 0)
-			goto fail;
-	}
-	free(parent);
-	return 0;
-fail:
-	/* nothing of it is given back: the image is not staged */
 	if (img->prev_dir) {
 		struct wb_err ignore = WB_ERR_INIT;
+		char *parent = fs_dirname(img->kept_out);
 
 		fs_remove_below(parent, img->prev_dir, &ignore);
+		free(parent);
 	}
-	free(parent);
 	free(img->prev_dir);
 	img->prev_dir = NULL;
 	free(img->kept_out);
 	img->kept_out = NULL;
 	buf_release(&img->prev_lock);
+	buf_release(&img->prev_stamp);
 	img->kept = 0;
-	return -1;
+}
+
+/* Keep IMG's lock and stage stamp as they are before its stage begins
+ * (which removes the stamp: stage/stage.c's load_reuse). */
+static int image_keep(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	char *stamp;
+	int r = 0;
+
+	img->kept = 1;
+	img->kept_out = fs_join(p->run->out_dir, img->plan.name);
+	img->prev_lock = (struct buf)BUF_INIT;
+	img->prev_stamp = (struct buf)BUF_INIT;
+	stamp = fs_join(img->kept_out, ".stage-stamp");
+	img->had_lock = fs_exists(img->lock_path);
+	img->had_stamp = fs_exists(stamp);
+	if ((img->had_lock && fs_read_file(img->lock_path, SIZE_MAX, WB_EIO, &img->prev_lock,
+					   e) < 0) ||
+	    (img->had_stamp && fs_read_file(stamp, SIZE_MAX, WB_EIO, &img->prev_stamp, e) < 0)) {
+		image_unkeep(img);
+		r = -1;
+	}
+	free(stamp);
+	return r;
+}
+
+/* Once its stage began (the tree not yet swapped), copy IMG's other
+ * outputs aside. A copy, not hard links: the stamp's tree fingerprint
+ * holds each file's ctime (stage/stamp.c), which a link changes. */
+static int image_keep_tree(struct pipe_image *img, struct wb_err *e)
+{
+	char *parent;
+
+	if (!fs_exists(img->kept_out))
+		return 0;
+	parent = fs_dirname(img->kept_out);
+	img->prev_dir = xasprintf("%s/.%s.prev.%ld", parent, fs_basename(img->kept_out),
+				  (long)getpid());
+	free(parent);
+	if (fs_remove_below(parent = fs_dirname(img->kept_out), img->prev_dir, e) < 0 ||
+	    fs_copy_tree(img->kept_out, img->prev_dir, e) < 0) {
+		free(parent);
+		image_unkeep(img);
+		return -1;
+	}
+	free(parent);
+	return 0;
 }
 
 /* Give a failed IMG its kept outputs and lock back, or (it succeeded)
@@ -196,6 +224,17 @@ static void image_settle(struct pipe_image *img)
 			if (d)
 				closedir(d);
 		}
+		if (!r) {
+			char *stamp = fs_join(dir, ".stage-stamp");
+
+			if (img->had_stamp)
+				r = fs_write_atomic(stamp, img->prev_stamp.ptr,
+						    img->prev_stamp.len, 0644, &e);
+			else if (unlink(stamp) < 0 && errno != ENOENT)
+				r = wb_error(&e, WB_EIO, "cannot remove '%s': %s", stamp,
+					     strerror(errno));
+			free(stamp);
+		}
 		if (!r)
 			r = img->had_lock ? fs_write_atomic(img->lock_path, img->prev_lock.ptr,
 							    img->prev_lock.len, 0644, &e) :
@@ -206,15 +245,12 @@ static void image_settle(struct pipe_image *img)
 			cmd_errorf("%s; the previous outputs of '%s' are in '%s'", e.msg,
 				   img->plan.name, img->prev_dir ? img->prev_dir : "(none)");
 	}
-	if (!r && img->prev_dir)
-		fs_remove_below(parent, img->prev_dir, &e);
-	buf_release(&img->prev_lock);
-	free(img->prev_dir);
-	img->prev_dir = NULL;
-	free(img->kept_out);
-	img->kept_out = NULL;
-	img->kept = 0;
 	free(parent);
+	if (r) {   /* what is left of the copy stays for the user */
+		free(img->prev_dir);
+		img->prev_dir = NULL;
+	}
+	image_unkeep(img);
 }
 
 /* Fetch every staging image of P that is not up to date: one fetch per
@@ -256,6 +292,9 @@ static void matrix_fetch(struct pipeline *p)
 			todo[ntodo++] = img;
 		if (r == 1)   /* nothing will change */
 			image_settle(img);
+		else if (r == 0 && image_keep_tree(img, &e) < 0)
+			cmd_warnf("%s; if it fails, its previous outputs are not put back",
+				  e.msg);
 	}
 	for (size_t i = 0; i < ntodo; i++) {
 		struct pipe_image **grp;

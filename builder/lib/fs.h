@@ -52,14 +52,15 @@ int fs_remove_tree(const char *root, const char *rel, struct wb_err *e);
 int fs_remove_below(const char *root, const char *path, struct wb_err *e);
 
 /*
- * A copy of the directory SRC at DST (made, mode 0700) whose files are
- * hard links to SRC's (same filesystem), directories made anew with SRC's
- * modes and times, symlinks linked as themselves (never followed); SRC's
- * top-level entry named SKIP (or none when NULL) left out. Cheap however
- * big the tree: cmd/pipematrix.c keeps an image's previous outputs so.
- * Errors are WB_EIO; DST may then be partial.
+ * A copy of the directory SRC at DST (made, mode 0700): files copied (a
+ * reflink where the filesystem has them) with their modes and times,
+ * directories made anew with theirs, symlinks copied as links (never
+ * followed), other file types refused; SRC's top-level entries whose name
+ * starts with '.' left out. SRC's inodes are never touched (no hard link:
+ * the stage's tree fingerprint includes each file's ctime). Errors are
+ * WB_EIO; DST may then be partial.
  */
-int fs_link_tree(const char *src, const char *dst, const char *skip, struct wb_err *e);
+int fs_copy_tree(const char *src, const char *dst, struct wb_err *e);
 
 /* Pointer to the last path component of PATH (after the last '/'). */
 const char *fs_basename(const char *path);
