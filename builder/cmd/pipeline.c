@@ -644,12 +644,16 @@ int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan
 		im->stage.pulled = im->pulled;
 		if (ret < 0) {
 			if (pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
-					      im->pulled, &ie) < 0)
+					      im->pulled, &ie) < 0) {
 				cmd_errorf("%s", ie.msg);
+				im->images_failed = ie.code ? ie.code : WB_EIO;
+			}
 			wb_err_clear(&ie);
 		} else {
 			ret = pipe_fetch_images(p->run, &im->plan, im->lf, p->accept_new, c,
 						im->pulled, e);
+			if (ret < 0)
+				im->images_failed = e->code ? e->code : WB_EIO;
 		}
 	}
 	/* lock pins point into the images' locks: drop them for the caller */

@@ -23,6 +23,7 @@
 
 #include "cmd/cmd.h"
 #include "fetch/fetch.h"
+#include "lib/buf.h"
 #include "recipe/plan.h"
 #include "stage/stage.h"
 
@@ -102,6 +103,10 @@ struct pipe_image {
 				       * FD_OWNED fds are the image's */
 	unsigned char *fd_owned;      /* per item, when BORROWED */
 	int failed;                   /* its exit code once it failed, else 0 */
+	int images_failed;            /* the exit code of its images: pull
+				       * (pipe_group_fetch), else 0: a group's
+				       * fetch error is charged to this image
+				       * only */
 	struct wb_strlist errors;     /* its "not built" lines (--json) */
 	int worked, work_ret;         /* pipestage_work ran on its thread */
 	int emitted, emit_ret;        /* the same for its Packer inputs */
@@ -118,6 +123,15 @@ struct pipe_image {
 	int staging;                  /* this image is staged (PIPE_STAGE, or
 				       * emit with nothing staged yet) */
 	int up_to_date;               /* the stage step found nothing changed */
+	int kept;                     /* a matrix kept its previous outputs */
+	char *kept_out;               /* owned: OUT/<name> then, or NULL */
+	char *prev_dir;               /* owned: OUT/.<name>.prev.<pid>, a copy
+				       * of OUT/<name>'s entries, or NULL */
+	struct buf prev_lock;         /* its lock's bytes, when HAD_LOCK */
+	int had_lock;
+	struct buf prev_stamp;        /* OUT/<name>/.stage-stamp's, when
+				       * HAD_STAMP */
+	int had_stamp;
 	struct pipe_stage stage;      /* when STAGING */
 };
 

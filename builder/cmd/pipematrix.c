@@ -8,12 +8,16 @@
  * An image that fails is named and leaves the others to complete; the
  * exit code is the worst.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -21,6 +25,7 @@
 #include "fetch/cache.h"
 #include "fetch/lockfile.h"
 #include "lib/buf.h"
+#include "lib/fs.h"
 
 static double now_secs(void)
 {
@@ -79,6 +84,175 @@ static void image_fail(struct pipe_image *img, int code, const char *what)
 	free(msg);
 }
 
+/* ---- each image atomic (issue 41, docs/matrix.md) ------------------------
+ *
+ * An image's stage swaps its tree in and writes its manifest and lock
+ * before its Packer inputs are written (emit reads the staged manifest),
+ * so an image that fails later would leave a new tree and lock beside old
+ * Packer inputs. Before its stage each image keeps its previous outputs:
+ * OUT/<name>'s entries as hard links (its stage reuses the old tree, so
+ * they cannot simply move aside; the stage and emit replace files by
+ * rename, never in place) and its lock's bytes. An image that fails gets
+ * them back; one that succeeds drops them. */
+
+/* Remove IMG's outputs in OUT/<name>: not its dot entries (the flock
+ * files ".lock" and ".stage.lock", temp dirs; the stamp is image_settle's),
+ * which fs_copy_tree does not keep either. */
+static int clear_outputs(const char *dir, struct wb_err *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : wb_error(e, WB_EIO, "cannot read '%s': %s", dir,
+						      strerror(errno));
+	while (ret == 0 && (de = readdir(d))) {
+		char *path;
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		path = fs_join(dir, de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			ret = fs_remove_below(dir, path, e);
+		else if (unlink(path) < 0 && errno != ENOENT)
+			ret = wb_error(e, WB_EIO, "cannot remove '%s': %s", path, strerror(errno));
+		free(path);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Drop what IMG kept: nothing of it will be given back. */
+static void image_unkeep(struct pipe_image *img)
+{
+	if (img->prev_dir) {
+		struct wb_err ignore = WB_ERR_INIT;
+		char *parent = fs_dirname(img->kept_out);
+
+		fs_remove_below(parent, img->prev_dir, &ignore);
+		free(parent);
+	}
+	free(img->prev_dir);
+	img->prev_dir = NULL;
+	free(img->kept_out);
+	img->kept_out = NULL;
+	buf_release(&img->prev_lock);
+	buf_release(&img->prev_stamp);
+	img->kept = 0;
+}
+
+/* Keep IMG's lock and stage stamp as they are before its stage begins
+ * (which removes the stamp: stage/stage.c's load_reuse). */
+static int image_keep(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
+{
+	char *stamp;
+	int r = 0;
+
+	img->kept = 1;
+	img->kept_out = fs_join(p->run->out_dir, img->plan.name);
+	img->prev_lock = (struct buf)BUF_INIT;
+	img->prev_stamp = (struct buf)BUF_INIT;
+	stamp = fs_join(img->kept_out, ".stage-stamp");
+	img->had_lock = fs_exists(img->lock_path);
+	img->had_stamp = fs_exists(stamp);
+	if ((img->had_lock && fs_read_file(img->lock_path, SIZE_MAX, WB_EIO, &img->prev_lock,
+					   e) < 0) ||
+	    (img->had_stamp && fs_read_file(stamp, SIZE_MAX, WB_EIO, &img->prev_stamp, e) < 0)) {
+		image_unkeep(img);
+		r = -1;
+	}
+	free(stamp);
+	return r;
+}
+
+/* Once its stage began (the tree not yet swapped), copy IMG's other
+ * outputs aside. A copy, not hard links: the stamp's tree fingerprint
+ * holds each file's ctime (stage/stamp.c), which a link changes. */
+static int image_keep_tree(struct pipe_image *img, struct wb_err *e)
+{
+	char *parent;
+
+	if (!fs_exists(img->kept_out))
+		return 0;
+	parent = fs_dirname(img->kept_out);
+	img->prev_dir = xasprintf("%s/.%s.prev.%ld", parent, fs_basename(img->kept_out),
+				  (long)getpid());
+	free(parent);
+	if (fs_remove_below(parent = fs_dirname(img->kept_out), img->prev_dir, e) < 0 ||
+	    fs_copy_tree(img->kept_out, img->prev_dir, e) < 0) {
+		free(parent);
+		image_unkeep(img);
+		return -1;
+	}
+	free(parent);
+	return 0;
+}
+
+/* Give a failed IMG its kept outputs and lock back, or (it succeeded)
+ * drop them. */
+static void image_settle(struct pipe_image *img)
+{
+	struct wb_err e = WB_ERR_INIT;
+	const char *dir = img->kept_out;
+	char *parent;
+	int r = 0;
+
+	if (!img->kept)
+		return;
+	parent = fs_dirname(dir);
+	if (img->failed) {
+		r = clear_outputs(dir, &e);
+		if (!r && img->prev_dir) {
+			DIR *d = opendir(img->prev_dir);
+			struct dirent *de;
+
+			while (d && !r && (de = readdir(d))) {
+				char *from, *to;
+
+				if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+					continue;
+				from = fs_join(img->prev_dir, de->d_name);
+				to = fs_join(dir, de->d_name);
+				if (rename(from, to) < 0)
+					r = wb_error(&e, WB_EIO, "cannot put '%s' back: %s", to,
+						     strerror(errno));
+				free(from);
+				free(to);
+			}
+			if (d)
+				closedir(d);
+		}
+		if (!r) {
+			char *stamp = fs_join(dir, ".stage-stamp");
+
+			if (img->had_stamp)
+				r = fs_write_atomic(stamp, img->prev_stamp.ptr,
+						    img->prev_stamp.len, 0644, &e);
+			else if (unlink(stamp) < 0 && errno != ENOENT)
+				r = wb_error(&e, WB_EIO, "cannot remove '%s': %s", stamp,
+					     strerror(errno));
+			free(stamp);
+		}
+		if (!r)
+			r = img->had_lock ? fs_write_atomic(img->lock_path, img->prev_lock.ptr,
+							    img->prev_lock.len, 0644, &e) :
+			    unlink(img->lock_path) < 0 && errno != ENOENT ?
+			    wb_error(&e, WB_EIO, "cannot remove '%s': %s", img->lock_path,
+				     strerror(errno)) : 0;
+		if (r)
+			cmd_errorf("%s; the previous outputs of '%s' are in '%s'", e.msg,
+				   img->plan.name, img->prev_dir ? img->prev_dir : "(none)");
+	}
+	free(parent);
+	if (r) {   /* what is left of the copy stays for the user */
+		free(img->prev_dir);
+		img->prev_dir = NULL;
+	}
+	image_unkeep(img);
+}
+
 /* Fetch every staging image of P that is not up to date: one fetch per
  * group of images sharing a policy, over the union of their artifacts. */
 static void matrix_fetch(struct pipeline *p)
@@ -105,6 +279,10 @@ static void matrix_fetch(struct pipeline *p)
 		if (!img->staging)
 			continue;
 		e = (struct wb_err)WB_ERR_INIT;
+		if (image_keep(p, img, &e) < 0) {
+			image_fail(img, cmd_fail(&e), "its previous outputs could not be kept");
+			continue;
+		}
 		r = pipe_image_read_lock(p, img, &e) < 0 ? -1 : pipe_image_prepare(p, img, &c, &e);
 		if (r < 0)
 			image_fail(img, cmd_fail(&e), "its lock or stage could not begin");
@@ -112,11 +290,16 @@ static void matrix_fetch(struct pipeline *p)
 			img->up_to_date = 1;
 		else
 			todo[ntodo++] = img;
+		if (r == 1)   /* nothing will change */
+			image_settle(img);
+		else if (r == 0 && image_keep_tree(img, &e) < 0)
+			cmd_warnf("%s; if it fails, its previous outputs are not put back",
+				  e.msg);
 	}
 	for (size_t i = 0; i < ntodo; i++) {
 		struct pipe_image **grp;
 		struct pipe_group *g;
-		size_t n = 0, failed = 0;
+		size_t n = 0, failed = 0, imgfail = 0;
 		int ret;
 
 		if (!todo[i])
@@ -142,6 +325,8 @@ static void matrix_fetch(struct pipeline *p)
 				failed++;
 			}
 		}
+		for (size_t k = 0; k < n; k++)
+			imgfail += grp[k]->images_failed != 0;
 		if (ret < 0 && (!failed || run->offline || e.code == WB_EINTR))
 			cmd_fail(&e);
 		for (size_t k = 0; k < n; k++) {
@@ -154,7 +339,12 @@ static void matrix_fetch(struct pipeline *p)
 					code = worse(code, img->items[a].status);
 					bad++;
 				}
-			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad)))
+			/* a container image's failure is its image's own
+			 * (images_failed): the group's error marks every image
+			 * only when nobody's artifact or image explains it */
+			if (img->images_failed)
+				code = worse(code, img->images_failed);
+			if (ret < 0 && (e.code == WB_EINTR || (!failed && !bad && !imgfail)))
 				code = e.code ? e.code : WB_EIO;
 			if (code) {
 				char what[128];
@@ -162,7 +352,8 @@ static void matrix_fetch(struct pipeline *p)
 				snprintf(what, sizeof(what), "%zu of its %zu artifacts failed", bad,
 					 img->plan.nartifacts);
 				image_fail(img, code, e.code == WB_EINTR ? "interrupted" :
-					   bad ? what : "the fetch failed");
+					   bad ? what : img->images_failed ?
+					   "its container images failed" : "the fetch failed");
 			}
 		}
 		free(grp);
@@ -206,10 +397,14 @@ static int matrix_stage_step(struct pipeline *p, struct pipe_image *img)
 			cmd_json_set(run, "manifest", json_pack("s+", dir, "/manifest.json"));
 		}
 	}
-	if (!ret && img->staging && img->up_to_date && !run->quiet)
-		fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
-			img->stage.dir);
-	else if (!ret && img->staging) {
+	/* -q only hides the line: an up-to-date image has no stage to finish
+	 * (nothing was fetched, img->items is NULL; finishing it anyway was
+	 * the SIGSEGV of `build A B -q`, issue 41). */
+	if (!ret && img->staging && img->up_to_date) {
+		if (!run->quiet)
+			fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
+				img->stage.dir);
+	} else if (!ret && img->staging) {
 		img->stage.record_later = 1;
 		ret = img->worked ? pipestage_report(&img->stage, &img->plan, img->items,
 						     img->work_ret) :
@@ -427,6 +622,8 @@ static int matrix_run(struct pipeline *p)
 		for (size_t i = 0; i < p->nimages; i++)
 			image_step(p, &p->images[i], matrix_emit_step);
 	}
+	for (size_t i = 0; i < p->nimages; i++)
+		image_settle(&p->images[i]);
 	for (size_t i = 0; i < p->nimages; i++) {
 		struct pipe_image *img = &p->images[i];
 		int r = img->failed;

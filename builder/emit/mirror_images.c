@@ -19,6 +19,7 @@
 #include "lib/bulk.h"
 #include "lib/fs.h"
 #include "lib/imageref.h"
+#include "lib/tmpl.h"
 #include "trust/digest.h"
 
 static void hash_each(void *ctx, const void *p, size_t n)
@@ -96,17 +97,36 @@ static int put_manifest(struct cache *c, const char *digest, const char *mdir,
 			const char *repo, const char *ref, const char *media_type,
 			struct buf *conf, struct wb_err *e)
 {
+	struct tmpl_var v = { (char *)"mediaType", NULL, NULL, NULL, 0 };
+	struct buf mt = BUF_INIT;
 	char *line;
+	int r;
 
-	if (copy_entry(c, digest, mdir, ref, e) < 0)
+	/* the registry chose the media type: it reaches nginx's config only
+	 * through the checked media_type sink (lib/tmpl.c), never escaped
+	 * into place; REPO and REF are the plan's, checked as an image
+	 * reference at plan time */
+	v.value = json_string_nocheck(media_type);
+	r = tmpl_encode("media_type", strlen("media_type"), &v, &mt, e);
+	json_decref(v.value);
+	if (r < 0) {
+		e->code = WB_EVERIFY;
+		wb_error_prefix(e, "the manifest %s", digest);
+		buf_release(&mt);
 		return -1;
+	}
+	if (copy_entry(c, digest, mdir, ref, e) < 0) {
+		buf_release(&mt);
+		return -1;
+	}
 	/* once: two images of one repository may share a pin or a tag's
 	 * manifest, and nginx refuses a location given twice */
 	line = xasprintf("location = /v2/%s/manifests/%s { default_type %s; }\n", repo, ref,
-			 media_type);
+			 mt.ptr);
 	if (!strstr(conf->ptr, line))
 		buf_adds(conf, line);
 	free(line);
+	buf_release(&mt);
 	return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -314,4 +316,113 @@ int fs_open_verified(int fd, const char *path)
 		return -1;
 	}
 	return in;
+}
+
+/* fs_copy_tree's copy of the regular file N of SFD into DFD: a reflink
+ * where the filesystem has them, else its bytes; its mode and times. */
+static int copy_file(int sfd, int dfd, const char *n, const struct stat *st)
+{
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	char b[65536];
+	int in = openat(sfd, n, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out, ret = 0;
+	ssize_t r;
+
+	if (in < 0)
+		return -1;
+	out = openat(dfd, n, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	if (ioctl(out, FICLONE, in) < 0) {
+		while ((r = read(in, b, sizeof(b))) > 0)
+			if (fs_write_all(out, b, (size_t)r) < 0)
+				break;
+		ret = r == 0 ? 0 : -1;
+	}
+	if (!ret && (fchmod(out, st->st_mode & 07777) < 0 || futimens(out, ts) < 0))
+		ret = -1;
+	close(in);
+	if (close(out) < 0)
+		ret = -1;
+	return ret;
+}
+
+/* fs_copy_tree's walk: the entries of the directory SFD into DFD. */
+static int copy_dir(int sfd, int dfd, int top, const char *what, struct wb_err *e)
+{
+	DIR *d = fdopendir(sfd);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d) {
+		close(sfd);
+		return wb_error(e, WB_EIO, "cannot read '%s': %s", what, strerror(errno));
+	}
+	while (ret == 0 && (de = readdir(d))) {
+		const char *n = de->d_name;
+		struct stat st;
+		char target[4096];
+		ssize_t tl;
+
+		if (!strcmp(n, ".") || !strcmp(n, "..") || (top && n[0] == '.'))
+			continue;
+		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot stat '%s/%s': %s", what, n,
+				       strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			struct timespec ts[2] = { st.st_atim, st.st_mtim };
+			int s2, d2;
+
+			if (mkdirat(dfd, n, 0700) < 0 ||
+			    (s2 = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC)) < 0) {
+				ret = wb_error(e, WB_EIO, "cannot copy '%s/%s': %s", what, n,
+					       strerror(errno));
+				break;
+			}
+			d2 = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (d2 < 0) {
+				close(s2);
+				ret = wb_error(e, WB_EIO, "cannot open the copy of '%s/%s': %s",
+					       what, n, strerror(errno));
+				break;
+			}
+			ret = copy_dir(s2, d2, 0, what, e);
+			if (ret == 0 && (fchmod(d2, st.st_mode & 07777) < 0 ||
+					 futimens(d2, ts) < 0))
+				ret = wb_error(e, WB_EIO, "cannot set the mode or time of a copy "
+					       "of '%s/%s': %s", what, n, strerror(errno));
+			close(d2);
+		} else if (S_ISLNK(st.st_mode)) {
+			tl = readlinkat(dirfd(d), n, target, sizeof(target) - 1);
+			if (tl < 0 || (target[tl] = 0, symlinkat(target, dfd, n) < 0))
+				ret = wb_error(e, WB_EIO, "cannot copy the link '%s/%s': %s",
+					       what, n, strerror(errno));
+		} else if (!S_ISREG(st.st_mode) || copy_file(dirfd(d), dfd, n, &st) < 0) {
+			ret = wb_error(e, WB_EIO, "cannot copy '%s/%s': %s", what, n,
+				       S_ISREG(st.st_mode) ? strerror(errno) : "not a file");
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int fs_copy_tree(const char *src, const char *dst, struct wb_err *e)
+{
+	int sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), dfd;
+
+	if (sfd < 0)
+		return wb_error(e, WB_EIO, "cannot open '%s': %s", src, strerror(errno));
+	if (mkdir(dst, 0700) < 0 ||
+	    (dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		close(sfd);
+		return wb_error(e, WB_EIO, "cannot make '%s': %s", dst, strerror(errno));
+	}
+	if (copy_dir(sfd, dfd, 1, src, e) < 0) {
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
 }

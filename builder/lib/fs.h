@@ -51,6 +51,17 @@ int fs_remove_tree(const char *root, const char *rel, struct wb_err *e);
  * refused (WB_EIO) when PATH does not start with ROOT + '/'. */
 int fs_remove_below(const char *root, const char *path, struct wb_err *e);
 
+/*
+ * A copy of the directory SRC at DST (made, mode 0700): files copied (a
+ * reflink where the filesystem has them) with their modes and times,
+ * directories made anew with theirs, symlinks copied as links (never
+ * followed), other file types refused; SRC's top-level entries whose name
+ * starts with '.' left out. SRC's inodes are never touched (no hard link:
+ * the stage's tree fingerprint includes each file's ctime). Errors are
+ * WB_EIO; DST may then be partial.
+ */
+int fs_copy_tree(const char *src, const char *dst, struct wb_err *e);
+
 /* Pointer to the last path component of PATH (after the last '/'). */
 const char *fs_basename(const char *path);
 

@@ -580,6 +580,49 @@ static int enc_hcl(const json_t *v, struct buf *out, struct why *w)
 	return 0;
 }
 
+/* One RFC 6838 section 4.2 restricted-name: 1 to 127 of ALPHA, DIGIT and
+ * "!&-^_.+", the first a letter or digit. The RFC also allows '#' and '$';
+ * nginx reads those as a comment and a variable elsewhere in its syntax,
+ * and no OCI or Docker media type uses them, so they are refused. Its
+ * length, or 0 when S does not start with one. */
+#define MEDIA_ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+static size_t media_name(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (!n || !strchr(MEDIA_ALNUM, s[0]) || !s[0])
+		return 0;
+	while (i < n && s[i] && strchr(MEDIA_ALNUM "!&-^_.+", s[i]))
+		i++;
+	return i <= 127 ? i : 0;
+}
+
+/* A media type, type "/" subtype without parameters, as the OCI image
+ * spec requires of every mediaType (opencontainers/image-spec
+ * descriptor.md, "MUST comply with RFC 6838, including the naming
+ * requirements in its section 4.2"): written verbatim, so a registry's
+ * value reaches nginx's `default_type` (emit/mirror_images.c) or an
+ * index.json only when it is one, never escaped into place. */
+static int enc_media_type(const json_t *v, struct buf *out, struct why *w)
+{
+	const char *s;
+	size_t n, t, st;
+
+	if (want_string(v, w))
+		return -1;
+	s = json_string_value(v);
+	n = json_string_length(v);
+	t = media_name(s, n);
+	if (!t || t >= n || s[t] != '/')
+		return refuse(w, t, "is not a media type (RFC 6838 type/subtype)");
+	st = media_name(s + t + 1, n - t - 1);
+	if (!st || t + 1 + st != n)
+		return refuse(w, t + 1 + st, "is not a media type (RFC 6838 type/subtype)");
+	buf_add(out, s, n);
+	return 0;
+}
+
 static const struct sink {
 	const char *name;
 	const char *what;
@@ -600,6 +643,7 @@ static const struct sink {
 	{ "hcl", "an HCL string", enc_hcl },
 	{ "hcl_in", "an HCL string", hcl_body },
 	{ "md_code", "Markdown code", enc_md_code },
+	{ "media_type", "a media type field", enc_media_type },
 	{ "trusted", "winbuild's own text", NULL },
 };
 

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const sinks[] = {
 	"comment", "toml", "toml_lit", "ini", "json", "xml", "ps", "ps_native",
 	"ps_msiprop", "ps_path", "ps_binpath", "ps_here", "hcl", "hcl_in",
-	"md_code", "trusted",
+	"md_code", "media_type", "trusted",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

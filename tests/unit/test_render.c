@@ -277,6 +277,16 @@ static void test_sink_powershell(void **state)
 	refuse_sink("hcl_in", "e\xcc\x81", "NFC");
 	expect_sink("hcl", "caf\xc3\xa9", "\"caf\xc3\xa9\"");
 	refuse_sink("md_code", "a`b", "Markdown");
+	expect_sink("media_type", "application/vnd.oci.image.manifest.v1+json",
+		    "application/vnd.oci.image.manifest.v1+json");
+	refuse_sink("media_type", "application/x; }\n location / { alias /etc/; }", "media type");
+	refuse_sink("media_type", "application/json; charset=utf-8", "media type");
+	refuse_sink("media_type", "application", "media type");
+	refuse_sink("media_type", "application/", "media type");
+	refuse_sink("media_type", "/json", "media type");
+	refuse_sink("media_type", "a/b/c", "media type");
+	refuse_sink("media_type", "a/$b", "media type");
+	refuse_sink("media_type", "-a/b", "media type");
 }
 
 static void test_sink_lists_and_records(void **state)
