@@ -253,7 +253,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		tmp_b = BUF_INIT;
 	const char *srcs[NB_MAX];
 	char *names[NB_MAX];
-	size_t ns = 0, ncd, nar;
+	size_t ns = 0, ncd, nar, nfb;
 	char *rel = NULL;
 	int ret = -1;
 
@@ -352,10 +352,28 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
 	    (nar && !p->payload_pull &&
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
+	    render(o->data_dir, "hcl/build-payload.pkr.hcl.in", &v, &hcl, e) ||
+	    /* the updates and their restarts before any service is registered
+	     * (hcl/build-payload.pkr.hcl.in says why) */
+	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && !strcmp(p->windows_product_key, "env") &&
-	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)) ||
-	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)))
+	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
+		goto out;
+	/* the first-boot WinRM script, for every builder whose WinRM winbuild
+	 * opened (all but azure-arm, hcl/build-firstboot.pkr.hcl.in) */
+	buf_reset(&tmp_b);
+	buf_addc(&tmp_b, '[');
+	nfb = 0;
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (selected(o, platform_builders[i].name) &&
+		    strcmp(platform_builders[i].sysprep, "azure"))
+			buf_addf(&tmp_b, "%s\"%s.node\"", nfb++ ? ", " : "",
+				 platform_builders[i].name);
+	buf_addc(&tmp_b, ']');
+	tmpl_set_trusted(&v, "firstboot_builders", tmp_b.ptr);
+	tmpl_set(&v, "firstboot_in_vm", FIRSTBOOT_WINRM_IN_VM);
+	if (nfb && render(o->data_dir, "hcl/build-firstboot.pkr.hcl.in", &v, &hcl, e))
 		goto out;
 	/* one sysprep provisioner per sysprep path, limited to its builders */
 	for (size_t i = 0; i < platform_nbuilders; i++) {
@@ -470,6 +488,8 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(&v, "sbom_sha256", hex);
 	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	/* the first-boot task runs its script under the build's policy */
+	tmpl_set_trusted(&v, "task_policy", o->sign ? "AllSigned" : "Bypass");
 	/* the update step only when the recipe lists updates (emit/updates.h) */
 	if (p->nupdates)
 		emit_updates_vars(p, &v);

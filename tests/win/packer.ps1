@@ -327,6 +327,31 @@ foreach ($builder in $Builders) {
         $st.power = 'on'
         [IO.File]::WriteAllText($state, ($st | ConvertTo-Json -Depth 20))
     }
+    # issue 40: the node's first boot, after Packer is done: every task set
+    # to run at startup runs once (schtasks /SC ONSTART, fakewin.py's
+    # state), modelled: powershell.exe [-Opt [value]]... -File PATH ARGS.
+    # The machine after it is firstboot.json; the passes' snapshots stay
+    # the image as Packer left it.
+    if (-not $stop) {
+        $st = Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable
+        Add-Content -LiteralPath $log -Value "=== first boot, $sourceName"
+        $fbFailed = $false
+        foreach ($t in @($st.tasks.Values | Where-Object { $_.schedule -eq 'ONSTART' } | Sort-Object { $_.name })) {
+            if ($t.run -notmatch '^powershell\.exe(?: -(?:NoProfile|NonInteractive|ExecutionPolicy \w+))* -File (\S+)((?: -?\w+)*)$') {
+                throw "task $($t.name): command not modelled by the engine tier: $($t.run)"
+            }
+            Add-Content -LiteralPath $log -Value "--- task $($t.name): $($t.run)"
+            $code = Invoke-AsPowerShell "& '$($Matches[1])'$($Matches[2]); exit `$LASTEXITCODE" $t.name
+            Add-Content -LiteralPath $log -Value "--- task $($t.name) exited $code"
+            if ($code -ne 0) {
+                Write-Output "FAIL $builder first boot: task $($t.name) exited $code"
+                $fbFailed = $true
+            }
+        }
+        & $python $fake snapshot $state $root (Join-Path $sim 'firstboot.json')
+        if ($LASTEXITCODE -ne 0) { throw 'fakewin.py snapshot failed' }
+        if ($fbFailed) { $failed++ } else { Write-Output "ok $builder first boot" }
+    }
     foreach ($k in @([Environment]::GetEnvironmentVariables().Keys)) {
         if (-not $env_saved.Contains($k)) { [Environment]::SetEnvironmentVariable($k, $null) }
     }
