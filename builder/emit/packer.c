@@ -31,6 +31,42 @@
  * a generated answer file for their firmware. */
 #define NB_MAX 16
 
+/*
+ * The powershell provisioner's execute_command. Packer 1.6.6's default
+ * (provisioner/powershell/provisioner.go, defaultExecuteCommand) is
+ *   powershell -executionpolicy P "& { ...ProgressPreference...; . {{.Vars}}; &'{{.Path}}'; exit $LastExitCode }"
+ * where {{.Vars}} is a file Packer writes and uploads (uploadEnvVars) with
+ * PACKER_BUILDER_TYPE and environment_vars. Under --sign-scripts
+ * (execution_policy = "allsigned") that file is unsigned, so dot-sourcing
+ * it fails and every value is unset: 03, 08 and 09 threw. Here the values
+ * are in the command itself (a -Command string, which no execution policy
+ * judges): constants winbuild chose at emit time, and the builder type as
+ * HCL's ${source.type} (in the provisioner's context since Packer 1.6.6:
+ * hcl2template/types.packer_config.go, sourcesAccessor), which is what
+ * Packer passes as PACKER_BUILDER_TYPE. The same command with either
+ * policy, so the engine tier runs it in every build.
+ */
+void emit_execute_command(struct tmpl_vars *v, const char *env)
+{
+	struct buf b = BUF_INIT;
+	const char *p = env ? env : "";
+
+	buf_adds(&b, "\"powershell -executionpolicy {{.ExecutionPolicy}} \\\"& { "
+		 "if (Test-Path variable:global:ProgressPreference){set-variable -name "
+		 "variable:global:ProgressPreference -value 'SilentlyContinue'}; ");
+	while (*p) {
+		size_t n = strcspn(p, " "), k = strcspn(p, "=");
+
+		if (k < n)
+			buf_addf(&b, "$env:%.*s='%.*s'; ", (int)k, p, (int)(n - k - 1), p + k + 1);
+		p += n;
+		p += strspn(p, " ");
+	}
+	buf_adds(&b, "&'{{.Path}}'; exit $LastExitCode }\\\"\"");
+	tmpl_set_trusted(v, "execute_command", b.ptr);
+	buf_release(&b);
+}
+
 /* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
  * to OUT. */
 static int render(const char *data_dir, const char *rel,
@@ -254,7 +290,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	const char *srcs[NB_MAX];
 	char *names[NB_MAX];
 	size_t ns = 0, ncd, nar, nfb;
-	char *rel = NULL;
+	char *rel = NULL, *env = NULL;
 	int ret = -1;
 
 	memset(names, 0, sizeof(names));
@@ -349,14 +385,18 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		}
 	}
 	buf_addc(&hcl, '\n');
+	emit_execute_command(&v, NULL);
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
 	    (nar && !p->payload_pull &&
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/build-payload.pkr.hcl.in", &v, &hcl, e) ||
 	    /* the updates and their restarts before any service is registered
 	     * (hcl/build-payload.pkr.hcl.in says why) */
-	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)) ||
-	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
+	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)))
+		goto out;
+	/* 03-cloudbase-init.ps1 picks the builder's provider by it */
+	emit_execute_command(&v, "PACKER_BUILDER_TYPE=${source.type}");
+	if (render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && !strcmp(p->windows_product_key, "env") &&
 	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
 		goto out;
@@ -389,6 +429,13 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		tmpl_set_trusted(&v, "sysprep_builders", tmp_b.ptr);
 		free(rel);
 		rel = xasprintf("hcl/build-sysprep-%s.pkr.hcl.in", path);
+		/* 08-sysprep.ps1's mode and platform: the ISO builders' path
+		 * ("shutdown") only puts the script in place */
+		free(env);
+		env = !strcmp(path, "shutdown") ?
+		      xstrdup("WINBUILD_SYSPREP_MODE=prepare WINBUILD_PLATFORM=iso") :
+		      xasprintf("WINBUILD_SYSPREP_MODE=quit WINBUILD_PLATFORM=%s", path);
+		emit_execute_command(&v, env);
 		if (render(o->data_dir, rel, &v, &hcl, e))
 			goto out;
 	}
@@ -411,6 +458,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 out:
 	for (size_t i = 0; i < ns; i++)
 		free(names[i]);
+	free(env);
 	free(rel);
 	tmpl_vars_release(&v);
 	buf_release(&hcl);

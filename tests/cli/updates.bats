@@ -266,15 +266,15 @@ refused_with_own_sha1() {
 	assert_status 0
 	P=out/upd/packer
 	grep -E 'WINBUILD_UPDATE=|provisioner "windows-restart"|scripts/(0[0-8])' "$P/upd.pkr.hcl" |
-		sed 's/^ *//' >hcl.txt
+		sed -E 's/^ *//; s/^execute_command .*(WINBUILD_UPDATE=[^;]*);.*/\1/' >hcl.txt
 	# (issue 40: after 02-payload, before the services' steps)
 	grep -A5 'scripts/02-payload' hcl.txt | tail -n 5 >tail.txt
 	diff -u - tail.txt <<-'EOF2'
-	environment_vars = ["WINBUILD_UPDATE=1"]
+	WINBUILD_UPDATE='1'
 	provisioner "windows-restart" {
-	environment_vars = ["WINBUILD_UPDATE=2"]
+	WINBUILD_UPDATE='2'
 	provisioner "windows-restart" {
-	environment_vars = ["WINBUILD_UPDATE=check"]
+	WINBUILD_UPDATE='check'
 	EOF2
 	S=$P/scripts/09-updates.ps1
 	grep -qxF "\$Updates = @(@{ kb = 'KB5043080'; file = 'C:\\ProgramData\\winbuild\\updates\\01-kb5043080.msu'; must_apply = 1 }, @{ kb = 'KB5050009'; file = 'C:\\ProgramData\\winbuild\\updates\\02-kb5050009.msu'; must_apply = 0 })" "$S"
@@ -303,15 +303,15 @@ refused_with_own_sha1() {
 	# and before the services' steps
 	sed -n '/^build {/,$p' out/upd/packer/upd.pkr.hcl |
 		grep -E 'provisioner "windows-restart"|WINBUILD_UPDATE=|scripts/0[2-8]' |
-		sed -E 's/^.*(windows-restart|WINBUILD_UPDATE=[a-z0-9]*|0[2-8]-[a-z-]*).*/\1/' >order.txt
+		sed -E "s/^.*(windows-restart|WINBUILD_UPDATE='[a-z0-9]*'|0[2-8]-[a-z-]*).*/\\1/" >order.txt
 	diff -u - order.txt <<-'EOF2'
 	windows-restart
 	02-payload
-	WINBUILD_UPDATE=1
+	WINBUILD_UPDATE='1'
 	windows-restart
-	WINBUILD_UPDATE=2
+	WINBUILD_UPDATE='2'
 	windows-restart
-	WINBUILD_UPDATE=check
+	WINBUILD_UPDATE='check'
 	03-cloudbase-init
 	04-containerd
 	05-services

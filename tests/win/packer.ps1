@@ -274,7 +274,9 @@ foreach ($builder in $Builders) {
             $policy = 'bypass'
             if ($prov.PSObject.Properties['execution_policy']) { $policy = $prov.execution_policy }
             $template = $DefaultExecute
-            if ($prov.PSObject.Properties['execute_command']) { $template = $prov.execute_command }
+            # HCL's ${source.type} (the source block's type, evaluated by
+            # Packer before the provisioner runs) is the builder here
+            if ($prov.PSObject.Properties['execute_command']) { $template = $prov.execute_command.Replace('${source.type}', $builder) }
             foreach ($s in $scripts) {
                 $n++
                 $name = Split-Path -Leaf (Resolve-PackerPath $s)
@@ -282,6 +284,25 @@ foreach ($builder in $Builders) {
                 $varsRemote = "c:/Windows/Temp/packer-ps-env-vars-$n.ps1"
                 Copy-Item -LiteralPath (Resolve-PackerPath $s) -Destination (Get-HostPath $root $remote) -Force
                 Set-Content -LiteralPath (Get-HostPath $root $varsRemote) -Value (New-VarsText $builder $prov) -NoNewline
+                # issue 40: execution_policy = "allsigned" (--sign-scripts):
+                # powershell.exe refuses every file it would run that is not
+                # signed, Packer's env-vars file among them (Packer writes it
+                # unsigned: provisioner.go, uploadEnvVars). The refusal is an
+                # error record and the command goes on (about_Execution_Policies;
+                # about_Signing). Signed: a file with an Authenticode block
+                # (tests/cli/authenticode.bats verifies winbuild's with
+                # osslsigncode; the tier does not check the signature).
+                if ($policy -eq 'allsigned') {
+                    foreach ($f in @($remote, $varsRemote)) {
+                        $hp = Get-HostPath $root $f
+                        if (-not (Select-String -LiteralPath $hp -Pattern '^# SIG # Begin signature block' -Quiet)) {
+                            # -ErrorAction Continue: sim.ps1's Stop is the
+                            # scripts' own, not powershell.exe -Command's
+                            Set-Content -LiteralPath $hp -Value ("Write-Error -ErrorAction Continue -Category SecurityError 'File $f cannot be loaded. " +
+                                "The file $f is not digitally signed. You cannot run this script on the current system.'")
+                        }
+                    }
+                }
                 $line = $template.Replace('{{.ExecutionPolicy}}', $policy).Replace('{{.Vars}}', $varsRemote).Replace('{{.Path}}', $remote)
                 Add-Content -LiteralPath $log -Value "--- $($prov.index) powershell $name"
                 $code = Invoke-AsPowerShell (Get-CommandText $line) $name
