@@ -424,7 +424,7 @@ def main():
                b['restarts'] > a['restarts'])
     script = st.get('dism_script', {})
     for u in updates:
-        skipped = set(script.get(u['kb'], {}).get('exit', [])) & {0x240006, 0x80240017 - (1 << 32)}
+        skipped = set(script.get(u['kb'], {}).get('exit', [])) & {0x240006, 0x800f081e - (1 << 32), 0x80240017 - (1 << 32)}
         if not skipped:
             c.eq('update %s installed' % u['kb'], st['packages'].get(u['kb'], {}).get('state'),
                  'installed')

@@ -32,10 +32,17 @@ Exit codes the fakes script (what the scripts must cope with):
                          image needs is not in the tar (by its content's
                          digest, as containerd's content store finds it)
   dism /add-package      (a Windows update, its KB from the file name) 3010
-                         and pending until the next restart, which installs
-                         it and sets CurrentVersion's UBR; 0x240006 once
-                         installed; 0x800f082f while any package waits for a
-                         restart. WBSIM_DISM_SCRIPT (a JSON file, read by
+                         (ERROR_SUCCESS_REBOOT_REQUIRED, Microsoft Learn
+                         debug/system-error-codes--1700-3999-) and pending
+                         until the next restart, which installs it and sets
+                         CurrentVersion's UBR; 0x800f082f (CBS_E_PENDING)
+                         while any package waits for a restart; once
+                         installed 0x240006 (WU_S_ALREADY_INSTALLED, assumed:
+                         DISM may as well say 0; 09-updates.ps1 takes both
+                         as done, tests/cli/wintier_updates.bats scripts
+                         each). CBS's 0x800f081e (not applicable) and
+                         0x800f0823 (newer servicing stack needed) only
+                         when scripted (09-updates.ps1 cites them). WBSIM_DISM_SCRIPT (a JSON file, read by
                          init) scripts them per KB: {"KB5050009": {"exit":
                          [3010, ...], "build": "26100.2894"}}: the codes of
                          its first calls (then as unscripted), and the
