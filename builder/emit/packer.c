@@ -401,13 +401,13 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
 		goto out;
 	/* the first-boot WinRM script, for every builder whose WinRM winbuild
-	 * opened (all but azure-arm, hcl/build-firstboot.pkr.hcl.in) */
+	 * opened (not cloud_winrm, hcl/build-firstboot.pkr.hcl.in) */
 	buf_reset(&tmp_b);
 	buf_addc(&tmp_b, '[');
 	nfb = 0;
 	for (size_t i = 0; i < platform_nbuilders; i++)
 		if (selected(o, platform_builders[i].name) &&
-		    strcmp(platform_builders[i].sysprep, "azure"))
+		    !platform_builders[i].cloud_winrm)
 			buf_addf(&tmp_b, "%s\"%s.node\"", nfb++ ? ", " : "",
 				 platform_builders[i].name);
 	buf_addc(&tmp_b, ']');
