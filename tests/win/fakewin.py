@@ -152,7 +152,8 @@ def init(state, root, builder, winver):
     # and an HTTPS one (the ISO builders' answer file, packer/answer/
     # Autounattend.xml.in, also adds two firewall rules for every profile;
     # amazon-ebs' user data the same without them; azure-arm's own setup)
-    st['winrm'] = {'basic': True, 'listeners': {
+    # (oracle-oci: NTLM, Basic never turned on, tests/cli/oci.bats)
+    st['winrm'] = {'basic': builder != 'oracle-oci', 'listeners': {
         'Listener_1084132640': ['Transport=HTTP', 'Address=*'],
         'Listener_1305953032': ['Transport=HTTPS', 'Address=*']},
         # the HTTPS listener's self-signed certificate (New-SelfSignedCertificate
@@ -162,7 +163,8 @@ def init(state, root, builder, winver):
     # `winrm quickconfig` (the ISO answer file) lets local administrators
     # in remotely: LocalAccountTokenFilterPolicy = 1 (Microsoft Learn,
     # "Installation and configuration for Windows Remote Management")
-    if builder not in ('azure-arm', 'amazon-ebs', 'oracle-oci'):
+    # and oracle-oci's user data for opc over NTLM
+    if builder not in ('azure-arm', 'amazon-ebs'):
         reg_set(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System',
                 'LocalAccountTokenFilterPolicy', 'DWord', 1)
     # scheduled tasks (schtasks.exe), by name
