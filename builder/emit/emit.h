@@ -22,6 +22,7 @@
 #include "trust/sign.h"
 #include "lib/err.h"
 #include "lib/strlist.h"
+#include "lib/tmpl.h"
 #include "recipe/plan.h"
 
 struct emit_opts {
@@ -41,6 +42,11 @@ struct emit_opts {
 /* Errors: WB_EUSAGE (template or plan problem), WB_ESTAGE (staged output
  * inconsistent), WB_EVERIFY (a staged file no longer matches the manifest),
  * WB_EIO. */
+/* Set VARS' trusted "execute_command" to the powershell provisioner's
+ * command line with ENV ("NAME=value ...", values [A-Za-z0-9._-]+ or
+ * ${source.type}) set in it (issue 40, --sign-scripts: packer.c). */
+void emit_execute_command(struct tmpl_vars *vars, const char *env);
+
 int emit_packer(const struct plan *plan, const struct staged_manifest *m,
 		const struct emit_opts *o, struct wb_err *e);
 

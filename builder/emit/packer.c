@@ -31,6 +31,42 @@
  * a generated answer file for their firmware. */
 #define NB_MAX 16
 
+/*
+ * The powershell provisioner's execute_command. Packer 1.6.6's default
+ * (provisioner/powershell/provisioner.go, defaultExecuteCommand) is
+ *   powershell -executionpolicy P "& { ...ProgressPreference...; . {{.Vars}}; &'{{.Path}}'; exit $LastExitCode }"
+ * where {{.Vars}} is a file Packer writes and uploads (uploadEnvVars) with
+ * PACKER_BUILDER_TYPE and environment_vars. Under --sign-scripts
+ * (execution_policy = "allsigned") that file is unsigned, so dot-sourcing
+ * it fails and every value is unset: 03, 08 and 09 threw. Here the values
+ * are in the command itself (a -Command string, which no execution policy
+ * judges): constants winbuild chose at emit time, and the builder type as
+ * HCL's ${source.type} (in the provisioner's context since Packer 1.6.6:
+ * hcl2template/types.packer_config.go, sourcesAccessor), which is what
+ * Packer passes as PACKER_BUILDER_TYPE. The same command with either
+ * policy, so the engine tier runs it in every build.
+ */
+void emit_execute_command(struct tmpl_vars *v, const char *env)
+{
+	struct buf b = BUF_INIT;
+	const char *p = env ? env : "";
+
+	buf_adds(&b, "\"powershell -executionpolicy {{.ExecutionPolicy}} \\\"& { "
+		 "if (Test-Path variable:global:ProgressPreference){set-variable -name "
+		 "variable:global:ProgressPreference -value 'SilentlyContinue'}; ");
+	while (*p) {
+		size_t n = strcspn(p, " "), k = strcspn(p, "=");
+
+		if (k < n)
+			buf_addf(&b, "$env:%.*s='%.*s'; ", (int)k, p, (int)(n - k - 1), p + k + 1);
+		p += n;
+		p += strspn(p, " ");
+	}
+	buf_adds(&b, "&'{{.Path}}'; exit $LastExitCode }\\\"\"");
+	tmpl_set_trusted(v, "execute_command", b.ptr);
+	buf_release(&b);
+}
+
 /* Render DATA_DIR/packer/REL with VARS (stage/render.h syntax), appending
  * to OUT. */
 static int render(const char *data_dir, const char *rel,
@@ -267,8 +303,8 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		tmp_b = BUF_INIT;
 	const char *srcs[NB_MAX];
 	char *names[NB_MAX];
-	size_t ns = 0, ncd, nar;
-	char *rel = NULL;
+	size_t ns = 0, ncd, nar, nfb;
+	char *rel = NULL, *env = NULL;
 	int ret = -1;
 
 	memset(names, 0, sizeof(names));
@@ -363,13 +399,35 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		}
 	}
 	buf_addc(&hcl, '\n');
+	emit_execute_command(&v, NULL);
 	if (render(o->data_dir, "hcl/build-begin.pkr.hcl.in", &v, &hcl, e) ||
 	    (nar && !p->payload_pull &&
 	     render(o->data_dir, "hcl/build-upload.pkr.hcl.in", &v, &hcl, e)) ||
-	    render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
-	    (ncd && !strcmp(p->windows_product_key, "env") &&
-	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)) ||
+	    render(o->data_dir, "hcl/build-payload.pkr.hcl.in", &v, &hcl, e) ||
+	    /* the updates and their restarts before any service is registered
+	     * (hcl/build-payload.pkr.hcl.in says why) */
 	    (p->nupdates && emit_updates_hcl(p, o->data_dir, &v, &hcl, e)))
+		goto out;
+	/* 03-cloudbase-init.ps1 picks the builder's provider by it */
+	emit_execute_command(&v, "PACKER_BUILDER_TYPE=${source.type}");
+	if (render(o->data_dir, "hcl/build-steps.pkr.hcl.in", &v, &hcl, e) ||
+	    (ncd && !strcmp(p->windows_product_key, "env") &&
+	     render(o->data_dir, "hcl/build-product-key.pkr.hcl.in", &v, &hcl, e)))
+		goto out;
+	/* the first-boot WinRM script, for every builder whose WinRM winbuild
+	 * opened (not cloud_winrm, hcl/build-firstboot.pkr.hcl.in) */
+	buf_reset(&tmp_b);
+	buf_addc(&tmp_b, '[');
+	nfb = 0;
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (selected(o, platform_builders[i].name) &&
+		    !platform_builders[i].cloud_winrm)
+			buf_addf(&tmp_b, "%s\"%s.node\"", nfb++ ? ", " : "",
+				 platform_builders[i].name);
+	buf_addc(&tmp_b, ']');
+	tmpl_set_trusted(&v, "firstboot_builders", tmp_b.ptr);
+	tmpl_set(&v, "firstboot_in_vm", FIRSTBOOT_WINRM_IN_VM);
+	if (nfb && render(o->data_dir, "hcl/build-firstboot.pkr.hcl.in", &v, &hcl, e))
 		goto out;
 	/* one sysprep provisioner per sysprep path, limited to its builders */
 	for (size_t i = 0; i < platform_nbuilders; i++) {
@@ -385,6 +443,13 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		tmpl_set_trusted(&v, "sysprep_builders", tmp_b.ptr);
 		free(rel);
 		rel = xasprintf("hcl/build-sysprep-%s.pkr.hcl.in", path);
+		/* 08-sysprep.ps1's mode and platform: the ISO builders' path
+		 * ("shutdown") only puts the script in place */
+		free(env);
+		env = !strcmp(path, "shutdown") ?
+		      xstrdup("WINBUILD_SYSPREP_MODE=prepare WINBUILD_PLATFORM=iso") :
+		      xasprintf("WINBUILD_SYSPREP_MODE=quit WINBUILD_PLATFORM=%s", path);
+		emit_execute_command(&v, env);
 		if (render(o->data_dir, rel, &v, &hcl, e))
 			goto out;
 	}
@@ -407,6 +472,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 out:
 	for (size_t i = 0; i < ns; i++)
 		free(names[i]);
+	free(env);
 	free(rel);
 	tmpl_vars_release(&v);
 	buf_release(&hcl);
@@ -484,6 +550,8 @@ static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(&v, "sbom_sha256", hex);
 	tmpl_set(&v, "payload_url", p->payload_pull ? p->payload_url : "");
 	tmpl_set(&v, "winbuild_version", WB_VERSION);
+	/* the first-boot task runs its script under the build's policy */
+	tmpl_set_trusted(&v, "task_policy", o->sign ? "AllSigned" : "Bypass");
 	/* the update step only when the recipe lists updates (emit/updates.h) */
 	if (p->nupdates)
 		emit_updates_vars(p, &v);

@@ -19,6 +19,9 @@ const char *const emit_script_names[] = {
 	"06-images",
 	"07-provenance",
 	"08-sysprep",
+	/* uploaded by a file provisioner, run by a task at the node's first
+	 * boot (08-sysprep.ps1 says why) */
+	"firstboot-winrm",
 };
 const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
 
@@ -390,6 +393,8 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	tmpl_set(v, "archive_path", archive_path);
 	tmpl_set(v, "staging_dir", "C:\\Windows\\Temp\\winbuild-payload");
 	tmpl_set(v, "winbuild_dir", WINBUILD_DIR);
+	tmpl_set(v, "firstboot_task", "winbuild-firstboot-winrm");
+	tmpl_set(v, "firstboot_path", FIRSTBOOT_WINRM_IN_VM);
 	tmpl_set_int(v, "file_count", (long long)m->nfiles);
 	tmpl_set_list(v, "windows_features", &p->windows_features);
 	tmpl_set(v, "service_manager", p->service_manager);

@@ -18,7 +18,12 @@
 #include "lib/tmpl.h"
 #include "recipe/plan.h"
 
-/* The numbered steps, in order: file stem ("01-windows-features"). */
+/* Where the file provisioner puts firstboot-winrm.ps1 in the VM (its task
+ * runs it at the node's first boot, issue 40). */
+#define FIRSTBOOT_WINRM_IN_VM "C:\\ProgramData\\winbuild\\firstboot-winrm.ps1"
+
+/* The numbered steps, in order: file stem ("01-windows-features"), then
+ * firstboot-winrm, which no provisioner runs. */
 extern const char *const emit_script_names[];
 extern const unsigned emit_nscripts;
 

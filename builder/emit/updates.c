@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "emit/emit.h"
 #include "emit/updates.h"
 #include "stage/render.h"
 
@@ -51,7 +52,7 @@ int emit_updates_hcl(const struct plan *p, const char *data_dir, struct tmpl_var
 		snprintf(env, sizeof(env), "WINBUILD_UPDATE=%s", check ? "check" : "");
 		if (!check)
 			snprintf(env, sizeof(env), "WINBUILD_UPDATE=%zu", i + 1);
-		tmpl_set(v, "update_env", env);
+		emit_execute_command(v, env);
 		tmpl_set(v, "update_kb", check ? "" : p->updates[i].kb);
 		tmpl_set_int(v, "update_restart", !check);
 		ret = render_file(path, v, hcl, e);

@@ -25,6 +25,13 @@ const struct platform_builder platform_builders[] = {
 	{
 		.name = "azure-arm", .provider = "azure", .providers = "|azure|",
 		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "azure",
+		/* Packer's azure-arm builder gives the VM its WinRM listener
+		 * through Azure: the deployment template's Windows profile with
+		 * a Key Vault certificate (packer-plugin-azure
+		 * builder/azure/arm/template_factory.go, GetVirtualMachineDeployment:
+		 * BuildWindows(..., tmpWinRMCertificateUrl), commit 002965f6),
+		 * not through a script in the VM */
+		.cloud_winrm = 1,
 		.plugin = "azure", .plugin_source = "github.com/hashicorp/azure",
 		.plugin_version = "2.6.3",
 		.secrets = { "azure_client_secret" },

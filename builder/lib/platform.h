@@ -46,6 +46,9 @@ struct platform_builder {
 	enum platform_firmware fw;
 	enum platform_transfer transfer;
 	const char *sysprep;        /* packer/hcl/build-sysprep-<sysprep>.pkr.hcl.in */
+	/* 1: the cloud sets the build VM's WinRM up itself, nothing winbuild
+	 * opened is left to undo: no first-boot WinRM task (issue 40) */
+	int cloud_winrm;
 	const char *plugin;         /* required_plugins key */
 	const char *plugin_source;
 	const char *plugin_version; /* exact: docs/packer.md, "Plugins" */

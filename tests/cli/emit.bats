@@ -195,7 +195,7 @@ PY
 	wb emit "$(recipe 2022)" --set node.service_manager=nssm --set components.nssm.enabled=true
 	assert_status 0
 	files=(out/windows-2022-containerd/packer/scripts/*.ps1)
-	[ "${#files[@]}" -eq 8 ]
+	[ "${#files[@]}" -eq 9 ]   # 01-08 and firstboot-winrm (issue 40)
 	run node "$PSPARSE" "${files[@]}"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	rm -rf out && staged windows-2019-containerd 2019

@@ -88,7 +88,8 @@ oci_config() {
 		assert '"oracle-oci.node"' in up, up
 		# its own sysprep path
 		sp = [b for b in re.findall(r'provisioner "powershell" \{(.*?)\n  \}', src, re.S) if "08-sysprep" in b]
-		assert len(sp) == 1 and '"WINBUILD_PLATFORM=oci"' in sp[0] and '"WINBUILD_SYSPREP_MODE=quit"' in sp[0], sp
+		# (issue 40: the values in execute_command, not environment_vars)
+		assert len(sp) == 1 and "$env:WINBUILD_PLATFORM='oci';" in sp[0] and "$env:WINBUILD_SYSPREP_MODE='quit';" in sp[0], sp
 		assert 'only             = ["oracle-oci.node"]' in sp[0], sp
 		# the secret is sensitive and holds no value
 		v = re.search(r'variable "oci_winrm_password" \{(.*?)\n\}', src, re.S).group(1)
@@ -99,6 +100,10 @@ oci_config() {
 	[ "$(head -1 "$ud")" = '<powershell>' ] && [ "$(tail -1 "$ud")" = '</powershell>' ]
 	grep -q "SetPassword('@WINRM_PASSWORD@')" "$ud"
 	grep -q 'LocalPort 5986' "$ud"
+	# issue 40: opc over NTLM as image-builder; Basic never turned on
+	! grep -q 'Auth\\Basic' "$ud"
+	grep -q "LocalAccountTokenFilterPolicy' -PropertyType DWord -Value 1" "$ud"
+	grep -q '^  winrm_use_ntlm = true$' "$HCL"
 	sed -e 1d -e '$d' "$ud" >ud.ps1
 	run node "$WB_SRC/tests/ps/psparse.cjs" ud.ps1
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }

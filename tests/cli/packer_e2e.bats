@@ -422,14 +422,15 @@ sysprep = [p for p in provs if "08-sysprep.ps1" in p]
 by = {}
 for p in sysprep:
     only = re.search(r'only\s*=\s*\[(.*?)\]', p).group(1)
-    env = re.search(r'environment_vars\s*=\s*\[(.*?)\]', p).group(1)
+    # (issue 40: the values in execute_command's command line)
+    env = ' '.join(re.findall(r"\$env:(WINBUILD_[A-Z_]+='[a-z]+');", p))
     for b in re.findall(r'"([a-z-]+)\.node"', only):
         assert b not in by, ("two sysprep provisioners for", b)
         by[b] = env
-assert by["azure-arm"] == '"WINBUILD_SYSPREP_MODE=quit", "WINBUILD_PLATFORM=azure"', by
-assert by["amazon-ebs"] == '"WINBUILD_SYSPREP_MODE=quit", "WINBUILD_PLATFORM=aws"', by
+assert by["azure-arm"] == "WINBUILD_SYSPREP_MODE='quit' WINBUILD_PLATFORM='azure'", by
+assert by["amazon-ebs"] == "WINBUILD_SYSPREP_MODE='quit' WINBUILD_PLATFORM='aws'", by
 for b in ("qemu", "vsphere-iso", "hyperv-iso"):
-    assert by[b] == '"WINBUILD_SYSPREP_MODE=prepare", "WINBUILD_PLATFORM=iso"', (b, by)
+    assert by[b] == "WINBUILD_SYSPREP_MODE='prepare' WINBUILD_PLATFORM='iso'", (b, by)
 PY
 	PKR_VAR_winrm_password=s PKR_VAR_vsphere_password=s PKR_VAR_azure_client_secret=s run packer validate "$PK"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }

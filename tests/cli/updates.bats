@@ -266,15 +266,15 @@ refused_with_own_sha1() {
 	assert_status 0
 	P=out/upd/packer
 	grep -E 'WINBUILD_UPDATE=|provisioner "windows-restart"|scripts/(0[0-8])' "$P/upd.pkr.hcl" |
-		sed 's/^ *//' >hcl.txt
-	tail -n 6 hcl.txt >tail.txt
+		sed -E 's/^ *//; s/^execute_command .*(WINBUILD_UPDATE=[^;]*);.*/\1/' >hcl.txt
+	# (issue 40: after 02-payload, before the services' steps)
+	grep -A5 'scripts/02-payload' hcl.txt | tail -n 5 >tail.txt
 	diff -u - tail.txt <<-'EOF2'
-	environment_vars = ["WINBUILD_UPDATE=1"]
+	WINBUILD_UPDATE='1'
 	provisioner "windows-restart" {
-	environment_vars = ["WINBUILD_UPDATE=2"]
+	WINBUILD_UPDATE='2'
 	provisioner "windows-restart" {
-	environment_vars = ["WINBUILD_UPDATE=check"]
-	scripts          = ["${path.root}/scripts/08-sysprep.ps1"]
+	WINBUILD_UPDATE='check'
 	EOF2
 	S=$P/scripts/09-updates.ps1
 	grep -qxF "\$Updates = @(@{ kb = 'KB5043080'; file = 'C:\\ProgramData\\winbuild\\updates\\01-kb5043080.msu'; must_apply = 1 }, @{ kb = 'KB5050009'; file = 'C:\\ProgramData\\winbuild\\updates\\02-kb5050009.msu'; must_apply = 0 })" "$S"
@@ -291,6 +291,34 @@ refused_with_own_sha1() {
 	assert_status 0
 	[ ! -e out2/upd/packer/scripts/09-updates.ps1 ]
 	! grep -q WINBUILD_UPDATE out2/upd/packer/upd.pkr.hcl
+}
+
+@test "issue 40: every update and its windows-restart run after 02-payload and before any step that registers a service (03-05), so no service starts at a restart" {
+	wb lock img.yaml --accept-new --no-progress
+	assert_status 0
+	wb build img.yaml --locked -o out --builder qemu --no-progress
+	assert_status 0
+	# the provisioners in Packer's order: the first restart (after 01's
+	# features) excepted, every restart is an update's, after the payload
+	# and before the services' steps
+	sed -n '/^build {/,$p' out/upd/packer/upd.pkr.hcl |
+		grep -E 'provisioner "windows-restart"|WINBUILD_UPDATE=|scripts/0[2-8]' |
+		sed -E "s/^.*(windows-restart|WINBUILD_UPDATE='[a-z0-9]*'|0[2-8]-[a-z-]*).*/\\1/" >order.txt
+	diff -u - order.txt <<-'EOF2'
+	windows-restart
+	02-payload
+	WINBUILD_UPDATE='1'
+	windows-restart
+	WINBUILD_UPDATE='2'
+	windows-restart
+	WINBUILD_UPDATE='check'
+	03-cloudbase-init
+	04-containerd
+	05-services
+	06-cni
+	07-provenance
+	08-sysprep
+	EOF2
 }
 
 @test "urls are tried in order, and replace.<kb>.url takes the site's copy, verified the same way" {

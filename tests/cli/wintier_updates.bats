@@ -121,12 +121,18 @@ sim() {
 
 @test "already installed and not applicable on the first run are reported, not fatal" {
 	need_engine
-	sim '{"KB5043080": {"exit": [2359302]}, "KB5050009": {"exit": [-2145124329]}}'
+	# DISM's (CBS's) not applicable, 0x800f081e (issue 40)
+	sim '{"KB5043080": {"exit": [2359302]}, "KB5050009": {"exit": [-2146498530]}}'
 	# KB5050009 did not apply: the build stays, so expect_build fails the check
 	assert_status 1
 	grep -qF 'update KB5043080 is already installed (DISM exit code 0x00240006); going on' "$WORK/$LOG"
-	grep -qF 'update KB5050009 does not apply to this Windows (DISM exit code 0x80240017); going on' "$WORK/$LOG"
+	grep -qF 'update KB5050009 does not apply to this Windows (DISM exit code 0x800f081e); going on' "$WORK/$LOG"
 	assert_output_has "the build after the updates is 26100.1, not 26100.2894"
+	# the Windows Update Agent's answer for the same, should the .msu path
+	# return it, is taken the same way
+	sim '{"KB5050009": {"exit": [-2145124329]}}'
+	assert_status 1
+	grep -qF 'update KB5050009 does not apply to this Windows (DISM exit code 0x80240017); going on' "$WORK/$LOG"
 	sim '{"KB5043080": {"exit": [2359302]}, "KB5050009": {"exit": [3010], "build": "26100.2894"}}'
 	assert_status 0
 	assert_output_has "ok upd qemu: 1 passes through Packer's wrapper, exit 0"
@@ -134,11 +140,19 @@ sim() {
 
 @test "must_apply: already installed or not applicable fails the step" {
 	need_engine
-	sim '{"KB5043080": {"exit": [-2145124329]}}' \
+	sim '{"KB5043080": {"exit": [-2146498530]}}' \
 		's/must_apply = 0/must_apply = 1/' scripts/09-updates.ps1   # the first: KB5043080's
 	assert_status 1
 	assert_output_has "09-updates.ps1 exited 1"
-	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) does not apply to this Windows (DISM exit code 0x80240017), and windows.updates says must_apply' "$WORK/$LOG"
+	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) does not apply to this Windows (DISM exit code 0x800f081e), and windows.updates says must_apply' "$WORK/$LOG"
+}
+
+@test "issue 40: DISM's 0x800f0823 (a newer servicing stack needed) fails the step and says which update to list first" {
+	need_engine
+	sim '{"KB5043080": {"exit": [-2146498525]}}'
+	assert_status 1
+	assert_output_has "not ok upd qemu: pass 1: 09-updates.ps1 exited 1"
+	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) needs a newer servicing stack (DISM exit code 0x800f0823, CBS_E_NEW_SERVICING_STACK_REQUIRED)' "$WORK/$LOG"
 }
 
 @test "any other DISM code fails the step naming the KB, the file and the code" {
@@ -162,7 +176,7 @@ sim() {
 @test "without the restart after a 3010 the next update meets a pending restart (DISM 0x800f082f) and the build fails" {
 	need_engine
 	# the restart between the two updates taken out of the template
-	sim "$HAPPY" 's/(WINBUILD_UPDATE=1"\]\n[^\n]*\n  \}\n)\n  provisioner "windows-restart" \{\n[^\n]*\n  \}\n/$1/' \
+	sim "$HAPPY" 's/(WINBUILD_UPDATE='"'"'1'"'"'[^\n]*\n[^\n]*\n  \}\n)\n  provisioner "windows-restart" \{\n[^\n]*\n  \}\n/$1/' \
 		windows-2025-containerd.pkr.hcl
 	assert_status 1
 	assert_output_has "09-updates.ps1 exited 1"

@@ -85,6 +85,14 @@ def main():
              for i in range(1, passes + 1)]
     last = snaps[-1]
     st, files = last['state'], last['files']
+    # the node's first boot after the build (packer.ps1 runs the startup
+    # tasks): what WinRM and the firewall look like on a node
+    fb_path = os.path.join(sim, 'firstboot.json')
+    fb = json.load(open(fb_path, encoding='utf-8')) if os.path.isfile(fb_path) else None
+    node_st = fb['state'] if fb else st
+    # (a kept machine, build-sim -k, is an earlier build's node: its
+    # services and its first boot's WinRM are that build's)
+    kept = os.path.isfile(os.path.join(sim, 'events-before'))
     winver = plan['image']['windows_version']
 
     # a retried build changes nothing
@@ -181,7 +189,7 @@ def main():
             name = 'winbuild-%s-%s-%s' % (r['name'], r['protocol'], r['port'])
             want_fw[name] = (r['protocol'], [str(r['port'])])
     # (the answer file's WinRM rules must be gone: they fail this check)
-    inbound = {n: r for n, r in st['firewall'].items() if n != WIRESERVER_RULE}
+    inbound = {n: r for n, r in node_st['firewall'].items() if n != WIRESERVER_RULE}
     got_fw = {n: (r['Protocol'], r['LocalPort']) for n, r in inbound.items()}
     c.eq('firewall rules', got_fw, want_fw)
     for n, r in inbound.items():
@@ -295,6 +303,43 @@ def main():
 
     # sysprep's command line per platform
     platform = PLATFORM.get(builder, 'iso')
+    # D19, issue 40: WinRM as Packer reached it until the end of the build
+    # (Basic, the HTTPS listener: nothing Packer runs turns them off), then
+    # on the node's first boot back to Windows' own state: no Basic, no
+    # HTTPS listener nor its certificate, no rule of the bootstrap (the
+    # firewall check above), no LocalAccountTokenFilterPolicy (ISO), and
+    # the task and its script gone. azure-arm: Azure's own WinRM, no task.
+    task = 'winbuild-firstboot-winrm'
+    signed = any('execution_policy = "allsigned"' in open(os.path.join(out, 'packer', f), encoding='utf-8').read()
+                 for f in os.listdir(os.path.join(out, 'packer')) if f.endswith('.pkr.hcl'))
+    fb_script = 'C:\\ProgramData\\winbuild\\firstboot-winrm.ps1'
+    if platform == 'azure':
+        c.eq('first-boot tasks on azure-arm', sorted(st.get('tasks', {})), [])
+    else:
+        if not kept:
+            c.eq('WinRM Basic at the end of the build', st['winrm']['basic'], platform != 'oci')
+            c.true('WinRM HTTPS listener gone during the build',
+                   ['Transport=HTTPS', 'Address=*'] in list(st['winrm']['listeners'].values()))
+        t = st.get('tasks', {}).get(task)
+        c.true('no first-boot task %s' % task, t is not None)
+        if t:
+            c.eq('first-boot task', (t['schedule'], t['run_as']), ('ONSTART', 'SYSTEM'))
+            c.eq('first-boot task command', t['run'],
+                 'powershell.exe -NoProfile -NonInteractive -ExecutionPolicy %s -File %s -Platform %s' % (
+                     'AllSigned' if signed else 'Bypass', fb_script,
+                     {'iso': 'iso', 'aws': 'aws', 'oci': 'oci'}[platform]))
+        c.true('no first boot ran (firstboot.json)', fb is not None)
+        if fb:
+            w = fb['state']['winrm']
+            c.eq('node: WinRM Basic authentication', w['basic'], False)
+            c.eq('node: WinRM listeners', sorted(tuple(v) for v in w['listeners'].values()),
+                 [('Transport=HTTP', 'Address=*')])
+            c.eq('node: certificates', fb['state'].get('certificates'), [])
+            c.eq('node: first-boot task', sorted(fb['state'].get('tasks', {})), [])
+            c.true('node: %s left' % fb_script, fb_script not in fb['files'])
+            pol = reg(fb['state'], 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System',
+                      'LocalAccountTokenFilterPolicy')
+            c.eq('node: LocalAccountTokenFilterPolicy', pol, None)
     if platform == 'iso':
         c.eq('sysprep', st.get('sysprep'), ISO_SYSPREP)
         c.true('administrator password not replaced', os.path.isfile(os.path.join(sim, 'adsi.log')))
@@ -305,11 +350,6 @@ def main():
         c.eq('power', st['power'], 'off')
         c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
         c.true('sysprep.ps1 left in the image', 'C:\\ProgramData\\winbuild\\sysprep.ps1' not in files)
-        # D19: WinRM back to Windows' own state: no Basic authentication, no
-        # HTTPS listener, no firewall rule of the answer file
-        c.eq('WinRM Basic authentication', st['winrm']['basic'], False)
-        c.eq('WinRM listeners', sorted(tuple(v) for v in st['winrm']['listeners'].values()),
-             [('Transport=HTTP', 'Address=*')])
     elif platform == 'azure':
         c.eq('sysprep', st.get('sysprep'), AZURE_SYSPREP)
         # D8: image-builder's fix for OSProvisioningTimedOut (sysprep.ps1,
@@ -331,11 +371,6 @@ def main():
         c.true('Panther\\unattend.xml left behind', 'C:\\Windows\\Panther\\unattend.xml' not in files)
     elif platform == 'oci':
         c.eq('sysprep', st.get('sysprep'), OCI_SYSPREP)
-        # D19 as on the ISO builders: the bootstrap user data's WinRM
-        # (Basic, HTTPS listener, its rule: the firewall check) undone
-        c.eq('WinRM Basic authentication', st['winrm']['basic'], False)
-        c.eq('WinRM listeners', sorted(tuple(v) for v in st['winrm']['listeners'].values()),
-             [('Transport=HTTP', 'Address=*')])
         c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
              'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
         # OCI images the instance itself: the VM stays on for it
@@ -374,6 +409,15 @@ def main():
         if images:
             c.true('pass %d: containerd never started for the import' % (i + 1),
                    snap['state']['services']['containerd']['status'] == 'Running' or 'containerd' in first)
+    # issue 40: no restart of the first pass (the build of a fresh VM)
+    # starts a service: every restart comes before a step registers one
+    # (the updates run after 02-payload, before 03-05); and no image holds
+    # sshd's host keys, which every node would share
+    for r in ([] if kept else snaps[0]['state'].get('restart_starts', [])):
+        c.eq('pass 1: services restart %d started' % r['restart'], r['services'], [])
+    for i, snap in enumerate(snaps):
+        keys = sorted(p for p in snap['files'] if p.lower().startswith('c:\\programdata\\ssh\\ssh_host_'))
+        c.eq('pass %d: sshd host keys in the image' % (i + 1), keys, [])
     # windows.updates (docs/updates.md): each installed by DISM in the
     # plan's order, a restart between any two DISM calls, and the build
     # Windows reports after the last restart the recipe's expect_build
@@ -389,7 +433,7 @@ def main():
                b['restarts'] > a['restarts'])
     script = st.get('dism_script', {})
     for u in updates:
-        skipped = set(script.get(u['kb'], {}).get('exit', [])) & {0x240006, 0x80240017 - (1 << 32)}
+        skipped = set(script.get(u['kb'], {}).get('exit', [])) & {0x240006, 0x800f081e - (1 << 32), 0x80240017 - (1 << 32)}
         if not skipped:
             c.eq('update %s installed' % u['kb'], st['packages'].get(u['kb'], {}).get('state'),
                  'installed')
@@ -403,8 +447,9 @@ def main():
     # against winnode.py's model of 5.1 + CommandLineToArgvW
     logged = [json.loads(l) for l in open(os.path.join(sim, 'arglog.jsonl'), encoding='utf-8')]
     calls = [x for snap in snaps for x in []]  # noqa: F841
-    c.eq('native calls logged vs received', len(logged), len(st['calls']))
-    for lg, call in zip(logged, st['calls']):
+    # (node_st: the first boot's calls too)
+    c.eq('native calls logged vs received', len(logged), len(node_st['calls']))
+    for lg, call in zip(logged, node_st['calls']):
         try:
             model = winnode.receives(lg['values'])
         except winnode.ModelError as e:

@@ -35,10 +35,17 @@ Exit codes the fakes script (what the scripts must cope with):
                          whatever its os.version (ctr_import: held to
                          Debian's containerd by containerd_import.bats)
   dism /add-package      (a Windows update, its KB from the file name) 3010
-                         and pending until the next restart, which installs
-                         it and sets CurrentVersion's UBR; 0x240006 once
-                         installed; 0x800f082f while any package waits for a
-                         restart. WBSIM_DISM_SCRIPT (a JSON file, read by
+                         (ERROR_SUCCESS_REBOOT_REQUIRED, Microsoft Learn
+                         debug/system-error-codes--1700-3999-) and pending
+                         until the next restart, which installs it and sets
+                         CurrentVersion's UBR; 0x800f082f (CBS_E_PENDING)
+                         while any package waits for a restart; once
+                         installed 0x240006 (WU_S_ALREADY_INSTALLED, assumed:
+                         DISM may as well say 0; 09-updates.ps1 takes both
+                         as done, tests/cli/wintier_updates.bats scripts
+                         each). CBS's 0x800f081e (not applicable) and
+                         0x800f0823 (newer servicing stack needed) only
+                         when scripted (09-updates.ps1 cites them). WBSIM_DISM_SCRIPT (a JSON file, read by
                          init) scripts them per KB: {"KB5050009": {"exit":
                          [3010, ...], "build": "26100.2894"}}: the codes of
                          its first calls (then as unscripted), and the
@@ -148,9 +155,23 @@ def init(state, root, builder, winver):
     # and an HTTPS one (the ISO builders' answer file, packer/answer/
     # Autounattend.xml.in, also adds two firewall rules for every profile;
     # amazon-ebs' user data the same without them; azure-arm's own setup)
-    st['winrm'] = {'basic': True, 'listeners': {
+    # (oracle-oci: NTLM, Basic never turned on, tests/cli/oci.bats)
+    st['winrm'] = {'basic': builder != 'oracle-oci', 'listeners': {
         'Listener_1084132640': ['Transport=HTTP', 'Address=*'],
-        'Listener_1305953032': ['Transport=HTTPS', 'Address=*']}}
+        'Listener_1305953032': ['Transport=HTTPS', 'Address=*']},
+        # the HTTPS listener's self-signed certificate (New-SelfSignedCertificate
+        # in Cert:\LocalMachine\My, by thumbprint)
+        'certificates': {'Listener_1305953032': '3F2A9C0D5E8B7A6F1C2D3E4F5A6B7C8D9E0F1A2B'}}
+    st['certificates'] = ['3F2A9C0D5E8B7A6F1C2D3E4F5A6B7C8D9E0F1A2B']
+    # `winrm quickconfig` (the ISO answer file) lets local administrators
+    # in remotely: LocalAccountTokenFilterPolicy = 1 (Microsoft Learn,
+    # "Installation and configuration for Windows Remote Management")
+    # and oracle-oci's user data for opc over NTLM
+    if builder not in ('azure-arm', 'amazon-ebs'):
+        reg_set(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System',
+                'LocalAccountTokenFilterPolicy', 'DWord', 1)
+    # scheduled tasks (schtasks.exe), by name
+    st['tasks'] = {}
     # (oracle-oci's bootstrap user data, packer/oci/oci-winrm-bootstrap.txt.in,
     # adds the HTTPS rule only)
     rules = (('WinRM HTTP (winbuild)', '5985'), ('WinRM HTTPS (winbuild)', '5986'))
@@ -167,7 +188,7 @@ def init(state, root, builder, winver):
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\icacls.exe', 'System32\\wevtutil.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\schtasks.exe', 'System32\\icacls.exe', 'System32\\wevtutil.exe', 'System32\\Sysprep\\sysprep.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -205,12 +226,27 @@ def restart(state):
         if p['state'] == 'pending':
             p['state'] = 'installed'
             set_build(st, p.get('build'))
+    started = []
     for k in list(st['services']):
         s = st['services'][k]
         if s['pendingDelete']:
             del st['services'][k]
         elif s['start'] == 'auto':
+            if s.get('status') != 'Running':
+                started.append(k)
             s['status'] = 'Running'
+            if k.lower() == 'sshd':
+                # sshd creates the host keys it misses when it starts
+                # (Win32-OpenSSH 8.1 on: "sshd ... generates host keys on
+                # first start", PowerShell/Win32-OpenSSH wiki "Install
+                # Win32 OpenSSH"; install-sshd.ps1 no longer makes them)
+                for t in ('rsa', 'ecdsa', 'ed25519'):
+                    p = host_path('C:\\ProgramData\\ssh\\ssh_host_%s_key' % t)
+                    if not os.path.exists(p):
+                        touch(p, b'fake %s host key\n' % t.encode())
+    # which services this restart started (issue 40: none of the image's
+    # may start in the build VM; tests/win/check.py)
+    st.setdefault('restart_starts', []).append({'restart': st['restarts'], 'services': started})
     save(st, state)
 
 
@@ -464,6 +500,41 @@ def net(st, argv):
 ICACLS_PERM = re.compile(r'^(\((OI|CI|IO|NP|I)\))*(F|M|RX|R|W|D|N)$')
 
 
+def schtasks(st, argv):
+    """schtasks /Create /TN NAME /SC ONSTART /RU SYSTEM /TR CMD [/RL HIGHEST] [/F]
+    and /Delete /TN NAME /F (Microsoft Learn, windows-commands/schtasks-create
+    and schtasks-delete): /Create without /F fails (1) when the task exists;
+    /TR longer than 261 characters is refused; /Delete of a task that does
+    not exist fails (1, "The system cannot find the file specified.")."""
+    low = [a.lower() for a in argv]
+
+    def opt(name):
+        return argv[low.index(name) + 1] if name in low and low.index(name) + 1 < len(argv) else None
+    name = opt('/tn')
+    if not name:
+        return 1
+    if argv[:1] and low[0] == '/create':
+        tr, sc = opt('/tr'), opt('/sc')
+        if not tr or not sc or len(tr) > 261:
+            sys.stderr.write('ERROR: Invalid syntax.\n')
+            return 1
+        if name.lower() in st['tasks'] and '/f' not in low:
+            sys.stderr.write('ERROR: Cannot create a file when that file already exists.\n')
+            return 1
+        st['tasks'][name.lower()] = {'name': name, 'schedule': sc.upper(), 'run_as': opt('/ru'),
+                                     'level': opt('/rl'), 'run': tr}
+        print('SUCCESS: The scheduled task "%s" has successfully been created.' % name)
+        return 0
+    if argv[:1] and low[0] == '/delete':
+        if name.lower() not in st['tasks']:
+            sys.stderr.write('ERROR: The system cannot find the file specified.\n')
+            return 1
+        del st['tasks'][name.lower()]
+        print('SUCCESS: The scheduled task "%s" was successfully deleted.' % name)
+        return 0
+    return 1
+
+
 def icacls(st, argv):
     """icacls PATH [/inheritance:e|d|r] [/grant[:r] SID:PERM ...]: the
     folder's ACL as the model keeps it (st['acls']): whether inherited
@@ -706,6 +777,7 @@ def run(winpath, argv):
              'dism.exe': lambda: dism(st, argv), 'msiexec.exe': lambda: msiexec(st, argv),
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
              'net.exe': lambda: net(st, argv),
+             'schtasks.exe': lambda: schtasks(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),
              'icacls.exe': lambda: icacls(st, argv),
              'wevtutil.exe': lambda: wevtutil(st, argv),
@@ -726,7 +798,7 @@ def run(winpath, argv):
 
 
 VOLATILE = ('calls', 'service_events', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
-            'pending_restart', 'admin_password_changes', 'package_log')
+            'pending_restart', 'admin_password_changes', 'package_log', 'restart_starts')
 
 
 def snapshot(state, root, out):

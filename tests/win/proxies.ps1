@@ -10,6 +10,8 @@ function Wb-Proxy([string]$Name, [string]$Body, [hashtable]$Extra = @{}) {
 }
 
 Wb-Proxy 'Test-Path' @'
+$lp = if ($PSBoundParameters.ContainsKey('LiteralPath')) { "$LiteralPath" } else { "$Path" }
+if ($lp -match '^Cert:\\LocalMachine\\My\\([0-9A-Fa-f]+)$') { return (@((Wb-Load).certificates) -contains $Matches[1]) }
 $pipe = Wb-PipeArg $PSBoundParameters
 if ($null -ne $pipe) { return (Wb-PipeExists (Wb-Load) $pipe) }
 $key = Wb-RegArg $PSBoundParameters
@@ -172,6 +174,20 @@ Wb-Save $st
 '@
 
 Wb-Proxy 'Get-ChildItem' @'
+if ("$Path" -match '^Microsoft\.WSMan\.Management\\WSMan::localhost\\Listener\\(Listener_[0-9]+)$') {
+    # a listener's items (issue 40: firstboot-winrm.ps1 reads the HTTPS
+    # listener's CertificateThumbprint to remove its certificate)
+    $st = Wb-Load
+    $l = $Matches[1]
+    if (-not $st.winrm.listeners.ContainsKey($l)) { throw "simulated WSMan: no listener $l" }
+    $t = ''
+    if ($st.winrm.ContainsKey('certificates') -and $st.winrm.certificates.ContainsKey($l)) { $t = $st.winrm.certificates[$l] }
+    foreach ($kv in @($st.winrm.listeners[$l])) {
+        $n, $v = "$kv" -split '=', 2
+        [pscustomobject]@{ Name = $n; Value = $v }
+    }
+    return [pscustomobject]@{ Name = 'CertificateThumbprint'; Value = $t }
+}
 if ("$Path" -notmatch '^WSMan:') { return (& $real @PSBoundParameters) }
 if ("$Path" -ne 'WSMan:\localhost\Listener') { throw "simulated WSMan: '$Path' is not modelled" }
 $st = Wb-Load
@@ -183,6 +199,13 @@ foreach ($k in @($st.winrm.listeners.Keys | Sort-Object)) {
 
 Wb-Proxy 'Remove-Item' @'
 $p = if ($PSBoundParameters.ContainsKey('Path')) { "$Path" } else { "$LiteralPath" }
+if ($p -match '^Cert:\\LocalMachine\\My\\([0-9A-Fa-f]+)$') {
+    $st = Wb-Load
+    if (@($st.certificates) -notcontains $Matches[1]) { throw "Cannot find path '$p' because it does not exist." }
+    $st.certificates = @($st.certificates | Where-Object { $_ -ne $Matches[1] })
+    Wb-Save $st
+    return
+}
 if ($p -notmatch '^(WSMan:|Microsoft\.WSMan\.Management\\WSMan::)') { return (& $real @PSBoundParameters) }
 if ($p -notmatch '\\Listener\\(Listener_[0-9]+)$') { throw "simulated WSMan: '$p' is not modelled" }
 $st = Wb-Load
