@@ -23,6 +23,8 @@
 
 #include "fetch/creds.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
+#include "lib/url.h"
 
 #define CREDS_FILE_MAX (256 * 1024)
 
@@ -71,87 +73,27 @@ const char *creds_from_name(enum creds_from from)
 	return "none";
 }
 
-/* ---- URLs: scheme, host, port, path ---------------------------------- */
-
-struct origin {
-	char scheme[16];
-	char host[256];
-	long port;
-	const char *path;          /* into the URL: "/..." or "" */
-};
-
-static long default_port(const char *scheme)
-{
-	return !strcmp(scheme, "https") ? 443 : !strcmp(scheme, "http") ? 80 : 0;
-}
-
-/* URL's origin in O: 0, or -1 when it is not scheme://host... */
-static int parse_origin(const char *url, struct origin *o)
-{
-	const char *p = strstr(url, "://"), *a, *end, *h, *hend, *colon = NULL;
-	size_t n;
-
-	memset(o, 0, sizeof(*o));
-	if (!p || p == url || (size_t)(p - url) >= sizeof(o->scheme))
-		return -1;
-	for (n = 0; url + n < p; n++)
-		o->scheme[n] = (char)tolower((unsigned char)url[n]);
-	a = p + 3;
-	end = a + strcspn(a, "/?#");
-	h = a;
-	for (const char *q = a; q < end; q++)
-		if (*q == '@')
-			h = q + 1;
-	if (*h == '[') {
-		hend = memchr(h, ']', (size_t)(end - h));
-		if (!hend)
-			return -1;
-		hend++;
-		if (hend < end && *hend == ':')
-			colon = hend;
-		else if (hend != end)
-			return -1;
-	} else {
-		colon = memchr(h, ':', (size_t)(end - h));
-		hend = colon ? colon : end;
-	}
-	if (hend == h || (size_t)(hend - h) >= sizeof(o->host))
-		return -1;
-	for (n = 0; h + n < hend; n++)
-		o->host[n] = (char)tolower((unsigned char)h[n]);
-	o->port = default_port(o->scheme);
-	if (colon && colon + 1 < end) {
-		char *pe;
-		long v = strtol(colon + 1, &pe, 10);
-
-		if (pe != end || v <= 0 || v > 65535)
-			return -1;
-		o->port = v;
-	}
-	o->path = end;
-	return 0;
-}
+/* ---- URLs: one parser, one origin rule (lib/url.h) ------------------- */
 
 void creds_origin_text(const char *url, char *out, size_t n)
 {
-	struct origin o;
-
-	if (parse_origin(url, &o) < 0)
-		snprintf(out, n, "?");
-	else
-		snprintf(out, n, "%s://%s:%ld", o.scheme, o.host, o.port);
+	wb_url_origin_text(url, out, n);
 }
 
 int creds_match_origin(const struct creds_entry *ce, const char *url)
 {
-	struct origin o;
+	struct wb_url o;
+	int ok;
 
-	if (parse_origin(url, &o) < 0 || strcmp(o.host, ce->host))
+	if (wb_url_parse(url, &o) < 0)
 		return 0;
-	if (ce->scheme && strcmp(ce->scheme, o.scheme))
-		return 0;
-	/* netrc names a host only: any port of it, as curl does */
-	return !ce->port || ce->port == o.port;
+	ok = !strcmp(o.host, ce->host) && (!ce->scheme || !strcmp(ce->scheme, o.scheme)) &&
+		/* netrc names a host only: any port of it for the URL the
+		 * plan names, as curl does; hop_creds binds it to that URL's
+		 * whole origin from then on */
+		(!ce->port || ce->port == o.port);
+	wb_url_release(&o);
+	return ok;
 }
 
 /* Whether PATH (a URL's, from its '/') is below PREFIX, at a segment. */
@@ -169,12 +111,12 @@ static int below(const char *path, const char *prefix)
 const struct creds_entry *creds_for(const struct creds *c, const char *url, const char *name)
 {
 	const struct creds_entry *best = NULL;
-	struct origin o;
+	struct wb_url o;
 	const char *path;
 
-	if (!c || parse_origin(url, &o) < 0)
+	if (!c || wb_url_parse(url, &o) < 0)
 		return NULL;
-	path = *o.path == '/' ? o.path : "/";
+	path = o.path;
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct creds_entry *ce = &c->v[i];
 
@@ -188,6 +130,7 @@ const struct creds_entry *creds_for(const struct creds *c, const char *url, cons
 			      strlen(ce->prefix) > strlen(best->prefix)))
 			best = ce;
 	}
+	wb_url_release(&o);
 	return best;
 }
 
@@ -385,20 +328,37 @@ static int sigv4_parts(const char *s)
 	return n;
 }
 
+static int section_check(struct creds *c, struct section *s, const char *path,
+			 const struct wb_url *o, struct creds_entry *cep, struct wb_err *e);
+
 /* Section S of PATH becomes an entry of C. */
 static int section_done(struct creds *c, struct section *s, const char *path, struct wb_err *e)
 {
 	struct creds_entry ce;
-	struct origin o;
-	size_t k;
+	struct wb_url o;
+	int ret;
 
 	if (!s->name)
 		return 0;
 	memset(&ce, 0, sizeof(ce));
-	if (!s->url || parse_origin(s->url, &o) < 0 || !default_port(o.scheme) ||
-	    strpbrk(s->url, "@?#"))
+	if (!s->url || wb_url_parse(s->url, &o) < 0 || (strcmp(o.scheme, "https") &&
+	    strcmp(o.scheme, "http")) || o.has_user || o.has_query || o.has_fragment ||
+	    strpbrk(s->url, "@?#")) {
+		wb_url_release(&o);
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] needs 'url = https://HOST[:PORT][/PREFIX]' "
 				"(no user, query or fragment)", path, s->line, s->name);
+	}
+	ret = section_check(c, s, path, &o, &ce, e);
+	wb_url_release(&o);
+	return ret;
+}
+
+/* section_done's checks of S (its URL parsed in O) and the entry. */
+static int section_check(struct creds *c, struct section *s, const char *path,
+			 const struct wb_url *o, struct creds_entry *cep, struct wb_err *e)
+{
+	struct creds_entry ce = *cep;
+	size_t k;
 	/* one plain header beside the credential (Azure Blob wants
 	 * x-ms-version with an Entra ID bearer token): "Name: value" */
 	if (s->header && (!strchr(s->header, ':') || s->header[0] == ':' ||
@@ -454,7 +414,7 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 		}
 		break;
 	case CREDS_CERT:
-		if (!s->cert || !s->key || ce.secret || s->user || strcmp(o.scheme, "https"))
+		if (!s->cert || !s->key || ce.secret || s->user || strcmp(o->scheme, "https"))
 			goto missing;
 		break;
 	}
@@ -463,10 +423,10 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 
 		*dst = ce;
 		dst->name = xstrdup(s->name);
-		dst->scheme = xstrdup(o.scheme);
-		dst->host = xstrdup(o.host);
-		dst->port = o.port;
-		dst->prefix = xstrdup(*o.path ? o.path : "/");
+		dst->scheme = xstrdup(o->scheme);
+		dst->host = xstrdup(o->host);
+		dst->port = o->port;
+		dst->prefix = xstrdup(*o->path ? o->path : "/");
 		if (ce.kind != CREDS_SIGV4)
 			dst->user = s->user ? xstrdup(s->user) : NULL;
 		dst->sigv4 = s->sigv4 ? xstrdup(s->sigv4) : NULL;
@@ -619,8 +579,17 @@ int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_e
 		ret = load_netrc(c, path, 1, e);
 		free(path);
 	}
-	if (ret < 0)
+	if (ret < 0) {
 		creds_release(c);
+		return ret;
+	}
+	/* lib/redact.h: from now on no text leaving the process shows them */
+	for (size_t i = 0; i < c->nr; i++) {
+		redact_add_secret(c->v[i].secret);
+		redact_add_secret(c->v[i].session_token);
+		if (c->v[i].kind == CREDS_QUERY)
+			redact_add_params(c->v[i].secret);
+	}
 	return ret;
 }
 

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "fetch/registry_int.h"
+#include "lib/redact.h"
 
 /* ---- one request ------------------------------------------------------- */
 
@@ -476,6 +477,7 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 	}
 	free(rc->token);
 	rc->token = xstrdup(json_string_value(tok));
+	redact_add_secret(rc->token);   /* lib/redact.h: never shown */
 	ret = 0;
 out:
 	json_decref(root);

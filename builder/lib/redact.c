@@ -19,6 +19,63 @@ static const char *const secret_params[] = {
 	"x-goog-credential",
 };
 
+/*
+ * What this run learnt is secret (redact_add_secret, redact_add_param):
+ * the credentials file's and netrc's secrets, a query credential's
+ * parameter names, a registry token. Process-wide, as the credentials are
+ * read once per run; never freed (they are wiped at exit by no one: the
+ * strings are copies the caller's wipe does not reach, so they are kept
+ * in one place only).
+ */
+static char **known_secrets, **known_params;
+static size_t nr_secrets, nr_params;
+
+static void push(char ***v, size_t *nr, const char *s, size_t n)
+{
+	char **nv = realloc(*v, (*nr + 1) * sizeof(**v));
+	char *copy = nv ? strndup(s, n) : NULL;
+
+	if (!nv || !copy) {
+		free(copy);
+		if (nv)
+			*v = nv;
+		return;
+	}
+	*v = nv;
+	(*v)[(*nr)++] = copy;
+}
+
+void redact_add_secret(const char *secret)
+{
+	/* too short to be told from ordinary text: a one-letter password
+	 * would blank every such letter in every message */
+	if (!secret || strlen(secret) < REDACT_MIN_SECRET)
+		return;
+	for (size_t i = 0; i < nr_secrets; i++)
+		if (!strcmp(known_secrets[i], secret))
+			return;
+	push(&known_secrets, &nr_secrets, secret, strlen(secret));
+}
+
+void redact_add_params(const char *query)
+{
+	if (!query)
+		return;
+	query += *query == '?';
+	while (*query) {
+		size_t len = strcspn(query, "&"), n = strcspn(query, "=&");
+
+		if (n > len)
+			n = len;
+		if (n)
+			push(&known_params, &nr_params, query, n);
+		query += len;
+		query += *query == '&';
+	}
+}
+
+static int redact_literals(struct buf *b);
+
 /* Whether the query parameter NAME[0..N) carries a secret. */
 static int param_secret(const char *name, size_t n)
 {
@@ -26,6 +83,9 @@ static int param_secret(const char *name, size_t n)
 
 	for (size_t i = 0; i < sizeof(secret_params) / sizeof(secret_params[0]); i++)
 		if (strlen(secret_params[i]) == n && !strncasecmp(secret_params[i], name, n))
+			return 1;
+	for (size_t i = 0; i < nr_params; i++)
+		if (strlen(known_params[i]) == n && !strncasecmp(known_params[i], name, n))
 			return 1;
 	while (extra && *extra) {
 		size_t len = strcspn(extra, ",");
@@ -119,7 +179,7 @@ static int redact_walk(struct buf *b, const char *url, size_t len)
 
 int redact_url_needed(const char *url)
 {
-	return url && redact_walk(NULL, url, strlen(url)) > 0;
+	return url && (redact_walk(NULL, url, strlen(url)) > 0 || redact_has_secret(url));
 }
 
 void redact_add_url(struct buf *b, const char *url, size_t len)
@@ -134,6 +194,7 @@ char *redact_url(const char *url)
 	if (!url)
 		return NULL;
 	redact_walk(&b, url, strlen(url));
+	redact_literals(&b);
 	return buf_detach(&b, NULL);
 }
 
@@ -152,6 +213,39 @@ int redact_same_url(const char *a, const char *b)
 	free(ra);
 	free(rb);
 	return same;
+}
+
+/* Replace every known secret in B's text by REDACTED; how many. */
+static int redact_literals(struct buf *b)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < nr_secrets; i++) {
+		const char *sec = known_secrets[i];
+		size_t n = strlen(sec);
+		char *at;
+
+		while (b->len && (at = strstr(b->ptr, sec))) {
+			struct buf nb = BUF_INIT;
+
+			buf_add(&nb, b->ptr, (size_t)(at - b->ptr));
+			buf_adds(&nb, REDACTED);
+			buf_adds(&nb, at + n);
+			memset(b->ptr, 0, b->len);
+			buf_release(b);
+			*b = nb;
+			found++;
+		}
+	}
+	return found;
+}
+
+int redact_has_secret(const char *text)
+{
+	for (size_t i = 0; text && i < nr_secrets; i++)
+		if (strstr(text, known_secrets[i]))
+			return 1;
+	return 0;
 }
 
 void redact_text(char *text, size_t size)
@@ -176,8 +270,14 @@ void redact_text(char *text, size_t size)
 		}
 		p = e;
 	}
+	if (!any && redact_has_secret(text)) {
+		buf_adds(&b, text);
+		from = text + strlen(text);
+		any = 1;
+	}
 	if (any && size) {
 		buf_adds(&b, from);
+		redact_literals(&b);
 		/* cut to SIZE: what is lost is the end of the message, never
 		 * a secret */
 		if (b.len >= size)

@@ -23,6 +23,23 @@
 
 #define REDACTED "REDACTED"
 
+/* Secrets shorter than this are not looked for in free text. */
+#define REDACT_MIN_SECRET 4
+
+/*
+ * What a run learns is secret (issue 41 item 3): every secret of the
+ * credentials file and netrc (fetch/creds.c: creds_load) and every
+ * registry token (fetch/registry_http.c) is redacted wherever it appears
+ * in text that leaves the process (redact_text, redact_url), and every
+ * parameter a query credential adds is a secret parameter as those
+ * listed above.
+ */
+void redact_add_secret(const char *secret);
+void redact_add_params(const char *query);
+
+/* Whether TEXT holds one of the secrets redact_add_secret learnt. */
+int redact_has_secret(const char *text);
+
 /* Whether URL holds userinfo or a secret query parameter. */
 int redact_url_needed(const char *url);
 
