@@ -49,6 +49,7 @@ static void entry_release(struct creds_entry *ce)
 	free(ce->cert);
 	free(ce->key);
 	free(ce->header);
+	free(ce->registries);
 	free(ce->where);
 	memset(ce, 0, sizeof(*ce));
 }
@@ -94,6 +95,22 @@ int creds_match_origin(const struct creds_entry *ce, const char *url)
 		(!ce->port || ce->port == o.port);
 	wb_url_release(&o);
 	return ok;
+}
+
+int creds_names_registry(const struct creds_entry *ce, const char *registry_url)
+{
+	for (const char *r = ce->registries; r && *r;) {
+		size_t n = strcspn(r, " \t");
+		char *one = xstrndup(r, n);
+		int same = wb_url_same_origin(one, registry_url);
+
+		free(one);
+		if (same)
+			return 1;
+		r += n;
+		r += strspn(r, " \t");
+	}
+	return 0;
 }
 
 /* Whether PATH (a URL's, from its '/') is below PREFIX, at a segment. */
@@ -293,6 +310,7 @@ static const char *const kind_names[] = {
 
 struct section {
 	char *name, *url, *type, *user, *secret, *secret_env, *sigv4, *cert, *key, *header;
+	char *registries;
 	int line;
 };
 
@@ -308,6 +326,7 @@ static void section_release(struct section *s)
 	free(s->cert);
 	free(s->key);
 	free(s->header);
+	free(s->registries);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -367,6 +386,22 @@ static int section_check(struct creds *c, struct section *s, const char *path,
 			  !strncasecmp(s->header, "authorization:", 14)))
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] header is 'Name: value' on one line "
 				"(not Authorization: that is what type says)", path, s->line, s->name);
+	for (const char *r = s->registries; r && *r;) {
+		size_t n = strcspn(r, " \t");
+		char *one = xstrndup(r, n);
+		struct wb_url ru;
+		int bad = wb_url_parse(one, &ru) < 0 || strcmp(ru.scheme, "https") || ru.has_user ||
+			ru.has_query || ru.has_fragment || strcmp(ru.path, "/");
+
+		wb_url_release(&ru);
+		free(one);
+		if (bad)
+			return wb_error(e, WB_EUSAGE, "%s:%d: [%s] registry = is a list of "
+					"https://HOST[:PORT] (the registries whose token realm this "
+					"entry's url is)", path, s->line, s->name);
+		r += n;
+		r += strspn(r, " \t");
+	}
 	for (k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
 		if (s->type && !strcmp(s->type, kind_names[k]))
 			break;
@@ -433,6 +468,7 @@ static int section_check(struct creds *c, struct section *s, const char *path,
 		dst->cert = s->cert ? xstrdup(s->cert) : NULL;
 		dst->key = s->key ? xstrdup(s->key) : NULL;
 		dst->header = s->header ? xstrdup(s->header) : NULL;
+		dst->registries = s->registries ? xstrdup(s->registries) : NULL;
 		dst->where = ce.from == CREDS_FROM_ENV && s->secret_env ?
 			xasprintf("credentials file '%s' [%s], secret from $%s", path, s->name,
 				  s->secret_env) :
@@ -530,10 +566,12 @@ static int load_file(struct creds *c, const char *path, int missing_ok, struct w
 			slot = &s.key;
 		else if (!strcmp(k, "header"))
 			slot = &s.header;
+		else if (!strcmp(k, "registry"))
+			slot = &s.registries;
 		if (!slot) {
 			ret = wb_error(e, WB_EUSAGE, "%s:%d: unknown key '%s' (url, type, username, "
 				       "password, password_env, token, token_env, query, query_env, "
-				       "aws_sigv4, cert, key, header)", path, lineno, k);
+				       "aws_sigv4, cert, key, header, registry)", path, lineno, k);
 			break;
 		}
 		if (*slot || (slot == &s.secret && s.secret_env) ||

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "fetch/registry_int.h"
+#include "lib/url.h"
 #include "lib/envlimits.h"
 #include "lib/hex.h"
 #include "lib/imageref.h"
@@ -760,7 +761,7 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	{
 		char org[512];
 
-		origin_of(p.rc.base, org, sizeof(org));
+		wb_url_origin_text(p.rc.base, org, sizeof(org));
 		p.rc.origin = xstrdup(org);
 	}
 	if (!o->base)
