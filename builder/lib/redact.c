@@ -1,9 +1,11 @@
 /*
  * Secrets out of URLs: see redact.h.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 
 #include "lib/redact.h"
 
@@ -286,4 +288,123 @@ void redact_text(char *text, size_t size)
 		text[b.len] = '\0';
 	}
 	buf_release(&b);
+}
+
+char *redact_text_dup(const char *text, size_t len)
+{
+	struct buf b = BUF_INIT;
+	const char *p, *from = text, *end = text + len;
+	static const char scheme[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-";
+
+	for (p = text; (p = memmem(p, (size_t)(end - p), "://", 3)) != NULL;) {
+		const char *s = p, *e = p + 3;
+
+		while (s > from && strchr(scheme, s[-1]))
+			s--;
+		while (e < end && *e && !strchr(" \t\r\n'\"<>`", *e))
+			e++;
+		if (s < p && redact_walk(NULL, s, (size_t)(e - s)) > 0) {
+			buf_add(&b, from, (size_t)(s - from));
+			redact_walk(&b, s, (size_t)(e - s));
+			from = e;
+		}
+		p = e;
+	}
+	buf_add(&b, from, (size_t)(end - from));
+	redact_literals(&b);
+	return buf_detach(&b, NULL);
+}
+
+/* ---- the process's text outputs --------------------------------------- */
+
+/*
+ * stdout and stderr replaced by streams that redact every line on its way
+ * out (glibc's fopencookie(3)): a printf anywhere in winbuild, a --json
+ * document, --explain, a progress line, cannot skip the redaction. A line
+ * holding a NUL byte is passed as it is (bytes, not text).
+ */
+struct redact_out {
+	FILE *to;                  /* the original stream */
+	struct buf pending;        /* an unfinished line */
+};
+
+static struct redact_out outs[2];
+
+static void out_line(struct redact_out *o, const char *p, size_t n)
+{
+	char *r;
+
+	if (memchr(p, '\0', n)) {
+		fwrite(p, 1, n, o->to);
+		return;
+	}
+	r = redact_text_dup(p, n);
+	fputs(r, o->to);
+	free(r);
+}
+
+static ssize_t out_write(void *cookie, const char *data, size_t size)
+{
+	struct redact_out *o = cookie;
+	size_t done = 0;
+
+	buf_add(&o->pending, data, size);
+	for (size_t i = 0; i < o->pending.len; i++)
+		if (o->pending.ptr[i] == '\n' || o->pending.ptr[i] == '\r') {
+			out_line(o, o->pending.ptr + done, i + 1 - done);
+			done = i + 1;
+		}
+	if (done) {
+		memmove(o->pending.ptr, o->pending.ptr + done, o->pending.len - done);
+		o->pending.len -= done;
+		o->pending.ptr[o->pending.len] = '\0';
+		fflush(o->to);
+	}
+	return (ssize_t)size;
+}
+
+static void out_drain(struct redact_out *o, FILE *f)
+{
+	if (!o->to)
+		return;
+	fflush(f);
+	if (o->pending.len)
+		out_line(o, o->pending.ptr, o->pending.len);
+	o->pending.len = 0;
+	fflush(o->to);
+}
+
+static void redact_stdio_drain(void)
+{
+	out_drain(&outs[0], stdout);
+	out_drain(&outs[1], stderr);
+}
+
+static FILE *wrap(struct redact_out *o, FILE *f)
+{
+	cookie_io_functions_t io = { NULL, out_write, NULL, NULL };
+	FILE *w;
+
+	o->to = f;
+	w = fopencookie(o, "w", io);
+	if (!w) {
+		o->to = NULL;
+		return f;
+	}
+	setvbuf(w, NULL, f == stderr ? _IONBF : _IOFBF, 0);
+	return w;
+}
+
+void redact_stdio(void)
+{
+	if (outs[0].to)
+		return;
+	stdout = wrap(&outs[0], stdout);
+	stderr = wrap(&outs[1], stderr);
+	atexit(redact_stdio_drain);
+}
+
+void redact_stdio_flush(void)
+{
+	redact_stdio_drain();
 }

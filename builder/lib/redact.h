@@ -24,7 +24,7 @@
 #define REDACTED "REDACTED"
 
 /* Secrets shorter than this are not looked for in free text. */
-#define REDACT_MIN_SECRET 4
+#define REDACT_MIN_SECRET 8
 
 /*
  * What a run learns is secret (issue 41 item 3): every secret of the
@@ -60,5 +60,19 @@ int redact_same_url(const char *a, const char *b);
  * longer than the secret: the end of the text is cut then).
  */
 void redact_text(char *text, size_t size);
+
+/* TEXT[0..LEN) with every URL's secret and every learnt secret redacted,
+ * as a new string of any length (redact_text, without its cut). */
+char *redact_text_dup(const char *text, size_t len);
+
+/*
+ * From now on, every byte the process writes to stdout and stderr goes
+ * through redact_text_dup, a line at a time (main() calls it first): the
+ * one redaction of what leaves the process on the terminal or a pipe.
+ * redact_stdio_flush writes an unfinished line out (before an exec, a
+ * fork, or _exit).
+ */
+void redact_stdio(void);
+void redact_stdio_flush(void);
 
 #endif
