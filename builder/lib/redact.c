@@ -330,16 +330,43 @@ struct redact_out {
 
 static struct redact_out outs[2];
 
+/*
+ * Write R to O's stream with every terminal control neutralised: a C0
+ * control other than tab, newline and carriage return, DEL, and a C1
+ * control (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8: 0x9B is CSI to
+ * some terminals) become \xNN, as lib/text.h's text_printable writes
+ * them. Text from outside (a cache ref's artifact name, a server's
+ * message) thus never moves the cursor, retitles the window or hides
+ * a line. winbuild's own controls (the progress display) go through
+ * redact_stdio_raw.
+ */
+static void out_printable(FILE *to, const char *r)
+{
+	for (const unsigned char *p = (const unsigned char *)r; *p; p++) {
+		if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7f)
+			fprintf(to, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(to, "\\x%02x\\x%02x", p[0], p[1]);
+			p++;
+		} else
+			fputc(*p, to);
+	}
+}
+
 static void out_line(struct redact_out *o, const char *p, size_t n)
 {
 	char *r;
+	struct buf b = BUF_INIT;
 
-	if (memchr(p, '\0', n)) {
-		fwrite(p, 1, n, o->to);
-		return;
-	}
-	r = redact_text_dup(p, n);
-	fputs(r, o->to);
+	/* a NUL inside: bytes, not a line of text (nothing of winbuild's
+	 * writes one); written escaped like any control */
+	buf_add(&b, p, n);
+	for (size_t i = 0; i < b.len; i++)
+		if (!b.ptr[i])
+			b.ptr[i] = '\x01';
+	r = redact_text_dup(b.ptr, b.len);
+	buf_release(&b);
+	out_printable(o->to, r);
 	free(r);
 }
 
@@ -407,4 +434,17 @@ void redact_stdio(void)
 void redact_stdio_flush(void)
 {
 	redact_stdio_drain();
+}
+
+void redact_stdio_raw(FILE *f, const char *ctl)
+{
+	struct redact_out *o = f == stdout ? &outs[0] : f == stderr ? &outs[1] : NULL;
+
+	if (!o || !o->to) {
+		fputs(ctl, f);
+		return;
+	}
+	out_drain(o, f);
+	fputs(ctl, o->to);
+	fflush(o->to);
 }

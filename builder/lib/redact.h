@@ -18,6 +18,7 @@
 #define WB_REDACT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "lib/buf.h"
 
@@ -74,5 +75,11 @@ char *redact_text_dup(const char *text, size_t len);
  */
 void redact_stdio(void);
 void redact_stdio_flush(void);
+
+/* Those streams also write every terminal control (C0 but tab, newline
+ * and carriage return; DEL; C1) as \xNN: text from outside never drives
+ * the terminal. CTL, winbuild's own control sequence (the progress
+ * display's cursor moves), is written to F (stdout or stderr) as it is. */
+void redact_stdio_raw(FILE *f, const char *ctl);
 
 #endif
