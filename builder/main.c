@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "lib/redact.h"
 #include "lib/buf.h"
 #include "lib/text.h"
 
@@ -262,6 +263,8 @@ int main(int argc, char **argv)
 	const struct wb_command *c;
 	int ret;
 
+	/* issue 41: one redaction where text leaves the process */
+	redact_stdio();
 	memset(&run, 0, sizeof(run));
 	run.argv0 = argv[0];
 	run.jobs = 4;

@@ -74,7 +74,7 @@ int cmd_json_finish(struct wb_run *run, int exit_code)
 		json_t *w = json_array();
 
 		for (size_t i = 0; i < cmd_reported_warnings()->nr; i++)
-			json_array_append_new(w, json_string(cmd_reported_warnings()->v[i]));
+			json_array_append_new(w, json_text(cmd_reported_warnings()->v[i]));
 		json_object_set_new(o, "warnings", w);
 	}
 	json_object_set_new(o, "ok", json_boolean(exit_code == 0));
@@ -83,7 +83,11 @@ int cmd_json_finish(struct wb_run *run, int exit_code)
 	for (size_t i = 0; i < errs->nr; i++) {
 		json_t *loc = error_location(errs->v[i]);
 
-		json_array_append_new(arr, json_string(errs->v[i]));
+		/* json_text, not json_string: a message cut inside a UTF-8
+		 * sequence (a long path of non-ASCII names at WB_ERR_MAX)
+		 * is kept, its broken bytes escaped (lib/text.h:
+		 * text_record), never dropped by jansson */
+		json_array_append_new(arr, json_text(errs->v[i]));
 		if (loc && !json_object_get(o, "error_locations"))
 			json_object_set_new(o, "error_locations", json_array());
 		if (loc)

@@ -164,6 +164,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		if (r < 0)
 			goto out;
 		ro.allow_foreign = im->allow_foreign_layers;
+		ro.mirror_only = plan->mirror_only;
 		memset(&root, 0, sizeof(root));
 		want = registry_base(plan, im, run->offline, &base, e);
 		if (want == 0) {

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "fetch/fetch.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
 
 static void human(unsigned long long n, char *out, size_t len)
 {
@@ -54,7 +55,7 @@ static void human_pair(unsigned long long x, unsigned long long y, char *out,
 void cmd_progress_clear(struct cmd_progress *d)
 {
 	for (; d->drawn > 0; d->drawn--)
-		fputs("\033[1A\033[2K", stderr);
+		redact_stdio_raw(stderr, "\033[1A\033[2K");   /* ours: as it is */
 }
 
 void cmd_progress_show(struct cmd_progress *d, const struct fetch_progress *p)

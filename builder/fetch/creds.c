@@ -23,6 +23,8 @@
 
 #include "fetch/creds.h"
 #include "lib/buf.h"
+#include "lib/redact.h"
+#include "lib/url.h"
 
 #define CREDS_FILE_MAX (256 * 1024)
 
@@ -47,6 +49,7 @@ static void entry_release(struct creds_entry *ce)
 	free(ce->cert);
 	free(ce->key);
 	free(ce->header);
+	free(ce->registries);
 	free(ce->where);
 	memset(ce, 0, sizeof(*ce));
 }
@@ -71,87 +74,43 @@ const char *creds_from_name(enum creds_from from)
 	return "none";
 }
 
-/* ---- URLs: scheme, host, port, path ---------------------------------- */
-
-struct origin {
-	char scheme[16];
-	char host[256];
-	long port;
-	const char *path;          /* into the URL: "/..." or "" */
-};
-
-static long default_port(const char *scheme)
-{
-	return !strcmp(scheme, "https") ? 443 : !strcmp(scheme, "http") ? 80 : 0;
-}
-
-/* URL's origin in O: 0, or -1 when it is not scheme://host... */
-static int parse_origin(const char *url, struct origin *o)
-{
-	const char *p = strstr(url, "://"), *a, *end, *h, *hend, *colon = NULL;
-	size_t n;
-
-	memset(o, 0, sizeof(*o));
-	if (!p || p == url || (size_t)(p - url) >= sizeof(o->scheme))
-		return -1;
-	for (n = 0; url + n < p; n++)
-		o->scheme[n] = (char)tolower((unsigned char)url[n]);
-	a = p + 3;
-	end = a + strcspn(a, "/?#");
-	h = a;
-	for (const char *q = a; q < end; q++)
-		if (*q == '@')
-			h = q + 1;
-	if (*h == '[') {
-		hend = memchr(h, ']', (size_t)(end - h));
-		if (!hend)
-			return -1;
-		hend++;
-		if (hend < end && *hend == ':')
-			colon = hend;
-		else if (hend != end)
-			return -1;
-	} else {
-		colon = memchr(h, ':', (size_t)(end - h));
-		hend = colon ? colon : end;
-	}
-	if (hend == h || (size_t)(hend - h) >= sizeof(o->host))
-		return -1;
-	for (n = 0; h + n < hend; n++)
-		o->host[n] = (char)tolower((unsigned char)h[n]);
-	o->port = default_port(o->scheme);
-	if (colon && colon + 1 < end) {
-		char *pe;
-		long v = strtol(colon + 1, &pe, 10);
-
-		if (pe != end || v <= 0 || v > 65535)
-			return -1;
-		o->port = v;
-	}
-	o->path = end;
-	return 0;
-}
+/* ---- URLs: one parser, one origin rule (lib/url.h) ------------------- */
 
 void creds_origin_text(const char *url, char *out, size_t n)
 {
-	struct origin o;
-
-	if (parse_origin(url, &o) < 0)
-		snprintf(out, n, "?");
-	else
-		snprintf(out, n, "%s://%s:%ld", o.scheme, o.host, o.port);
+	wb_url_origin_text(url, out, n);
 }
 
 int creds_match_origin(const struct creds_entry *ce, const char *url)
 {
-	struct origin o;
+	struct wb_url o;
+	int ok;
 
-	if (parse_origin(url, &o) < 0 || strcmp(o.host, ce->host))
+	if (wb_url_parse(url, &o) < 0)
 		return 0;
-	if (ce->scheme && strcmp(ce->scheme, o.scheme))
-		return 0;
-	/* netrc names a host only: any port of it, as curl does */
-	return !ce->port || ce->port == o.port;
+	ok = !strcmp(o.host, ce->host) && (!ce->scheme || !strcmp(ce->scheme, o.scheme)) &&
+		/* netrc names a host only: any port of it for the URL the
+		 * plan names, as curl does; hop_creds binds it to that URL's
+		 * whole origin from then on */
+		(!ce->port || ce->port == o.port);
+	wb_url_release(&o);
+	return ok;
+}
+
+int creds_names_registry(const struct creds_entry *ce, const char *registry_url)
+{
+	for (const char *r = ce->registries; r && *r;) {
+		size_t n = strcspn(r, " \t");
+		char *one = xstrndup(r, n);
+		int same = wb_url_same_origin(one, registry_url);
+
+		free(one);
+		if (same)
+			return 1;
+		r += n;
+		r += strspn(r, " \t");
+	}
+	return 0;
 }
 
 /* Whether PATH (a URL's, from its '/') is below PREFIX, at a segment. */
@@ -169,12 +128,12 @@ static int below(const char *path, const char *prefix)
 const struct creds_entry *creds_for(const struct creds *c, const char *url, const char *name)
 {
 	const struct creds_entry *best = NULL;
-	struct origin o;
+	struct wb_url o;
 	const char *path;
 
-	if (!c || parse_origin(url, &o) < 0)
+	if (!c || wb_url_parse(url, &o) < 0)
 		return NULL;
-	path = *o.path == '/' ? o.path : "/";
+	path = o.path;
 	for (size_t i = 0; i < c->nr; i++) {
 		const struct creds_entry *ce = &c->v[i];
 
@@ -188,6 +147,7 @@ const struct creds_entry *creds_for(const struct creds *c, const char *url, cons
 			      strlen(ce->prefix) > strlen(best->prefix)))
 			best = ce;
 	}
+	wb_url_release(&o);
 	return best;
 }
 
@@ -350,6 +310,7 @@ static const char *const kind_names[] = {
 
 struct section {
 	char *name, *url, *type, *user, *secret, *secret_env, *sigv4, *cert, *key, *header;
+	char *registries;
 	int line;
 };
 
@@ -365,6 +326,7 @@ static void section_release(struct section *s)
 	free(s->cert);
 	free(s->key);
 	free(s->header);
+	free(s->registries);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -385,20 +347,37 @@ static int sigv4_parts(const char *s)
 	return n;
 }
 
+static int section_check(struct creds *c, struct section *s, const char *path,
+			 const struct wb_url *o, struct creds_entry *cep, struct wb_err *e);
+
 /* Section S of PATH becomes an entry of C. */
 static int section_done(struct creds *c, struct section *s, const char *path, struct wb_err *e)
 {
 	struct creds_entry ce;
-	struct origin o;
-	size_t k;
+	struct wb_url o;
+	int ret;
 
 	if (!s->name)
 		return 0;
 	memset(&ce, 0, sizeof(ce));
-	if (!s->url || parse_origin(s->url, &o) < 0 || !default_port(o.scheme) ||
-	    strpbrk(s->url, "@?#"))
+	if (!s->url || wb_url_parse(s->url, &o) < 0 || (strcmp(o.scheme, "https") &&
+	    strcmp(o.scheme, "http")) || o.has_user || o.has_query || o.has_fragment ||
+	    strpbrk(s->url, "@?#")) {
+		wb_url_release(&o);
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] needs 'url = https://HOST[:PORT][/PREFIX]' "
 				"(no user, query or fragment)", path, s->line, s->name);
+	}
+	ret = section_check(c, s, path, &o, &ce, e);
+	wb_url_release(&o);
+	return ret;
+}
+
+/* section_done's checks of S (its URL parsed in O) and the entry. */
+static int section_check(struct creds *c, struct section *s, const char *path,
+			 const struct wb_url *o, struct creds_entry *cep, struct wb_err *e)
+{
+	struct creds_entry ce = *cep;
+	size_t k;
 	/* one plain header beside the credential (Azure Blob wants
 	 * x-ms-version with an Entra ID bearer token): "Name: value" */
 	if (s->header && (!strchr(s->header, ':') || s->header[0] == ':' ||
@@ -407,6 +386,22 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 			  !strncasecmp(s->header, "authorization:", 14)))
 		return wb_error(e, WB_EUSAGE, "%s:%d: [%s] header is 'Name: value' on one line "
 				"(not Authorization: that is what type says)", path, s->line, s->name);
+	for (const char *r = s->registries; r && *r;) {
+		size_t n = strcspn(r, " \t");
+		char *one = xstrndup(r, n);
+		struct wb_url ru;
+		int bad = wb_url_parse(one, &ru) < 0 || strcmp(ru.scheme, "https") || ru.has_user ||
+			ru.has_query || ru.has_fragment || strcmp(ru.path, "/");
+
+		wb_url_release(&ru);
+		free(one);
+		if (bad)
+			return wb_error(e, WB_EUSAGE, "%s:%d: [%s] registry = is a list of "
+					"https://HOST[:PORT] (the registries whose token realm this "
+					"entry's url is)", path, s->line, s->name);
+		r += n;
+		r += strspn(r, " \t");
+	}
 	for (k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
 		if (s->type && !strcmp(s->type, kind_names[k]))
 			break;
@@ -454,7 +449,7 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 		}
 		break;
 	case CREDS_CERT:
-		if (!s->cert || !s->key || ce.secret || s->user || strcmp(o.scheme, "https"))
+		if (!s->cert || !s->key || ce.secret || s->user || strcmp(o->scheme, "https"))
 			goto missing;
 		break;
 	}
@@ -463,16 +458,17 @@ static int section_done(struct creds *c, struct section *s, const char *path, st
 
 		*dst = ce;
 		dst->name = xstrdup(s->name);
-		dst->scheme = xstrdup(o.scheme);
-		dst->host = xstrdup(o.host);
-		dst->port = o.port;
-		dst->prefix = xstrdup(*o.path ? o.path : "/");
+		dst->scheme = xstrdup(o->scheme);
+		dst->host = xstrdup(o->host);
+		dst->port = o->port;
+		dst->prefix = xstrdup(*o->path ? o->path : "/");
 		if (ce.kind != CREDS_SIGV4)
 			dst->user = s->user ? xstrdup(s->user) : NULL;
 		dst->sigv4 = s->sigv4 ? xstrdup(s->sigv4) : NULL;
 		dst->cert = s->cert ? xstrdup(s->cert) : NULL;
 		dst->key = s->key ? xstrdup(s->key) : NULL;
 		dst->header = s->header ? xstrdup(s->header) : NULL;
+		dst->registries = s->registries ? xstrdup(s->registries) : NULL;
 		dst->where = ce.from == CREDS_FROM_ENV && s->secret_env ?
 			xasprintf("credentials file '%s' [%s], secret from $%s", path, s->name,
 				  s->secret_env) :
@@ -570,10 +566,12 @@ static int load_file(struct creds *c, const char *path, int missing_ok, struct w
 			slot = &s.key;
 		else if (!strcmp(k, "header"))
 			slot = &s.header;
+		else if (!strcmp(k, "registry"))
+			slot = &s.registries;
 		if (!slot) {
 			ret = wb_error(e, WB_EUSAGE, "%s:%d: unknown key '%s' (url, type, username, "
 				       "password, password_env, token, token_env, query, query_env, "
-				       "aws_sigv4, cert, key, header)", path, lineno, k);
+				       "aws_sigv4, cert, key, header, registry)", path, lineno, k);
 			break;
 		}
 		if (*slot || (slot == &s.secret && s.secret_env) ||
@@ -619,8 +617,17 @@ int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_e
 		ret = load_netrc(c, path, 1, e);
 		free(path);
 	}
-	if (ret < 0)
+	if (ret < 0) {
 		creds_release(c);
+		return ret;
+	}
+	/* lib/redact.h: from now on no text leaving the process shows them */
+	for (size_t i = 0; i < c->nr; i++) {
+		redact_add_secret(c->v[i].secret);
+		redact_add_secret(c->v[i].session_token);
+		if (c->v[i].kind == CREDS_QUERY)
+			redact_add_params(c->v[i].secret);
+	}
 	return ret;
 }
 

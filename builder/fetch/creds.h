@@ -56,6 +56,10 @@ struct creds_entry {
 	char *session_token;       /* sigv4: AWS_SESSION_TOKEN, or NULL */
 	char *sigv4;               /* sigv4: PROVIDER1:PROVIDER2:REGION:SERVICE */
 	char *cert, *key;          /* cert: PEM files */
+	char *registries;          /* a token realm's entry: the registry
+				    * origins ("https://host:port", space-
+				    * separated) whose Bearer challenge may
+				    * send winbuild to it; or NULL */
 	char *header;              /* one more request header ("x-ms-version:
 				    * 2021-08-06"), not a secret; or NULL */
 	enum creds_from from;
@@ -88,6 +92,10 @@ int creds_match_origin(const struct creds_entry *ce, const char *url);
  * the SigV4 session token), the caller's to free after the transfer. */
 char *creds_setopt(CURL *h, const struct creds_entry *ce, const char *url,
 		   struct curl_slist **hdr);
+
+/* Whether CE (a token realm's entry) names REGISTRY_URL's origin in its
+ * `registry =` list. */
+int creds_names_registry(const struct creds_entry *ce, const char *registry_url);
 
 /* URL's origin as "scheme://host:port" in OUT (N bytes; "?" when URL has
  * none), for messages. */

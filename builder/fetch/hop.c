@@ -7,6 +7,8 @@
 #include <curl/curl.h>
 
 #include "fetch/engine.h"
+#include "lib/buf.h"
+#include "lib/url.h"
 
 /* ---- transport policy on every hop ------------------------------------ */
 
@@ -86,6 +88,61 @@ static const char *hop_protocols(const struct trust_policy *policy, const char *
 	return "http,https";
 }
 
+/* Whether the query pair P[0..N) is one of those QUERY (a query
+ * credential, "a=1&b=2") holds, by name. */
+static int pair_in(const char *p, size_t n, const char *query)
+{
+	size_t pn = strcspn(p, "=&");
+
+	if (pn > n)
+		pn = n;
+	while (*query) {
+		size_t len = strcspn(query, "&"), qn = strcspn(query, "=&");
+
+		if (qn == pn && !strncmp(query, p, pn))
+			return 1;
+		query += len;
+		query += *query == '&';
+	}
+	return 0;
+}
+
+/* URL without the query pairs CE (a query credential) adds, a new string:
+ * a redirect that keeps the query string (nginx's rewrite without '?',
+ * a CDN's 302 echoing the request) would otherwise carry the secret to
+ * whatever origin it names. */
+static char *strip_query_creds(const struct creds_entry *ce, const char *url)
+{
+	const char *secret = ce->secret + (*ce->secret == '?');
+	CURLU *u = curl_url();
+	char *q = NULL, *out = NULL, *ret;
+	struct buf b = BUF_INIT;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_QUERY, &q, 0) != CURLUE_OK) {
+		curl_url_cleanup(u);
+		return xstrdup(url);
+	}
+	for (const char *p = q; *p;) {
+		size_t n = strcspn(p, "&");
+
+		if (!pair_in(p, n, secret)) {
+			if (b.len)
+				buf_addc(&b, '&');
+			buf_add(&b, p, n);
+		}
+		p += n;
+		p += *p == '&';
+	}
+	curl_url_set(u, CURLUPART_QUERY, b.len ? b.ptr : NULL, 0);
+	ret = curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK ? xstrdup(out) : xstrdup(url);
+	curl_free(out);
+	curl_free(q);
+	buf_release(&b);
+	curl_url_cleanup(u);
+	return ret;
+}
+
 char *hop_creds(const struct creds *c, CURL *h, const char *plan_url, const char *url,
 		const char *name, const struct creds_entry **sent,
 		const struct creds_entry **held, struct curl_slist **hdr)
@@ -94,16 +151,21 @@ char *hop_creds(const struct creds *c, CURL *h, const char *plan_url, const char
 
 	*sent = *held = NULL;
 	/* Credentials go to the origin they were given for and nowhere
-	 * else: not to a redirect's other host, not to another port. curl
-	 * itself drops them on a cross-host redirect unless
-	 * CURLOPT_UNRESTRICTED_AUTH; winbuild follows every hop itself on a
-	 * fresh handle (hop_transport_setopts), so this is that rule. */
-	if (ce && !creds_match_origin(ce, url)) {
+	 * else: not to a redirect's other host, not to another port or
+	 * scheme of it (lib/url.h: one origin rule). curl itself drops
+	 * them on a cross-host redirect unless CURLOPT_UNRESTRICTED_AUTH,
+	 * comparing the host only (lib/transfer.c, curl 7.88.1); winbuild
+	 * follows every hop itself on a fresh handle
+	 * (hop_transport_setopts), so this is that rule, and stricter: a
+	 * netrc entry names a host, and is bound to the port of the URL it
+	 * was picked for. */
+	if (ce && (!wb_url_same_origin(plan_url, url) || !creds_match_origin(ce, url))) {
 		*held = ce;
 		ce = NULL;
 	}
 	if (!ce)
-		return xstrdup(url);
+		return *held && (*held)->kind == CREDS_QUERY ? strip_query_creds(*held, url) :
+			xstrdup(url);
 	*sent = ce;
 	return creds_setopt(h, ce, url, hdr);
 }

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "fetch/registry_int.h"
+#include "lib/url.h"
 #include "lib/envlimits.h"
 #include "lib/fs.h"
 #include "lib/hex.h"
@@ -588,6 +589,13 @@ static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 		json_array_foreach(urls, i, u) {
 			if (!json_is_string(u))
 				continue;
+			/* the air gap (mirror_only): only the mirror's origin
+			 * is asked (lib/url.h), never the urls a manifest
+			 * names elsewhere; the mirror serves the layer under
+			 * /v2/ (winbuild mirror writes it there) */
+			if (p->rc.o->mirror_only &&
+			    !wb_url_same_origin(json_string_value(u), p->rc.base))
+				continue;
 			if (get_blob_from(p, b, json_string_value(u), bytes, &first) == 0)
 				return 0;
 			if (first.code == WB_EIO)
@@ -752,7 +760,7 @@ int registry_pull(struct cache *c, const struct image_ref *ref,
 	{
 		char org[512];
 
-		origin_of(p.rc.base, org, sizeof(org));
+		wb_url_origin_text(p.rc.base, org, sizeof(org));
 		p.rc.origin = xstrdup(org);
 	}
 	if (!o->base)

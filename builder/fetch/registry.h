@@ -108,6 +108,10 @@ struct registry_opts {
 	 * (a recipe's mirror rule for https://REF-HOST/; `winbuild mirror`
 	 * writes a static tree such a URL serves) */
 	const char *base;
+	/* the plan's mirror_only: every request goes to BASE, and a foreign
+	 * layer's `urls` (another origin, Microsoft's CDN) are never asked:
+	 * the layer comes from BASE like any blob, or not at all */
+	int mirror_only;
 	/* NULL, or the run's credentials (fetch/creds.h, loaded once by the
 	 * caller): what creds_for() gives for a request's own origin goes
 	 * along after that origin asked for it (a 401 with a Basic

@@ -17,6 +17,8 @@
 
 #include "fetch/registry_int.h"
 #include "lib/fs.h"
+#include "lib/redact.h"
+#include "lib/url.h"
 
 /* ---- one request ------------------------------------------------------- */
 
@@ -81,29 +83,10 @@ static size_t reg_on_write(char *data, size_t sz, size_t nmemb, void *ud)
 }
 
 
-void origin_of(const char *url, char *out, size_t len)
-{
-	const char *p = strstr(url, "://");
-	size_t n;
-
-	if (!p) {
-		snprintf(out, len, "%s", url);
-		return;
-	}
-	p += 3;
-	n = strcspn(p, "/?#");
-	snprintf(out, len, "%.*s", (int)((size_t)(p - url) + n), url);
-	for (char *c = out; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-}
-
+/* Whether URL is on ORIGIN (lib/url.h: scheme, host and port). */
 static int same_origin(const char *url, const char *origin)
 {
-	char o[512];
-
-	origin_of(url, o, sizeof(o));
-	return !strcmp(o, origin);
+	return wb_url_same_origin(url, origin);
 }
 
 /* One reg_get: the request_run() hooks' state. */
@@ -425,17 +408,41 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 		free(shown);
 		goto out;
 	}
-	/* the realm obeys what every URL obeys: https, or http only where
-	 * policy allows it */
+	/* A token realm is https, always (docs/recipes.md, "Registries":
+	 * exit 1): the token it answers is a secret, and policy.allow_http
+	 * admits plain http for pinned bytes, never for a secret. */
 	hop_url_scheme(realm, sc);
-	if (strcmp(sc, "https") && !(strcmp(sc, "http") == 0 &&
-				     verify_url_allowed(rc->conf.policy, realm))) {
+	if (strcmp(sc, "https")) {
 		shown = xfer_shown_url(realm);
-		wb_error(e, WB_EVERIFY, "the token realm '%s' of the registry '%s' is "
-			 "refused: only https (or http where policy.allow_http)", shown,
-			 rc->ref->host);
+		wb_error(e, WB_EVERIFY, "the token realm '%s' of the registry %s is refused: "
+			 "a token realm is https only (a token over plain http goes to whoever "
+			 "answers on the wire)", shown, rc->origin);
 		free(shown);
 		goto out;
+	}
+	/* The realm is the registry's to name, and so a hostile registry
+	 * (or mirror) can name the site's own token service: Docker's flow
+	 * (distribution's docs/spec/auth/token.md) would log in there and
+	 * hand the registry a token for the scope it chose. winbuild
+	 * sends credentials to a realm only on the registry's own origin,
+	 * or when the realm's credentials entry names that registry
+	 * (`registry = https://HOST[:PORT]`); a realm elsewhere that holds
+	 * an entry not naming it is refused. A realm with no entry at all
+	 * gets no credentials: an anonymous token (Docker Hub's
+	 * auth.docker.io) holds no secret of the user's. */
+	if (!same_origin(realm, rc->origin) && rc->o->creds) {
+		const struct creds_entry *ce = creds_for(rc->o->creds, realm, NULL);
+
+		if (ce && !creds_names_registry(ce, rc->origin)) {
+			shown = xfer_shown_url(realm);
+			wb_error(e, WB_EVERIFY, "the registry %s names the token realm '%s', "
+				 "on another origin, whose credentials (%s) do not name that "
+				 "registry: winbuild sends a token service's credentials only "
+				 "for the registries its entry lists ('registry = %s')",
+				 rc->origin, shown, ce->where, rc->origin);
+			free(shown);
+			goto out;
+		}
 	}
 	buf_adds(&u, realm);
 	if (service)
@@ -470,6 +477,7 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 	}
 	free(rc->token);
 	rc->token = xstrdup(json_string_value(tok));
+	redact_add_secret(rc->token);   /* lib/redact.h: never shown */
 	ret = 0;
 out:
 	json_decref(root);

@@ -20,7 +20,8 @@ struct reg_client {
 	struct request_conf conf;
 	struct env_limits lim;
 	char ua[64];
-	char *origin;                /* "https://HOST[:PORT]" the requests go to */
+	char *origin;                /* "https://HOST:PORT" the requests go to
+				      * (lib/url.h: wb_url_origin_text) */
 	char *base;                  /* ORIGIN, or a mirror's with its path */
 	char *token;                 /* the bearer token, or NULL */
 	int creds_on;                /* the registry's origin answered a Basic
@@ -53,8 +54,5 @@ struct reg_sink {
  */
 int reg_get(struct reg_client *rc, const char *url, const char *accept,
 	    struct reg_sink *s, struct wb_err *e);
-
-/* "scheme://host[:port]" of URL, lower-cased, into OUT. */
-void origin_of(const char *url, char *out, size_t len);
 
 #endif

@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/redact.h"
 #include "lib/base64.h"
@@ -16,7 +17,13 @@ int json_write_file(const char *path, const json_t *root, size_t flags,
 
 	if (!text)
 		return wb_error(e, WB_EIO, "cannot format '%s'", path);
-	buf_adds(&b, text);
+	/* a record leaves the process: lib/redact.h, as stdout and stderr */
+	{
+		char *r = redact_text_dup(text, strlen(text));
+
+		buf_adds(&b, r);
+		free(r);
+	}
 	buf_addc(&b, '\n');
 	free(text);
 	ret = fs_write_atomic(path, b.ptr, b.len, 0644, e);

@@ -338,6 +338,7 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 		if (r < 0)
 			goto out;
 		ro.allow_foreign = im->allow_foreign_layers;
+		ro.mirror_only = plan->mirror_only;
 		if (registry_pull(&c, &ref, &ro, &img, e) < 0) {
 			image_ref_release(&ref);
 			wb_error_prefix(e, "images.%s", im->key);

@@ -500,3 +500,61 @@ no_secret() {
 	grep -q 'redact_text(m, room)' builder/cmd/msg.c
 	grep -q 'char \*m = redacted_line(msg, (size_t)len);' builder/cmd/msg.c
 }
+
+# ---- issue 41 item 3: a secret is bound to its origin (scheme, host, port)
+
+@test "origin: a netrc password never follows a redirect to another port of the same host" {
+	recipe e "$BASIC_URL/port/e.bin"
+	creds nrc <<<"machine localhost login $BASIC_USER password $BASIC_PASS"
+	fetch --netrc-file nrc
+	assert_status 0
+	grep -q '"GET /port/e.bin HTTP/1.1" 302 auth="Basic ' "$CREDS_LOGS/basic.log"
+	# the hop to localhost:<other port> got no Authorization at all
+	grep -q '"GET /e.bin HTTP/1.1" 200 auth="-" ' "$CREDS_LOGS/rec.log"
+	! grep -q Basic "$CREDS_LOGS/rec.log" || false
+	# nor an entry of the credentials file (its url names the port)
+	rm -rf "$WINBUILD_CACHE"
+	: >"$CREDS_LOGS/rec.log"
+	basic_creds cr a
+	fetch --credentials cr
+	assert_status 0
+	grep -q '"GET /e.bin HTTP/1.1" 200 auth="-" ' "$CREDS_LOGS/rec.log"
+}
+
+@test "origin: a query credential never follows a redirect that keeps the query string to another host" {
+	recipe a "$SAS_URL/keep/a.bin"
+	creds cr <<-EOF
+		[blob]
+		url = $SAS_URL/
+		type = query
+		query = sv=2024-01-01&sig=$SAS_SIG&code=PlantedQueryKey41
+	EOF
+	fetch --credentials cr -v --json
+	assert_status 0
+	grep -q "\"GET /keep/a.bin?sv=2024-01-01&sig=$SAS_SIG&code=PlantedQueryKey41 HTTP/1.1\" 302" "$CREDS_LOGS/sas.log"
+	# the other host got the file, and neither the signature nor the key
+	grep -q '"GET /a.bin' "$CREDS_LOGS/rec.log"
+	! grep -q "$SAS_SIG" "$CREDS_LOGS/rec.log" || false
+	! grep -q PlantedQueryKey41 "$CREDS_LOGS/rec.log" || false
+	no_secret PlantedQueryKey41
+	no_secret "$SAS_SIG"
+}
+
+@test "origin: a query credential echoed in a refused redirect's Location is never printed, whatever its parameter is called" {
+	recipe a "$SAS_URL/echo/a.bin"
+	creds cr <<-EOF
+		[blob]
+		url = $SAS_URL/
+		type = query
+		query = sig=$SAS_SIG&code=PlantedQueryKey41
+	EOF
+	fetch --credentials cr -v
+	assert_status 1
+	assert_output_has "a redirect from https never leads to plain http"
+	assert_output_has "code=REDACTED"
+	no_secret PlantedQueryKey41
+	fetch --credentials cr --json
+	assert_status 1
+	no_secret PlantedQueryKey41
+	[ ! -s "$CREDS_LOGS/rec.log" ]
+}

@@ -839,3 +839,24 @@ lk() { python3 -c 'import json,sys; L=json.load(open("t.lock")); print(eval(sys.
 	pull "$REG/signed:1@$list" --windows 2022 --cosign-identity "$K8S_SIGNER"
 	assert_status 2
 }
+
+@test "issue 41: under mirror_only a foreign layer's urls (another origin) are never asked, even with allow_foreign_layers" {
+	: >"$PLAIN_LOG"
+	foreign=$(dg 'nanoserver|entries|10.0.17763.1|layers|0')
+	img_recipe <<-YAML
+		  nano: {name: $REG/windows/nanoserver, tag: ltsc2019, digest: "$(dg 'nanoserver|list')", allow_foreign_layers: true}
+		mirrors:
+		  - {from: "https://$REG/", to: "https://$REG/"}
+		  - {from: "file://$WORK/", to: "file://$WORK/"}
+		mirror_only: true
+	YAML
+	sed -i 's/version: "2022"/version: "2019"/' img.yaml
+	wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress
+	[ "$status" -ne 0 ]
+	# the layer was asked of the mirror, never of the url its descriptor names
+	! grep -q /foreign/ "$PLAIN_LOG" || false
+	assert_output_has "${foreign}"
+	# without mirror_only the url is the way (the layer is fetched from it)
+	wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress --set mirror_only=false
+	grep -q "^blobs GET /foreign/${foreign#sha256:} auth=no 200$" "$PLAIN_LOG"
+}

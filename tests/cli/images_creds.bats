@@ -88,6 +88,8 @@ fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 	read -r front blobs realm <<<"$REALM_PORTS"
 	mirrored https "$front"
 	cred "$WORK/cr" "https://127.0.0.1:$realm" bob t0ken-realm
+	# the realm's entry names the registry it serves (issue 41)
+	printf 'registry = https://127.0.0.1:%s\n' "$front" >>"$WORK/cr"
 	: >"$REALM_LOG"
 	fetch --credentials "$WORK/cr"
 	assert_status 0
@@ -120,8 +122,8 @@ fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 	: >"$REALMPLAIN_LOG"
 	fetch --credentials "$WORK/cr"
 	assert_status 1
-	assert_output_has "'http://127.0.0.1:$realm/token?service=test-registry&scope=repository%3Apause%3Apull': winbuild sends no credentials over plain http (those for it: credentials file '$WORK/cr' [site])"
-	! grep -q '^realm ' "$REALMPLAIN_LOG"
+	assert_output_has "the token realm 'http://127.0.0.1:$realm/token' of the registry https://127.0.0.1:$front is refused: a token realm is https only"
+	! grep -q '^realm ' "$REALMPLAIN_LOG" || false
 	[ "$(cached)" = 1 ]
 
 	read -r front _ <<<"$PLAINBASIC_PORTS"
@@ -163,4 +165,50 @@ fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 	[ "$(cached)" = 5 ]
 	grep -q "^front GET /v2/pause/manifests/$list auth=basic:alice:ok 200$" "$BASIC_LOG"
 	! grep -q '^blobs .* auth=basic' "$BASIC_LOG"
+}
+
+# ---- issue 41 item 3: a token realm is the registry's to name, not to abuse
+
+@test "images creds: a registry naming the site's token service as its realm gets nothing: no login there, no token (exit 1)" {
+	read -r front blobs realm <<<"$REALM_PORTS"
+	mirrored https "$front"
+	# the site's token service has an entry, for other registries
+	cred "$WORK/cr" "https://127.0.0.1:$realm" bob t0ken-realm
+	printf 'registry = https://registry.corp.example\n' >>"$WORK/cr"
+	: >"$REALM_LOG"
+	fetch --credentials "$WORK/cr"
+	assert_status 1
+	assert_output_has "the registry https://127.0.0.1:$front names the token realm 'https://127.0.0.1:$realm/token', on another origin, whose credentials (credentials file '$WORK/cr' [site]) do not name that registry"
+	# the token service was never asked, the registry never got a token
+	! grep -q '^realm ' "$REALM_LOG" || false
+	! grep -q 'auth=yes' "$REALM_LOG" || false
+	[[ "$output" != *t0ken-realm* ]]
+	[ "$(cached)" = 1 ]
+	# a netrc entry cannot name a registry: refused the same way
+	printf 'machine 127.0.0.1 login bob password t0ken-realm\n' >"$WORK/nrc"
+	chmod 600 "$WORK/nrc"
+	fetch --netrc-file "$WORK/nrc"
+	assert_status 1
+	assert_output_has "do not name that registry"
+	! grep -q '^realm ' "$REALM_LOG" || false
+}
+
+@test "images creds: a token realm on plain http is refused even where policy.allow_http admits http (exit 1, nothing asked of it)" {
+	read -r front blobs realm <<<"$REALMPLAIN_PORTS"
+	mirrored https "$front"
+	: >"$REALMPLAIN_LOG"
+	fetch --set policy.allow_http=true
+	assert_status 1
+	assert_output_has "the token realm 'http://127.0.0.1:$realm/token' of the registry https://127.0.0.1:$front is refused: a token realm is https only"
+	! grep -q '^realm ' "$REALMPLAIN_LOG" || false
+	[ "$(cached)" = 1 ]
+}
+
+@test "images creds: a realm entry's registry = must be https origins (exit 2 at file:line)" {
+	cred "$WORK/cr" "https://127.0.0.1:1" bob t0ken-realm
+	printf 'registry = http://registry.corp.example/v2\n' >>"$WORK/cr"
+	mirrored https 1
+	fetch --credentials "$WORK/cr"
+	assert_status 2
+	assert_output_has "[site] registry = is a list of https://HOST[:PORT]"
 }

@@ -187,3 +187,14 @@ q() {
 	# which --json records (the one raw line is theirs, in cmd/msg.c)
 	[ "$(cat "$WB_SRC"/builder/cmd/*.c | grep -cE 'f(puts|printf)\((stderr, )?"winbuild: ')" -eq 1 ]
 }
+
+@test "issue 41: --json keeps an error message cut inside a UTF-8 sequence (escaped, never dropped)" {
+	local k n
+	for k in 0 1 2 3; do
+		n=$(python3 -c "print('a' * $k + '\u00e9' * 2100)")
+		run bash -c '"$WINBUILD" fetch "$1.yaml" --json 2>/dev/null' _ "$n"
+		[ "$status" -eq 2 ]
+		# one error, whatever byte the cut falls on
+		[ "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["errors"]))' <<<"$output")" = 1 ]
+	done
+}

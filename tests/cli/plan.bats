@@ -549,3 +549,18 @@ Y
 	assert_status 2
 	assert_output_has "o3.yaml:3:12: 'policy.require' cannot be unset"
 }
+
+@test "issue 41: plan, plan --explain and plan --json never print a --set URL's password or signed query" {
+	local u='components.containerd.artifacts.containerd.url=https://user:Passw0rdPlanted41@example.com/c.tgz?se=1&sig=SigPlanted41'
+	local s='components.containerd.artifacts.containerd.verify.sha256_url=https://example.com/c.sha'
+	for m in "" --explain --json; do
+		wb plan img.yaml $m --set "$u" --set "$s"
+		assert_status 0
+		assert_output_has "example.com/c.tgz?se=1&sig=REDACTED"
+		assert_output_lacks Passw0rdPlanted41
+		assert_output_lacks SigPlanted41
+	done
+	# the value as given (the --explain origin list, --json "values")
+	wb plan img.yaml --explain --set "$u" --set "$s"
+	assert_output_has "components.containerd.artifacts.containerd.url = https://example.com/c.tgz?se=1&sig=REDACTED    <- --set #1"
+}

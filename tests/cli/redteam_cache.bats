@@ -431,3 +431,32 @@ lock_then_offline() {
 	cmp t.lock good.lock
 	! grep -q "$(sha_of b.bin)" t.lock
 }
+
+@test "issue 41: a cache ref's artifact name with terminal controls reaches the terminal escaped (cache ls)" {
+	printf 'demo\n' >"$WORK/demo.bin"
+	mkdir -p components
+	cat >components/demo.yaml <<-EOF
+		kind: component
+		name: demo
+		version: "1.0"
+		artifacts:
+		  demo:
+		    url: file://$WORK/demo.bin
+		    verify: {sha256: $(sha256sum "$WORK/demo.bin" | cut -d' ' -f1)}
+		    install: {to: C:/k/demo.bin}
+	EOF
+	printf 'kind: image\nname: t\nwindows: {version: "2022", iso_sha256: %s}\ncomponents:\n  demo: {}\n' \
+		"$TEST_ISO_SHA256" >img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	# the ref's artifact name: an OSC retitling the window, a bell, a
+	# screen clear and a C1 CSI
+	for f in "$WINBUILD_CACHE"/refs/*; do
+		sed -i 's/"artifact": "demo"/"artifact": "demo\\u001b]0;pwned\\u0007\\u001b[2J\\u009b1A"/' "$f"
+	done
+	run bash -c '"$WINBUILD" cache ls 2>&1'
+	assert_status 0
+	assert_output_has 'demo\x1b]0;pwned\x07\x1b[2J\xc2\x9b1A'
+	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x0c\x0e-\x1f\x7f]' || false
+	! printf '%s' "$output" | LC_ALL=C grep -q $'\xc2\x9b' || false
+}

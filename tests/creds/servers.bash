@@ -7,14 +7,17 @@
 #       the Authorization header, the query and the client certificate:
 #         BASIC_URL  https://localhost:P   auth_basic (user $BASIC_USER,
 #                    password $BASIC_PASS); /redir/F answers 302 to
-#                    $REC_URL/F, /same/F answers 302 to /F on itself (both
-#                    only with the right credentials)
+#                    $REC_URL/F, /same/F answers 302 to /F on itself,
+#                    /port/F to https://localhost:REC_PORT/F (the same
+#                    host, another port) (all only with the right credentials)
 #         BEARER_URL https://localhost:P   only "Authorization: Bearer $BEARER_TOKEN";
 #                    below /azure/ also only with "x-ms-version: 2021-08-06"
 #         CERT_URL   https://localhost:P   only a client certificate of the
 #                    test CA (ssl_verify_client on): $CA/client.{crt,key}
 #         SAS_URL    https://localhost:P   only ?...&sig=$SAS_SIG (Azure SAS
-#                    style); /redir/F?sig=... answers 302 to $REC_URL/F
+#                    style); /redir/F?sig=... answers 302 to $REC_URL/F,
+#                    /keep/F?Q to $REC_URL/F?Q (the query kept), /echo/F?Q
+#                    to http://127.0.0.1:REC_PORT/F?Q (a hop winbuild refuses)
 #         REC_URL    https://127.0.0.1:P   anyone: "another host" that a
 #                    redirect leads to; records what it saw
 #       Logs: $CREDS_LOGS/{basic,bearer,cert,sas,rec}.log, one line each:
@@ -72,6 +75,11 @@ start_creds_servers() {
 					if (\$basic_ok = 0) { return 401; }
 					rewrite ^/same/(.*)\$ /\$1 redirect;
 				}
+				# the same host, another port (the recorder's)
+				location /port/ {
+					if (\$basic_ok = 0) { return 401; }
+					rewrite ^/port/(.*)\$ https://localhost:$pr/\$1 redirect;
+				}
 				location / { auth_basic "winbuild test"; auth_basic_user_file $dir/htpasswd; }
 			}
 			server {
@@ -97,6 +105,17 @@ start_creds_servers() {
 				location /redir/ {
 					if (\$arg_sig != "$SAS_SIG") { return 403; }
 					rewrite ^/redir/(.*)\$ $REC_URL/\$1? redirect;
+				}
+				# a redirect that keeps the query string: to another
+				# host (/keep/), to plain http, a hop winbuild refuses
+				# and names (/echo/)
+				location /keep/ {
+					if (\$arg_sig != "$SAS_SIG") { return 403; }
+					rewrite ^/keep/(.*)\$ $REC_URL/\$1 redirect;
+				}
+				location /echo/ {
+					if (\$arg_sig != "$SAS_SIG") { return 403; }
+					rewrite ^/echo/(.*)\$ http://127.0.0.1:$pr/\$1 redirect;
 				}
 				location / { if (\$arg_sig != "$SAS_SIG") { return 403; } }
 			}
