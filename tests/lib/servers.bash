@@ -4,7 +4,9 @@
 # Load from a bats file with:   load ../lib/servers
 #
 # Every server binds to 127.0.0.1 only (or [::1] when asked), lives in a temp
-# dir, and stops itself after WB_SERVER_TIMEOUT seconds (default 600) even if
+# dir, and stops itself after WB_SERVER_TIMEOUT seconds (default 1800: a file that
+# starts its server in setup_file can run over 10 minutes with other files
+# beside it under tests/run -j) even if
 # teardown never runs. Typical use:
 #
 #   setup_file() {
@@ -54,7 +56,7 @@
 # Background servers close fd 3 and send their output to files, so bats never
 # waits on them.
 
-: "${WB_SERVER_TIMEOUT:=600}"
+: "${WB_SERVER_TIMEOUT:=1800}"
 WB_NGINX_BIN="${WB_NGINX_BIN:-/usr/sbin/nginx}"
 _WB_SERVERS_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # pids of servers this shell started and has not stopped, for stop_servers
