@@ -24,9 +24,19 @@ Exit codes the fakes script (what the scripts must cope with):
                          deletion (it goes after two queries), 1073 if it exists
   sc config|failure      1060 when the service does not exist
   sc stop                1062 when not running
-  wevtutil um            15010 when the manifest is not installed (assumed;
-                         the scripts must not depend on either answer), im
-                         1 when it is (assumed: the scripts uninstall first)
+  wevtutil um            15010 (ERROR_EVT_CONFIGURATION_ERROR, Microsoft Learn
+                         win32/wes/windows-event-log-error-constants) when the
+                         manifest is not installed. Unsourced: Microsoft
+                         Learn's wevtutil page (windows-server/administration/
+                         windows-commands/wevtutil) gives no exit codes. No
+                         source needed: 05-services.ps1 logs um's code and
+                         never judges it, so any answer (0 or not) is fine.
+                         im exits 1 when the manifest is installed. Also
+                         unsourced; 05-services runs um before it, so im
+                         finds it installed only if um failed on an installed
+                         manifest. Then im exiting 0 passes and non-zero
+                         fails the step: the right outcome either way
+                         (wevtutil() below)
   ctr                    1 when containerd's service is not running (no
                          pipe to dial); images import 1 when a blob its
                          walk or unpack needs is not in the tar (by its
@@ -40,10 +50,13 @@ Exit codes the fakes script (what the scripts must cope with):
                          until the next restart, which installs it and sets
                          CurrentVersion's UBR; 0x800f082f (CBS_E_PENDING)
                          while any package waits for a restart; once
-                         installed 0x240006 (WU_S_ALREADY_INSTALLED, assumed:
-                         DISM may as well say 0; 09-updates.ps1 takes both
-                         as done, tests/cli/wintier_updates.bats scripts
-                         each). CBS's 0x800f081e (not applicable) and
+                         installed 0x240006 (WU_S_ALREADY_INSTALLED, Microsoft
+                         Learn "WUA Success and Error Codes"). Unsourced for
+                         DISM: its pages give no code for a package that is
+                         already installed, and DISM may say 0 instead.
+                         09-updates.ps1 counts both as done (0 as
+                         "installed"), and tests/cli/wintier_updates.bats
+                         scripts each one. CBS's 0x800f081e (not applicable) and
                          0x800f0823 (newer servicing stack needed) only
                          when scripted (09-updates.ps1 cites them). WBSIM_DISM_SCRIPT (a JSON file, read by
                          init) scripts them per KB: {"KB5050009": {"exit":
@@ -253,6 +266,34 @@ def restart(state):
 # ---- the programs ----
 
 def sc(st, argv):
+    """sc.exe create|config|failure|stop|delete|start NAME [key= value ...].
+    Sources (Microsoft Learn, windows-server/administration/windows-commands/
+    sc-create, sc-config, sc-failure, sc-delete):
+     - each option is "key=" with its value as the next argument;
+       binpath= is required by create ("there is no default"); start=
+       takes boot|system|auto|demand|disabled|delayed-auto; depend= is a
+       "/"-separated list; failure takes reset= (seconds) and actions=
+       (action/delay_ms, "/"-separated);
+     - exit codes are the Win32 errors of the service API that failed:
+       1060 ERROR_SERVICE_DOES_NOT_EXIST (OpenService), 1062
+       ERROR_SERVICE_NOT_ACTIVE (ControlService, stop), 1072
+       ERROR_SERVICE_MARKED_FOR_DELETE (CreateService, DeleteService), 1073
+       ERROR_SERVICE_EXISTS (CreateService), 87 ERROR_INVALID_PARAMETER
+       (Microsoft Learn debug/system-error-codes--1000-1299- and
+       --0-499-; win32/api/winsvc/nf-winsvc-createservicew,
+       nf-winsvc-deleteservice, nf-winsvc-controlservice). Microsoft Learn
+       does not say that sc.exe exits with that code. The scripts assume
+       it (common.ps1 Remove-ServiceAndWait accepts stop 1062 and delete
+       1072); where sc.exe exits with something else the step fails, and
+       does not go on silently;
+     - delete marks the service; it goes once every handle is closed and it
+       is not running (DeleteService, Remarks). The fake drops it after two
+       Get-Service queries (sim.ps1); the script polls for two minutes;
+     - not modelled: stop of a service with running dependents (1051
+       ERROR_DEPENDENT_SERVICES_RUNNING), stop returning while STOP_PENDING
+       (ControlService returns as soon as the control is sent), start of a
+       running service (1056). The scripts parse none of sc.exe's output:
+       the "[SC] ..." lines here are shortened, for the log only."""
     if not argv:
         return 1
     verb, rest = argv[0].lower(), argv[1:]
@@ -332,6 +373,29 @@ NSSM_KEYS = {'application', 'appdirectory', 'appparameters', 'appstdout', 'appst
 
 
 def nssm(st, argv, prog):
+    """nssm install NAME APP [ARGS...] | set NAME KEY VALUE... | reset NAME KEY,
+    run as an administrator. Source: NSSM 2.24, the version winbuild pins
+    (recipes/components/nssm.yaml). Read in the kirillkovalenko/nssm mirror
+    of git.nssm.cc at 220d2b0e ("NSSM 2.24."): nssm.cpp:140 and :143
+    exit with what pre_install_service / pre_edit_service return;
+     - install: CreateService(... SERVICE_AUTO_START ...) with nssm.exe as
+       the image (service.cpp:1072), so start=auto and binPath=nssm; ARGS
+       joined by one space into AppParameters (service.cpp:746-752); when
+       CreateService fails (for one, the name exists) it exits 5
+       (service.cpp:1073-1076);
+     - set/reset: an unknown KEY exits 1 (service.cpp:812-815); a service
+       that cannot be opened exits 3 (service.cpp:849-853); set's values
+       are joined with a space, or CRLF for REG_MULTI_SZ keys such as
+       DependOnService (service.cpp:1001-1010, settings.cpp:1052); Start
+       takes SERVICE_AUTO_START|SERVICE_DELAYED_AUTO_START|
+       SERVICE_DEMAND_START|SERVICE_DISABLED (service.cpp:10), and any other
+       value fails set_setting (settings.cpp:827), exit 6 (service.cpp:1030).
+    Where the fake differs, it is stricter and still non-zero: a bad Start
+    value gives 1 here, not 6; several values for a single-value key give 1
+    here, where nssm joins them. 05-services.ps1 accepts 0 only and passes
+    one value per key except DependOnService, so no script path sees the
+    difference. Not modelled: a caller who is not an administrator
+    (nssm.cpp:139, UAC elevation); Packer's user is one."""
     if len(argv) < 2:
         return 1
     verb, name = argv[0].lower(), argv[1]
@@ -435,6 +499,21 @@ def dism(st, argv):
 
 
 def msiexec(st, argv):
+    """msiexec /i MSI /qn [/norestart] [/l*v LOG] PROP=VALUE...: the
+    cloudbase-init MSI. Exit codes are Windows Installer's (Microsoft Learn
+    win32/msi/error-codes): 1618 ERROR_INSTALL_ALREADY_RUNNING while
+    another installation holds the _MSIExecute mutex (win32/msi/
+    -msiexecute-mutex; Windows Update or a cloud agent at first boot; the
+    fake says it once), 1619 ERROR_INSTALL_PACKAGE_OPEN_FAILED for a
+    missing package, 1639 ERROR_INVALID_COMMAND_LINE. 03-cloudbase-init.ps1
+    retries 1618 and accepts 0 and 3010 (ERROR_SUCCESS_REBOOT_REQUIRED);
+    1641 (ERROR_SUCCESS_REBOOT_INITIATED) cannot come back because the
+    step passes /norestart (windows-commands/msiexec, "/norestart: stops
+    the device from restarting"); 1603 (ERROR_INSTALL_FAILURE) and any
+    other code fail the step. What the MSI lays down (bin\\SetSetupComplete.cmd,
+    conf\\*, the cloudbase-init service) is the installer's layout
+    (cloudbase/cloudbase-init-installer; cloudbase-init docs "Tutorial":
+    bin, conf, log, LocalScripts, Python)."""
     low = [a.lower() for a in argv]
     if '/i' not in low or '/qn' not in low:
         return 1639
@@ -459,6 +538,19 @@ def msiexec(st, argv):
 
 
 def setsetupcomplete(st, argv):
+    """cloudbase-init's bin\\SetSetupComplete.cmd. Upstream, cloudbase/
+    cloudbase-init-installer CloudbaseInitSetup/SetSetupComplete.cmd (last
+    changed in bf6cb927, HEAD 798df5ec), is three lines: `mkdir
+    "%SYSTEMROOT%\\Setup\\Scripts"` (an error on stderr when the folder
+    exists), `sc config cloudbase-init start= demand`, then `echo sc config
+    cloudbase-init start= auto ^&^& net start cloudbase-init >
+    "%SYSTEMROOT%\\Setup\\Scripts\\SetupComplete.cmd"` (it overwrites, D27).
+    Its exit status is that of `sc config`: 0 once the MSI has registered
+    the service, as here. The fake differs in two ways, neither judged by
+    a script or check.py (which counts one line): the line it writes is
+    not upstream's, and the service keeps start=auto where upstream makes
+    it demand until first boot. The fake's way is the stricter one for
+    issue 40's "no service started by a build restart"."""
     d = host_path('C:\\Windows\\Setup\\Scripts')
     if os.path.isdir(d):
         # its `mkdir %SYSTEMROOT%\Setup\Scripts` (WINDOWS-NODE.md)
@@ -471,6 +563,18 @@ def setsetupcomplete(st, argv):
 
 
 def sysprep(st, argv):
+    """sysprep /generalize /oobe [/mode:vm] [/quiet] [/unattend:F]
+    /shutdown|/quit (Microsoft Learn windows-hardware/manufacture/desktop/
+    sysprep-command-line-options: /quit closes Sysprep once done,
+    /shutdown shuts the machine down, /mode:vm only with /generalize
+    /oobe). After /quit the image state is IMAGE_STATE_GENERALIZE_RESEAL_
+    TO_OOBE under HKLM\\...\\Setup\\State (windows-hardware/manufacture/
+    desktop/windows-setup-states), the value 08-sysprep.ps1's
+    Wait-Generalized polls for. Sysprep's exit code is not documented: 0 here. 08-sysprep.ps1
+    accepts 0 only, so a failing sysprep with a non-zero exit fails the
+    step. One that failed and still exited 0 is caught on the /quit
+    platforms by Wait-Generalized, and not at all on the /shutdown ones
+    (the ISO builders; nothing in the tier can show it)."""
     low = [a.lower() for a in argv]
     if '/generalize' not in low or '/oobe' not in low:
         return 1
@@ -484,7 +588,14 @@ def sysprep(st, argv):
 
 def net(st, argv):
     """net accounts /maxpwage:N|unlimited (the password policy); other
-    verbs are not modelled."""
+    verbs are not modelled. Sources: net.exe's own help text (`net help
+    accounts`: "/MAXPWAGE:{days | UNLIMITED}"; no Microsoft Learn page for
+    `net accounts` in the current windows-commands set was found) and
+    image-builder's packer/azure/scripts/sysprep.ps1, which runs the same
+    command. The exit status (0, or 1 after "The syntax of this command
+    is:") is not sourced. 08-sysprep.ps1 accepts 0 only and passes the one
+    valid form, so any other answer can only fail the step, never pass it
+    wrongly."""
     if argv[:1] != ['accounts'] or len(argv) != 2 or not argv[1].lower().startswith('/maxpwage:'):
         sys.stderr.write('fakewin: net %s is not modelled\n' % ' '.join(argv))
         return 1
@@ -539,7 +650,16 @@ def icacls(st, argv):
     """icacls PATH [/inheritance:e|d|r] [/grant[:r] SID:PERM ...]: the
     folder's ACL as the model keeps it (st['acls']): whether inherited
     entries were removed, and each principal's grant. Only what winbuild
-    uses; anything else is "Invalid parameter" (87)."""
+    uses; anything else is "Invalid parameter" (87). Source: Microsoft
+    Learn windows-server/administration/windows-commands/icacls: /grant:r
+    replaces the SID's explicit grants, /inheritance:e|d|r enables,
+    disables (copying) or removes inherited entries, a numeric SID is
+    written with a leading "*", perm is F|M|RX|R|W|D|N or a list, after
+    (OI)(CI)(IO)(NP)(I) inheritance flags. The exit codes (2 for a missing
+    path, 87 for a bad parameter) are Win32 errors that the page does not
+    list. 05-services.ps1 accepts 0 only, so any other failure code fails
+    the step the same way. The output ("processed file: ...") is for the
+    log only: no script parses it."""
     if not argv or not os.path.isdir(host_path(argv[0])):
         print('%s: The system cannot find the file specified.' % (argv[0] if argv else ''))
         return 2
@@ -573,7 +693,13 @@ def icacls(st, argv):
 def wevtutil(st, argv):
     """wevtutil im|um MANIFEST: the event providers the model keeps
     (st['event_manifests'], by manifest path). um of a manifest that is not
-    installed fails (the scripts must not depend on it succeeding)."""
+    installed fails (the scripts must not depend on it succeeding).
+    Source: Microsoft Learn windows-server/administration/windows-commands/
+    wevtutil ("{im | install-manifest} <Manifest>", "{um |
+    uninstall-manifest} <Manifest>": installs or uninstalls the publishers
+    and logs of a manifest). The page gives no exit codes: 87, 2, 15010
+    and 1 here are Win32 errors picked for the log. Why no answer can
+    mislead 05-services.ps1 is in the module docstring (wevtutil um)."""
     if len(argv) != 2 or argv[0].lower() not in ('im', 'um', 'install-manifest', 'uninstall-manifest'):
         print('The parameter is incorrect.')
         return 87
@@ -762,6 +888,11 @@ def ctr(st, argv):
 
 
 def ec2launch(st, argv):
+    """EC2Launch v2's `ec2launch.exe sysprep --shutdown` (AWS EC2 User Guide,
+    "Use the EC2Launch v2 agent ...", its CLI's sysprep command: prepares
+    the instance with sysprep, and --shutdown shuts it down after). Only
+    that verb is modelled; exit 0 (not documented). 08-sysprep.ps1
+    accepts 0 only; a failed sysprep that still exits 0 is not caught."""
     if argv[:1] != ['sysprep']:
         return 1
     st['sysprep'] = ['ec2launch'] + argv
@@ -775,6 +906,8 @@ def run(winpath, argv):
     base = winpath.replace('/', '\\').rsplit('\\', 1)[-1].lower()
     progs = {'sc.exe': lambda: sc(st, argv), 'nssm.exe': lambda: nssm(st, argv, winpath),
              'dism.exe': lambda: dism(st, argv), 'msiexec.exe': lambda: msiexec(st, argv),
+             # netsh (01-windows-features: `int ipv4 set dynamicport`;
+             # windows-commands/netsh): exit 0, no state modelled
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
              'net.exe': lambda: net(st, argv),
              'schtasks.exe': lambda: schtasks(st, argv),
