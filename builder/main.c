@@ -229,17 +229,6 @@ static int cmd_version(int argc, char **argv, struct wb_run *run)
 	return WB_OK;
 }
 
-static void log_to_stderr(struct wb_log *log, int level, const char *msg)
-{
-	(void)log;
-	if (level == WB_LOG_ERROR)
-		fprintf(stderr, "winbuild: %s\n", msg);
-	else if (level == WB_LOG_WARN)
-		fprintf(stderr, "winbuild: warning: %s\n", msg);
-	else
-		fprintf(stderr, "%s\n", msg);
-}
-
 /*
  * libarchive converts entry names through the C library's multibyte
  * functions: in the "C" locale every non-ASCII name is "damaged". Only
@@ -270,7 +259,7 @@ int main(int argc, char **argv)
 	run.jobs = 4;
 	run.out_dir = "out";
 	run.env_set = getenv("WINBUILD_SET");
-	run.log.emit = log_to_stderr;
+	run.log.emit = cmd_log_line;
 	run.log.level = WB_LOG_INFO;
 	run.no_progress = !isatty(STDERR_FILENO);
 

@@ -38,6 +38,9 @@ const struct wb_strlist *cmd_reported_errors(void);
  * result's "warnings" (unless -q: nothing). */
 void cmd_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const struct wb_strlist *cmd_reported_warnings(void);
+/* The run's logger sink (run->log.emit): errors and warnings go where
+ * cmd_errorf and cmd_warnf put theirs, other levels plain on stderr. */
+void cmd_log_line(struct wb_log *log, int level, const char *msg);
 /* Print "usage: winbuild USAGE" and return WB_EUSAGE. */
 int cmd_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -5,6 +5,7 @@
  * any cmd/ object links (and unit-tests) without main.o. The idea of git's
  * usage.c and curl's tool_msgs.c.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@
  * makes, not a module's. */
 static struct wb_strlist reported_errors;
 static struct wb_strlist reported_warnings;
+/* The matrix stages and emits on threads (cmd/pipematrix.c) and their
+ * modules log through the run's sink (cmd_log_line): one line and its
+ * record at a time. */
+static pthread_mutex_t say_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* MSG[0..LEN) as a new string, every URL in it redacted (lib/redact.h),
  * with room for each short secret value to become REDACTED */
@@ -38,7 +43,9 @@ void cmd_record_error(const char *msg, size_t len)
 {
 	char *m = redacted_line(msg, len);
 
+	pthread_mutex_lock(&say_lock);
 	wb_strlist_push(&reported_errors, m);
+	pthread_mutex_unlock(&say_lock);
 	free(m);
 }
 
@@ -58,8 +65,11 @@ static void say_line(struct wb_strlist *rec, const char *prefix, const char *msg
 {
 	/* every "winbuild: " line: no URL's secret shown */
 	char *m = redacted_line(msg, (size_t)len);
+
+	pthread_mutex_lock(&say_lock);
 	fprintf(stderr, "winbuild: %s%s\n", prefix, m);
 	wb_strlist_push(rec, m);
+	pthread_mutex_unlock(&say_lock);
 	free(m);
 }
 
@@ -78,6 +88,22 @@ void cmd_warnf(const char *fmt, ...)
 	va_start(ap, fmt);
 	say(&reported_warnings, "warning: ", fmt, ap);
 	va_end(ap);
+}
+
+/* The run's logger sink (struct wb_log, set up in main.c): a module's
+ * error or warning is the same line, on the same channel, as the CLI's own
+ * (issue 44: the fetch engine's "did not verify ...; trying the next URL"
+ * warning used to reach stderr only, not --json's "warnings"); the other
+ * levels are progress text, plain on stderr. */
+void cmd_log_line(struct wb_log *log, int level, const char *msg)
+{
+	(void)log;
+	if (level == WB_LOG_ERROR)
+		say_line(&reported_errors, "", msg, (int)strlen(msg));
+	else if (level == WB_LOG_WARN)
+		say_line(&reported_warnings, "warning: ", msg, (int)strlen(msg));
+	else
+		fprintf(stderr, "%s\n", msg);
 }
 
 void cmd_errorf(const char *fmt, ...)

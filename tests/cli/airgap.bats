@@ -94,6 +94,18 @@ two_mirrors() {
 	[ -n "$(find "$WINBUILD_CACHE" -path '*sha256/*' -type f)" ]
 }
 
+# issue 44 item 5: one warning channel. The fetch engine's warnings went to
+# stderr through the run's logger, past cmd_warnf, so --json's "warnings"
+# (docs/json.md: every "winbuild: warning:" line) lacked them.
+@test "--json carries the fetch engine's warnings: the mirror that served bad bytes is in \"warnings\"" {
+	two_mirrors ''
+	"$WINBUILD" fetch img.yaml -O two.yaml --no-progress --json >out.json 2>err.txt
+	grep -q "^winbuild: warning: artifact 'a.bin' from 'file://$WORK/bad/a.bin' did not verify" err.txt
+	# the same warning, whole (URL, expected and actual digest), in --json
+	python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; sys.exit(0 if any(all(a in x for a in sys.argv[2:]) for x in w) else 1)' \
+		out.json "file://$WORK/bad/a.bin" "$(sha_of a.bin)" "$BAD_SHA" "trying the next URL"
+}
+
 @test "every URL fails: the final error names the first verification failure, not only the last network error" {
 	mkdir -p bad
 	cp "$WWW/a.bin" bad/a.bin
