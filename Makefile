@@ -146,8 +146,10 @@ deps:
 
 # With a clang that has libFuzzer, the fuzz corpus and regression inputs
 # are replayed too (tests/run); NOFUZZ=1 skips that.
+# The build before the suite uses every core unless make was given -j.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	@$(MAKE) --no-print-directory winbuild unit
+	@$(MAKE) --no-print-directory $(if $(findstring j,$(MAKEFLAGS)),,-j$(NPROC)) winbuild unit
 	@if [ -z "$(NOFUZZ)" ] && command -v $(FUZZ_CC) >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory fuzz >build/fuzz-build.log 2>&1 || \
 		{ cat build/fuzz-build.log; exit 1; }; fi
