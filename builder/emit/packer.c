@@ -354,7 +354,9 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		goto out;
 	for (size_t i = 0; i < platform_nbuilders; i++) {
 		const struct platform_builder *b = &platform_builders[i];
-		const char *base = platform_base_image(b, p->windows_version, p->windows_desktop);
+		const char *base = platform_base_image(b, p->windows_version, p->windows_edition,
+						       p->windows_desktop);
+		const char *offer = platform_base_offer(b, p->windows_version, p->windows_edition);
 
 		if (!selected(o, b->name))
 			continue;
@@ -369,6 +371,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		}
 		/* D15: the base image is the recipe's installation type */
 		tmpl_set(&v, "base_image", base ? base : "");
+		tmpl_set(&v, "base_offer", offer ? offer : "");
 		if (b->transfer == PLATFORM_CD) {
 			cd_files(b, m, has_sbom, &v, &tmp_b);
 			tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);

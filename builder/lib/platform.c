@@ -15,8 +15,9 @@
  * a source by its GitHub path, so the old hashicorp/ path would fetch a
  * release line that no longer moves.
  *
- * Base images: Azure's WindowsServer offer (generation 2 SKUs, Server
- * Core "-core-g2" or Desktop Experience); Amazon's own Windows AMIs
+ * Base images: Azure's MicrosoftWindowsServer publisher, generation 2 SKUs
+ * (Server Core "-core-g2" or Desktop Experience) under the offer of each
+ * version (below); Amazon's own Windows AMIs
  * ("...-English-Core-Base-*" or "...-Full-Base-*", image-builder
  * packer/ami/windows-*.json). vSphere's per-version value is its guest OS
  * identifier (image-builder packer/ova/windows-*.json).
@@ -36,10 +37,31 @@ const struct platform_builder platform_builders[] = {
 		.plugin_version = "2.6.3",
 		.secrets = { "azure_client_secret" },
 		.base_var = "azure_image_sku",
+		/* The offer per version (issue 43, read 2026-12-07): 2022 moved
+		 * to the "windowsserver2022" offer, whose SKUs are the old
+		 * offer's (the old offer's 2022 images are deprecated from
+		 * 2026-06-09): kubernetes-sigs/image-builder d380641ae
+		 * (2026-06-05), images/capi/packer/azure/windows-2022-containerd.json
+		 * and windows-2022-containerd-cvm.json (2022-datacenter-g2 under
+		 * the new offer). 2019 and 2025 stay on "WindowsServer" (the
+		 * same repository's windows-2019-containerd.json and
+		 * windows-2025-containerd.json at ae63061ef). */
 		.base = {
-			{ "2019", "2019-datacenter-core-g2", "2019-datacenter-gensecond" },
-			{ "2022", "2022-datacenter-core-g2", "2022-datacenter-g2" },
-			{ "2025", "2025-datacenter-core-g2", "2025-datacenter-g2" },
+			{ "2019", "2019-datacenter-core-g2", "2019-datacenter-gensecond", "WindowsServer" },
+			{ "2022", "2022-datacenter-core-g2", "2022-datacenter-g2", "windowsserver2022" },
+			{ "2025", "2025-datacenter-core-g2", "2025-datacenter-g2", "WindowsServer" },
+			/* Datacenter: Azure Edition, the edition Azure hotpatches:
+			 * the SKUs Azure accepts enableHotpatching for are listed
+			 * in hashicorp/terraform-provider-azurerm
+			 * internal/services/compute/helpers/shared_schema.go
+			 * (2b7827cf, read 2026-12-07), 2025's under the
+			 * WindowsServer offer. Hotpatching is a setting of the VM
+			 * deployed from the image (patchMode AutomaticByPlatform),
+			 * not of the image: packer-plugin-azure has no such
+			 * option (none at 999eec9e, 2026-07-16), and the build VM
+			 * needs none. */
+			{ "2025", "2025-datacenter-azure-edition-core", "2025-datacenter-azure-edition",
+			  "WindowsServer", PLATFORM_EDITION_AZURE },
 		},
 	},
 	{
@@ -180,8 +202,11 @@ const char *platform_set_item(enum platform_set set, size_t i)
 	case PLATFORM_SET_VERSIONS:
 		return i < platform_nwindows ? platform_windows[i].version : NULL;
 	case PLATFORM_SET_EDITIONS:
+		/* the editions of the install media (a GVLK each), then the
+		 * one only a cloud's own images have */
 		return i < ARRAY_SIZE(platform_windows[0].gvlk) ?
-			platform_windows[0].gvlk[i].edition : NULL;
+			platform_windows[0].gvlk[i].edition :
+			i == ARRAY_SIZE(platform_windows[0].gvlk) ? PLATFORM_EDITION_AZURE : NULL;
 	}
 	return NULL;
 }
@@ -250,13 +275,30 @@ const char *platform_provider_for(const struct platform_builder *b, const char *
 	return strstr(b->providers, pat) ? provider : NULL;
 }
 
-const char *platform_base_image(const struct platform_builder *b, const char *version,
-				int desktop)
+static const struct platform_base *base_of(const struct platform_builder *b,
+					   const char *version, const char *edition)
 {
 	for (size_t i = 0; b && b->base_var && i < PLATFORM_MAX_VERSIONS; i++)
-		if (b->base[i].version && !strcmp(b->base[i].version, version))
-			return desktop ? b->base[i].desktop : b->base[i].core;
+		if (b->base[i].version && !strcmp(b->base[i].version, version) &&
+		    !strcmp(b->base[i].edition ? b->base[i].edition : "datacenter", edition))
+			return &b->base[i];
 	return NULL;
+}
+
+const char *platform_base_image(const struct platform_builder *b, const char *version,
+				const char *edition, int desktop)
+{
+	const struct platform_base *base = base_of(b, version, edition);
+
+	return !base ? NULL : desktop ? base->desktop : base->core;
+}
+
+const char *platform_base_offer(const struct platform_builder *b, const char *version,
+				const char *edition)
+{
+	const struct platform_base *base = base_of(b, version, edition);
+
+	return base ? base->offer : NULL;
 }
 
 /*

@@ -32,10 +32,19 @@ struct platform_base {
 	const char *version;
 	const char *core;       /* Server Core */
 	const char *desktop;    /* Desktop Experience */
+	/* the marketplace offer both are published under, where the platform
+	 * has offers (azure-arm: the var-file's azure_image_offer); NULL: none */
+	const char *offer;
+	/* the windows.edition these images are (NULL: "datacenter") */
+	const char *edition;
 };
 
+/* windows.edition of the Azure-only edition: no Windows Server ISO holds
+ * it, so only a builder whose table lists an image of it can build it */
+#define PLATFORM_EDITION_AZURE "datacenter-azure-edition"
+
 #define PLATFORM_MAX_SECRETS 4
-#define PLATFORM_MAX_VERSIONS 4
+#define PLATFORM_MAX_VERSIONS 6
 #define PLATFORM_MAX_WINPE 3
 
 struct platform_builder {
@@ -138,10 +147,16 @@ int platform_builder_is_iso(const char *name);
  * does not answer on B's platform. */
 const char *platform_provider_for(const struct platform_builder *b, const char *provider);
 
-/* B's base image for Windows VERSION, Server Core or Desktop Experience;
- * NULL if B has none (ISO builders) or none for VERSION. */
+/* B's base image for Windows VERSION and EDITION (windows.edition),
+ * Server Core or Desktop Experience; NULL when the table has none (or B
+ * has no base images). */
 const char *platform_base_image(const struct platform_builder *b, const char *version,
-				int desktop);
+				const char *edition, int desktop);
+
+/* The marketplace offer of that image (NULL: the builder has no offers,
+ * or no image of VERSION and EDITION). */
+const char *platform_base_offer(const struct platform_builder *b, const char *version,
+				const char *edition);
 
 /*
  * The staged tree's folder for what Windows Setup on ISO builder B's CD

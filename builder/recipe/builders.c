@@ -113,9 +113,10 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 		 * Windows to start from (a cloud without Server Core images is
 		 * left out of a Server Core recipe that names no builders) */
 		for (size_t i = 0; i < platform_nbuilders; i++)
-			if (!platform_builders[i].base_var ||
-			    platform_base_image(&platform_builders[i], p->windows_version,
-						p->windows_desktop))
+			if (platform_builders[i].base_var ?
+			    !!platform_base_image(&platform_builders[i], p->windows_version,
+						  p->windows_edition, p->windows_desktop) :
+			    !!strcmp(p->windows_edition, PLATFORM_EDITION_AZURE))
 				wb_strlist_push(&p->builders, platform_builders[i].name);
 	}
 	if (narrow_builders(r, n))
@@ -133,18 +134,37 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				      p->builders.v[i]);
 		wb_strlist_push(&p->builder_providers, prov);
 		/* D15: a cloud builder starts from the cloud's own image, which
-		 * the clouds publish as Datacenter only */
-		if (b->fw == PLATFORM_FW_NONE && strcmp(p->windows_edition, "datacenter"))
+		 * the clouds publish as Datacenter (and Azure as Datacenter:
+		 * Azure Edition): the table lists which */
+		if (b->fw == PLATFORM_FW_NONE && strcmp(p->windows_edition, "datacenter") &&
+		    !platform_base_image(b, p->windows_version, p->windows_edition, 0) &&
+		    !platform_base_image(b, p->windows_version, p->windows_edition, 1))
+			return !strcmp(p->windows_edition, PLATFORM_EDITION_AZURE) ?
+				err_at(r, &rnode_get(win, "edition")->origin,
+				       "windows.edition '%s': Packer builder '%s' has no Azure "
+				       "Edition image of Windows Server %s to start from (the "
+				       "platform table lists azure-arm's for 2025; use edition: "
+				       "datacenter)", p->windows_edition, b->name, p->windows_version) :
+				err_at(r, rnode_get(win, "edition") ?
+				       &rnode_get(win, "edition")->origin : &win->origin,
+				       "windows.edition '%s': Packer builder '%s' starts from "
+				       "the cloud's Windows Server image, which is published as "
+				       "Datacenter only (use edition: datacenter, or narrow "
+				       "packer.builders to the ISO builders)",
+				       p->windows_edition, b->name);
+		/* Datacenter: Azure Edition is not on any Windows Server ISO:
+		 * Microsoft ships it as Azure's (and Azure Local's) own images */
+		if (b->fw != PLATFORM_FW_NONE && !strcmp(p->windows_edition, PLATFORM_EDITION_AZURE))
 			return err_at(r, rnode_get(win, "edition") ?
 				      &rnode_get(win, "edition")->origin : &win->origin,
-				      "windows.edition '%s': Packer builder '%s' starts from "
-				      "the cloud's Windows Server image, which is published as "
-				      "Datacenter only (use edition: datacenter, or narrow "
-				      "packer.builders to the ISO builders)",
+				      "windows.edition '%s': Packer builder '%s' installs from "
+				      "the Windows Server ISO, which holds no Azure Edition (use "
+				      "edition: datacenter, or narrow packer.builders to azure-arm)",
 				      p->windows_edition, b->name);
 		/* D15: never the other installation type instead: a platform
 		 * without a Server Core image takes no Server Core recipe */
-		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_desktop))
+		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_edition,
+							p->windows_desktop))
 			return err_at(r, rnode_get(win, "desktop_experience") ?
 				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
 				      "Packer builder '%s' has no %s image of Windows Server %s "

@@ -250,7 +250,8 @@ int plan_require_iso(const struct plan *p, struct wb_err *e)
 		const struct platform_builder *b = &platform_builders[i];
 
 		if (b->fw == PLATFORM_FW_NONE &&
-		    platform_base_image(b, p->windows_version, p->windows_desktop))
+		    platform_base_image(b, p->windows_version, p->windows_edition,
+					p->windows_desktop))
 			buf_addf(&cloud, "%s--builder %s", cloud.len ? ", " : "", b->name);
 	}
 	if (p->policy.unverified_iso_origin.file)

@@ -339,3 +339,61 @@ PY
 	run node "$WB_SRC/tests/ps/lint51.cjs" "$PK/scripts/08-sysprep.ps1"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 }
+
+# issue 43 item 1: the base image follows the platform. The oracle is
+# upstream's own choice, written here with its source, not winbuild's table:
+# kubernetes-sigs/image-builder images/capi/packer/azure/windows-<v>-containerd.json
+# (ae63061ef; 2022 moved to "windowsserver2022" in d380641ae, 2026-06-05).
+@test "issue 43: every shipped recipe's azure-arm image starts from its version's offer (2022: windowsserver2022), Packer told NTLM explicitly" {
+	need_dep command -v packer -- "packer not installed (make deps)"
+	declare -A offer=([2019]=WindowsServer [2022]=windowsserver2022 [2025]=WindowsServer)
+	staged windows-2022-containerd 2022
+	for v in 2019 2022 2025; do
+		rm -rf out && staged "windows-$v-containerd" "$v"
+		wb emit "$(recipe "$v")"
+		assert_status 0
+		pk="out/windows-$v-containerd/packer"
+		vars="$pk/windows-$v-containerd.auto.pkrvars.hcl"
+		[ "$(var_value "$vars" azure_image_offer)" = "\"${offer[$v]}\"" ]
+		HCL="$pk/windows-$v-containerd.pkr.hcl" run source_block azure-arm
+		grep -qE '^\s*image_offer\s*=\s*var\.azure_image_offer\s*$' <<<"$output"
+		grep -qE '^\s*image_publisher\s*=\s*"MicrosoftWindowsServer"\s*$' <<<"$output"
+		grep -qE '^\s*winrm_use_ntlm\s*=\s*true\s*$' <<<"$output"
+	done
+	# Packer 1.6.6 reads the template with the offer from the var-file
+	run env PKR_VAR_azure_client_secret=s packer validate -only=azure-arm.node "$pk"
+	assert_status 0
+}
+
+# issue 43 item 1: Windows Server 2025 Datacenter: Azure Edition, the edition
+# Azure hotpatches. The oracle: the SKUs Azure accepts enableHotpatching for,
+# as hashicorp/terraform-provider-azurerm lists them
+# (internal/services/compute/helpers/shared_schema.go, 2b7827cf), under the
+# WindowsServer offer. No ISO holds the edition: every other builder refuses it.
+@test "issue 43: edition datacenter-azure-edition starts azure-arm from 2025's Azure Edition SKUs; ISO builders, other clouds and 2022 refuse it at plan time" {
+	staged windows-2025-containerd 2025
+	for desk in false true; do
+		wb emit "$(recipe 2025)" --builder azure-arm \
+			--set windows.edition=datacenter-azure-edition --set "windows.desktop_experience=$desk"
+		assert_status 0
+		vars="out/windows-2025-containerd/packer/windows-2025-containerd.auto.pkrvars.hcl"
+		want=$([ "$desk" = true ] && echo 2025-datacenter-azure-edition || echo 2025-datacenter-azure-edition-core)
+		[ "$(var_value "$vars" azure_image_sku)" = "\"$want\"" ]
+		[ "$(var_value "$vars" azure_image_offer)" = '"WindowsServer"' ]
+	done
+	wb plan "$(recipe 2025)" --builder qemu --set windows.edition=datacenter-azure-edition
+	assert_status 2
+	assert_output_has "windows.edition 'datacenter-azure-edition': Packer builder 'qemu' installs from the Windows Server ISO, which holds no Azure Edition"
+	wb plan "$(recipe 2025)" --builder amazon-ebs --set windows.edition=datacenter-azure-edition
+	assert_status 2
+	assert_output_has "Packer builder 'amazon-ebs' has no Azure Edition image of Windows Server 2025"
+	wb plan "$(recipe 2022)" --builder azure-arm --set windows.edition=datacenter-azure-edition
+	assert_status 2
+	assert_output_has "Packer builder 'azure-arm' has no Azure Edition image of Windows Server 2022"
+	# a recipe that names no builders gets the one that can build it
+	printf 'kind: image\nname: t\nwindows: {version: "2025", edition: datacenter-azure-edition}\ncomponents:\n  containerd: {}\n' >ae.yaml
+	cp -R "$BATS_TEST_DIRNAME/fixtures/plan"/. .
+	wb plan ae.yaml --json
+	assert_status 0
+	python3 -c 'import json,sys; assert json.loads(sys.argv[1])["image"]["builders"] == ["azure-arm"]' "$output"
+}
