@@ -78,6 +78,11 @@ struct sigstore_input {
 	 * the certificate's notBefore: only for a recipe that opts out of the
 	 * transparency log explicitly (cosign `tlog: none`) */
 	int no_tlog;
+
+	/* at least this many distinct transparency logs must hold a verified
+	 * entry (entries of one log count once); 0 or 1: one entry suffices.
+	 * Every entry given must verify either way. */
+	unsigned tlog_threshold;
 };
 
 enum sigstore_material {
