@@ -855,7 +855,7 @@ int sigstore_verify(const struct sigstore_input *in,
 	 * an inclusion proof and no SET) was made when the trusted timestamps
 	 * say: its log's key must have been valid then. A key of the trusted
 	 * root is used only inside its validFor window (sigstore-go
-	 * pkg/root/trusted_material.go ValidityPeriodStart/End; the
+	 * pkg/root/trusted_material.go ExpiringKey.ValidAtTime; the
 	 * verification-time side is pkg/verify/signed_entity.go, commit
 	 * 4594ab4c "Check signature time against public key validity window",
 	 * 2026-06-09, GHSA-wqqc-jjcq-vfxm) */
