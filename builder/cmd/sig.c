@@ -29,7 +29,7 @@
 #define SIG_AUTHENTICODE_USAGE \
 	"sig authenticode FILE [--roots FILE] [--publisher X]... [--signatures all|one] [--at TIME] [--json]"
 #define SIG_SIGSTORE_USAGE \
-	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E | --rekor URL [--save-tlog-entry E]]) (--identity ID --issuer ISSUER | --key KEY.pub) [--json]"
+	"sig sigstore FILE --trusted-root ROOT.json (--bundle B | --signature SIG [--certificate CERT] [--tlog-entry E | --rekor URL [--save-tlog-entry E]]) (--identity ID --issuer ISSUER | --key KEY.pub) [--tlog-threshold N] [--json]"
 #define SIG_USAGE SIG_VERIFY_USAGE "\n       winbuild " SIG_AUTHENTICODE_USAGE \
 	"\n       winbuild " SIG_SIGSTORE_USAGE
 
@@ -286,7 +286,7 @@ static void sig_sigstore_print(const char *file, const struct sigstore_evidence 
 /* The inputs of `sig sigstore`, bound to its options (one per process). */
 static struct {
 	const char *root_path, *bundle, *signature, *certificate, *tlog_entry,
-		*rekor, *save_entry, *identity, *issuer, *key;
+		*rekor, *save_entry, *identity, *issuer, *key, *tlog_threshold;
 } ss;
 
 static const struct cmd_opt sigstore_opts[] = {
@@ -310,6 +310,8 @@ static const struct cmd_opt sigstore_opts[] = {
 	  NULL },
 	{ 0, "--key", NULL, "FILE", "a pinned PEM public key (ECDSA P-256, Ed25519)",
 	  &ss.key, NULL, NULL },
+	{ 0, "--tlog-threshold", NULL, "N", "require entries in N distinct transparency logs",
+	  &ss.tlog_threshold, NULL, NULL },
 	{ 0 },
 };
 static const struct cmd_optset sigstore_optset = {
@@ -412,6 +414,13 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 			   "--tlog-entry; --save-tlog-entry with --rekor");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
 	}
+	if (ss.tlog_threshold &&
+	    (!*ss.tlog_threshold || strspn(ss.tlog_threshold, "0123456789") !=
+	     strlen(ss.tlog_threshold) || strlen(ss.tlog_threshold) > 2 ||
+	     atoi(ss.tlog_threshold) < 1)) {
+		cmd_errorf("sig sigstore: --tlog-threshold takes a number of logs, 1 to 99");
+		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
+	}
 	if (ss.signature && !ss.certificate && !ss.key) {
 		cmd_errorf("sig sigstore: --signature needs --certificate (keyless) or --key");
 		return cmd_usage("%s", SIG_SIGSTORE_USAGE);
@@ -452,6 +461,7 @@ static int sig_sigstore(int argc, char **argv, struct wb_run *run)
 	in.identity = ss.identity;
 	in.issuer = ss.issuer;
 	in.root = &root;
+	in.tlog_threshold = ss.tlog_threshold ? (unsigned)atoi(ss.tlog_threshold) : 0;
 	if (ss.rekor)
 		ret = sig_sigstore_rekor(&in, &ev, run, &e);
 	else

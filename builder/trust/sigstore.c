@@ -107,12 +107,42 @@ static int sb_media_type(const char *mt, int *minor)
 		mt += strlen(BUNDLE_MT_PREFIX);
 		if (strcmp(mt + 1, "+json"))
 			return -1;
+		/* the ".v0.N+json" spelling was introduced with v0.3: no
+		 * client writes it for v0.1 or v0.2 (sigstore-go
+		 * pkg/bundle/bundle.go MediaTypeString spells those as
+		 * "+json;version=0.N"), so a v0.1 in it is a forged label */
+		if (mt[0] < '3')
+			return -1;
 	} else {
 		return -1;
 	}
 	if (mt[0] < '1' || mt[0] > '3')
 		return -1;
 	*minor = mt[0] - '0';
+	return 0;
+}
+
+/*
+ * The media type says which log proof every entry needs: v0.1 an inclusion
+ * promise, v0.2 and later an inclusion proof (sigstore-go
+ * pkg/bundle/bundle.go validate, commit 4594ab4c, 2026-06-09). The label
+ * is the bundle's own word, so it must not be what lowers that
+ * requirement: a bundle whose material only v0.3 can hold
+ * (verificationMaterial.certificate, a single leaf) is a v0.3 bundle, and
+ * under a v0.1 or v0.2 label it is refused rather than checked with v0.1's
+ * promise-only rule. The converse rule is sigstore-go's own: v0.3 and later
+ * may not carry an x509CertificateChain.
+ */
+static int sb_shape(const json_t *vm, const struct sb *b, struct wb_err *e)
+{
+	if (b->minor < 3 && json_object_get(vm, "certificate"))
+		return wb_error(e, WB_EVERIFY,
+				"bundle: a v0.%d media type on a v0.3 bundle (verificationMaterial.certificate): the label would lower the inclusion-proof requirement",
+				b->minor);
+	if (b->minor >= 3 && json_object_get(vm, "x509CertificateChain"))
+		return wb_error(e, WB_EVERIFY,
+				"bundle: a v0.%d bundle cannot hold an x509CertificateChain",
+				b->minor);
 	return 0;
 }
 
@@ -253,7 +283,8 @@ static int sb_parse(const char *text, size_t len, struct sb *b, struct wb_err *e
 	vm = json_object_get(b->json, "verificationMaterial");
 	if (!json_is_object(vm))
 		return wb_error(e, WB_EUSAGE, "bundle: missing verificationMaterial");
-	if (sb_material(vm, b, e) < 0 || sb_content(b->json, b, e) < 0)
+	if (sb_material(vm, b, e) < 0 || sb_shape(vm, b, e) < 0 ||
+	    sb_content(b->json, b, e) < 0)
 		goto fail;
 
 	arr = json_object_get(vm, "tlogEntries");
@@ -288,6 +319,40 @@ fail:
 	return -1;
 }
 
+/*
+ * A detached signature declares no hash: its hashedrekord entry does
+ * (spec.data.hash.algorithm), and the signature is checked under that hash,
+ * the artifact's digest under it is what the entry must log. A key's size
+ * never chooses: sigstore-python 1.x signed SHA-256 under P-384 keys, and
+ * its Rekor entries say "sha256". sigstore-go (commit 4594ab4c, 2026-06-09)
+ * differs: pkg/verify/signature.go compatSignatureVerifier tries the key's
+ * default hash and then SHA-256 for P-384/P-521 keys, and pkg/verify/tlog.go
+ * VerifyTlogEntry requires the hashedrekord's algorithm to equal the message
+ * digest's. winbuild takes the logged algorithm as the only hash, the
+ * stricter reading: a signature that verifies only under another hash than
+ * the one the log recorded fails. Other kinds declare nothing here and are
+ * refused by body_check.
+ */
+static int sb_entry_hash(const struct tlog_entry *ent, struct sb *b, struct wb_err *e)
+{
+	struct tlog_body body;
+	int ret = 0;
+
+	memset(&body, 0, sizeof(body));
+	if (strcmp(ent->kind, "hashedrekord"))
+		return 0;
+	if (tlog_body_parse(ent, &body, e) < 0)
+		return -1;
+	b->digest_md = !strcmp(body.digest_alg, "sha256") ? EVP_sha256() :
+		       !strcmp(body.digest_alg, "sha384") ? EVP_sha384() :
+		       !strcmp(body.digest_alg, "sha512") ? EVP_sha512() : NULL;
+	if (!b->digest_md)
+		ret = wb_error(e, WB_EUSAGE, "hashedrekord: unsupported hash '%s'",
+			       body.digest_alg);
+	tlog_body_release(&body);
+	return ret;
+}
+
 /* A detached signature (cosign sign-blob): base64 of the signature bytes. */
 static int sb_detached(const struct sigstore_input *in, struct sb *b,
 		       struct wb_err *e)
@@ -316,7 +381,8 @@ static int sb_detached(const struct sigstore_input *in, struct sb *b,
 	b->entries = xcalloc(1, sizeof(*b->entries));
 	if (in->tlog_entry) {
 		if (tlog_entry_from_rekor_api(in->tlog_entry, in->tlog_entry_len,
-					      &b->entries[0], e) < 0) {
+					      &b->entries[0], e) < 0 ||
+		    sb_entry_hash(&b->entries[0], b, e) < 0) {
 			wb_error_prefix(e, "tlog entry");
 			return -1;
 		}
@@ -555,6 +621,34 @@ static int body_check(const struct tlog_entry *ent, const struct sb *b,
 
 /* ---- the whole ---- */
 
+/*
+ * Entry I (ENT, in log KEY) verified: count its log in LOGS (NLOGS
+ * distinct so far). A threshold of logs is met by that many distinct logs,
+ * never by several entries of one log (sigstore-go pkg/verify/tlog.go
+ * VerifyTlogEntry, commit dbb07e62 "Prevent multi-log threshold bypasses
+ * via single compromised log", 2026-05-27: one compromised log could mint
+ * entries at many indexes). The same entry twice (same log, same index) is
+ * refused, as sigstore-go refuses "duplicate tlog entries".
+ */
+static int sb_count_log(const struct tlog_key **logs, size_t *nlogs,
+			const struct tlog_key *key, const struct tlog_entry *ent,
+			const struct tlog_entry *all, size_t i, struct wb_err *e)
+{
+	size_t k;
+
+	for (k = 0; k < i; k++)
+		if (all[k].log_index == ent->log_index &&
+		    !memcmp(all[k].log_id, ent->log_id, TLOG_HASH_LEN))
+			return wb_error(e, WB_EVERIFY,
+					"transparency-log entries %zu and %zu are the same entry (log index %lld)",
+					k, i, (long long)ent->log_index);
+	for (k = 0; k < *nlogs; k++)
+		if (logs[k] == key)
+			return 0;
+	logs[(*nlogs)++] = key;
+	return 0;
+}
+
 static EVP_PKEY *policy_key(const struct sigstore_input *in, struct wb_err *e)
 {
 	BIO *bio = BIO_new_mem_buf(in->key_pem, (int)in->key_pem_len);
@@ -640,8 +734,8 @@ int sigstore_verify(const struct sigstore_input *in,
 	X509 *leaf = NULL;
 	int64_t now = in->now ? (int64_t)in->now : (int64_t)time(NULL);
 	int64_t *times = NULL, *ts_times = NULL;
-	const struct tlog_key **v2keys = NULL;
-	size_t ntimes = 0, nv2 = 0, i;
+	const struct tlog_key **untimed = NULL, **logs = NULL;
+	size_t ntimes = 0, nv2 = 0, nuntimed = 0, nlogs = 0, i;
 	int ret = -1;
 
 	memset(ev, 0, sizeof(*ev));
@@ -705,7 +799,8 @@ int sigstore_verify(const struct sigstore_input *in,
 	/* 3. transparency-log entries and timestamps: the signing times */
 	times = xcalloc(b.nentries + b.ntss + 1, sizeof(*times));
 	ts_times = xcalloc(b.ntss + 1, sizeof(*ts_times));
-	v2keys = xcalloc(b.nentries + 1, sizeof(*v2keys));
+	untimed = xcalloc(b.nentries + 1, sizeof(*untimed));
+	logs = xcalloc(b.nentries + 1, sizeof(*logs));
 	if (in->bundle && !b.nentries) {
 		wb_error(e, WB_EVERIFY, "the bundle has no transparency-log entry");
 		goto out;
@@ -724,8 +819,12 @@ int sigstore_verify(const struct sigstore_input *in,
 		}
 		if (res.time_proven)
 			times[ntimes++] = res.integrated_time;
+		else
+			untimed[nuntimed++] = res.key;
 		if (res.rekor_v2)
-			v2keys[nv2++] = res.key;
+			nv2++;
+		if (sb_count_log(logs, &nlogs, res.key, &b.entries[i], b.entries, i, e) < 0)
+			goto out;
 		if (!ev->has_tlog) {
 			ev->has_tlog = 1;
 			ev->log_index = (long long)b.entries[i].log_index;
@@ -747,22 +846,34 @@ int sigstore_verify(const struct sigstore_input *in,
 		times[ntimes++] = tr.gen_time;
 		ts_times[ev->ntimestamps++] = tr.gen_time;
 	}
-	/* a Rekor v2 entry has no signed time: its log's key must have been
-	 * valid when the trusted timestamps say the entry was made */
-	for (i = 0; i < nv2; i++) {
+	if (nv2 && !ev->ntimestamps) {
+		wb_error(e, WB_EVERIFY,
+			 "a Rekor v2 entry needs a trusted timestamp, and the bundle has none");
+		goto out;
+	}
+	/* an entry without a signed time (Rekor v2, or a Rekor v1 entry with
+	 * an inclusion proof and no SET) was made when the trusted timestamps
+	 * say: its log's key must have been valid then. A key of the trusted
+	 * root is used only inside its validFor window (sigstore-go
+	 * pkg/root/trusted_material.go ExpiringKey.ValidAtTime; the
+	 * verification-time side is pkg/verify/signed_entity.go, commit
+	 * 4594ab4c "Check signature time against public key validity window",
+	 * 2026-06-09, GHSA-wqqc-jjcq-vfxm) */
+	for (i = 0; i < nuntimed; i++) {
 		size_t k;
 
-		if (!ev->ntimestamps) {
-			wb_error(e, WB_EVERIFY,
-				 "a Rekor v2 entry needs a trusted timestamp, and the bundle has none");
-			goto out;
-		}
 		for (k = 0; k < (size_t)ev->ntimestamps; k++)
-			if (!tlog_key_valid_at(v2keys[i], ts_times[k])) {
+			if (!tlog_key_valid_at(untimed[i], ts_times[k])) {
 				wb_error(e, WB_EVERIFY,
 					 "the transparency log's key was not valid at the timestamp's time");
 				goto out;
 			}
+	}
+	if (nlogs < in->tlog_threshold) {
+		wb_error(e, WB_EVERIFY,
+			 "%zu distinct transparency log%s, %u required (entries in one log count once)",
+			 nlogs, nlogs == 1 ? "" : "s", in->tlog_threshold);
+		goto out;
 	}
 	for (i = 0; i < ntimes; i++)
 		ev_time(ev, times[i]);
@@ -790,7 +901,8 @@ int sigstore_verify(const struct sigstore_input *in,
 out:
 	free(times);
 	free(ts_times);
-	free(v2keys);
+	free(untimed);
+	free(logs);
 	EVP_PKEY_free(key);
 	sb_release(&b);
 	if (ret < 0)

@@ -7,11 +7,17 @@
  * policy (an identity and an OIDC issuer, or a PEM public key),
  * sigstore_verify() checks, in this order (docs/sigstore.md):
  *
- *   1. the bundle: media type (v0.1, v0.2, v0.3, both spellings), shape;
+ *   1. the bundle: media type (v0.1, v0.2 as "+json;version=0.N", v0.3 in
+ *      either spelling) and a shape that is that version's (a v0.1/v0.2
+ *      label on v0.3 material, or v0.3 on a certificate chain, is refused);
  *   2. the verification material against the policy (certificate or key);
  *   3. every transparency-log entry (trust/tlog.h: SET, inclusion proof,
- *      checkpoint, body against this signature and material) and every
+ *      checkpoint, body against this signature and material; a detached
+ *      signature's hash is the one its hashedrekord entry logs) and every
  *      RFC 3161 timestamp (trust/timestamp.h), which give the signing times;
+ *      an entry with no signed time has its log key checked at the
+ *      timestamps' times; the same entry twice is refused, and
+ *      tlog_threshold counts distinct logs;
  *   4. for a certificate: at each signing time, the chain to a Fulcio CA of
  *      the trusted root valid then, the leaf's validity, code-signing EKU,
  *      the embedded SCT against the root's CT logs, the SAN identity and
@@ -78,6 +84,11 @@ struct sigstore_input {
 	 * the certificate's notBefore: only for a recipe that opts out of the
 	 * transparency log explicitly (cosign `tlog: none`) */
 	int no_tlog;
+
+	/* at least this many distinct transparency logs must hold a verified
+	 * entry (entries of one log count once); 0 or 1: one entry suffices.
+	 * Every entry given must verify either way. */
+	unsigned tlog_threshold;
 };
 
 enum sigstore_material {

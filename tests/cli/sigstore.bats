@@ -7,22 +7,14 @@
 # oracle is known not to check (said per case). The 70 upstream conformance
 # cases are in sigstore_conformance.bats.
 load helpers
+load ../lib/forgeworld
 
 FORGE="$WB_SRC/tests/sigstore"
 PROD_ROOT="$WB_SRC/tests/vectors/sigstore/trusted_root/public-good.json"
 
-setup_file() {
-	python3 -c 'import cryptography' 2>/dev/null || return 0
-	python3 "$FORGE/forge.py" "$BATS_FILE_TMPDIR/w" >/dev/null
-}
+setup_file() { forge_world; }
 
-setup() {
-	common_setup
-	need_dep python3 -c 'import cryptography' -- "python3-cryptography (make deps)"
-	W="$BATS_FILE_TMPDIR/w"
-	ID=$(cat "$W/identity")
-	ISS=$(cat "$W/issuer")
-}
+setup() { forge_setup; }
 
 # forged NAME: run winbuild on case NAME of cases.tsv; sets status/output
 forged() {

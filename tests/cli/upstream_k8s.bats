@@ -10,6 +10,7 @@
 # minted by tests/sigstore/forge.py (our CA, CT log and Rekor key).
 load helpers
 load ../lib/servers
+load ../lib/forgeworld
 
 FORGE="$WB_SRC/tests/sigstore"
 V="$WB_SRC/tests/vectors/sigstore"
@@ -17,8 +18,8 @@ BEACON="https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-
 GHA="https://token.actions.githubusercontent.com"
 
 setup_file() {
+	forge_world
 	python3 -c 'import cryptography' 2>/dev/null || return 0
-	python3 "$FORGE/forge.py" "$BATS_FILE_TMPDIR/w" >/dev/null
 	for c in happy-path-v0.1 happy-path-v0.3; do
 		python3 "$FORGE/rekor_api.py" "$V/conformance/$c/bundle.sigstore.json" \
 			"$BATS_FILE_TMPDIR/real/$c"
@@ -26,11 +27,7 @@ setup_file() {
 }
 
 setup() {
-	common_setup
-	need_dep python3 -c 'import cryptography' -- "python3-cryptography (make deps)"
-	W="$BATS_FILE_TMPDIR/w"
-	ID=$(cat "$W/identity")
-	ISS=$(cat "$W/issuer")
+	forge_setup
 	# the Kubernetes layout: kubelet.exe, kubelet.exe.sig, kubelet.exe.cert
 	K="$BATS_TEST_TMPDIR/k8s"
 	mkdir -p "$K"

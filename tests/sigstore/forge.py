@@ -283,7 +283,8 @@ def pae(payload_type, payload):
 
 
 def trusted_root(ca_chain, ct_key, rekor, ca_window=(T - 365 * 86400, None),
-                 tlog_window=(T - 365 * 86400, None), ct_window=(T - 365 * 86400, None)):
+                 tlog_window=(T - 365 * 86400, None), ct_window=(T - 365 * 86400, None),
+                 more_rekors=()):
     def window(w):
         d = {"start": rfc3339(w[0])}
         if w[1] is not None:
@@ -291,11 +292,11 @@ def trusted_root(ca_chain, ct_key, rekor, ca_window=(T - 365 * 86400, None),
         return d
     return json.dumps({
         "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-        "tlogs": [{"baseUrl": "https://rekor.winbuild.test", "hashAlgorithm": "SHA2_256",
-                   "publicKey": {"rawBytes": b64(spki(rekor.key)),
+        "tlogs": [{"baseUrl": "https://%s" % r.origin.split(" ")[0], "hashAlgorithm": "SHA2_256",
+                   "publicKey": {"rawBytes": b64(spki(r.key)),
                                  "keyDetails": "PKIX_ECDSA_P256_SHA_256",
                                  "validFor": window(tlog_window)},
-                   "logId": {"keyId": b64(rekor.log_id)}}],
+                   "logId": {"keyId": b64(r.log_id)}} for r in (rekor,) + tuple(more_rekors)],
         "certificateAuthorities": [{
             "subject": {"organization": "winbuild.test", "commonName": "forge"},
             "uri": "https://fulcio.winbuild.test",
@@ -765,6 +766,59 @@ ed = ed25519.Ed25519PrivateKey.generate()
 write("detached/ed25519.pub", ed.public_key().public_bytes(
     serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 write("detached/ed25519.sig", b64(ed.sign(artifact)) + "\n")
+
+# issue 41 item 6 (sigstore-go's 2026 fixes), tests/cli/sigstore_fixes.bats.
+# 1. Detached P-384 signatures: the hash is the one the hashedrekord entry
+# logs (spec.data.hash.algorithm), as sigstore-python 1.x's staging vector
+# (bundle.txt.sig + .crt + its Rekor entry: ECDSA P-384 over SHA-256, the
+# entry says "sha256"). Each NAME: detached/NAME.sig and NAME.entry.json,
+# under detached/p384.cert.
+p384 = ec.generate_private_key(ec.SECP384R1())
+p384_cert = leaf_cert(p384, int_key, int_ca, ct_key)
+write("detached/p384.cert", b64(pem(p384_cert)) + "\n")
+p384_s256 = p384.sign(artifact, ec.ECDSA(hashes.SHA256()))
+p384_s384 = p384.sign(artifact, ec.ECDSA(hashes.SHA384()))
+d384 = hashlib.sha384(artifact).digest()
+for name, psig, d, alg in (("p384-sha256", p384_s256, digest, "sha256"),
+                           ("p384-sha384", p384_s384, d384, "sha384"),
+                           # a SHA-384 signature logged as sha256: the log's
+                           # hash is not the one the signature is over
+                           ("p384-sha384-logged-sha256", p384_s384, digest, "sha256"),
+                           ("p384-sha256-logged-sha384", p384_s256, d384, "sha384")):
+    write("detached/%s.sig" % name, b64(psig) + "\n")
+    _, api_x = rekor.entry(hashedrekord(d, psig, pem(p384_cert), alg), index=3)
+    write("detached/%s.entry.json" % name, json.dumps(api_x, indent=1))
+
+# 3. Media types that would lower the inclusion-proof requirement: the good
+# v0.3 bundle without its inclusion proof, labelled v0.1 (v0.1 needs only
+# the promise) in both spellings; a v0.3 label on a certificate chain
+g = json.loads(open(os.path.join(OUT, "good.json")).read())
+del g["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
+for name, mt in (("relabel-v01", "application/vnd.dev.sigstore.bundle+json;version=0.1"),
+                 ("relabel-v01-new", "application/vnd.dev.sigstore.bundle.v0.1+json"),
+                 ("no-proof-v03", "application/vnd.dev.sigstore.bundle.v0.3+json")):
+    g["mediaType"] = mt
+    write(name + ".json", json.dumps(g, indent=1))
+cb = json.loads(open(os.path.join(OUT, "chain-v02.json")).read())
+cb["mediaType"] = "application/vnd.dev.sigstore.bundle.v0.3+json"
+write("chain-v03.json", json.dumps(cb, indent=1))
+
+# 4. Thresholds of distinct logs: a second trusted log; the good signature
+# in both logs, twice in one log (two indexes), the same entry twice
+rekor_b = Rekor()
+rekor_b.origin = "rekor-b.winbuild.test - 4343"
+write("root-two-logs.json", trusted_root([int_ca, root_ca], ct_key, rekor,
+                                         more_rekors=(rekor_b,)))
+gbody = hashedrekord(digest, sig, pem(good))
+e_a5, _ = rekor.entry(gbody, index=5)
+e_a6, _ = rekor.entry(gbody, integrated_time=T + 1, index=6)   # another time: no duplicate timestamp
+e_b, _ = rekor_b.entry(gbody, index=2)
+mat = {"certificate": {"rawBytes": b64(good.public_bytes(serialization.Encoding.DER))}}
+gcontent = {"messageSignature": {"messageDigest": {"algorithm": "SHA2_256", "digest": b64(digest)},
+                                 "signature": b64(sig)}}
+write("two-logs.json", bundle(mat, [e_a5, e_b], gcontent))
+write("one-log-twice.json", bundle(mat, [e_a5, e_a6], gcontent))
+write("same-entry-twice.json", bundle(mat, [e_a5, e_a5], gcontent))
 
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# name\tartifact\tbundle\troot\tpolicy\texpect\toracle\n")

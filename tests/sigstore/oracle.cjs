@@ -2,6 +2,7 @@
 // Independent oracle: verify a Sigstore bundle offline with the npm packages
 // @sigstore/bundle and @sigstore/verify (not our code), given a trusted root.
 //   node oracle.cjs ARTIFACT BUNDLE TRUSTED_ROOT (--identity ID --issuer ISS | --key KEY.pem)
+//                   [--tlog-threshold N]
 // Exit 0: verified; 1: rejected (the reason on stderr); 2: usage.
 // What the oracle does not check (its Verifier.verify): that a DSSE in-toto
 // statement's subject digest is the artifact's. Callers must not ask it to.
@@ -30,7 +31,8 @@ try {
     keys = () => ({ publicKey: pub, validFor: () => true });
   }
   const trust = toTrustMaterial(root, keys);
-  const verifier = new Verifier(trust, { tlogThreshold: 1, ctlogThreshold: opts.key ? 0 : 1 });
+  const verifier = new Verifier(trust, { tlogThreshold: Number(opts['tlog-threshold'] || 1),
+                                         ctlogThreshold: opts.key ? 0 : 1 });
   const entity = toSignedEntity(bundle, fs.readFileSync(artifactPath));
   const policy = opts.key ? undefined :
     { subjectAlternativeName: opts.identity, extensions: { issuer: opts.issuer } };
