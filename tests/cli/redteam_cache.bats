@@ -490,3 +490,25 @@ lock_then_offline() {
 	assert_output_has "cached  v"
 	[ "$(sha256sum "$(staged k/v)" | cut -d' ' -f1)" = "$(sha_of b.bin)" ]
 }
+
+@test "issue 41: a carriage return in a cache ref's strings never rewrites a line on the terminal (cache ls, fetch)" {
+	cp "$WWW/a.bin" "$WWW/$N.bin"
+	art v "$(H)/$N.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	# the ref's artifact name and URL: a CR that would put the next text
+	# over the start of the line, and an ESC
+	for f in "$WINBUILD_CACHE"/refs/*; do
+		sed -i -e 's/"artifact": "v"/"artifact": "v\\rall entries verified\\u001b[K"/' \
+			-e 's|"url": "http[^"]*"|"url": "http://x/\\r\\u001b[2Kok"|' "$f"
+	done
+	grep -q 'all entries verified' "$WINBUILD_CACHE"/refs/*
+	run bash -c '"$WINBUILD" cache ls 2>&1'
+	assert_status 0
+	assert_output_has 'v\x0dall entries verified\x1b[K'
+	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' || false
+	run bash -c '"$WINBUILD" fetch img.yaml --no-progress 2>&1'
+	assert_status 0
+	assert_output_has "cached  v"
+	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' || false
+}
