@@ -100,7 +100,20 @@ static int param_secret(const char *name, size_t n)
 	return 0;
 }
 
-/* Where URL[0..LEN)'s authority begins (after "scheme://"), or 0 without. */
+/*
+ * Where URL[0..LEN)'s authority begins (after "scheme://"), or 0 without.
+ *
+ * Not lib/url.c's parser (libcurl's curl_url()), on purpose: redaction
+ * scans any text (a message, a server's answer, a URL libcurl refuses),
+ * and must take out a secret whatever a parser would make of it. libcurl
+ * ends userinfo at the first '@' (lib/urlapi.c, parse_hostname_login:
+ * strchr(hostname, '@'), curl 7.88.1) and refuses
+ * "https://u:p@ss@h/" outright, so curl_url() would leave "p@ss" in
+ * place; this scan drops everything up to the last '@' before the first
+ * '/', '?' or '#', which covers libcurl's reading and every other one.
+ * Which URLs are refused and where a secret may go is lib/url.c's alone
+ * (recipe/urls.c url_check, fetch/hop.c, fetch/creds.c).
+ */
 static size_t authority_at(const char *url, size_t len)
 {
 	const char *p = memchr(url, ':', len);
