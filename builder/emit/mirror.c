@@ -89,10 +89,87 @@ out:
 	return ret;
 }
 
-/* Write TEXT at DIR/REL and at the mirror path of every URL in EXTRA
- * (checksum or signature URLs the recipe uses); record REL in LIST. */
-static int put_small(const char *dir, const char *rel, const char *text,
-		     const struct wb_strlist *extra, json_t *list, struct wb_err *e)
+/*
+ * The small files (checksum files, signatures) one export wrote, by mirror
+ * path. Two artifacts may name one upstream file: a SHA256SUMS listing
+ * both. That file is written holding each artifact's line (a second write
+ * never clobbers the first); any other file two artifacts name must be the
+ * same bytes, or the export is refused.
+ */
+struct small_files {
+	struct wb_strlist rel;
+	struct buf *text;          /* what REL.v[i] holds */
+	size_t alloc;
+};
+
+static void small_files_release(struct small_files *f)
+{
+	for (size_t i = 0; i < f->rel.nr; i++)
+		buf_release(&f->text[i]);
+	free(f->text);
+	wb_strlist_release(&f->rel);
+}
+
+/* Whether the checksum file SUMS already has a line for LINE's file name
+ * (LINE is "<hex>  <name>\n"): 1 the same line, -1 another digest, 0 none. */
+static int sums_has(const struct buf *sums, const char *line)
+{
+	const char *name = strstr(line, "  ");
+	size_t nl = strlen(name);
+
+	for (const char *p = sums->ptr; p && *p; ) {
+		const char *end = strchr(p, '\n');
+		size_t n = end ? (size_t)(end + 1 - p) : strlen(p);
+		const char *pn = memmem(p, n, "  ", 2);
+
+		if (pn && (size_t)(p + n - pn) == nl && !memcmp(pn, name, nl))
+			return n == strlen(line) && !memcmp(p, line, n) ? 1 : -1;
+		p += n;
+	}
+	return 0;
+}
+
+/* The content REL is to hold when TEXT[0..LEN) is written there by one
+ * more artifact (SUMS: TEXT is one sha256sum line): 0 when it must be
+ * (re)written, 1 when it already holds it, -1 with WB_EUSAGE. */
+static int small_merge(struct small_files *f, const char *rel, const char *text,
+		       size_t len, int sums, struct buf **out, struct wb_err *e)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < f->rel.nr && strcmp(f->rel.v[i], rel); i++)
+		;
+	if (i == f->rel.nr) {
+		wb_strlist_push(&f->rel, rel);
+		ALLOC_GROW(f->text, f->rel.nr, f->alloc);
+		buf_init(&f->text[i]);
+		buf_add(&f->text[i], text, len);
+		*out = &f->text[i];
+		return 0;
+	}
+	*out = &f->text[i];
+	if (!sums)
+		return f->text[i].len == len && !memcmp(f->text[i].ptr, text, len) ? 1 :
+			wb_error(e, WB_EUSAGE, "mirror path '%s' would hold two different "
+				 "files (two artifacts' requirements name one URL)", rel);
+	r = sums_has(&f->text[i], text);
+	if (r < 0)
+		return wb_error(e, WB_EUSAGE, "mirror path '%s' would list two different "
+				"digests for one file name", rel);
+	if (r > 0)
+		return 1;
+	buf_add(&f->text[i], text, len);
+	return 0;
+}
+
+/* Write TEXT (LEN bytes) at DIR/REL and at the mirror path of every URL in
+ * EXTRA (checksum or signature URLs the recipe uses); record REL in LIST.
+ * SUMS: TEXT is a sha256sum line, merged into a checksum file other
+ * artifacts share (small_merge). */
+static int put_small(const char *dir, const char *rel, const char *text, size_t len,
+		     int sums, const struct wb_strlist *extra, json_t *list,
+		     struct small_files *done, struct wb_err *e)
 {
 	struct wb_strlist rels = WB_STRLIST_INIT;
 	int ret = 0;
@@ -110,8 +187,10 @@ static int put_small(const char *dir, const char *rel, const char *text,
 	}
 	for (size_t i = 0; !ret && i < rels.nr; i++) {
 		char *p, *d;
+		struct buf *now;
 		size_t k;
 		json_t *v;
+		int m;
 
 		json_array_foreach(list, k, v)
 			if (!strcmp(json_string_value(v), rels.v[i]))
@@ -122,10 +201,16 @@ static int put_small(const char *dir, const char *rel, const char *text,
 				       rels.v[i]);
 			break;
 		}
+		m = small_merge(done, rels.v[i], text, len, sums, &now, e);
+		if (m < 0) {
+			ret = -1;
+			break;
+		}
 		p = fs_join(dir, rels.v[i]);
 		d = fs_dirname(p);
-
-		ret = fs_mkdir_p(d, 0755, e) || fs_write_atomic(p, text, strlen(text), 0644, e) ? -1 : 0;
+		if (!m)
+			ret = fs_mkdir_p(d, 0755, e) ||
+				fs_write_atomic(p, now->ptr, now->len, 0644, e) ? -1 : 0;
 		if (!ret)
 			json_array_append_new(list, json_string(rels.v[i]));
 		free(p);
@@ -153,7 +238,7 @@ static void upstream_urls(const struct plan *p, const struct wb_strlist *list,
 
 static int one(const struct plan *plan, const struct mirror_artifact *m,
 	       const struct mirror_opts *o, json_t *arts, struct mirror_stats *st,
-	       struct wb_err *e)
+	       struct small_files *done, struct wb_err *e)
 {
 	const struct plan_artifact *a = m->art;
 	char *rel = mirror_rel_path(a->upstream_url, e), *dst = NULL, *pdir = NULL;
@@ -199,7 +284,8 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		free(srel);
 		text = xasprintf("%s  %s\n", k ? s512 : s256, a->filename);
 		srel = xasprintf("%s.sha%s", rel, k ? "512" : "256");
-		if (put_small(o->dir, srel, text, k ? &u512 : &u256, sums, e))
+		if (put_small(o->dir, srel, text, strlen(text), 1, k ? &u512 : &u256, sums,
+			      done, e))
 			goto out;
 	}
 	free(text);
@@ -222,7 +308,8 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		minisign_keyid_hex(o->sign->keyid, kid);
 		text = minisign_sign_prehashed(o->sign, r.blake2b512, tc,
 					       "signature from winbuild mirror --sign", e);
-		if (!text || put_small(o->dir, srel, text, &usig, sigs, e)) {
+		if (!text || put_small(o->dir, srel, text, strlen(text), 0, &usig, sigs,
+					   done, e)) {
 			free(tc);
 			goto out;
 		}
@@ -233,7 +320,7 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		st->signatures++;
 		st->resigned++;
 	} else if (own && own->text) {
-		if (put_small(o->dir, srel, own->text, &usig, sigs, e))
+		if (put_small(o->dir, srel, own->text, own->len, 0, &usig, sigs, done, e))
 			goto out;
 		for (size_t i = 0; i < own->nfields; i++)
 			json_object_set_new(o_, own->fields[i].key,
@@ -256,6 +343,7 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 		for (size_t k = 0; k < trust_method_naux(x->method) && !bad; k++) {
 			struct trust_aux_def d = trust_method_aux(x->method, k);
 			const char *t = k ? x->more[k - 1].text : x->text;
+			size_t tlen = k ? x->more[k - 1].len : x->len;
 			struct wb_strlist ureq = WB_STRLIST_INIT;
 			char *qrel = NULL;
 
@@ -267,7 +355,8 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 			else if (ureq.nr)
 				qrel = mirror_rel_path(ureq.v[0], e);
 			if (qrel || ureq.nr)
-				bad = !qrel || put_small(o->dir, qrel, t, &ureq, sigs, e);
+				bad = !qrel || put_small(o->dir, qrel, t, tlen, 0, &ureq, sigs,
+							 done, e);
 			if (!bad && !k && qrel && x->method != &trust_m_minisign && unsigned_) {
 				/* signed after all, by another method */
 				unsigned_ = 0;
@@ -308,13 +397,14 @@ int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
 {
 	json_t *root = json_object(), *list = json_array();
 	char *text = NULL, *ipath = fs_join(o->dir, "index.json");
+	struct small_files done = { WB_STRLIST_INIT, NULL, 0 };
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
 	if (fs_mkdir_p(o->dir, 0755, e))
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		if (one(plan, &arts[i], o, list, st, e))
+		if (one(plan, &arts[i], o, list, st, &done, e))
 			goto out;
 	json_object_set_new(root, "schema", json_integer(1));
 	json_object_set_new(root, "image", json_string(plan->name));
@@ -330,6 +420,7 @@ int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
 	json_object_set(root, "artifacts", list);
 	ret = json_write_file(ipath, root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, e);
 out:
+	small_files_release(&done);
 	free(text);
 	free(ipath);
 	json_decref(list);

@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 
 #include "fetch/engine.h"
+#include "lib/url.h"
 #include "lib/redact.h"
 #include "lib/envlimits.h"
 
@@ -261,8 +262,8 @@ static int same_scheme(CURL *h, const char *url)
 	curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff);
 	if (!eff)
 		return 0;
-	hop_url_scheme(eff, a);
-	hop_url_scheme(url, b);
+	wb_url_scheme(eff, a);
+	wb_url_scheme(url, b);
 	return !strcmp(a, b);
 }
 

@@ -286,8 +286,7 @@ void lookup_done(struct engine *en, struct xfer_tag *tag, CURL *h, CURLcode rc);
 /* Free J's lookups (their transfers too). */
 void lookup_release(struct job *j);
 
-/* hop.c */
-void hop_url_scheme(const char *url, char out[16]);
+/* hop.c (a URL's scheme: wb_url_scheme, lib/url.h, libcurl's own reading) */
 /*
  * The hop policy: what a client does with a redirect (an HTTP 3xx) from
  * FROM (the URL just requested: the plan's, or the last hop) whose

@@ -12,16 +12,6 @@
 
 /* ---- transport policy on every hop ------------------------------------ */
 
-/* URL's scheme, lowercased, in OUT; "" when it has none. */
-void hop_url_scheme(const char *url, char out[16])
-{
-	size_t i = 0;
-
-	for (; url[i] && url[i] != ':' && i < 15; i++)
-		out[i] = (char)(url[i] >= 'A' && url[i] <= 'Z' ? url[i] - 'A' + 'a' : url[i]);
-	out[url[i] == ':' ? i : 0] = '\0';
-}
-
 /*
  * Whether a redirect from FROM to TO breaks the transport policy: the
  * reason, or NULL when the hop is allowed. Every hop obeys what the URL
@@ -35,8 +25,8 @@ static const char *hop_refused(const struct trust_policy *policy, const char *fr
 {
 	char fs[16], ts[16];
 
-	hop_url_scheme(from, fs);
-	hop_url_scheme(to, ts);
+	wb_url_scheme(from, fs);
+	wb_url_scheme(to, ts);
 	if (strcmp(ts, "https") && strcmp(ts, "http"))
 		return "a redirect may lead only to http or https";
 	if (!strcmp(ts, "http") && !verify_url_allowed(policy, to))
@@ -80,7 +70,7 @@ static const char *hop_protocols(const struct trust_policy *policy, const char *
 {
 	char sc[16];
 
-	hop_url_scheme(url, sc);
+	wb_url_scheme(url, sc);
 	if (!strcmp(sc, "file"))
 		return "file";
 	if (!strcmp(sc, "https") || !verify_url_allowed(policy, "http://"))

@@ -144,7 +144,7 @@ static int reg_creds(struct reg_try *t, CURL *h, const char *url, struct curl_sl
 		free(shown);
 		return -1;
 	}
-	hop_url_scheme(url, sc);
+	wb_url_scheme(url, sc);
 	if (strcmp(sc, "https")) {
 		/* as the token (reg_ended): a secret over plain http goes to
 		 * whoever answers on the wire */
@@ -411,7 +411,7 @@ static int reg_get_token(struct reg_client *rc, const char *challenge, const cha
 	/* A token realm is https, always (docs/recipes.md, "Registries":
 	 * exit 1): the token it answers is a secret, and policy.allow_http
 	 * admits plain http for pinned bytes, never for a secret. */
-	hop_url_scheme(realm, sc);
+	wb_url_scheme(realm, sc);
 	if (strcmp(sc, "https")) {
 		shown = xfer_shown_url(realm);
 		wb_error(e, WB_EVERIFY, "the token realm '%s' of the registry %s is refused: "

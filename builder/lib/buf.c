@@ -57,6 +57,15 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *xmemdupz(const void *p, size_t n)
+{
+	char *r = xmalloc(n + 1);
+
+	memcpy(r, p, n);
+	r[n] = '\0';
+	return r;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;

@@ -40,6 +40,9 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* N bytes at P, NUL bytes and all, as a new buffer with a NUL after them
+ * (git's xmemdupz): bytes from outside, where xstrndup would stop early. */
+char *xmemdupz(const void *p, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Grow array P (of *NR used, *ALLOC allocated) to hold at least N items. */

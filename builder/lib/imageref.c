@@ -8,6 +8,7 @@
 #include "lib/buf.h"
 #include "lib/hex.h"
 #include "lib/imageref.h"
+#include "lib/url.h"
 
 int imageref_digest_ok(const char *d)
 {
@@ -49,16 +50,36 @@ static int tag_ok(const char *s)
 	return 1;
 }
 
+/*
+ * HOST, an image reference's domain. An image reference is not a URL and
+ * is not parsed as one: it follows distribution/reference's grammar
+ * (github.com/distribution/reference, reference.go's grammar: reference := name [":" tag] ["@" digest];
+ * name := [domain "/"] remote-name; domain := host [":" port-number];
+ * host := domain-name | IPv4address | "[" IPv6address "]"), here with the
+ * domain required. But the registry is then asked at "https://" HOST
+ * (fetch/registry.c), so HOST must also be what libcurl reads as exactly
+ * a host and a port (lib/url.c, the one URL parser): a port out of range
+ * or a stray ']' is refused here, not left to fail as a transfer, and the
+ * origin credentials are bound to is the one libcurl connects to.
+ */
 static int host_ok(const char *s)
 {
+	struct wb_url u;
+	char *url;
+	int ok;
+
 	if (!*s)
 		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == ':' ||
-		      *s == '[' || *s == ']'))
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == ':' ||
+		      *p == '[' || *p == ']'))
 			return 0;
-	return 1;
+	url = xasprintf("https://%s/", s);
+	ok = wb_url_parse(url, &u) == 0 && !u.has_user && !strcmp(u.path, "/");
+	wb_url_release(&u);
+	free(url);
+	return ok;
 }
 
 int image_ref_parse(const char *s, struct image_ref *r, struct wb_err *e)

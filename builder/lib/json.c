@@ -1,5 +1,8 @@
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #include "lib/redact.h"
 #include "lib/base64.h"
@@ -45,6 +48,34 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
 	if (!r)
 		wb_error(e, WB_EUSAGE, "%s: '%s' is not base64", what, name);
 	return r;
+}
+
+json_t *json_bytes(const char *p, size_t len)
+{
+	json_t *j;
+	char *b64;
+
+	if (!p || len > (size_t)INT_MAX / 2)   /* EVP_EncodeBlock's int; files are capped far below */
+		return NULL;
+	if (text_utf8_valid(p, len))
+		return json_stringn(p, len);
+	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)p, (int)len);
+	j = json_pack("{s:s}", "base64", b64);
+	free(b64);
+	return j;
+}
+
+char *json_bytes_get(const json_t *v, size_t *len)
+{
+	const char *s;
+
+	if (json_is_string(v)) {
+		*len = json_string_length(v);
+		return xstrndup(json_string_value(v), *len);   /* no NUL: json_bytes */
+	}
+	s = json_string_value(json_object_get(v, "base64"));
+	return s ? (char *)b64_decode(s, strlen(s), len) : NULL;
 }
 
 json_t *json_url(const char *url)

@@ -27,6 +27,18 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
  * json_string(NULL)). */
 json_t *json_text(const char *s);
 
+/*
+ * Bytes read from outside (a checksum file, a signature, an attestation)
+ * as a record keeps them, byte-exact: a JSON string when they are UTF-8
+ * without a NUL (JSON text is UTF-8, RFC 8259 section 8.1, and jansson
+ * refuses anything else), else {"base64": "..."} of all LEN bytes.
+ * json_bytes_get reads either form back: malloc'd, NUL-terminated, the
+ * length in *LEN; NULL when V is neither. The one way such bytes go into
+ * a record and come back (a cache ref's kept files: fetch/refs.c).
+ */
+json_t *json_bytes(const char *p, size_t len);
+char *json_bytes_get(const json_t *v, size_t *len);
+
 /* A URL as every record keeps it: redact_url() (lib/redact.h: no
  * userinfo, no signed query value), then json_text. NULL for NULL. The
  * only way a URL goes into a record (tests/cli/layers.bats checks). */

@@ -100,7 +100,20 @@ static int param_secret(const char *name, size_t n)
 	return 0;
 }
 
-/* Where URL[0..LEN)'s authority begins (after "scheme://"), or 0 without. */
+/*
+ * Where URL[0..LEN)'s authority begins (after "scheme://"), or 0 without.
+ *
+ * Not lib/url.c's parser (libcurl's curl_url()), on purpose: redaction
+ * scans any text (a message, a server's answer, a URL libcurl refuses),
+ * and must take out a secret whatever a parser would make of it. libcurl
+ * ends userinfo at the first '@' (lib/urlapi.c, parse_hostname_login:
+ * strchr(hostname, '@'), curl 7.88.1) and refuses
+ * "https://u:p@ss@h/" outright, so curl_url() would leave "p@ss" in
+ * place; this scan drops everything up to the last '@' before the first
+ * '/', '?' or '#', which covers libcurl's reading and every other one.
+ * Which URLs are refused and where a secret may go is lib/url.c's alone
+ * (recipe/urls.c url_check, fetch/hop.c, fetch/creds.c).
+ */
 static size_t authority_at(const char *url, size_t len)
 {
 	const char *p = memchr(url, ':', len);
@@ -332,7 +345,7 @@ static struct redact_out outs[2];
 
 /*
  * Write R to O's stream with every terminal control neutralised: a C0
- * control other than tab, newline and carriage return, DEL, and a C1
+ * control other than tab, newline and a CR ending a line (CRLF), DEL, and a C1
  * control (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8: 0x9B is CSI to
  * some terminals) become \xNN, as lib/text.h's text_printable writes
  * them. Text from outside (a cache ref's artifact name, a server's
@@ -343,7 +356,11 @@ static struct redact_out outs[2];
 static void out_printable(FILE *to, const char *r)
 {
 	for (const unsigned char *p = (const unsigned char *)r; *p; p++) {
-		if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r') || *p == 0x7f)
+		/* a CR is a line end only as CRLF: alone, it would put the
+		 * next text over the start of the line (hiding what a cache
+		 * ref's name or a server's message holds before it) */
+		if ((*p < 0x20 && *p != '\t' && *p != '\n' &&
+		     !(*p == '\r' && p[1] == '\n')) || *p == 0x7f)
 			fprintf(to, "\\x%02x", *p);
 		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
 			fprintf(to, "\\x%02x\\x%02x", p[0], p[1]);
@@ -377,7 +394,7 @@ static ssize_t out_write(void *cookie, const char *data, size_t size)
 
 	buf_add(&o->pending, data, size);
 	for (size_t i = 0; i < o->pending.len; i++)
-		if (o->pending.ptr[i] == '\n' || o->pending.ptr[i] == '\r') {
+		if (o->pending.ptr[i] == '\n') {
 			out_line(o, o->pending.ptr + done, i + 1 - done);
 			done = i + 1;
 		}

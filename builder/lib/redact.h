@@ -77,7 +77,7 @@ void redact_stdio(void);
 void redact_stdio_flush(void);
 
 /* Those streams also write every terminal control (C0 but tab, newline
- * and carriage return; DEL; C1) as \xNN: text from outside never drives
+ * and the CR of a CRLF; DEL; C1) as \xNN: text from outside never drives
  * the terminal. CTL, winbuild's own control sequence (the progress
  * display's cursor moves), is written to F (stdout or stderr) as it is. */
 void redact_stdio_raw(FILE *f, const char *ctl);

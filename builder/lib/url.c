@@ -73,6 +73,19 @@ out:
 	return ret;
 }
 
+void wb_url_scheme(const char *url, char out[16])
+{
+	CURLU *h = url ? curl_url() : NULL;
+	char *scheme = NULL;
+
+	out[0] = '\0';
+	if (h && curl_url_set(h, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+	    curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK)
+		lower_into(out, 16, scheme);
+	curl_free(scheme);
+	curl_url_cleanup(h);
+}
+
 void wb_url_release(struct wb_url *u)
 {
 	free(u->path);

@@ -35,6 +35,13 @@ struct wb_url {
 int wb_url_parse(const char *url, struct wb_url *u);
 void wb_url_release(struct wb_url *u);
 
+/* URL's scheme as libcurl reads it (curl_url(3), CURLU_NON_SUPPORT_SCHEME),
+ * lowercased, in OUT; "" when libcurl reads no URL there (the only answer
+ * for "https://user:p@ss@host/": libcurl takes the first '@', lib/urlapi.c
+ * parse_hostname_login, and refuses "ss@host" as a host). A file:// URL
+ * has a scheme and no host. */
+void wb_url_scheme(const char *url, char out[16]);
+
 /* Whether A and B are URLs of one origin (scheme, host, port). Either
  * unparsable: 0. */
 int wb_url_same_origin(const char *a, const char *b);

@@ -216,7 +216,8 @@ static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *to
 		int ret = 0;
 
 		if (is_null(n)) {
-			if (unset_loosens(path))
+			/* components.*: component_nulls() judged it, from the schema */
+			if (strncmp(path, "components.", 11) && unset_loosens(path))
 				ret = err_at(r, &n->origin, "'%s' cannot be unset (null): that "
 					     "would loosen what an earlier layer requires; "
 					     "give another value instead", path);
@@ -326,8 +327,53 @@ static int tighten_only(struct resolver *r, const struct rnode *layer, const str
 	return 0;
 }
 
+/*
+ * A later layer's nulls below components (N, the value of key K at PATH):
+ * the component files that hold the values are merged beneath the layers
+ * later (strip_nulls), so no earlier value is at hand to compare; a null
+ * of any key whose schema entry declares a direction (an artifact's
+ * verify and credential, the component's authenticode policy: S_TRUST in
+ * recipe/schema.c) is refused whatever the file holds, as tighten_only
+ * refuses an unset. T_FREE keys (a log lookup's rekor) stay free, and so
+ * does every key without a direction (a null unsets it, as anywhere).
+ */
+static int component_nulls(struct resolver *r, const struct rnode *n,
+			   const struct schema_key *k, const char *path)
+{
+	enum schema_trust dir = S_TRUST_DIR(k->flags);
+
+	if (is_null(n))
+		return dir != T_NONE && dir != T_FREE ?
+			err_at(r, &n->origin, "'%s' cannot be unset (null): that would "
+			       "loosen what the component file sets; a later layer may "
+			       "only tighten trust (docs/recipes.md, \"Layers only "
+			       "tighten\")", path) : 0;
+	for (size_t i = 0; n->type == RNODE_MAP && k->sub && i < n->nr; i++) {
+		const struct rnode *c = n->items[i];
+		/* an entry of a map of entries: its keys are the sub-table's */
+		const struct schema_key entry = { c->key, S_MAP, k->sub, NULL, 0 };
+		const struct schema_key *ck = k->type == S_MAPOF ? &entry :
+			schema_find(k->sub, c->key);
+		char *p = xasprintf("%s.%s", path, c->key);
+		int ret = ck ? component_nulls(r, c, ck, p) : 0;
+
+		free(p);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
 static int merge_layer(struct resolver *r, struct rnode *layer)
 {
+	const struct rnode *comps = layer->type == RNODE_MAP ?
+		rnode_get(layer, "components") : NULL;
+
+	if (r->top && comps &&
+	    component_nulls(r, comps, schema_find(schema_image, "components"), "components")) {
+		rnode_free(layer);
+		return -1;
+	}
 	if (r->top && layer->type == RNODE_MAP &&
 	    tighten_only(r, layer, r->top, schema_image, "")) {
 		rnode_free(layer);

@@ -112,11 +112,13 @@ static const struct schema_key schema_payload[] = {
 
 static const struct schema_key schema_artifact[] = {
 	{ "url", S_STR, NULL, NULL, S_REQUIRED },
-	{ "verify", S_MAP, schema_verify, NULL, S_REQUIRED },
+	{ "verify", S_MAP, schema_verify, NULL, S_REQUIRED | S_TRUST(T_SET) },
 	{ "unpack", S_MAP, schema_unpack, NULL, 0 },
 	{ "install", S_MAP, schema_install, NULL, 0 },
 	{ "payload", S_MAP, schema_payload, NULL, 0 },
-	{ "credential", S_STR, NULL, NULL, 0 },
+	/* which credentials entry: unset, the origin's own entry would be
+	 * used instead of the one the component named */
+	{ "credential", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	END
 };
 
@@ -203,7 +205,7 @@ const struct schema_key schema_component[] = {
 	{ "images", S_MAPOF, schema_container_image, NULL, 0 },
 	{ "services", S_LISTOF, schema_service, NULL, 0 },
 	{ "generate", S_LISTOF, schema_generate, NULL, 0 },
-	{ "authenticode", S_MAP, schema_authenticode, NULL, 0 },
+	{ "authenticode", S_MAP, schema_authenticode, NULL, S_TRUST(T_LAYERS) },
 	{ "tlog_source", S_ENUM, NULL, "lookup|exported", 0 },
 	{ "cni", S_MAP, schema_cni, NULL, 0 },
 	/* set by the image recipe, beside the component's own keys */

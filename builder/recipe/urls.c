@@ -11,21 +11,39 @@
 #include "lib/names.h"
 #include "lib/redact.h"
 #include "lib/text.h"
+#include "lib/url.h"
 #include "recipe/resolve_int.h"
 
 int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
 	      const char *what)
 {
-	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) &&
-	    strncmp(url, "file://", 7))
-		return err_at(r, o, "'%s' must be an https, http or file URL, not '%s'",
-			      what, url);
+	struct wb_url u;
+	char sc[16];
+
 	for (const char *p = url; *p; p++)
 		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
 			return err_at(r, o, "'%s' holds a space or control character: '%s'",
 				      what, url);
-	if (!strncmp(url, "http", 4) && !strchr(url, '/') )
-		return err_at(r, o, "'%s' has no host: '%s'", what, url);
+	/* read by libcurl's URL API (lib/url.h), as the request and the
+	 * origin rule will read it: a URL libcurl refuses ("https://u:p@ss@h/"
+	 * has a second '@') is refused here, at its place in the recipe,
+	 * rather than failing as a transfer after the plan accepted it */
+	wb_url_scheme(url, sc);
+	if (*sc && strcmp(sc, "https") && strcmp(sc, "http") && strcmp(sc, "file"))
+		return err_at(r, o, "'%s' must be an https, http or file URL, not '%s'",
+			      what, url);
+	/* libcurl reads HTTPS:// as https://, but mirror rules (a prefix),
+	 * policy.allow_http and the mirror layout compare URLs as written */
+	if (*sc && strncmp(url, sc, strlen(sc)))
+		return err_at(r, o, "'%s': write the scheme in lowercase ('%s://'), as "
+			      "mirror rules and policy compare URLs as written: '%s'",
+			      what, sc, url);
+	memset(&u, 0, sizeof(u));
+	if (!*sc || (strcmp(sc, "file") && wb_url_parse(url, &u) < 0))
+		return err_at(r, o, "'%s' is not a URL libcurl reads (an https, http or file "
+			      "URL; a host, a port from 1 to 65535, no second '@'): '%s'",
+			      what, url);
+	wb_url_release(&u);
 	/* A recipe or override file is committed and shared: a secret in one
 	 * of its URLs would be everyone's (issue 31). --set and WINBUILD_SET
 	 * are the user's own, and what they carry is redacted wherever the

@@ -205,7 +205,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		/* every method's file is kept (a cache hit checks it again:
 		 * evidence is only ever what was verified in the run) */
 		if (aux->text) {
-			x->text = xstrndup(aux->text, aux->len);
+			x->text = xmemdupz(aux->text, aux->len);   /* a NUL too */
 			x->len = aux->len;
 		}
 		/* the further files, unless the check kept its own choice */
@@ -216,7 +216,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 				continue;
 			free(f->url);
 			f->url = aux[k].url ? xstrdup(aux[k].url) : NULL;
-			f->text = xstrndup(aux[k].text, aux[k].len);
+			f->text = xmemdupz(aux[k].text, aux[k].len);
 			f->len = aux[k].len;
 		}
 	}
@@ -428,7 +428,7 @@ json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 		if (x->url)
 			json_object_set_new(o, "url", json_url(x->url));
 		if (x->text)
-			json_object_set_new(o, "text", json_stringn(x->text, x->len));
+			json_object_set_new(o, "text", json_bytes(x->text, x->len));
 		if (trust_method_naux(x->method) > 1) {
 			json_t *more = json_array();
 
@@ -437,7 +437,7 @@ json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 
 				json_array_append_new(more, json_pack("{s:o, s:o}",
 					"url", m->url ? json_url(m->url) : json_null(),
-					"text", m->text ? json_stringn(m->text, m->len) :
+					"text", m->text ? json_bytes(m->text, m->len) :
 							  json_null()));
 			}
 			json_object_set_new(o, "more", more);
@@ -474,20 +474,16 @@ int verify_evidence_from_json(const struct trust_spec *spec,
 		x->req = i;
 		if (json_string_value(json_object_get(o, "url")))
 			x->url = xstrdup(json_string_value(json_object_get(o, "url")));
-		if ((val = json_object_get(o, "text")) && json_is_string(val)) {
-			x->len = json_string_length(val);
-			x->text = xstrndup(json_string_value(val), x->len);
-		}
+		if ((val = json_object_get(o, "text")))
+			x->text = json_bytes_get(val, &x->len);
 		for (size_t f_i = 1; f_i < trust_method_naux(x->method); f_i++) {
 			json_t *m = json_array_get(json_object_get(o, "more"), f_i - 1);
 			struct trust_evfile *mf = &x->more[f_i - 1];
 
 			if (json_string_value(json_object_get(m, "url")))
 				mf->url = xstrdup(json_string_value(json_object_get(m, "url")));
-			if ((val = json_object_get(m, "text")) && json_is_string(val)) {
-				mf->len = json_string_length(val);
-				mf->text = xstrndup(json_string_value(val), mf->len);
-			}
+			if ((val = json_object_get(m, "text")))
+				mf->text = json_bytes_get(val, &mf->len);
 		}
 		f = json_object_get(o, "fields");
 		json_object_foreach(f, key, val)

@@ -558,3 +558,41 @@ no_secret() {
 	no_secret PlantedQueryKey41
 	[ ! -s "$CREDS_LOGS/rec.log" ]
 }
+
+@test "origin: URLs a hand parser and libcurl read differently get libcurl's one answer everywhere (plan, fetch, image pull)" {
+	port=${BASIC_URL##*:}
+	recipe a "$BASIC_URL/a.bin"
+	# userinfo with '@' in the password: libcurl takes the first '@'
+	# (lib/urlapi.c) and refuses the rest as a host; the plan refuses it
+	# too, at plan time, and neither prints any part of the password
+	for cmd in "plan" "fetch --cacert $CA/ca.crt --no-progress"; do
+		wb $cmd img.yaml \
+			--set "components.demo.artifacts.a.url=https://$BASIC_USER:Zq@$BASIC_PASS@localhost:$port/a.bin"
+		assert_status 2
+		assert_output_has "not a URL libcurl reads"
+		assert_output_lacks "$BASIC_PASS"
+		assert_output_lacks "Zq@"
+	done
+	[ ! -s "$CREDS_LOGS/basic.log" ]
+	# an uppercase scheme: libcurl reads HTTPS as https, but mirror rules
+	# and policy compare URLs as written: refused with the reason
+	wb plan img.yaml --set "components.demo.artifacts.a.url=HTTPS://localhost:$port/a.bin"
+	assert_status 2
+	assert_output_has "scheme in lowercase"
+	# the default port written out and a percent-encoded host are the
+	# origin libcurl connects to: the credentials file's entry for
+	# https://localhost:PORT applies to https://%6cocalhost:PORT as well
+	basic_creds cr a
+	fetch --credentials cr --set "components.demo.artifacts.a.url=https://%6cocalhost:$port/a.bin"
+	assert_status 0
+	grep -q '"GET /a.bin HTTP/1.1" 200 auth="Basic ' "$CREDS_LOGS/basic.log"
+	# an image reference's registry host libcurl cannot read (a port out of
+	# range, a stray ']') is refused when parsed, exit 2, nothing asked
+	d=sha256:$(printf '%064d' 0)
+	for ref in "localhost:99999/pause@$d" "local]host:$port/pause@$d" "localhost:8x/pause@$d"; do
+		wb image pull "$ref" --windows 2022 --cacert "$CA/ca.crt"
+		assert_status 2
+		assert_output_has "is not a registry host"
+	done
+	[ "$(grep -c 'GET /v2' "$CREDS_LOGS/basic.log")" -eq 0 ]
+}

@@ -136,3 +136,32 @@ loosen_all() {
 	wb plan img.yaml -O site.yaml --set images.pause.enabled=false
 	assert_status 0
 }
+
+# component_trust_keys: every leaf below components.* whose direction is
+# declared (S_TRUST, not T_FREE), '*' made the fixture's containerd artifact
+component_trust_keys() {
+	python3 "$WB_SRC/tests/lib/schema_keys.py" "$WB_SRC/builder/recipe/schema.c" schema_image |
+		awk -F'\t' '$1 ~ /^components\./ && $3 ~ /S_TRUST\(/ && $3 !~ /T_FREE/ {print $1}' |
+		sed -e 's/^components\.\*\.artifacts\.\*\./components.containerd.artifacts.containerd./' \
+			-e 's/^components\.\*\./components.containerd./' -e 's/\.\*\./.x./g'
+}
+
+@test "i41.2: no later layer unsets a component's trust key (verify, credential, authenticode): each schema leaf with a direction, from --set" {
+	run component_trust_keys
+	[ "$status" -eq 0 ]
+	keys=$output
+	# not vacuous: the walk sees the artifact's verify keys, its
+	# credential and the component's authenticode policy
+	[ "$(grep -c . <<<"$keys")" -gt 30 ]
+	grep -qx 'components.containerd.artifacts.containerd.credential' <<<"$keys"
+	grep -q '^components.containerd.authenticode\.' <<<"$keys"
+	while read -r k; do
+		wb plan img.yaml --set "$k=~"
+		[ "$status" -eq 2 ] || { echo "$k: exit $status: $output"; return 1; }
+		assert_output_has "'$k' cannot be unset (null): that would loosen"
+	done <<<"$keys"
+	# (verify.cosign.rekor is T_FREE and stays free: plan.bats "null unsets")
+	# an ordinary component key is still unset by null
+	wb plan img.yaml --set 'components.containerd.description=~'
+	assert_status 0
+}

@@ -169,3 +169,29 @@ airgap() {
 	SOURCE_DATE_EPOCH=1700000000 wb mirror img.yaml M -O upstream.yaml --no-progress
 	assert_status 0
 }
+
+@test "issue 41: two artifacts checked against one SHA256SUMS get one file in the mirror holding both lines; the export fetches --offline" {
+	recipe <<-EOF
+		$(art a.bin "$U/a.bin" "sha256_url: $U/SHA256SUMS")
+		$(art b.bin "$U/b.bin" "sha256_url: $U/SHA256SUMS")
+	EOF
+	wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+	d="M/127.0.0.1_$CLOSED"
+	grep -q "^$(sha_of a.bin)  a.bin\$" "$d/SHA256SUMS"
+	grep -q "^$(sha_of b.bin)  b.bin\$" "$d/SHA256SUMS"
+	[ "$(wc -l <"$d/SHA256SUMS")" -eq 2 ]
+	(cd "$d" && sha256sum -c SHA256SUMS)
+	# the export alone, as file:// under --offline, with a new cache
+	printf 'kind: override\nmirror_only: true\nmirrors:\n  - {from: "%s/", to: "file://%s/"}\n' \
+		"$U" "$PWD/$d" >files.yaml
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb fetch img.yaml -O files.yaml --offline --no-progress
+	assert_status 0
+	assert_output_has "fetched a.bin"
+	assert_output_has "fetched b.bin"
+	# a second export over the first (mirror run again) still holds both
+	wb mirror img.yaml M -O upstream.yaml --no-progress
+	assert_status 0
+	[ "$(wc -l <"$d/SHA256SUMS")" -eq 2 ]
+}

@@ -460,3 +460,55 @@ lock_then_offline() {
 	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x0c\x0e-\x1f\x7f]' || false
 	! printf '%s' "$output" | LC_ALL=C grep -q $'\xc2\x9b' || false
 }
+
+# ---- issue 41 item 7: a pin is made only from bytes this run downloaded ------
+
+@test "issue 41: lock --accept-new pins the bytes it downloads, never an entry and ref a cache writer planted" {
+	# the cache writer's plant: other bytes (a.bin) and the ref that names
+	# them for this very artifact, made the way a writer holding them
+	# would make it: by a lock that is then thrown away
+	cp "$WWW/a.bin" "$WWW/$N.bin"
+	art v "$(H)/$N.bin" "needs_pin: upstream publishes no digest" | recipe
+	wb lock img.yaml --accept-new
+	assert_status 0
+	rm -f t.lock
+	ls "$WINBUILD_CACHE"/refs/* >/dev/null
+	# upstream serves the bytes the user means to pin
+	cp "$WWW/b.bin" "$WWW/$N.bin"
+	local before
+	before=$(nginx_requests "/$N.bin")
+	wb lock img.yaml --accept-new
+	assert_status 0
+	assert_output_has "pinned v: sha256 $(sha_of b.bin)"
+	assert_output_lacks "cached  v"
+	grep -q "$(sha_of b.bin)" t.lock
+	! grep -q "$(sha_of a.bin)" t.lock
+	[ "$(nginx_requests "/$N.bin")" -gt "$before" ]
+	# the pin it made then serves from the cache, offline
+	wb build img.yaml --locked --offline --no-progress
+	assert_status 0
+	assert_output_has "cached  v"
+	[ "$(sha256sum "$(staged k/v)" | cut -d' ' -f1)" = "$(sha_of b.bin)" ]
+}
+
+@test "issue 41: a carriage return in a cache ref's strings never rewrites a line on the terminal (cache ls, fetch)" {
+	cp "$WWW/a.bin" "$WWW/$N.bin"
+	art v "$(H)/$N.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	# the ref's artifact name and URL: a CR that would put the next text
+	# over the start of the line, and an ESC
+	for f in "$WINBUILD_CACHE"/refs/*; do
+		sed -i -e 's/"artifact": "v"/"artifact": "v\\rall entries verified\\u001b[K"/' \
+			-e 's|"url": "http[^"]*"|"url": "http://x/\\r\\u001b[2Kok"|' "$f"
+	done
+	grep -q 'all entries verified' "$WINBUILD_CACHE"/refs/*
+	run bash -c '"$WINBUILD" cache ls 2>&1'
+	assert_status 0
+	assert_output_has 'v\x0dall entries verified\x1b[K'
+	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' || false
+	run bash -c '"$WINBUILD" fetch img.yaml --no-progress 2>&1'
+	assert_status 0
+	assert_output_has "cached  v"
+	! printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' || false
+}

@@ -150,6 +150,27 @@ untouched() {
 	cmp "$d/containerd-2.0.0-attestation.intoto.jsonl" "$WWW/containerd/v2.0.0/containerd-2.0.0-attestation.intoto.jsonl"
 }
 
+@test "issue 41: an attestation with a line that is not UTF-8 (or holds a NUL) is kept byte-exact: --offline --locked and mirror as online" {
+	local f=containerd-2.0.0-odd.intoto.jsonl
+	# a Latin-1 line and a line with a NUL before the good bundles: no
+	# bundle, skipped online as any line that does not verify
+	{ printf 'caf\xe9 \xff\xfe\n'; printf 'a\0b\n'; cat "$WWW/containerd/v2.0.0/containerd-2.0.0-attestation.intoto.jsonl"; } \
+		>"$WWW/containerd/v2.0.0/$f"
+	art "$TAR" "$(H)/containerd/v2.0.0/$TAR" "$(att $f)" | recipe
+	wb lock img.yaml --no-progress
+	assert_status 0
+	assert_output_has "attestation by $ID"
+	n=$(nginx_requests "/containerd/v2.0.0/$f")
+	wb fetch img.yaml --offline --locked --no-progress
+	assert_status 0
+	assert_output_has "cached  $TAR"
+	assert_output_has "attestation by $ID"
+	[ "$(nginx_requests "/containerd/v2.0.0/$f")" = "$n" ]
+	wb mirror img.yaml M --offline --no-progress
+	assert_status 0
+	cmp "M/127.0.0.1_$NGINX_PORT/containerd/v2.0.0/$f" "$WWW/containerd/v2.0.0/$f"
+}
+
 @test "upstream containerd: settings are checked at plan time" {
 	art "$TAR" "$(H)/containerd/v2.0.0/$TAR" "attestation: {url: \"$(H)/x.jsonl\", trusted_root: \"$W/root.json\"}" | recipe
 	wb plan img.yaml
