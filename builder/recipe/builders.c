@@ -3,6 +3,7 @@
  * cloudbase-init provider and base image, and the Windows ISO pin the ISO
  * builders need.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/buf.h"
@@ -92,13 +93,34 @@ static int narrow_builders(struct resolver *r, const struct rnode *n)
  * platform's metadata), and what the recipe's Windows asks of the
  * builders' base images (issue 26, D14/D15).
  */
+/* "B V, ..." for every builder B whose platform table row has an image of
+ * EDITION for Windows Server V, into OUT; the table names them, so no
+ * message here does (tests/cli/platform.bats) */
+static const char *edition_images(const char *edition, char *out, size_t len)
+{
+	struct buf b = BUF_INIT;
+
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		for (size_t j = 0; j < PLATFORM_MAX_VERSIONS; j++) {
+			const struct platform_base *base = &platform_builders[i].base[j];
+
+			if (base->version && !strcmp(base->edition ? base->edition :
+						     "datacenter", edition))
+				buf_addf(&b, "%s%s %s", b.len ? ", " : "",
+					 platform_builders[i].name, base->version);
+		}
+	snprintf(out, len, "%s", b.len ? b.ptr : "none");
+	buf_release(&b);
+	return out;
+}
+
 int convert_builders(struct resolver *r, const struct rnode *top)
 {
 	struct plan *p = r->plan;
 	const struct rnode *n = rnode_get(rnode_get(top, "packer"), "builders");
 	const struct rnode *pv = rnode_get(rnode_get(top, "cloudbase_init"), "provider");
 	const struct rnode *win = rnode_get(top, "windows");
-	char names[256];
+	char names[256], have[256];
 
 	platform_set_join(PLATFORM_SET_BUILDERS, ", ", names, sizeof(names));
 	if (n) {
@@ -143,8 +165,9 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				err_at(r, &rnode_get(win, "edition")->origin,
 				       "windows.edition '%s': Packer builder '%s' has no Azure "
 				       "Edition image of Windows Server %s to start from (the "
-				       "platform table lists azure-arm's for 2025; use edition: "
-				       "datacenter)", p->windows_edition, b->name, p->windows_version) :
+				       "platform table has: %s; use edition: datacenter)",
+				       p->windows_edition, b->name, p->windows_version,
+				       edition_images(p->windows_edition, have, sizeof(have))) :
 				err_at(r, rnode_get(win, "edition") ?
 				       &rnode_get(win, "edition")->origin : &win->origin,
 				       "windows.edition '%s': Packer builder '%s' starts from "
@@ -159,8 +182,10 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				      &rnode_get(win, "edition")->origin : &win->origin,
 				      "windows.edition '%s': Packer builder '%s' installs from "
 				      "the Windows Server ISO, which holds no Azure Edition (use "
-				      "edition: datacenter, or narrow packer.builders to azure-arm)",
-				      p->windows_edition, b->name);
+				      "edition: datacenter, or narrow packer.builders to a builder "
+				      "the platform table has its image for: %s)",
+				      p->windows_edition, b->name,
+				      edition_images(p->windows_edition, have, sizeof(have)));
 		/* D15: never the other installation type instead: a platform
 		 * without a Server Core image takes no Server Core recipe */
 		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_edition,

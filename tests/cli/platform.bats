@@ -383,10 +383,10 @@ PY
 	done
 	wb plan "$(recipe 2025)" --builder qemu --set windows.edition=datacenter-azure-edition
 	assert_status 2
-	assert_output_has "windows.edition 'datacenter-azure-edition': Packer builder 'qemu' installs from the Windows Server ISO, which holds no Azure Edition"
+	assert_output_has "windows.edition 'datacenter-azure-edition': Packer builder 'qemu' installs from the Windows Server ISO, which holds no Azure Edition (use edition: datacenter, or narrow packer.builders to a builder the platform table has its image for: azure-arm 2025)"
 	wb plan "$(recipe 2025)" --builder amazon-ebs --set windows.edition=datacenter-azure-edition
 	assert_status 2
-	assert_output_has "Packer builder 'amazon-ebs' has no Azure Edition image of Windows Server 2025"
+	assert_output_has "Packer builder 'amazon-ebs' has no Azure Edition image of Windows Server 2025 to start from (the platform table has: azure-arm 2025; use edition: datacenter)"
 	wb plan "$(recipe 2022)" --builder azure-arm --set windows.edition=datacenter-azure-edition
 	assert_status 2
 	assert_output_has "Packer builder 'azure-arm' has no Azure Edition image of Windows Server 2022"
