@@ -61,6 +61,11 @@ outputs_hash() {
 	assert_status 0
 	ok=windows-2022-containerd-v-qemu bad=windows-2022-containerd-v-azure-arm
 	[ -f "out/$bad/packer/$bad.pkr.hcl" ] && [ -f "$bad.lock" ]
+	# each image is narrowed to its own builder (o41-matrix-builders-dropped)
+	grep -q '^source "qemu" "node"' "out/$ok/packer/$ok.pkr.hcl"
+	! grep -q '^source "azure-arm"' "out/$ok/packer/$ok.pkr.hcl"
+	grep -q '^source "azure-arm" "node"' "out/$bad/packer/$bad.pkr.hcl"
+	! grep -q '^source "qemu"' "out/$bad/packer/$bad.pkr.hcl"
 	before_bad=$(outputs_hash "$bad") before_ok=$(outputs_hash "$ok")
 	# both restage (their variation changed); once staged, a file of bad's
 	# new tree changes, so its emit (an archive builder: the payload is
