@@ -66,6 +66,10 @@ outputs_hash() {
 	! grep -q '^source "azure-arm"' "out/$ok/packer/$ok.pkr.hcl"
 	grep -q '^source "azure-arm" "node"' "out/$bad/packer/$bad.pkr.hcl"
 	! grep -q '^source "qemu"' "out/$bad/packer/$bad.pkr.hcl"
+	# bad's lock as a person may have left it (the same pins, laid out
+	# otherwise): its failure must give back these bytes, not the lock its
+	# stage rewrote (o41-pm-lock-not-restored)
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); json.dump(d, open(sys.argv[1], "w"), indent=7)' "$bad.lock"
 	before_bad=$(outputs_hash "$bad") before_ok=$(outputs_hash "$ok")
 	# both restage (their variation changed); once staged, a file of bad's
 	# new tree changes, so its emit (an archive builder: the payload is
