@@ -62,10 +62,8 @@ outputs_hash() {
 	ok=windows-2022-containerd-v-qemu bad=windows-2022-containerd-v-azure-arm
 	[ -f "out/$bad/packer/$bad.pkr.hcl" ] && [ -f "$bad.lock" ]
 	# each image is narrowed to its own builder (o41-matrix-builders-dropped)
-	grep -q '^source "qemu" "node"' "out/$ok/packer/$ok.pkr.hcl"
-	! grep -q '^source "azure-arm"' "out/$ok/packer/$ok.pkr.hcl"
-	grep -q '^source "azure-arm" "node"' "out/$bad/packer/$bad.pkr.hcl"
-	! grep -q '^source "qemu"' "out/$bad/packer/$bad.pkr.hcl"
+	[ "$(grep '^source ' "out/$ok/packer/$ok.pkr.hcl")" = 'source "qemu" "node" {' ]
+	[ "$(grep '^source ' "out/$bad/packer/$bad.pkr.hcl")" = 'source "azure-arm" "node" {' ]
 	# bad's lock as a person may have left it (the same pins, laid out
 	# otherwise): its failure must give back these bytes, not the lock its
 	# stage rewrote (o41-pm-lock-not-restored)
