@@ -92,6 +92,14 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 	nothing_cached
 }
 
+@test "image pull: the build's windows/amd64 entry is taken, not an earlier windows/arm64 entry of the same build" {
+	# o41-reg-index-any-arch: the architecture not compared
+	pull "$REG/armfirst:1@$(dg 'armfirst|list')" --windows 2022 --json
+	assert_status 0
+	[ "$(jf 'J["manifest_digest"]')" = "$(dg 'armfirst|entries|10.0.20348.3207|manifest')" ]
+	[ "$(cached)" = 5 ]
+}
+
 @test "image pull: a config whose platform contradicts the list entry is exit 1, nothing cached" {
 	pull "$REG/liar:1@$(dg 'liar|list')" --windows 2022
 	assert_status 1
