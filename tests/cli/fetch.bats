@@ -408,3 +408,22 @@ assert a["a"]["ok"] and a["a"]["key_id"] and not a["t"]["ok"] and a["t"]["exit"]
 	grep -aq "big" "$WORK/tty.log"
 	! grep -aq "total" "$WORK/tty.log"
 }
+
+@test "ten redirects are followed, an eleventh is a network error (exit 3), nothing cached" {
+	# FETCH_MAX_REDIRS (fetch/engine.h) is 10 hops; faultd's /redirect/REST
+	# answers 302 to /REST, so N "redirect/" segments are N hops
+	# (o41-hop-one-redirect-more: one hop more followed)
+	local ten="" i
+	for i in $(seq 10); do ten="${ten}redirect/"; done
+	art a "$(F)/redirect/${ten}a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml
+	assert_status 3
+	assert_output_has "more than 10 redirects (the last to '$(F)/a.bin')"
+	[ "$(cache_files)" -eq 0 ]
+	[ "$(grep -c '"GET /redirect/' "$FAULTD_LOG")" -ge 11 ]
+	# one hop fewer: followed to the end
+	art a "$(F)/${ten}a.bin" "sha256: $(sha_of a.bin)" | recipe
+	wb fetch img.yaml
+	assert_status 0
+	[ "$(cache_files)" -eq 1 ]
+}

@@ -33,6 +33,7 @@ setup_file() {
 	start_front flaky --flaky
 	start_front grow --grow
 	start_front downgrade --http-redirect
+	start_front leak --token --leak-token
 	export WINBUILD_RETRY_BACKOFF_MS=20
 }
 
@@ -89,6 +90,29 @@ nothing_cached() { [ "$(cached)" = 0 ] && [ "$(tmpfiles)" = 0 ]; }
 	assert_status 1
 	assert_output_has "no windows/amd64 entry for Windows build 10.0.26100"
 	assert_output_has "windows/amd64 10.0.17763.6893, windows/amd64 10.0.20348.3207, linux/amd64"
+	nothing_cached
+}
+
+@test "image pull: the build's windows/amd64 entry is taken, not an earlier windows/arm64 entry of the same build" {
+	# o41-reg-index-any-arch: the architecture not compared
+	pull "$REG/armfirst:1@$(dg 'armfirst|list')" --windows 2022 --json
+	assert_status 0
+	[ "$(jf 'J["manifest_digest"]')" = "$(dg 'armfirst|entries|10.0.20348.3207|manifest')" ]
+	[ "$(cached)" = 5 ]
+}
+
+@test "image pull: the registry's token is never shown, even where a blob store echoes it in a URL" {
+	# o41-reg-token-not-redacted: the token is a secret of the run
+	# (lib/redact.h) from the moment it is received
+	read -r front _ <<<"$LEAK_PORTS"
+	: >"$LEAK_LOG"
+	pull "127.0.0.1:$front/pause@$(dg 'pause|list')" --windows 2022
+	assert_status 3
+	tok=$(grep -o 'tok-[0-9a-f]*' "$LEAK_LOG" | head -n1)
+	[ -n "$tok" ]
+	assert_output_has "not found (HTTP 404)"
+	assert_output_has "REDACTED"
+	assert_output_lacks "$tok"
 	nothing_cached
 }
 

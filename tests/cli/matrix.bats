@@ -157,6 +157,11 @@ regreq() { grep -o '"[A-Z][A-Z]* /registry.k8s.io/[^ ]*' "$NGINX_LOG" | tr -d '"
 	assert_output_has "two images are named 'windows-2022-containerd': image 'windows-2022-containerd' ($R/windows-2022-containerd.yaml) and image 'windows-2022-containerd' ($R/windows-2022-containerd.yaml)"
 	[ ! -e out ] && [ "$(requests | wc -l)" -eq 0 ]
 	ls ./*.lock 2>/dev/null && false
+	# side by side too (o41-pm-dup-name-adjacent: the first pair is compared)
+	wbd build "$R/windows-2022-containerd.yaml" "$R/windows-2022-containerd.yaml" -o out
+	assert_status 2
+	assert_output_has "two images are named 'windows-2022-containerd'"
+	[ ! -e out ] && [ "$(requests | wc -l)" -eq 0 ]
 	# --lock cannot name the lock of several images
 	wbd build "${SHIPPED[@]}" --lock one.lock
 	assert_status 2
@@ -284,4 +289,24 @@ regreq() { grep -o '"[A-Z][A-Z]* /registry.k8s.io/[^ ]*' "$NGINX_LOG" | tr -d '"
 	assert_output_has "$(printf '%-32s %-9s %-24s' windows-2022-containerd-a 10 "up to date")"
 	grep -q 'example.invalid/pause:2' "out/windows-2022-containerd-b/tree/Program Files/containerd/config.toml"
 	[ "$(requests | wc -l)" -eq 0 ]
+}
+
+@test "a matrix file: a variation's or builder's name that starts with '-' or '.' or holds a '/' is exit 2 at its line, nothing fetched" {
+	# o41-matrix-name-dot: the name is appended to the image name, which
+	# names OUT/<name>/ and <name>.lock; a leading '.' hides them (and
+	# OUT/.<name>.prev.<pid> is the matrix's own kept copy)
+	: >"$NGINX_LOG"
+	for name in .hidden -dash a/b ..; do
+		printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nvariations:\n  - name: "%s"\n' \
+			"$name" >v.yaml
+		wbd stage --matrix v.yaml -o out
+		assert_status 2
+		assert_output_has "v.yaml:4:11: a variation's name is letters, digits, '-', '_' and '.'"
+		printf 'kind: matrix\nrecipes: [windows-2022-containerd]\nbuilders: ["%s"]\n' "$name" >b.yaml
+		wbd stage --matrix b.yaml -o out
+		assert_status 2
+		assert_output_has "b.yaml:3:12: a builder name is letters, digits, '-', '_' and '.'"
+	done
+	[ ! -e out ] && [ "$(requests | wc -l)" -eq 0 ]
+	[ -z "$(ls ./*.lock 2>/dev/null)" ]
 }

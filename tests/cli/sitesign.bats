@@ -366,6 +366,12 @@ print("" if e is None else e[sys.argv[3]])' "$WORK/t.lock" "$1" "$2"
 	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
 	assert_status 1
 	assert_output_has "recorded 0000000000000000"
+	# or forges the upstream digest it records beside the same signed bytes
+	# (o41-site-locked-upstream)
+	python3 -c 'import json; l = json.load(open("t.lock.good")); l["site_signed"]["k/good.exe"]["upstream_sha256"] = "1" * 64; json.dump(l, open("t.lock", "w"))'
+	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"
+	assert_status 1
+	assert_output_has "the lock file 't.lock' recorded upstream sha256 $(printf '1%.0s' $(seq 64)) before site signing, these bytes are $(sha "$FX/good.exe")"
 	# a malformed entry is a lock error, exit 2
 	python3 -c 'import json; l = json.load(open("t.lock.good")); l["site_signed"]["k/good.exe"]["sha256"] = "xyz"; json.dump(l, open("t.lock", "w"))'
 	wb stage img.yaml -o out --no-progress --locked "${KEY[@]}"

@@ -86,7 +86,7 @@ def layer(seed):
     return gzip.compress(raw.getvalue(), mtime=0), hashlib.sha256(raw.getvalue()).hexdigest()
 
 
-def image(repo, os_, ver, seed, foreign=False, config_ver=None):
+def image(repo, os_, ver, seed, foreign=False, config_ver=None, arch="amd64"):
     layers, diff_ids, descs = [], [], []
     for i in range(2):
         blob, diff = layer(f"{seed}-{i}")
@@ -101,7 +101,7 @@ def image(repo, os_, ver, seed, foreign=False, config_ver=None):
             descs.append({"mediaType": MT_LAYER, "size": len(blob),
                           "digest": push_blob(repo, blob)})
         layers.append(blob)
-    cfg = {"architecture": "amd64", "os": os_,
+    cfg = {"architecture": arch, "os": os_,
            "rootfs": {"type": "layers", "diff_ids": diff_ids},
            "config": {"Cmd": ["c:\\windows\\system32\\cmd.exe"]}}
     if config_ver or ver:
@@ -113,7 +113,7 @@ def image(repo, os_, ver, seed, foreign=False, config_ver=None):
            "layers": descs}
     mb = json.dumps(man, indent=3).encode()
     md = push_manifest(repo, sha(mb), MT_MAN, mb)
-    plat = {"architecture": "amd64", "os": os_}
+    plat = {"architecture": arch, "os": os_}
     if ver:
         plat["os.version"] = ver
     return {"mediaType": MT_MAN, "size": len(mb), "digest": md, "platform": plat}, {
@@ -173,5 +173,12 @@ out["servercore"] = push_list("windows/servercore", "ltsc", [
 # signed: a 2022 image whose tests push its cosign signature (--sig)
 out["signed"] = push_list("signed", "1", [
     image("signed", "windows", "10.0.20348.3207", "s2022"),
+])
+# armfirst: a 2022 list whose windows/arm64 entry comes before its
+# windows/amd64 one (the build host's pick is the amd64 entry; entries keeps
+# the amd64 one, listed last)
+out["armfirst"] = push_list("armfirst", "1", [
+    image("armfirst", "windows", "10.0.20348.3207", "a2022arm", arch="arm64"),
+    image("armfirst", "windows", "10.0.20348.3207", "a2022"),
 ])
 json.dump(out, sys.stdout, indent=1)

@@ -17,6 +17,9 @@ Two TLS listeners on loopback:
          --flaky: the first request for each path on either listener is a 503.
          --grow: one byte more on every blob body (longer than its descriptor).
          --http-redirect: blobs redirect to the blob store over plain http.
+         --leak-token: blobs redirect to a blob-store path that ends with
+         the token (a store that echoes it), where nothing is found: the
+         client's 404 message names that URL.
 --plain: both listeners plain http (a mirror over http wanting a token).
 --basic USER:PASS: every /v2/ request on front needs Basic USER:PASS, else
          401 with `WWW-Authenticate: Basic realm="test"` (a site's mirror).
@@ -55,6 +58,7 @@ ap.add_argument("--corrupt-manifests", action="store_true")
 ap.add_argument("--flaky", action="store_true")
 ap.add_argument("--grow", action="store_true")
 ap.add_argument("--http-redirect", action="store_true")
+ap.add_argument("--leak-token", action="store_true")
 ap.add_argument("--plain", action="store_true")
 ap.add_argument("--basic", default="")
 ap.add_argument("--token-basic", default="")
@@ -165,8 +169,9 @@ class Front(Base):
         parts = u.path[4:].rsplit("/", 2)
         if len(parts) == 3 and parts[1] == "blobs":
             scheme = "http" if A.http_redirect else "https"
+            leak = f"/{TOKEN}" if A.leak_token else ""
             return self.answer(307, b"", {
-                "Location": f"{scheme}://localhost:{PORTS['blobs']}/b/{parts[0]}/{parts[2]}"})
+                "Location": f"{scheme}://localhost:{PORTS['blobs']}/b/{parts[0]}/{parts[2]}{leak}"})
         st, hd, body = upstream(u.path, self.headers.get("Accept"))
         if A.corrupt_manifests and st == 200:
             body = body + b" "

@@ -127,11 +127,22 @@ static void test_payload(void **state)
 {
 	char *other = payload_for(OTHER, "cosign container image signature");
 	char *type = payload_for(PIN, "something else");
+	char *dup;
 
 	(void)state;
 	one(MT, other, NULL, ANN_FULL, "the payload signs " OTHER ", not the pinned digest " PIN);
 	one(MT, type, NULL, ANN_FULL, "critical.type is 'something else'");
 	one(MT, "[]", NULL, ANN_FULL, "not a simple-signing JSON object");
+	/* a key twice: a reader that keeps the first sees OTHER, jansson
+	 * (the last) the pin; such a payload is no payload (o41-ocisig-
+	 * duplicate-keys) */
+	dup = xasprintf("{\"critical\":{\"identity\":{\"docker-reference\":\"r.test/a\"},"
+			"\"image\":{\"docker-manifest-digest\":\"%s\","
+			"\"docker-manifest-digest\":\"%s\"},"
+			"\"type\":\"cosign container image signature\"},\"optional\":null}",
+			OTHER, PIN);
+	one(MT, dup, NULL, ANN_FULL, "not a simple-signing JSON object");
+	free(dup);
 	free(other);
 	free(type);
 }

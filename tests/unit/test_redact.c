@@ -84,11 +84,43 @@ static void test_text(void **state)
 	}
 }
 
+/* The run's known secrets (a credentials file's, a registry token): every
+ * copy of one taken out, by the message path (redact_text), the URL path
+ * (redact_url) and the stdout/stderr streams' (redact_text_dup); one too
+ * short to tell from text is not one. Last: the secrets are process-wide.
+ * (o41-redact-literal-once, o41-redact-stdio-no-literals) */
+static void test_known_secrets(void **state)
+{
+	static const char line[] = "401 from https://h/Pl4ntedS3cret/a?x=1: "
+		"token Pl4ntedS3cret refused (was Pl4ntedS3cret)\n";
+	char msg[256], *got;
+
+	(void)state;
+	redact_add_secret("Pl4ntedS3cret");
+	redact_add_secret("short");
+	got = redact_text_dup(line, strlen(line));
+	assert_string_equal(got, "401 from https://h/REDACTED/a?x=1: token REDACTED refused "
+			    "(was REDACTED)\n");
+	free(got);
+	snprintf(msg, sizeof(msg), "%s", line);
+	redact_text(msg, sizeof(msg));
+	assert_string_equal(msg, "401 from https://h/REDACTED/a?x=1: token REDACTED refused "
+			    "(was REDACTED)\n");
+	got = redact_url("https://h/Pl4ntedS3cret/Pl4ntedS3cret.bin");
+	assert_string_equal(got, "https://h/REDACTED/REDACTED.bin");
+	free(got);
+	assert_int_equal(redact_has_secret("a short text"), 0);
+	got = redact_text_dup("a short text", 12);
+	assert_string_equal(got, "a short text");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_known_secrets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
