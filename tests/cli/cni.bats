@@ -60,7 +60,7 @@ assert cni["bin_dirs"] == ["C:/k/cni/bin"] and cni["conf_dir"] == "C:/k/cni/conf
 @test "cni: containerd with no component declaring the CNI directories is refused by stage (exit 2), no tree written" {
 	# containerd's own file without its cni map, the CNI components off
 	sed '/^cni:/,/^$/d' "$WB_SRC/recipes/components/containerd.yaml" >"$WORK/containerd.yaml"
-	! grep -q '^cni:' "$WORK/containerd.yaml"
+	! grep -q '^cni:' "$WORK/containerd.yaml" || false
 	printf '%s\n' "kind: override" "components:" \
 		"  containerd: {file: '$WORK/containerd.yaml'}" \
 		"  cni-plugins: {enabled: false}" "  windows-cni: {enabled: false}" >"$WORK/nocni.yaml"
@@ -80,5 +80,5 @@ assert cni["bin_dirs"] == ["C:/k/cni/bin"] and cni["conf_dir"] == "C:/k/cni/conf
 	local s="$WORK/out/$NAME/packer/scripts/06-cni.ps1"
 	grep -qF "'C:\\k\\cni\\bin'" "$s"
 	grep -qF "'C:\\k\\cni\\conf'" "$s"
-	! grep -qi 'opt.cni\|etc.cni' "$s"
+	! grep -qi 'opt.cni\|etc.cni' "$s" || false
 }

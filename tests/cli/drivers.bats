@@ -109,7 +109,7 @@ facts() {
 	echo "$output"
 	grep -q '^qemu .*manifest.json")|"ide"|"e1000"$' <<<"$output"
 	grep -q '^vsphere-iso .*manifest.json")|\["lsilogic-sas"\]|"e1000e"$' <<<"$output"
-	! grep -q 'WinPEDriver' "$HCL"
+	! grep -q 'WinPEDriver' "$HCL" || false
 	packer_ok "$PK"
 }
 

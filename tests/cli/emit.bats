@@ -78,12 +78,12 @@ recipe() {
 	hcl=out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl
 	[ "$(grep -c 'cd_files' "$hcl")" -eq 3 ]
 	grep -q 'cd_label *= "WINBUILD"' "$hcl"
-	! grep -q 'provisioner "file"' "$hcl"
+	! grep -q 'provisioner "file"' "$hcl" || false
 	[ ! -e out/windows-2022-containerd/packer/payload.zip ]
 
 	wb emit "$(recipe 2022)" --builder azure-arm --builder amazon-ebs
 	assert_status 0
-	! grep -q 'cd_files' "$hcl"
+	! grep -q 'cd_files' "$hcl" || false
 	grep -q 'provisioner "file"' "$hcl"
 	grep -q 'only *= \["azure-arm.node", "amazon-ebs.node"\]' "$hcl"
 	zip=out/windows-2022-containerd/packer/payload.zip
@@ -128,8 +128,8 @@ PY
 	assert_status 0
 	vars=out/windows-2022-containerd/packer/windows-2022-containerd.auto.pkrvars.hcl
 	hcl=out/windows-2022-containerd/packer/windows-2022-containerd.pkr.hcl
-	! grep -Eq '^(winrm_password|vsphere_password|azure_client_secret)' "$vars"
-	! grep -q secret "$vars" || ! grep -Eq '_secret *=' "$vars"
+	! grep -Eq '^(winrm_password|vsphere_password|azure_client_secret)' "$vars" || false
+	! grep -q secret "$vars" || ! grep -Eq '_secret *=' "$vars" || false
 	for v in winrm_password vsphere_password azure_client_secret; do
 		python3 - "$hcl" "$v" <<'PY'
 import re, sys
@@ -154,8 +154,8 @@ PY
 	assert_status 0
 	dir=out/windows-2025-containerd/packer
 	for f in "$dir"/*.pkr.hcl "$dir"/*.pkrvars.hcl; do
-		! grep -nE 'required_plugins|^[[:space:]]*data[[:space:]]+"|templatefile[[:space:]]*\(|^[[:space:]]*content[[:space:]]*=|use_pwsh|cd_content' "$f"
-		! grep -nE '^[[:space:]]*packer[[:space:]]*\{' "$f"
+		! grep -nE 'required_plugins|^[[:space:]]*data[[:space:]]+"|templatefile[[:space:]]*\(|^[[:space:]]*content[[:space:]]*=|use_pwsh|cd_content' "$f" || false
+		! grep -nE '^[[:space:]]*packer[[:space:]]*\{' "$f" || false
 	done
 	grep -q required_plugins "$dir/init/required_plugins.pkr.hcl"
 	for p in hashicorp/azure vmware/vsphere hashicorp/qemu hashicorp/hyperv hashicorp/amazon; do
@@ -213,7 +213,7 @@ PY
 	assert_status 0
 	# drop the closing brace of the first block of a real emitted script
 	sed '0,/^}$/{/^}$/d}' out/windows-2022-containerd/packer/scripts/05-services.ps1 > broken.ps1
-	! cmp -s broken.ps1 out/windows-2022-containerd/packer/scripts/05-services.ps1
+	! cmp -s broken.ps1 out/windows-2022-containerd/packer/scripts/05-services.ps1 || false
 	run node "$PSPARSE" broken.ps1
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"broken.ps1:"*"ERROR"* || "$output" == *"broken.ps1:"*"MISSING"* ]]
@@ -232,8 +232,8 @@ PY
 		grep -qx 'Set-StrictMode -Version Latest' "$f"
 		grep -q 'Write-Step' "$f"
 		# native commands only through Invoke-Native, which checks $LASTEXITCODE
-		! grep -nE '^[[:space:]]*&[[:space:]]' "$f" | grep -v '& \$FilePath @ArgumentList'
-		! grep -nE '^[[:space:]]*(sc|msiexec|nssm|sysprep|containerd)(\.exe)?[[:space:]]' "$f"
+		! grep -nE '^[[:space:]]*&[[:space:]]' "$f" | grep -v '& \$FilePath @ArgumentList' || false
+		! grep -nE '^[[:space:]]*(sc|msiexec|nssm|sysprep|containerd)(\.exe)?[[:space:]]' "$f" || false
 		grep -q 'if (\$Ok -notcontains \$code)' "$f"
 	done
 	grep -q "Get-FileHash -Algorithm SHA256" "$s/02-payload.ps1"
@@ -420,7 +420,7 @@ emit_blocked() {
 		assert_output_has "interrupted while archiving 'k/kubelet.exe'"
 		[ -z "$(ls -A out/windows-2022-containerd | grep -v -x -e tree -e manifest.json)" ] || {
 			ls -la out/windows-2022-containerd >&2; return 1; }
-		! grep -rq "AdministratorPassword\|iso_admin_password" out/windows-2022-containerd --include='*.hcl' --include='*.xml'
+		! grep -rq "AdministratorPassword\|iso_admin_password" out/windows-2022-containerd --include='*.hcl' --include='*.xml' || false
 	done
 }
 

@@ -54,7 +54,7 @@ model() { run python3 "$WB_SRC/tests/node/winnode.py" "$@"; }
 	assert_status 0
 	last=$(echo "$output" | tail -n 1)
 	python3 -c 'import json,sys; a=json.loads(sys.argv[1]); assert not any(x.startswith("--hostname-override") for x in a), a' "$last"
-	! grep -qi 'COMPUTERNAME' "$(O)/tree/k/StartKubelet.ps1"
+	! grep -qi 'COMPUTERNAME' "$(O)/tree/k/StartKubelet.ps1" || false
 	printf 'KUBELET_KUBEADM_ARGS="--hostname-override=node-a.example --node-ip=10.0.0.5"\r\n' >"$WORK/flags.env"
 	model kubelet-sc "$(S)" "$(O)/tree" "$WORK/flags.env"
 	assert_status 0
@@ -137,7 +137,7 @@ model() { run python3 "$WB_SRC/tests/node/winnode.py" "$@"; }
 	grep -qF 'Disable-LocalUser' "$WORK/azure"
 	grep -qF '"/unattend:$unattend"' "$WORK/azure"
 	sed -n "/^if (\$Platform -eq 'iso') {/,/^}/p" "$s" >"$WORK/iso"
-	! grep -qF 'Block-WireServer' "$WORK/iso"
+	! grep -qF 'Block-WireServer' "$WORK/iso" || false
 	run python3 "$WB_SRC/tests/node/winnode.py" native "$s"
 	assert_status 0
 	assert_output_has '["\"$env:SystemRoot\\System32\\net.exe\"", "accounts", "/maxpwage:unlimited"]'

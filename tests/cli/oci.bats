@@ -101,7 +101,7 @@ oci_config() {
 	grep -q "SetPassword('@WINRM_PASSWORD@')" "$ud"
 	grep -q 'LocalPort 5986' "$ud"
 	# issue 40: opc over NTLM as image-builder; Basic never turned on
-	! grep -q 'Auth\\Basic' "$ud"
+	! grep -q 'Auth\\Basic' "$ud" || false
 	grep -q "LocalAccountTokenFilterPolicy' -PropertyType DWord -Value 1" "$ud"
 	grep -q '^  winrm_use_ntlm = true$' "$HCL"
 	sed -e 1d -e '$d' "$ud" >ud.ps1

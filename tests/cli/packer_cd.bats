@@ -172,8 +172,8 @@ check_cd() {
 	# the root of qemu's CD (vsphere-iso's pvscsi and VMwareTools are on its
 	# own CD only: the next test)
 	grep -qx '\$WinPEDriver\$/viostor/2k22/amd64/viostor.inf' "$WORK/drivers-2022-here/got"
-	! grep -q 'VMwareTools\|pvscsi' "$WORK/drivers-2022-here/got"
-	! grep -q '^\$WinPEDriver\$' "$WORK/windows-2022-containerd-here/got"
+	! grep -q 'VMwareTools\|pvscsi' "$WORK/drivers-2022-here/got" || false
+	! grep -q '^\$WinPEDriver\$' "$WORK/windows-2022-containerd-here/got" || false
 }
 
 # cd_shape IMAGE: "<builder> <entry>..." for each ISO builder of IMAGE's
@@ -204,7 +204,7 @@ cd_shape() {
 		# a tree entry: abspath() of the path beside packer/ (the fix of issue 40)
 		grep -qF '${abspath("${path.root}/../tree")}' <<<"$q"
 		# every entry outside packer/ goes through abspath(); none holds a bare ..
-		! grep -qE '(^| )"?\$\{path\.root\}/\.\.' <<<"$q"
+		! grep -qE '(^| )"?\$\{path\.root\}/\.\.' <<<"$q" || false
 		for b in vsphere-iso hyperv-iso; do
 			e=$(sed -n "s/^$b //p" <<<"$output")
 			# the same entries, in the same order, plus the builder's own
@@ -223,7 +223,7 @@ cd_shape() {
 	grep -qF 'vsphere-iso ' <<<"$output"
 	grep '^vsphere-iso ' <<<"$output" | grep -qF 'winpe/BUILDER/$WinPEDriver$")}'
 	grep '^vsphere-iso ' <<<"$output" | grep -qF 'winpe/BUILDER/VMwareTools")}'
-	! grep '^hyperv-iso ' <<<"$output" | grep -q winpe
+	! grep '^hyperv-iso ' <<<"$output" | grep -q winpe || false
 }
 
 # models IMAGE_DIR=DEST[=SOURCE]...: the engine tier's CD model
@@ -269,7 +269,7 @@ models() {
 	cd_build bare "$WORK/bare-run" "$WORK/bare/packer" .
 	[ -f "$WORK/bare-run/tmp/tree/k/kubelet.exe" ]
 	iso_files "$WORK/bare-run/cd.iso" >"$WORK/bare-run/real"
-	! grep -q '^tree/' "$WORK/bare-run/real"
+	! grep -q '^tree/' "$WORK/bare-run/real" || false
 	run models "$WORK/bare=$WORK/bare-model"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Packer's CD step writes '../tree/"*"outside its staging folder"* ]]

@@ -163,8 +163,8 @@ PY
 	# gvlk (default): checked per version x edition by packer_e2e.bats; none:
 	wb emit "$(recipe 2022)" --builder qemu --set windows.product_key=none
 	assert_status 0
-	! grep -q ProductKey "$PK/answer/bios/Autounattend.xml"
-	! grep -q windows_product_key "$HCL"
+	! grep -q ProductKey "$PK/answer/bios/Autounattend.xml" || false
+	! grep -q windows_product_key "$HCL" || false
 	# env: Setup gets the GVLK, the build installs the user's key, which
 	# no output holds
 	wb emit "$(recipe 2022)" --set windows.product_key=env
@@ -185,7 +185,7 @@ PY
 	export PKR_VAR_windows_product_key=USERK-EYABC-DEFGH-IJKLM-NOPQR
 	wb emit "$(recipe 2022)" --set windows.product_key=env
 	assert_status 0
-	! grep -rq USERK-EYABC out
+	! grep -rq USERK-EYABC out || false
 	run env PKR_VAR_vsphere_password=s PKR_VAR_azure_client_secret=s packer validate "$PK"
 	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
 	run "$WINBUILD" plan "$(recipe 2022)" --json --set windows.product_key=none

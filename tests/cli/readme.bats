@@ -53,8 +53,8 @@ teardown() {
 	wait "$DEMO_PID" || true
 	DEMO_PID=
 	[ ! -e "$DEMO_DIR/demo.env" ]
-	! (exec 9<>"/dev/tcp/127.0.0.1/$DEMO_PORT") 2>/dev/null
-	! (exec 9<>"/dev/tcp/127.0.0.1/$DEMO_REKOR_PORT") 2>/dev/null
+	! (exec 9<>"/dev/tcp/127.0.0.1/$DEMO_PORT") 2>/dev/null || false
+	! (exec 9<>"/dev/tcp/127.0.0.1/$DEMO_REKOR_PORT") 2>/dev/null || false
 	[ -z "$(ls -A "$WORK/tmp")" ]
 }
 

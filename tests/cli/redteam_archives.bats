@@ -83,7 +83,7 @@ attack() {
 	[ -z "$(ls -d "$WORK/out/t"/.tree.tmp.* 2>/dev/null)" ]
 	[ -z "$(find "$BATS_TEST_TMPDIR" ! -type d -newer "$BATS_TEST_TMPDIR/.before" \
 		! -path "$WINBUILD_CACHE/*" ! -path "$WORK/out/*" ! -path "$WORK/components/*" \
-		! -path "$WORK/img.yaml" ! -path "$BATS_TEST_TMPDIR/out.txt" -print)" ]
+		! -path "$WORK/img.yaml" ! -path "$BATS_TEST_TMPDIR/out.txt" -print)" ] || false
 	[ -z "$(find "$BATS_TEST_TMPDIR" "$WWW/.." -name 'evil*' -newer "$BATS_TEST_TMPDIR/.before" 2>/dev/null)" ]
 	[ -z "$(find /tmp -maxdepth 2 -name 'evil*' -newer "$BATS_TEST_TMPDIR/.before" 2>/dev/null)" ]
 }
@@ -334,7 +334,7 @@ sparse_case() {
 	echo "# corpus: $n archives, $ok staged, $refused refused" >&3
 	[ -z "$(find "$BATS_TEST_TMPDIR" ! -type d -newer "$BATS_TEST_TMPDIR/.before" \
 		! -path "$WINBUILD_CACHE/*" ! -path "$WORK/c/*" ! -path "$WORK/components/*" \
-		! -path "$WORK/img.yaml" ! -path "$BATS_TEST_TMPDIR/*.txt" ! -path "$BATS_TEST_TMPDIR/*.err" -print)" ]
+		! -path "$WORK/img.yaml" ! -path "$BATS_TEST_TMPDIR/*.txt" ! -path "$BATS_TEST_TMPDIR/*.err" -print)" ] || false
 	if [ -n "$bad" ]; then
 		printf '%s' "$bad" >&2
 		return 1

@@ -192,7 +192,7 @@ assert d["name"] and d["cniVersion"] and d["plugins"][0]["type"] == sys.argv[2]
 	grep -q 'kubelet.exe' "$(T)/k/StartKubelet.ps1"
 	[ -f "$(T)/Program Files/nssm/win64/nssm.exe" ]
 	[ ! -e "$(T)/Program Files/nssm/win32" ]
-	! grep -q -- '--windows-service' "$(T)/k/StartKubelet.ps1"
+	! grep -q -- '--windows-service' "$(T)/k/StartKubelet.ps1" || false
 }
 
 @test "service_manager sc: the same start script reads kubeadm-flags.env, kubelet answers the service manager" {
@@ -383,7 +383,7 @@ refused() {
 	[ ! -e "$WORK/out/t/.stage.lock" ]
 	# nothing new anywhere in the test dir but the cache and out/t itself
 	[ -z "$(find "$BATS_TEST_TMPDIR" ! -type d -newer "$BATS_TEST_TMPDIR/.before" \
-		! -path "$WINBUILD_CACHE*" ! -path "$WORK/out*" -print)" ]
+		! -path "$WINBUILD_CACHE*" ! -path "$WORK/out*" -print)" ] || false
 	# nor outside it, at the exact places an escape would reach: the
 	# absolute name the fixture carries, and evil* beside each folder
 	# above out/t that ../ climbs to; only files made since .before count,

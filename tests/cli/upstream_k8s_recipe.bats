@@ -213,7 +213,7 @@ untouched() {
 	assert_output_has "cosign $ID ($ISS), log index 5"
 	grep -q '"GET /hold/a.bin.sha256 HTTP' "$FAULTD_LOG"
 	grep -q "index held: released by" "$REKOR_LOG"
-	! grep -q "index held: timed out" "$REKOR_LOG"
+	! grep -q "index held: timed out" "$REKOR_LOG" || false
 }
 
 @test "issue 30: the trusted root is parsed once per run, whatever number of requirements name it (downloads and cache hits)" {
@@ -559,7 +559,7 @@ exported() {
 	wb fetch img.yaml -O ov.yaml --no-progress
 	assert_status 1
 	assert_output_has "artifact 'kubeadm.exe'"
-	! grep -qs '"artifact": "kubeadm.exe"' "$WINBUILD_CACHE"/refs/*
+	! grep -qs '"artifact": "kubeadm.exe"' "$WINBUILD_CACHE"/refs/* || false
 	# a value it does not know: where it was written
 	printf 'kind: override\ncomponents:\n  demo: {tlog_source: offline}\n' >ov.yaml
 	wb plan img.yaml -O ov.yaml
