@@ -2,6 +2,9 @@
  * winbuild verify OUTDIR: re-check a staged output (OUT/<name>) against its
  * manifest: every modified, missing and extra file is reported; exit 1 if
  * any, 0 when clean (emit/treecheck.h).
+ * winbuild verify OUTDIR --node DRIVE: hold an image's system drive to the
+ * same manifest: kept files in place, build-only files absent; exit 1 on
+ * a kept file missing or changed, or a build-only file left.
  * winbuild verify --lock FILE: re-hash the cache entry of every artifact of
  * the lock; exit 1 if one is missing, changed (it is quarantined) or of
  * another size.
@@ -18,19 +21,26 @@
 #include "fetch/lockfile.h"
 #include "lib/buf.h"
 
-#define VERIFY_USAGE "verify OUTDIR [--site-roots FILE] [-q]\n" \
+#define VERIFY_USAGE "verify OUTDIR [--node DRIVE] [--site-roots FILE] [-q]\n" \
 	"       winbuild verify --lock FILE [--cache DIR] [-q]"
 
-static int verify_tree(struct wb_run *run, const char *dir, const char *site_roots)
+/* OUTDIR's tree/ against its manifest, or with DRIVE that image's
+ * system drive (treecheck_node) */
+static int verify_tree(struct wb_run *run, const char *dir, const char *drive,
+		       const char *site_roots)
 {
 	struct treecheck res;
 	struct wb_err e = WB_ERR_INIT;
-	size_t count[TREECHECK_SIGNATURE + 1] = { 0 };
+	size_t count[TREECHECK_LEFTOVER + 1] = { 0 };
+	const char *prefix = drive ? "" : "tree/";
 	json_t *problems;
 
-	cmd_json_set(run, "mode", json_string("tree"));
+	cmd_json_set(run, "mode", json_string(drive ? "node" : "tree"));
 	cmd_json_set(run, "dir", json_string(dir));
-	if (treecheck_run(dir, site_roots, &res, &e) < 0)
+	if (drive)
+		cmd_json_set(run, "drive", json_string(drive));
+	if ((drive ? treecheck_node(dir, drive, site_roots, &res, &e) :
+	     treecheck_run(dir, site_roots, &res, &e)) < 0)
 		return cmd_fail(&e);
 	problems = json_array();
 	for (size_t i = 0; i < res.nr; i++) {
@@ -43,11 +53,21 @@ static int verify_tree(struct wb_run *run, const char *dir, const char *site_roo
 		json_object_set_new(pj, "detail", p->detail ? json_string(p->detail) : json_null());
 		json_array_append_new(problems, pj);
 		if (!run->json)
-			printf("%-9s tree/%s%s%s%s\n", treecheck_kind_name(p->kind), p->path,
+			printf("%-9s %s%s%s%s%s\n", treecheck_kind_name(p->kind), prefix, p->path,
 			       p->detail ? "  (" : "", p->detail ? p->detail : "",
 			       p->detail ? ")" : "");
 	}
 	cmd_json_set(run, "problems", problems);
+	if (drive) {
+		json_t *absent = json_array();
+
+		for (size_t i = 0; i < res.absent.nr; i++) {
+			json_array_append_new(absent, json_string(res.absent.v[i]));
+			if (!run->json && !run->quiet)
+				printf("%-9s %s  (build-only)\n", "absent", res.absent.v[i]);
+		}
+		cmd_json_set(run, "build_only_absent", absent);
+	}
 	cmd_json_set(run, "files", json_integer((json_int_t)res.nfiles));
 	cmd_json_set(run, "directories", json_integer((json_int_t)res.ndirs));
 	cmd_json_set(run, "site_signatures", json_integer((json_int_t)res.nsigned));
@@ -57,15 +77,29 @@ static int verify_tree(struct wb_run *run, const char *dir, const char *site_roo
 		if (count[TREECHECK_SIGNATURE])
 			snprintf(sigs, sizeof(sigs), ", %zu bad site signatures",
 				 count[TREECHECK_SIGNATURE]);
-		cmd_errorf("%s does not match its manifest: %zu modified, "
-			   "%zu missing, %zu extra%s", dir, count[TREECHECK_MODIFIED],
-			   count[TREECHECK_MISSING], count[TREECHECK_EXTRA], sigs);
+		if (drive)
+			cmd_errorf("%s does not match %s's manifest: %zu modified, "
+				   "%zu missing, %zu build-only left%s", drive, dir,
+				   count[TREECHECK_MODIFIED], count[TREECHECK_MISSING],
+				   count[TREECHECK_LEFTOVER], sigs);
+		else
+			cmd_errorf("%s does not match its manifest: %zu modified, "
+				   "%zu missing, %zu extra%s", dir, count[TREECHECK_MODIFIED],
+				   count[TREECHECK_MISSING], count[TREECHECK_EXTRA], sigs);
 		treecheck_release(&res);
 		return WB_EVERIFY;
 	}
-	if (!run->quiet && !run->json)
-		printf("%s: %zu files and %zu directories match manifest.json%s\n", dir,
-		       res.nfiles, res.ndirs, res.nsigned ? "; the site signatures verify" : "");
+	if (!run->quiet && !run->json) {
+		if (drive)
+			printf("%s: the %zu kept files and %zu directories match manifest.json; "
+			       "its %zu build-only files are absent, as after a build%s\n", drive,
+			       res.nfiles, res.ndirs, res.absent.nr,
+			       res.nsigned ? "; the site signatures verify" : "");
+		else
+			printf("%s: %zu files and %zu directories match manifest.json%s\n", dir,
+			       res.nfiles, res.ndirs,
+			       res.nsigned ? "; the site signatures verify" : "");
+	}
 	treecheck_release(&res);
 	return WB_OK;
 }
@@ -152,9 +186,11 @@ out:
 
 int cmd_verify(int argc, char **argv, struct wb_run *run)
 {
-	const char *lock = NULL, *site_roots = NULL;
+	const char *lock = NULL, *site_roots = NULL, *drive = NULL;
 	const struct cmd_opt own[] = {
 		{ 0, "--lock", NULL, "FILE", "check the cache against this lock file", &lock, NULL, NULL },
+		{ 0, "--node", NULL, "DRIVE", "check the root of an image's system drive\n"
+		  "against OUTDIR's manifest: kept files, build-only ones absent", &drive, NULL, NULL },
 		{ 0, "--site-roots", NULL, "FILE", "the site's roots (PEM): check the signature\n"
 		  "of every file the site signed (site_signing)", &site_roots, NULL, NULL },
 		{ 0 },
@@ -168,5 +204,5 @@ int cmd_verify(int argc, char **argv, struct wb_run *run)
 		return verify_lock(run, lock);
 	if (lock || run->positional.nr != 1)
 		return cmd_usage("%s", VERIFY_USAGE);
-	return verify_tree(run, run->positional.v[0], site_roots);
+	return verify_tree(run, run->positional.v[0], drive, site_roots);
 }

@@ -122,6 +122,9 @@ static json_t *file_component(const struct staged_file *f)
 	prop(props, "size", size);
 	if (f->generated)
 		prop(props, "generated", "true");
+	/* what the node keeps (docs/manifest.md, "lifetime"): a build-only
+	 * file stays in the SBOM, which lists what the image was built from */
+	prop(props, "lifetime", f->build_only ? "build" : "node");
 	if (f->has_authenticode) {
 		prop(props, "authenticode:signed", f->auth_signed ? "true" : "false");
 		prop(props, "authenticode:signer", f->auth_signer);

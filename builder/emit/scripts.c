@@ -372,7 +372,7 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 	struct wb_strlist paths = WB_STRLIST_INIT, excl = WB_STRLIST_INIT,
 		dirs = WB_STRLIST_INIT, confs = WB_STRLIST_INIT,
 		props = WB_STRLIST_INIT, conflists = WB_STRLIST_INIT,
-		builder_providers = WB_STRLIST_INIT, consumed = WB_STRLIST_INIT,
+		builder_providers = WB_STRLIST_INIT,
 		paths_from = WB_STRLIST_INIT, excl_from = WB_STRLIST_INIT,
 		dirs_from = WB_STRLIST_INIT, props_from = WB_STRLIST_INIT,
 		adirs = WB_STRLIST_INIT, adirs_from = WB_STRLIST_INIT,
@@ -502,13 +502,6 @@ int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 			wb_strlist_push(&confs, m->files[i].path);
 	}
 	tmpl_set_list(v, "cloudbase_conf_files", &confs);
-	/* D24: what step 03 consumed (the MSI, every provider's conf pair)
-	 * leaves the image in step 07; named file by file, never a directory */
-	if (msi)
-		wb_strlist_push(&consumed, msi->dest_win);
-	for (size_t i = 0; i < confs.nr; i++)
-		wb_strlist_push(&consumed, confs.v[i]);
-	tmpl_set_list(v, "consumed_files", &consumed);
 	for (size_t i = 0; i < p->builders.nr; i++) {
 		s = xasprintf("%s=%s", p->builders.v[i], p->builder_providers.v[i]);
 		wb_strlist_push(&builder_providers, s);
@@ -579,7 +572,6 @@ out:
 	wb_strlist_release(&props);
 	wb_strlist_release(&conflists);
 	wb_strlist_release(&builder_providers);
-	wb_strlist_release(&consumed);
 	wb_strlist_release(&paths_from);
 	wb_strlist_release(&excl_from);
 	wb_strlist_release(&dirs_from);

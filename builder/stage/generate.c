@@ -131,7 +131,7 @@ static int generate_declared(struct tree *t, const struct plan *plan,
 }
 
 /* cloudbase-init's conf pair for provider PROV under
- * ProgramData/winbuild/cloudbase-init/PROV/. */
+ * STAGE_CBI_CONF_DIR/PROV/. */
 static int render_provider(struct tree *t, const char *templates_dir,
 			   const char *prov, struct tmpl_vars *vars, struct wb_err *e)
 {
@@ -155,8 +155,7 @@ static int render_provider(struct tree *t, const char *templates_dir,
 	tmpl_set(vars, "provider", prov);
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(confs); i++) {
 		char *tmpl = xasprintf("cloudbase-init/%s", confs[i]);
-		char *path = xasprintf("ProgramData/winbuild/cloudbase-init/%s/%s", prov,
-				       confs[i]);
+		char *path = xasprintf(STAGE_CBI_CONF_DIR "/%s/%s", prov, confs[i]);
 
 		ret = emit(t, templates_dir, tmpl, path, "cloudbase-init", vars, e);
 		free(tmpl);

@@ -8,6 +8,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/hex.h"
+#include "lib/platform.h"
 #include "lib/winpath.h"
 #include "stage/manifest.h"
 #include "stage/stage.h"
@@ -23,6 +24,53 @@ static int cmp_str(const void *a, const void *b)
 static json_t *str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
+}
+
+/* 1 if tree path PATH is below tree directory DIR ('/'-separated) */
+static int below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/*
+ * Whether the node keeps tree file F of PLAN: "node", or "build" for a
+ * file only the build uses, which the step that used it removes from the
+ * image (docs/manifest.md, "lifetime"). The one place that decides it;
+ * the emitted scripts, `verify --node` and the SBOM read the manifest.
+ *   - a container image's OCI layout tar (images:): 06-images imports it
+ *     into containerd, whose content store then holds the image
+ *   - a Windows update package (windows.updates): 09-updates installs it
+ *     with DISM, the component store then holds it
+ *   - an installer placed by `payload:` (the cloudbase-init MSI), run by
+ *     step 03, and every provider's cloudbase-init conf pair, whose
+ *     builder's pair step 03 lays into cloudbase-init's own conf folder
+ *   - a builder's windowsPE folder (platform_winpe_dir()): Windows Setup
+ *     loads its drivers, and the answer file runs VMware Tools' setup,
+ *     from the builder's CD, never from C:
+ */
+static const char *file_lifetime(const struct plan *p, const struct tree_file *f)
+{
+	char dir[256];
+
+	if (f->component && !strcmp(f->component, "images"))
+		return "build";
+	for (size_t i = 0; f->artifact && i < p->nupdates; i++)
+		if (!strcmp(f->artifact, p->updates[i].artifact))
+			return "build";
+	for (size_t i = 0; f->artifact && i < p->nartifacts; i++)
+		if (p->artifacts[i].action == PLAN_PAYLOAD &&
+		    !strcmp(f->artifact, p->artifacts[i].name))
+			return "build";
+	if (f->component && !strcmp(f->component, "cloudbase-init") &&
+	    below(f->path, STAGE_CBI_CONF_DIR))
+		return "build";
+	for (size_t i = 0; i < platform_nbuilders; i++)
+		if (!platform_winpe_dir(&platform_builders[i], dir, sizeof(dir)) &&
+		    below(f->path, dir))
+			return "build";
+	return "node";
 }
 
 int stage_write_manifest(const char *path, const struct plan *plan,
@@ -66,6 +114,7 @@ int stage_write_manifest(const char *path, const struct plan *plan,
 		json_object_set_new(o, "artifact", str_or_null(f->artifact));
 		json_object_set_new(o, "component", json_string(f->component));
 		json_object_set_new(o, "generated", json_boolean(!f->artifact));
+		json_object_set_new(o, "lifetime", json_string(file_lifetime(plan, f)));
 		if (f->authenticode)
 			json_object_set_new(o, "authenticode", authenticode_result_to_json(f->authenticode));
 		if (f->site_signature) {
@@ -217,7 +266,7 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 	m->files = xcalloc(json_array_size(arr) + 1, sizeof(*m->files));
 	json_array_foreach(arr, i, it) {
 		struct staged_file *f = &m->files[m->nfiles++];
-		const char *h = json_string_value(json_object_get(it, "sha256"));
+		const char *h = json_string_value(json_object_get(it, "sha256")), *lt;
 		json_t *sz = json_object_get(it, "size");
 
 		f->path = opt_str(it, "path");
@@ -225,6 +274,13 @@ int staged_manifest_read(const char *path, struct staged_manifest *m,
 		f->artifact = opt_str(it, "artifact");
 		f->component = opt_str(it, "component");
 		f->generated = json_is_true(json_object_get(it, "generated"));
+		lt = json_string_value(json_object_get(it, "lifetime"));
+		if (!lt || (strcmp(lt, "node") && strcmp(lt, "build"))) {
+			wb_error(e, WB_ESTAGE, "'%s': files[%zu]: 'lifetime' is neither "
+				 "\"node\" nor \"build\"", path, i);
+			goto out;
+		}
+		f->build_only = !strcmp(lt, "build");
 		if (json_is_object(json_object_get(it, "authenticode"))) {
 			json_t *ac = json_object_get(it, "authenticode");
 

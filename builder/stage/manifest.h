@@ -26,6 +26,9 @@ struct staged_file {
 	char sha256[65];
 	unsigned long long size;
 	int generated;
+	/* "lifetime": "build": only the build uses it; the step that used it
+	 * removes it from the image ("node": the node keeps it) */
+	int build_only;
 	/* "authenticode" of a checked file (docs/manifest.md) */
 	int has_authenticode, auth_signed;
 	char *auth_signer, *auth_issuer, *auth_thumbprint, *auth_digest,

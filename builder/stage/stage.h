@@ -123,6 +123,10 @@ int stage_run(const struct plan *plan, const struct stage_input *in,
 	      struct wb_err *e);
 void stage_result_release(struct stage_result *res);
 
+/* Where stage_generate puts each provider's cloudbase-init conf pair
+ * (tree path; <provider>/<file> below it), for step 03 to pick from. */
+#define STAGE_CBI_CONF_DIR "ProgramData/winbuild/cloudbase-init"
+
 /* The generated files (generate.c): containerd config.toml, cloudbase-init
  * conf files, CNI conflist, kubelet service helper, rendered from the
  * templates in TEMPLATES_DIR into T. Errors: WB_EUSAGE (template, value),

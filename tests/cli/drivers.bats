@@ -22,28 +22,6 @@ setup() {
 
 teardown() { stop_servers; }
 
-# virtio_recipe ISO_URL SHA256: img.yaml with the shipped virtio-win
-# component for the qemu builder, and fixture.yaml replacing its URL
-virtio_recipe() {
-	cat >img.yaml <<-EOF
-		kind: image
-		name: t
-		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
-		vars: {virtio_win_os: 2k22}
-		components:
-		  virtio-win:
-		    file: $WB_SRC/recipes/components/virtio-win.yaml
-		packer: {builders: [qemu]}
-	EOF
-	cat >fixture.yaml <<-EOF
-		kind: override
-		replace:
-		  virtio-win:
-		    url: $1
-		    verify: {sha256: $2}
-	EOF
-}
-
 # packer_ok DIR: Debian's Packer 1.6.6 validates DIR and finds it fmt-clean
 packer_ok() {
 	need_dep command -v packer -- "packer not installed (make deps)"

@@ -112,19 +112,20 @@ model() { run python3 "$WB_SRC/tests/node/winnode.py" "$@"; }
 	done
 }
 
-@test "D24: step 07 removes the cloudbase-init MSI and every provider's conf pair, named file by file" {
+@test "D24: the manifest marks the cloudbase-init MSI and every provider's conf pair build-only, and step 07 removes every build-only file" {
 	build
 	assert_status 0
 	python3 - "$(O)/manifest.json" "$(S)/07-provenance.ps1" <<-'PY'
 	import json, re, sys
 	m = json.load(open(sys.argv[1]))
 	src = open(sys.argv[2], encoding='utf-8').read()
-	line = re.search(r"^\$ConsumedFiles = @\((.*)\)$", src, re.M).group(1)
-	consumed = [t[1:-1] for t in re.findall(r"'[^']*'", line)]
+	build = [f['path'] for f in m['files'] if f['lifetime'] == 'build']
 	want = [f['path'] for f in m['files'] if f.get('component') == 'cloudbase-init']
-	assert sorted(consumed) == sorted(want), (consumed, want)
-	assert any(p.endswith('CloudbaseInitSetup_x64.msi') for p in consumed)
-	assert not any(p.endswith('\\') for p in consumed)
+	assert sorted(build) == sorted(want), (build, want)
+	assert any(p.endswith('CloudbaseInitSetup_x64.msi') for p in build)
+	# step 07 removes them by the manifest on the node, no list of its own
+	assert re.search(r"^Remove-BuildOnly -All$", src, re.M), src
+	assert 'ConsumedFiles' not in src
 	PY
 }
 

@@ -8,43 +8,18 @@
 load helpers
 load ../lib/servers
 load ../lib/authenticode
+load ../lib/openssh
 load stage_fixtures
 
 export PATH="$PATH:$HOME/.dotnet/tools"
 
-MS_SUBJECT="/C=US/ST=Washington/L=Redmond/O=Microsoft Corporation/CN=Microsoft Corporation"
-MS_PUBLISHER="CN=Microsoft Corporation,O=Microsoft Corporation,L=Redmond,ST=Washington,C=US"
-
-# ossh_zip NAME SIGNER: $WWW/good/NAME, the release layout, every PE signed
-# by SIGNER (a certificate of $FX), or unsigned with SIGNER "-"
-ossh_zip() {
-	local d="$BATS_FILE_TMPDIR/z-$1" signer=$2 f
-	rm -rf "$d" && mkdir -p "$d/OpenSSH-Win64"
-	for f in sshd.exe ssh.exe ssh-keygen.exe sftp-server.exe; do
-		if [ "$signer" = - ]; then cp "$FX/hello.exe" "$d/OpenSSH-Win64/$f"
-		else ac_sign "$FX/$signer" "$FX/hello.exe" "$d/OpenSSH-Win64/$f"; fi
-	done
-	if [ "$signer" = - ]; then cp "$FX/hello.dll" "$d/OpenSSH-Win64/libcrypto.dll"
-	else ac_sign "$FX/$signer" "$FX/hello.dll" "$d/OpenSSH-Win64/libcrypto.dll"; fi
-	printf '# stand-in for install-sshd.ps1\r\n' >"$d/OpenSSH-Win64/install-sshd.ps1"
-	printf '# stand-in for sshd_config_default\r\n' >"$d/OpenSSH-Win64/sshd_config_default"
-	(cd "$d" && zip -qrX "$WWW/good/$1" OpenSSH-Win64)
-}
-
 setup_file() {
 	ac_setup_file
-	# Microsoft's signer subject in Microsoft's order (C, ST, L, O, CN): the
-	# fixtures' policy keeps CN and O only, so this one is issued as asked
-	(cd "$FX" && { cat ext.cnf; printf '[pol_dn]\ncountryName = optional\nstateOrProvinceName = optional\nlocalityName = optional\norganizationName = optional\ncommonName = supplied\n'; } >ms.cnf &&
-		openssl req -new -newkey rsa:2048 -nodes -keyout ms.key -out ms.csr -subj "$MS_SUBJECT" 2>/dev/null &&
-		openssl ca -batch -config ms.cnf -policy pol_dn -preserveDN -cert ca.pem -keyfile ca.key \
-			-in ms.csr -out ms.pem -startdate 20250101000000Z -enddate 20450101000000Z \
-			-extfile ms.cnf -extensions v3_cs >/dev/null 2>&1) || return 1
-	[ "$(openssl x509 -in "$FX/ms.pem" -noout -subject -nameopt RFC2253)" = "subject=$MS_PUBLISHER" ] || return 1
+	ossh_ms_cert || return 1
 	make_stage_fixtures "$BATS_FILE_TMPDIR"
-	ossh_zip OpenSSH-Win64.zip ms
-	ossh_zip unsigned.zip -
-	ossh_zip example.zip cs
+	ossh_zip "$WWW/good/OpenSSH-Win64.zip" ms
+	ossh_zip "$WWW/good/unsigned.zip" -
+	ossh_zip "$WWW/good/example.zip" cs
 	start_nginx "$WWW"
 }
 

@@ -29,23 +29,7 @@ setup_file() {
 	}
 	# shellcheck disable=SC1091
 	source "$FX/upd.env"
-	cat >"$BATS_FILE_TMPDIR/upd.yaml" <<-EOF
-	kind: override
-	windows:
-	  updates:
-	    - kb: KB5050009
-	      url: @HTTP@/good/$CU_URLPATH
-	      sha1: $CU_SHA1
-	      sha256: $CU_SHA256
-	      authenticode: {roots: $FX/ca.pem, publishers: ["O=Example Corp,CN=Example Code Signing"]}
-	      expect_build: "26100.2894"
-	    - kb: KB5043080
-	      checkpoint: true
-	      url: @HTTP@/good/$CP_URLPATH
-	      sha1: $CP_SHA1
-	      sha256: $CP_SHA256
-	      authenticode: {roots: $FX/ca.pem, publishers: ["O=Example Corp,CN=Example Code Signing"]}
-	EOF
+	upd_tier_override >"$BATS_FILE_TMPDIR/upd.yaml"
 	dism_script "$BATS_FILE_TMPDIR/happy.json" "$HAPPY"
 	WINTIER_MANAGERS=sc WINTIER_BUILDERS=qemu WINTIER_WWW="$FX/www" \
 		WINTIER_OVERRIDE="$BATS_FILE_TMPDIR/upd.yaml" WBSIM_DISM_SCRIPT="$BATS_FILE_TMPDIR/happy.json" \

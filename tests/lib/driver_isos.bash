@@ -1,6 +1,6 @@
 # ISO 9660 images laid out as the driver ISOs the shipped components unpack
 # (recipes/components/virtio-win.yaml, vmware-tools.yaml), made with xorriso;
-# used by tests/cli/drivers.bats and packer_cd.bats.
+# used by tests/cli/drivers.bats, packer_cd.bats and payload_buildonly.bats.
 
 # virtio_iso DIR: an ISO 9660 image laid out as virtio-win's (Rock Ridge +
 # Joliet, as xorriso writes it), with drivers for two Windows versions and
@@ -36,4 +36,26 @@ tools_iso() {
 	echo "MZ setup" >"$src/setup.exe"
 	xorriso -as mkisofs -r -J -V VMware-Tools -o "$1/VMware-tools.iso" "$src" >/dev/null 2>&1
 	echo "$1/VMware-tools.iso"
+}
+
+# virtio_recipe ISO_URL SHA256: img.yaml with the shipped virtio-win
+# component for the qemu builder, and fixture.yaml replacing its URL
+virtio_recipe() {
+	cat >img.yaml <<-EOF
+		kind: image
+		name: t
+		windows: {version: "2022", iso_sha256: $TEST_ISO_SHA256}
+		vars: {virtio_win_os: 2k22}
+		components:
+		  virtio-win:
+		    file: $WB_SRC/recipes/components/virtio-win.yaml
+		packer: {builders: [qemu]}
+	EOF
+	cat >fixture.yaml <<-EOF
+		kind: override
+		replace:
+		  virtio-win:
+		    url: $1
+		    verify: {sha256: $2}
+	EOF
 }

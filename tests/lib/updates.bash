@@ -106,3 +106,27 @@ upd_recipe() {
 	  demo: {}
 	EOF
 }
+
+# upd_tier_override: an override (stdout) listing the month's update and its
+# checkpoint from the engine tier's fixture server (@HTTP@/good/, which
+# tests/win/run makes its URL; the fixtures of upd_make_fixtures in
+# WINTIER_WWW, upd.env sourced), pinned, under $FX/ca.pem
+upd_tier_override() {
+	cat <<-EOF
+	kind: override
+	windows:
+	  updates:
+	    - kb: KB5050009
+	      url: @HTTP@/good/$CU_URLPATH
+	      sha1: $CU_SHA1
+	      sha256: $CU_SHA256
+	      authenticode: {roots: $FX/ca.pem, publishers: ["O=Example Corp,CN=Example Code Signing"]}
+	      expect_build: "26100.2894"
+	    - kb: KB5043080
+	      checkpoint: true
+	      url: @HTTP@/good/$CP_URLPATH
+	      sha1: $CP_SHA1
+	      sha256: $CP_SHA256
+	      authenticode: {roots: $FX/ca.pem, publishers: ["O=Example Corp,CN=Example Code Signing"]}
+	EOF
+}

@@ -106,19 +106,14 @@ def main():
                 else:
                     c.true('pass %d changed %s: %s -> %s' % (i + 1, k, json.dumps(a.get(k))[:600], json.dumps(b.get(k))[:600]), False)
 
-    # every manifest file in place with its SHA-256, and writable (D12: the
-    # CD's ReadOnly attribute does not travel with the copy)
-    # D24: the cloudbase-init MSI and the conf pairs are consumed by step 03
-    # and removed by step 07 (07-provenance.ps1's $ConsumedFiles)
-    consumed = {p.lower() for p in winnode.ps_string_list(open(
-        os.path.join(scripts, '07-provenance.ps1'), encoding='utf-8').read(), 'ConsumedFiles')}
+    # every file the node keeps in place with its SHA-256, and writable
+    # (D12: the CD's ReadOnly attribute does not travel with the copy);
+    # every build-only file ("lifetime": "build", docs/manifest.md: image
+    # tars, update packages, windowsPE folders, and D24's cloudbase-init
+    # MSI and conf pairs) gone, removed by the step that used it
     for f in manifest['files']:
-        low = f['path'].lower()
-        if low.startswith('c:\\programdata\\winbuild\\installers\\') or \
-                low.startswith('c:\\programdata\\winbuild\\cloudbase-init\\'):
-            c.true('consumed file %s not named in $ConsumedFiles' % f['path'], low in consumed)
-        if low in consumed:
-            c.eq('consumed file %s left in the image' % f['path'], files.get(f['path']), None)
+        if f['lifetime'] == 'build':
+            c.eq('build-only file %s left in the image' % f['path'], files.get(f['path']), None)
             continue
         c.eq('file %s' % f['path'], files.get(f['path']), f['sha256'])
         hp = os.path.join(sim, 'C', *f['path'][3:].split('\\'))
@@ -415,6 +410,15 @@ def main():
     # sshd's host keys, which every node would share
     for r in ([] if kept else snaps[0]['state'].get('restart_starts', [])):
         c.eq('pass 1: services restart %d started' % r['restart'], r['services'], [])
+    # and none of the image's services (the plan's, containerd's,
+    # cloudbase-init's) is registered before the last update's restart
+    plog = snaps[0]['state'].get('package_log', [])
+    after = plog[-1]['restarts'] + 1 if plog else 0
+    ours = {s['name'].lower() for s in plan['services']} | {'containerd', 'cloudbase-init'}
+    for reg_ in ([] if kept else snaps[0]['state'].get('service_registrations', [])):
+        if reg_['name'].lower() in ours:
+            c.true('pass 1: service %s registered after %d restarts, before the last update\'s restart'
+                   % (reg_['name'], reg_['restarts']), reg_['restarts'] >= after)
     for i, snap in enumerate(snaps):
         keys = sorted(p for p in snap['files'] if p.lower().startswith('c:\\programdata\\ssh\\ssh_host_'))
         c.eq('pass %d: sshd host keys in the image' % (i + 1), keys, [])

@@ -123,6 +123,9 @@ def service(st, name, **kw):
            'pendingDelete': 0}
     rec.update(kw)
     st['services'][name.lower()] = rec
+    # when it was registered, in restarts (issue 40: tests/win/check.py holds
+    # every service of the image to after the last update's restart)
+    st.setdefault('service_registrations', []).append({'name': name, 'restarts': st['restarts']})
     return rec
 
 
@@ -931,7 +934,8 @@ def run(winpath, argv):
 
 
 VOLATILE = ('calls', 'service_events', 'restarts', 'sleeps', 'msiexec_busy', 'power', 'msi_installs',
-            'pending_restart', 'admin_password_changes', 'package_log', 'restart_starts')
+            'pending_restart', 'admin_password_changes', 'package_log', 'restart_starts',
+            'service_registrations')
 
 
 def snapshot(state, root, out):
