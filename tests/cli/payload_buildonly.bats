@@ -38,14 +38,14 @@ lifetimes() {
 	assert_status 0
 	lifetimes "$(O)" >got
 	# every entry has one of the two values
-	! grep -v '^node \|^build ' got
+	! grep -v '^node \|^build ' got || false
 	grep -qx 'node k/kubelet.exe' got
 	grep -qx 'node Program Files/containerd/containerd.exe' got
 	grep '^build ' got | cut -d' ' -f2- >build
 	# step 03 installs the MSI and lays its provider's conf pair; nothing else
 	grep -q '^ProgramData/winbuild/installers/.*\.msi$' build
 	grep -q '^ProgramData/winbuild/cloudbase-init/nocloud/cloudbase-init.conf$' build
-	! grep -v '^ProgramData/winbuild/installers/\|^ProgramData/winbuild/cloudbase-init/' build
+	! grep -v '^ProgramData/winbuild/installers/\|^ProgramData/winbuild/cloudbase-init/' build || false
 	# the SBOM says the same of each file (property winbuild:lifetime)
 	python3 - "$(O)/manifest.json" "$(O)/sbom.cdx.json" <<-'PY'
 	import json, sys
@@ -75,7 +75,7 @@ lifetimes() {
 	lifetimes out/t >got
 	n=$(grep -c '^build ProgramData/winbuild/winpe/qemu/\$WinPEDriver\$/' got)
 	[ "$n" -eq 9 ]
-	! grep -q '^node ProgramData/winbuild/winpe/' got
+	! grep -q '^node ProgramData/winbuild/winpe/' got || false
 }
 
 # node_drive OUTDIR DRIVE: DRIVE laid out as a built image's system drive:
