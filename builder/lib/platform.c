@@ -278,6 +278,10 @@ const char *platform_provider_for(const struct platform_builder *b, const char *
 static const struct platform_base *base_of(const struct platform_builder *b,
 					   const char *version, const char *edition)
 {
+	/* an ISO builder's per-version value (vSphere's guest OS type) is the
+	 * same whichever edition its ISO installs */
+	if (b && b->fw != PLATFORM_FW_NONE)
+		edition = "datacenter";
 	for (size_t i = 0; b && b->base_var && i < PLATFORM_MAX_VERSIONS; i++)
 		if (b->base[i].version && !strcmp(b->base[i].version, version) &&
 		    !strcmp(b->base[i].edition ? b->base[i].edition : "datacenter", edition))

@@ -502,8 +502,9 @@ import sys
 s = open(sys.argv[1]).read()
 assert s.index("-ne $ManifestSha256") < s.index("ConvertFrom-Json")
 PY
-	# the upload mode still uploads the zip
-	grep -q 'provisioner "file"' "$PK/windows-2022-containerd.pkr.hcl"
+	# the upload mode still uploads the zip (a file provisioner whose source
+	# is payload.zip: the first-boot WinRM script has one of its own)
+	grep -qF 'source      = "${path.root}/payload.zip"' "$PK/windows-2022-containerd.pkr.hcl"
 }
 
 @test "payload: packer.payload: pull fetches payload.zip from the user's storage instead of a WinRM upload" {
@@ -514,7 +515,10 @@ PY
 	wb emit "$(recipe 2022)" --set "windows.iso_sha256=$TEST_ISO_SHA256" \
 		--set packer.payload=pull --set "packer.payload_url=$url"
 	assert_status 0
-	! grep -q 'provisioner "file"' "$PK/windows-2022-containerd.pkr.hcl" || false
+	# no WinRM upload of the zip (this line could never fail while it was a
+	# bare "! grep"; the first-boot script's own file provisioner is not the
+	# payload)
+	! grep -qF '${path.root}/payload.zip' "$PK/windows-2022-containerd.pkr.hcl" || false
 	# the zip is still written: the user puts it on their storage
 	[ -f "$PK/payload.zip" ]
 	grep -qx "\$PayloadUrl = '$url'" "$PK/scripts/02-payload.ps1"

@@ -9,6 +9,8 @@
 const path = require('path');
 const fs = require('fs');
 const req = require('module').createRequire(path.join(__dirname, '..', 'ps', 'package.json'));
+// the baseline WebAssembly compiler only: see tests/ps/lint51.cjs
+require('v8').setFlagsFromString('--liftoff-only');
 const { Parser, Language } = req('web-tree-sitter');
 
 function collect(tree) {
