@@ -98,7 +98,10 @@ echo_recipe() {
 	[ "$(echo "$output" | tail -n 1)" = '["C:\\k\\kubelet.exe", "--windows-service", "--cert-dir=C:\\var\\lib\\kubelet\\pki", "--config=C:\\var\\lib\\kubelet\\config.yaml", "--bootstrap-kubeconfig=C:\\etc\\kubernetes\\bootstrap-kubelet.conf", "--kubeconfig=C:\\etc\\kubernetes\\kubelet.conf", "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--resolv-conf="]' ]
 	# the special-cased registrations are gone
 	! grep -rq -- '--register-service' "$(S)" || false
-	! grep -q "'kubelet'" "$(S)/05-services.ps1" || false
+	# no kubelet in the step's own code: the emitted script names it only in
+	# the services table generated from the recipe (this line was a bare
+	# "! grep" over the emitted script, which could not fail, and was false)
+	! grep -q "kubelet'" "$WB_SRC/packer/scripts/05-services.ps1.in" || false
 	! grep -qi "sc.exe\|Invoke-Native" "$(S)/04-containerd.ps1" || false
 	[ ! -e "$(S)/05-kubelet.ps1" ]
 }
