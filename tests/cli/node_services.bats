@@ -101,8 +101,10 @@ echo_recipe() {
 	# no kubelet in the step's own code: the emitted script names it only in
 	# the services table generated from the recipe (this line was a bare
 	# "! grep" over the emitted script, which could not fail, and was false)
-	! grep -q "kubelet'" "$WB_SRC/packer/scripts/05-services.ps1.in" || false
-	! grep -qi "sc.exe\|Invoke-Native" "$(S)/04-containerd.ps1" || false
+	! grep -v '^[[:space:]]*#' "$WB_SRC/packer/scripts/05-services.ps1.in" | grep -qi "'kubelet'" || false
+	# 04-containerd's own code registers nothing (the emitted script holds
+	# common.ps1's Invoke-Native, so its template is what is read)
+	! grep -qi "sc.exe\|Invoke-Native" "$WB_SRC/packer/scripts/04-containerd.ps1.in" || false
 	[ ! -e "$(S)/05-kubelet.ps1" ]
 }
 
