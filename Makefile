@@ -144,6 +144,10 @@ mutate:
 deps:
 	@sh .ci/deps
 
+# docs/api-index.md from the headers (tests/cli/docs.bats holds it current)
+api-index:
+	@python3 tests/lib/apiindex.py . --write
+
 # With a clang that has libFuzzer, the fuzz corpus and regression inputs
 # are replayed too (tests/run); NOFUZZ=1 skips that.
 # The build before the suite uses every core unless make was given -j.
@@ -215,6 +219,6 @@ clean:
 	rm -rf build winbuild
 
 FORCE:
-.PHONY: all unit deps check bench bench-wan bench-matrix demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
+.PHONY: all unit deps api-index check bench bench-wan bench-matrix demo demo-serve install clean fuzz fuzz-smoke fuzz-replay mutate FORCE
 
 -include $(OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
