@@ -235,12 +235,9 @@ PY
 		grep -qx "\$ErrorActionPreference = 'Stop'" "$f"
 		grep -qx 'Set-StrictMode -Version Latest' "$f"
 		grep -q 'Write-Step' "$f"
-		# native commands only through Invoke-Native, which checks $LASTEXITCODE;
-		# the one exception is 05-services' `wevtutil um`, whose code is
-		# logged and not judged on purpose (nothing may be installed yet:
-		# the comment beside it)
-		! grep -nE '^[[:space:]]*&[[:space:]]' "$f" | grep -v '& \$FilePath @ArgumentList' |
-			grep -v '& \$wevtutil um \$man |' || false
+		# native commands only through Invoke-Native, which checks $LASTEXITCODE
+		# (or, with -AnyCode, logs it for a caller that judges the state)
+		! grep -nE '^[[:space:]]*&[[:space:]]' "$f" | grep -v '& \$FilePath @ArgumentList' || false
 		! grep -nE '^[[:space:]]*(sc|msiexec|nssm|sysprep|containerd)(\.exe)?[[:space:]]' "$f" || false
 		grep -q 'if (\$Ok -notcontains \$code)' "$f"
 	done

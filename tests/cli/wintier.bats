@@ -169,6 +169,38 @@ sim() {
 	PY
 }
 
+# Microsoft Learn documents the Win32 errors of ControlService and
+# DeleteService, not sc.exe's exit status (tests/win/fakewin.py sc): the
+# scripts must hold under the other plausible answer, every failure exiting
+# 1. Removing the nssm build's stopped kubelet used to accept only stop's
+# 1062 ("not started"), so it failed the step there.
+@test "sc.exe exiting 1 on every failure: the service is removed by its state (stopped, gone), not by sc.exe's codes" {
+	need_engine
+	cp -R "$BATS_FILE_TMPDIR/base/2022-nssm/out" "$WORK/base-nssm"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/base-sc"
+	sim nssm
+	assert_status 0
+	# kubelet not running when the sc build comes (on a real node it exits at
+	# boot without its kubeconfig; here: demand start, so the boot leaves it)
+	python3 - "$WORK/sim/qemu/state.json" <<-'PY'
+	import json, sys
+	st = json.load(open(sys.argv[1]))
+	st["services"]["kubelet"].update(status="Stopped", start="demand")
+	json.dump(st, open(sys.argv[1], "w"))
+	PY
+	WBSIM_SC_FAILCODE=1 sim sc -k
+	assert_status 0
+	assert_output_has "ok sc qemu: 1 passes through Packer's wrapper, exit 0"
+	python3 - "$WORK/sim/qemu/state.json" <<-'PY'
+	import json, sys
+	st = json.load(open(sys.argv[1]))
+	calls = [(c['prog'].rsplit('\\', 1)[-1], c['argv'][:2]) for c in st['calls']]
+	assert ('sc.exe', ['delete', 'kubelet']) in calls, calls
+	assert ('sc.exe', ['stop', 'kubelet']) not in calls, calls   # it was stopped
+	assert st['services']['kubelet']['manager'] == 'sc', st['services']['kubelet']
+	PY
+}
+
 @test "sc.exe create right after delete fails with 1072 (marked for deletion) when nothing waits" {
 	need_engine
 	cp -R "$BATS_FILE_TMPDIR/base/2022-nssm/out" "$WORK/base-nssm"
