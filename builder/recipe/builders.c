@@ -134,12 +134,18 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 		/* every builder of the table that has an image of the recipe's
 		 * Windows to start from (a cloud without Server Core images is
 		 * left out of a Server Core recipe that names no builders) */
-		for (size_t i = 0; i < platform_nbuilders; i++)
-			if (platform_builders[i].base_var ?
-			    !!platform_base_image(&platform_builders[i], p->windows_version,
-						  p->windows_edition, p->windows_desktop) :
-			    !!strcmp(p->windows_edition, PLATFORM_EDITION_AZURE))
-				wb_strlist_push(&p->builders, platform_builders[i].name);
+		for (size_t i = 0; i < platform_nbuilders; i++) {
+			const struct platform_builder *b = &platform_builders[i];
+
+			/* no ISO holds the Azure Edition */
+			if (b->fw != PLATFORM_FW_NONE &&
+			    !strcmp(p->windows_edition, PLATFORM_EDITION_AZURE))
+				continue;
+			if (!b->base_var || platform_base_image(b, p->windows_version,
+								p->windows_edition,
+								p->windows_desktop))
+				wb_strlist_push(&p->builders, b->name);
+		}
 	}
 	if (narrow_builders(r, n))
 		return -1;

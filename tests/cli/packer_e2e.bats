@@ -496,11 +496,12 @@ PY
 	want=$(sha256sum out/windows-2022-containerd/manifest.json | cut -c1-64)
 	grep -qx "\$ManifestSha256 = '$want'" "$PK/scripts/02-payload.ps1"
 	grep -qx "\$PayloadUrl = ''" "$PK/scripts/02-payload.ps1"
-	# the check comes before the manifest is read
+	# the check comes before the payload's manifest is read (common.ps1's
+	# Remove-BuildOnly, which reads the node's copy later, is defined above)
 	python3 - "$PK/scripts/02-payload.ps1" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
-assert s.index("-ne $ManifestSha256") < s.index("ConvertFrom-Json")
+assert s.index("-ne $ManifestSha256") < s.index("-LiteralPath $manifestPath | ConvertFrom-Json")
 PY
 	# the upload mode still uploads the zip (a file provisioner whose source
 	# is payload.zip: the first-boot WinRM script has one of its own)
