@@ -22,6 +22,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'node'))
 import winnode  # noqa: E402
+sys.path.insert(0, HERE)
+import fakewin  # noqa: E402  (the line cloudbase-init's SetSetupComplete.cmd writes)
 
 try:
     import yaml
@@ -291,8 +293,14 @@ def main():
     sc_path = os.path.join(sim, 'C', 'Windows', 'Setup', 'Scripts', 'SetupComplete.cmd')
     c.true('SetupComplete.cmd missing', os.path.isfile(sc_path))
     if os.path.isfile(sc_path):
-        c.eq('SetupComplete.cmd lines', len(open(sc_path, encoding='ascii').read().splitlines()), 1)
+        # cloudbase-init's own line, alone: it makes the service auto and
+        # starts it at first boot (fakewin.py SETUPCOMPLETE_LINE)
+        c.eq('SetupComplete.cmd', open(sc_path, encoding='ascii').read().splitlines(),
+             [fakewin.SETUPCOMPLETE_LINE])
     c.true('cloudbase-init service missing', 'cloudbase-init' in st['services'])
+    if 'cloudbase-init' in st['services']:
+        # demand until that first boot: no build restart starts it
+        c.eq('cloudbase-init start (until SetupComplete.cmd)', st['services']['cloudbase-init']['start'], 'demand')
     msi = [x for x in st['calls'] if x['prog'].lower().endswith('\\msiexec.exe')]
     c.eq('msiexec argv (model)', [x['argv'] for x in msi[-1:]], [m[1:] for m in winnode.msiexec(scripts)])
 

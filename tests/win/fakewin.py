@@ -550,6 +550,11 @@ def msiexec(st, argv):
     return 0
 
 
+# the line cloudbase-init's SetSetupComplete.cmd writes (cloudbase/
+# cloudbase-init-installer CloudbaseInitSetup/SetSetupComplete.cmd, bf6cb927)
+SETUPCOMPLETE_LINE = 'sc config cloudbase-init start= auto && net start cloudbase-init '
+
+
 def setsetupcomplete(st, argv):
     """cloudbase-init's bin\\SetSetupComplete.cmd. Upstream, cloudbase/
     cloudbase-init-installer CloudbaseInitSetup/SetSetupComplete.cmd (last
@@ -559,19 +564,24 @@ def setsetupcomplete(st, argv):
     cloudbase-init start= auto ^&^& net start cloudbase-init >
     "%SYSTEMROOT%\\Setup\\Scripts\\SetupComplete.cmd"` (it overwrites, D27).
     Its exit status is that of `sc config`: 0 once the MSI has registered
-    the service, as here. The fake differs in two ways, neither judged by
-    a script or check.py (which counts one line): the line it writes is
-    not upstream's, and the service keeps start=auto where upstream makes
-    it demand until first boot. The fake's way is the stricter one for
-    issue 40's "no service started by a build restart"."""
+    the service, as here. The fake does the same: the service becomes
+    demand-start (so no build restart starts it; the first boot's
+    SetupComplete.cmd makes it auto and starts it), and SetupComplete.cmd
+    holds upstream's one line, as cmd's `echo ... > F` writes it (the
+    blank before `>` included). check.py holds the image to both."""
     d = host_path('C:\\Windows\\Setup\\Scripts')
     if os.path.isdir(d):
         # its `mkdir %SYSTEMROOT%\Setup\Scripts` (WINDOWS-NODE.md)
         sys.stderr.write('A subdirectory or file C:\\Windows\\Setup\\Scripts already exists.\n')
     os.makedirs(d, exist_ok=True)
+    svc = st['services'].get('cloudbase-init')
+    if svc is None:
+        print('[SC] OpenService FAILED 1060: does not exist')
+        return 1060
+    svc['start'] = 'demand'
     # `echo ... > SetupComplete.cmd`: it overwrites (issue 27, D27)
     with open(os.path.join(d, 'SetupComplete.cmd'), 'w', encoding='ascii', newline='\r\n') as f:
-        f.write('"%s\\bin\\OnStart.cmd"\n' % CLOUDBASE)
+        f.write(SETUPCOMPLETE_LINE + '\n')
     return 0
 
 
