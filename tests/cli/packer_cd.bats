@@ -172,7 +172,10 @@ check_cd() {
 	# the root of qemu's CD (vsphere-iso's pvscsi and VMwareTools are on its
 	# own CD only: the next test)
 	grep -qx '\$WinPEDriver\$/viostor/2k22/amd64/viostor.inf' "$WORK/drivers-2022-here/got"
-	! grep -q 'VMwareTools\|pvscsi' "$WORK/drivers-2022-here/got" || false
+	# (at the CD root: under tree\ every builder's windowsPE folder rides
+	# along as build-only payload; a bare "! grep" could not fail, and this
+	# one, unanchored, was false)
+	! grep -qE '^(VMwareTools|\$WinPEDriver\$/pvscsi)' "$WORK/drivers-2022-here/got" || false
 	! grep -q '^\$WinPEDriver\$' "$WORK/windows-2022-containerd-here/got" || false
 }
 
