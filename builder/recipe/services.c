@@ -187,6 +187,23 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 		s->manager_origin = n ? n->origin : sn->origin;
 		s->manager = xstrdup(!n || !strcmp(n->scalar, "node") ? p->service_manager :
 				     n->scalar);
+		/*
+		 * sc_args make the program answer the service control manager
+		 * itself (kubelet's --windows-service). Under nssm, nssm answers
+		 * it and the program never sees a stop, shutdown or preshutdown
+		 * notice: kubelet's graceful node shutdown, which runs from its
+		 * preshutdown handler (kubernetes pkg/kubelet/nodeshutdown/
+		 * nodeshutdown_manager_windows.go, "is NOT running as a Windows
+		 * service"), cannot run. Allowed, and said plainly (docs/node.md,
+		 * "kubelet as the service kubelet").
+		 */
+		if (s->sc_args.nr && strcmp(s->manager, "sc"))
+			warn_at(p, &rnode_get(sn, "sc_args")->origin, "service '%s' runs under "
+				"%s, which answers the service control manager itself: its "
+				"sc_args (%s) are not passed, and the program's own stop, "
+				"shutdown and preshutdown handling does not run (for kubelet: "
+				"no graceful node shutdown; node.service_manager: sc keeps it)",
+				s->name, s->manager, s->sc_args.v[0]);
 		s->kubeadm_flags = schema_bool(rnode_get(sn, "kubeadm_flags")) == 1;
 		n = rnode_get(sn, "wrapper");
 		if (s->kubeadm_flags != !!n)

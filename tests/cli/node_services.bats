@@ -123,6 +123,30 @@ echo_recipe() {
 	assert_output_has '["sc.exe", "create", "containerd"'
 }
 
+@test "issue 43 item 5: kubelet is the service 'kubelet' that answers the SCM under sc.exe; under nssm the plan says graceful node shutdown cannot run" {
+	# kubelet's graceful node shutdown runs from its preshutdown handler,
+	# registered only with --windows-service and only for the service named
+	# "kubelet" (kubernetes cmd/kubelet/app/init_windows.go serviceName,
+	# pkg/kubelet/nodeshutdown/nodeshutdown_manager_windows.go), and it puts
+	# the service's dependencies (containerd) after itself in
+	# PreshutdownOrder, so containerd outlives the pods' drain
+	build
+	assert_status 0
+	! echo "$output" | grep -q "graceful node shutdown" || false
+	svc kubelet
+	assert_status 0
+	[ "$(echo "$output" | sed -n 1p | python3 -c 'import json,sys; a=json.load(sys.stdin); print(a[2], a[-2], a[-1])')" = "kubelet depend= containerd" ]
+	python3 -c 'import json,sys; a=json.loads(sys.argv[1]); assert a[0] == "C:\\k\\kubelet.exe" and a[1] == "--windows-service", a' "$(echo "$output" | tail -n 1)"
+	# under nssm: said at the sc_args line, for plan as for build
+	replace_entry nssm nssm-2.24.zip >>"$WORK/fixtures.yaml"
+	wb plan "$RECIPE" -O "$WORK/fixtures.yaml" --set node.service_manager=nssm --set components.nssm.enabled=true
+	assert_status 0
+	assert_output_has "kubernetes.yaml:128:14: service 'kubelet' runs under nssm"
+	assert_output_has "no graceful node shutdown"
+	"$WINBUILD" plan "$RECIPE" -O "$WORK/fixtures.yaml" --json --set node.service_manager=nssm \
+		--set components.nssm.enabled=true 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any("graceful node shutdown" in w["message"] for w in d["warnings"]), d["warnings"]'
+}
+
 @test "item 7: csi-proxy ships disabled and contributes nothing: no artifact, no service, no file, no directory" {
 	run "$WINBUILD" plan "$RECIPE" --json
 	assert_status 0
