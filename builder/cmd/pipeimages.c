@@ -173,6 +173,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			want = pipe_image_cosign_policy(what, &im->cosign, &pol, &root, &key, e);
 			free(what);
 		}
+		pol.tlog_threshold = plan->policy.tlog_threshold;
 		ro.cosign = want > 0 ? &pol : NULL;
 		ro.base = base;
 		r = want < 0 ? -1 : registry_pull(c, &ref, &ro, &img, e);

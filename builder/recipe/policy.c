@@ -101,7 +101,7 @@ int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 	return 0;
 }
 
-void resolve_policy(struct resolver *r)
+int resolve_policy(struct resolver *r)
 {
 	struct trust_policy *pol = &r->plan->policy;
 
@@ -129,6 +129,18 @@ void resolve_policy(struct resolver *r)
 			pol->forbid_checksum_urls = 1;
 			pol->checksum_urls_origin = n->origin;
 		}
+		/* a number of logs: each layer's holds, so the highest does */
+		if ((n = rnode_get(l, "tlog_threshold"))) {
+			unsigned long long v = to_ull(n);
+
+			if (v < 1 || v > 99)
+				return err_at(r, &n->origin, "policy.tlog_threshold: a number "
+					      "of transparency logs, 1 to 99, not '%s'", n->scalar);
+			if (v > pol->tlog_threshold) {
+				pol->tlog_threshold = (unsigned)v;
+				pol->tlog_threshold_origin = n->origin;
+			}
+		}
 	}
 	/* an unverified ISO needs an explicit allow, and a forbid in any layer
 	 * (earlier or later) holds */
@@ -147,4 +159,5 @@ void resolve_policy(struct resolver *r)
 			pol->unverified_iso_origin = n->origin;
 		}
 	}
+	return 0;
 }

@@ -219,7 +219,8 @@ static int convert_top(struct resolver *r)
 		wb_strlist_push(&p->windows_features, "Containers");
 	if (convert_builders(r, top))
 		return -1;
-	resolve_policy(r);
+	if (resolve_policy(r))
+		return -1;
 	if (images_check_policy(r))    /* the recipe's own; again after the components */
 		return -1;
 	if (resolve_iso(r, rnode_get(top, "windows")))

@@ -104,7 +104,7 @@ int parse_set(struct resolver *r, const char *pair,
 int unset_loosens(const char *path);
 int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 			  const struct rnode *vn);
-void resolve_policy(struct resolver *r);
+int resolve_policy(struct resolver *r);
 
 /* vars.c. A set borrows its names and values; expand() returns a new
  * string, or NULL with r->e filled. */

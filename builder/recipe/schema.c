@@ -265,6 +265,10 @@ const struct schema_key schema_policy[] = {
 	{ "allow_http", S_BOOL, NULL, NULL, S_TRUST(T_LAYERS) },
 	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
 	{ "unverified_iso", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
+	/* transparency-log entries in this many distinct logs for every
+	 * Sigstore check (bundles, attestations, cosign, image signatures);
+	 * each layer's holds on its own, so the highest wins */
+	{ "tlog_threshold", S_INT, NULL, NULL, S_TRUST(T_LAYERS) },
 	END
 };
 

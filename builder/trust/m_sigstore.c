@@ -52,6 +52,7 @@ int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject
 	in->root = shared;
 	in->identity = trust_req_param(r, "identity", NULL);
 	in->issuer = trust_req_param(r, "issuer", NULL);
+	in->tlog_threshold = s->tlog_threshold;
 	return 0;
 }
 

@@ -130,6 +130,7 @@ struct trust_subject {
 	const struct digest_result *dr;
 	struct sigstore_roots *roots;   /* the run's parsed trusted roots, or
 				      NULL: each check parses its own */
+	unsigned tlog_threshold;   /* policy.tlog_threshold (0: one log) */
 };
 
 /* A fetched auxiliary file (check() gets one per file of the method's
@@ -269,8 +270,8 @@ void trust_params_json(const struct trust_req *r, struct json_t *object);
  * The part the Sigstore-based methods (m_sigstore.c, m_attestation.c,
  * m_cosign.c) share: R's `trusted_root` — from S->roots, parsed once per
  * run, or else loaded into ROOT (the caller releases ROOT either way) —
- * and fill IN with S's digest and file, the root and R's identity and
- * issuer (nothing else of IN is set).
+ * and fill IN with S's digest and file, the root, R's identity and
+ * issuer, and the policy's tlog_threshold (nothing else of IN is set).
  * -1 with "artifact 'NAME': trusted root: ..." in E.
  */
 struct sigstore_root;

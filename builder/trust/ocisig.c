@@ -220,6 +220,7 @@ static int verify_layer(const char *pinned, json_t *layer, const struct buf *pay
 	in.tlog_entry = entry;
 	in.tlog_entry_len = strlen(entry);
 	in.root = pol->root;
+	in.tlog_threshold = pol->tlog_threshold;
 	if (sigstore_verify(&in, &sev, e) < 0)
 		goto out;
 	if (!sev.has_tlog || !sev.integrated_time) {

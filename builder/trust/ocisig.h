@@ -49,6 +49,7 @@ struct ocisig_policy {
 	const char *identity, *issuer;
 	const char *key_pem;
 	size_t key_pem_len;
+	unsigned tlog_threshold;     /* policy.tlog_threshold (0: one log) */
 };
 
 /* What verified (strings owned; ocisig_evidence_release). */

@@ -87,8 +87,12 @@ struct trust_policy {
 	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
 	/* policy.unverified_iso: allow in some layer and forbid in none */
 	int allow_unverified_iso;
+	/* policy.tlog_threshold: the highest any layer set (0: unset, one
+	 * log as sigstore-go's default); trust_sigstore_prepare() and the
+	 * image signature policy hand it to every Sigstore check */
+	unsigned tlog_threshold;
 	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin,
-		unverified_iso_origin;
+		unverified_iso_origin, tlog_threshold_origin;
 };
 
 /*

@@ -184,6 +184,7 @@ int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 	s.data_path = in->data_path;
 	s.dr = in->dr;
 	s.roots = in->roots;
+	s.tlog_threshold = in->policy ? in->policy->tlog_threshold : 0;
 	ev->v = xcalloc(v->nreqs ? v->nreqs : 1, sizeof(*ev->v));
 	for (size_t i = 0; i < v->nreqs; i++) {
 		const struct trust_req *r = &v->reqs[i];

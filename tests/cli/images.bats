@@ -550,6 +550,10 @@ signed_recipe() {
 	wb fetch img.yaml --offline
 	assert_status 0
 	assert_output_has "cosign signature $sd verified"
+	# policy.tlog_threshold holds for image signatures too: one SET is one log
+	wb fetch img.yaml --offline --set policy.tlog_threshold=2
+	assert_status 1
+	assert_output_has "1 distinct transparency log, 2 required"
 	signed_recipe "{identity: someone@example.com, issuer: \"$K8S_ISSUER\", trusted_root: $SIGS/root.json}"
 	wb fetch img.yaml --offline
 	assert_status 1

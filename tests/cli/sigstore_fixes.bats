@@ -32,7 +32,7 @@ setup_file() {
 		cp "$w/detached/p384.cert" "$k/$n.bin.cert"
 		cp "$w/detached/$n.entry.json" "$k/$n.bin.rekor.json"
 	done
-	for n in good relabel-v01; do
+	for n in good relabel-v01 two-logs one-log-twice; do
 		cp "$w/artifact" "$k/$n.bin"
 		cp "$w/$n.json" "$k/$n.bin.sigstore.json"
 	done
@@ -270,4 +270,55 @@ sigstore_art() {
 	assert_status 1
 	assert_output_has "a v0.1 media type on a v0.3 bundle"
 	untouched relabel-v01.bin
+}
+
+# ---- policy.tlog_threshold: the threshold as site policy ----
+
+# root2_art NAME: NAME.bin under verify.sigstore, the two-log world's root
+root2_art() {
+	art "$1.bin" "$(H)/k/$1.bin" "sigstore: {trusted_root: \"$W/root-two-logs.json\", identity: \"$ID\", issuer: \"$ISS\"}"
+}
+
+@test "sigstore fixes: policy.tlog_threshold 2 in the recipe: entries in two logs fetch; two entries of one log are exit 1, nothing cached" {
+	root2_art two-logs | recipe
+	printf 'policy: {tlog_threshold: 2}\n' >>img.yaml
+	wb plan img.yaml --explain
+	assert_status 0
+	assert_output_has "transparency logs: 2 distinct    <- img.yaml:"
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	rm -rf "$WINBUILD_CACHE"
+	root2_art one-log-twice | recipe
+	printf 'policy: {tlog_threshold: 2}\n' >>img.yaml
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "1 distinct transparency log, 2 required"
+	untouched one-log-twice.bin
+	# a later layer's 1 loosens nothing: each layer's policy holds
+	wb fetch img.yaml --no-progress --set policy.tlog_threshold=1
+	assert_status 1
+	assert_output_has "1 distinct transparency log, 2 required"
+	untouched one-log-twice.bin
+	# out of range, at its file:line:col
+	sed -i 's/tlog_threshold: 2/tlog_threshold: 0/' img.yaml
+	wb plan img.yaml
+	assert_status 2
+	assert_output_has "policy.tlog_threshold: a number of transparency logs, 1 to 99, not '0'"
+}
+
+@test "sigstore fixes: policy.tlog_threshold binds the cache: what verified under one log is checked again under 2, and refused" {
+	root2_art one-log-twice | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	wb fetch img.yaml --no-progress --offline
+	assert_status 0
+	# the same bytes and bundle in the cache: the evidence an earlier run
+	# recorded under a looser policy is not this policy's (its cache ref
+	# names the threshold), so offline there is nothing verified to use
+	wb fetch img.yaml --no-progress --offline --set policy.tlog_threshold=2
+	assert_status 3
+	assert_output_has "offline, and 1 artifact is not in the cache"
+	wb fetch img.yaml --no-progress --set policy.tlog_threshold=2
+	assert_status 1
+	assert_output_has "1 distinct transparency log, 2 required"
 }
