@@ -172,7 +172,7 @@ static char *str_or(const struct rnode *n, const char *key, const char *def)
  * Packer runs the template, not which it tolerates). Sets the plan's
  * packer_version and packer_plugins.
  */
-static int resolve_packer_version(struct resolver *r, const struct rnode *n)
+int resolve_packer_version(struct resolver *r, const struct rnode *n)
 {
 	const char *v = n && n->scalar ? n->scalar : PLAN_PACKER_DEFAULT;
 	unsigned long part[3] = { 0 };

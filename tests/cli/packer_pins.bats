@@ -113,7 +113,9 @@ pins() {
 	assert_status 0
 	run packer validate "$PK"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *required_plugins* ]] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *'Blocks of type "required_plugins" are not expected here'* ]] ||
+		{ echo "$output" >&2; return 1; }
+	[[ "$output" == *'Unsupported Packer Core version'* ]]
 }
 
 @test "i43.2: packer.version must be MAJOR.MINOR.PATCH: file:line:col, exit 2; plan shows the choice" {
