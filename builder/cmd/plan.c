@@ -478,6 +478,8 @@ static int print_json(const struct plan *p)
 	json_object_set_new(img, "cni", json_string(p->cni));
 	json_object_set_new(img, "windows_features", json_strlist(&p->windows_features));
 	json_object_set_new(img, "builders", json_strlist(&p->builders));
+	json_object_set_new(img, "packer", json_pack("{s:s, s:b}", "version", p->packer_version,
+						     "required_plugins", p->packer_plugins));
 	json_object_set_new(root, "image", img);
 
 	json_object_set_new(pol, "require", json_string(p->policy.require_signature ? "signature" : "digest"));

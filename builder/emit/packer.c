@@ -299,8 +299,8 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		    struct wb_err *e)
 {
 	struct tmpl_vars v = TMPL_VARS_INIT;
-	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, readme = BUF_INIT,
-		tmp_b = BUF_INIT;
+	struct buf hcl = BUF_INIT, vars = BUF_INIT, plug = BUF_INIT, init = BUF_INIT,
+		readme = BUF_INIT, tmp_b = BUF_INIT;
 	const char *srcs[NB_MAX];
 	char *names[NB_MAX];
 	size_t ns = 0, ncd, nar, nfb;
@@ -346,12 +346,48 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	nar = only_list(o, PLATFORM_ARCHIVE, NULL, &tmp_b);
 	tmpl_set_trusted(&v, "archive_builders", tmp_b.ptr);
 
-	/* template: variables, sources, build */
+	/*
+	 * The plugins of the selected builders, exactly as the platform
+	 * table pins them: for `packer init` in init/ always, and in the
+	 * template itself for a Packer that reads `packer { required_plugins }`
+	 * (packer.version >= 1.7.0). Why in the template: Packer loads, for
+	 * a template without the block, the newest plugin installed
+	 * (hashicorp/packer v1.16.0 856572ec, packer/plugin.go, Discover:
+	 * the installations sorted by version, the last one kept per name),
+	 * so init/'s pins held for `packer init` but not for `packer build`;
+	 * with the block it loads the newest installation that meets each
+	 * constraint first and keeps it (hcl2template/plugin.go,
+	 * DetectPluginBinaries; DiscoverMultiPlugin skips a component already
+	 * registered), and an exact version meets only itself. Packer 1.6.6
+	 * rejects the block (v1.6.6 hcl2template/parser.go, packerBlockSchema:
+	 * only required_version), hence the choice (docs/packer.md).
+	 */
+	for (size_t i = 0; i < platform_nbuilders; i++) {
+		const struct platform_builder *b = &platform_builders[i];
+
+		if (!selected(o, b->name))
+			continue;
+		tmpl_set_trusted(&v, "plugin", b->plugin);
+		tmpl_set(&v, "plugin_source", b->plugin_source);
+		tmpl_set(&v, "plugin_version", b->plugin_version);
+		if (render(o->data_dir, "hcl/plugin.hcl.in", &v, &plug, e))
+			goto out;
+	}
+	tmpl_set(&v, "packer_version", p->packer_version);
+	tmpl_set(&v, "packer_plugins", p->packer_plugins ? "1" : "");
+	/* the entries without their last newline: the template's tag line
+	 * ends the last one */
+	buf_reset(&tmp_b);
+	buf_add(&tmp_b, plug.ptr, plug.len ? plug.len - 1 : 0);
+	tmpl_set_trusted(&v, "required_plugins", tmp_b.ptr);
+
+	/* template: variables, sources, build; init/: the plugins */
 	if (render(o->data_dir, "hcl/header.pkr.hcl.in", &v, &hcl, e) ||
 	    (ncd && render(o->data_dir, "hcl/iso-common.pkr.hcl.in", &v, &hcl, e)) ||
 	    render(o->data_dir, "hcl/header.pkrvars.hcl.in", &v, &vars, e) ||
-	    render(o->data_dir, "hcl/required_plugins-begin.hcl.in", &v, &plug, e))
+	    render(o->data_dir, "hcl/required_plugins-begin.hcl.in", &v, &init, e))
 		goto out;
+	buf_add(&init, plug.ptr, plug.len);
 	for (size_t i = 0; i < platform_nbuilders; i++) {
 		const struct platform_builder *b = &platform_builders[i];
 		const char *base = platform_base_image(b, p->windows_version, p->windows_edition,
@@ -376,9 +412,6 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 			cd_files(b, m, has_sbom, &v, &tmp_b);
 			tmpl_set_trusted(&v, "cd_files", tmp_b.ptr);
 		}
-		tmpl_set_trusted(&v, "plugin", b->plugin);
-		tmpl_set(&v, "plugin_source", b->plugin_source);
-		tmpl_set(&v, "plugin_version", b->plugin_version);
 		free(rel);
 		rel = xasprintf("hcl/%s.pkr.hcl.in", b->name);
 		buf_addc(&hcl, '\n');
@@ -387,8 +420,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		free(rel);
 		rel = xasprintf("hcl/%s.pkrvars.hcl.in", b->name);
 		buf_addc(&vars, '\n');
-		if (render(o->data_dir, rel, &v, &vars, e) ||
-		    render(o->data_dir, "hcl/plugin.hcl.in", &v, &plug, e))
+		if (render(o->data_dir, rel, &v, &vars, e))
 			goto out;
 		for (size_t k = 0; k < ARRAY_SIZE(b->files) && b->files[k]; k++) {
 			const char *base_name = strrchr(b->files[k], '/');
@@ -457,7 +489,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 			goto out;
 	}
 	if (render(o->data_dir, "hcl/build-end.pkr.hcl.in", &v, &hcl, e) ||
-	    render(o->data_dir, "hcl/required_plugins-end.hcl.in", &v, &plug, e) ||
+	    render(o->data_dir, "hcl/required_plugins-end.hcl.in", &v, &init, e) ||
 	    render(o->data_dir, "README.md.in", &v, &readme, e))
 		goto out;
 
@@ -468,7 +500,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	free(rel);
 	rel = xasprintf("%s.auto.pkrvars.hcl", p->name);
 	if (write_buf(tmp, rel, &vars, MODE_PUBLIC, e) ||
-	    write_buf(tmp, "init/required_plugins.pkr.hcl", &plug, MODE_PUBLIC, e) ||
+	    write_buf(tmp, "init/required_plugins.pkr.hcl", &init, MODE_PUBLIC, e) ||
 	    write_buf(tmp, "README.md", &readme, MODE_PUBLIC, e))
 		goto out;
 	ret = 0;
@@ -481,6 +513,7 @@ out:
 	buf_release(&hcl);
 	buf_release(&vars);
 	buf_release(&plug);
+	buf_release(&init);
 	buf_release(&readme);
 	buf_release(&tmp_b);
 	return ret;

@@ -7,9 +7,16 @@
 #include "lib/platform.h"
 
 /*
- * Per builder. Versions of the plugins: the newest release tag of each
- * plugin's repository as read for issue 26 (docs/packer.md, "Plugins",
- * says how to move them). vSphere: the plugin moved from hashicorp/ to
+ * Per builder. Versions of the plugins: exact, each the newest release tag
+ * whose source could be read here, re-read for issue 43 (2026-12-07): its
+ * tag, date and commit beside it; tests/packer/plugin-attrs.json holds the
+ * attributes of its *.hcl2spec.go, regenerated from those tags unchanged.
+ * Newer releases are announced (vsphere v2.5.0, vmware/packer-plugin-vsphere
+ * PR #840, 2026-08-25; qemu v1.1.5, hashicorp/packer-plugin-qemu PR #244,
+ * 2026-06-17) but their tags were not in the sources readable here, so
+ * their attribute sets are unchecked and the pins stay (docs/packer.md,
+ * "Plugins", says how to move them). The pins hold at build time when the
+ * template is emitted for Packer >= 1.7 (packer.version; emit/packer.c). vSphere: the plugin moved from hashicorp/ to
  * vmware/ (its go.mod names github.com/vmware/packer-plugin-vsphere from
  * v1.4.x on; vmware/packer-plugin-vsphere#585), and `packer init` resolves
  * a source by its GitHub path, so the old hashicorp/ path would fetch a
@@ -34,7 +41,7 @@ const struct platform_builder platform_builders[] = {
 		 * not through a script in the VM */
 		.cloud_winrm = 1,
 		.plugin = "azure", .plugin_source = "github.com/hashicorp/azure",
-		.plugin_version = "2.6.3",
+		.plugin_version = "2.6.3",   /* v2.6.3, 2026-07-15, 7f7e7b4a */
 		.secrets = { "azure_client_secret" },
 		.base_var = "azure_image_sku",
 		/* The offer per version (issue 43, read 2026-12-07): 2022 moved
@@ -68,7 +75,7 @@ const struct platform_builder platform_builders[] = {
 		.name = "vsphere-iso", .provider = "vsphere", .providers = "|vsphere|",
 		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "vsphere", .plugin_source = "github.com/vmware/vsphere",
-		.plugin_version = "2.0.0",
+		.plugin_version = "2.0.0",   /* v2.0.0, 2025-08-06, 2af6d832 */
 		/* pvscsi for Setup; VMware Tools, which the answer file runs at
 		 * first logon (recipes/components/vmware-tools.yaml) */
 		.winpe = { PLATFORM_WINPE_DRIVERS, "VMwareTools" },
@@ -87,7 +94,7 @@ const struct platform_builder platform_builders[] = {
 		.providers = "|nocloud|openstack|nutanix|generic-http|",
 		.fw = PLATFORM_FW_BIOS, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "qemu", .plugin_source = "github.com/hashicorp/qemu",
-		.plugin_version = "1.1.4",
+		.plugin_version = "1.1.4",   /* v1.1.4, 2025-07-30, 7db0aae1 */
 		/* viostor, vioscsi, NetKVM (recipes/components/virtio-win.yaml) */
 		.winpe = { PLATFORM_WINPE_DRIVERS },
 	},
@@ -95,13 +102,13 @@ const struct platform_builder platform_builders[] = {
 		.name = "hyperv-iso", .provider = "nocloud", .providers = "|nocloud|",
 		.fw = PLATFORM_FW_UEFI, .transfer = PLATFORM_CD, .sysprep = "shutdown",
 		.plugin = "hyperv", .plugin_source = "github.com/hashicorp/hyperv",
-		.plugin_version = "1.1.4",
+		.plugin_version = "1.1.4",   /* v1.1.4, 2024-12-12, 8931f2b0 */
 	},
 	{
 		.name = "amazon-ebs", .provider = "aws", .providers = "|aws|",
 		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "aws",
 		.plugin = "amazon", .plugin_source = "github.com/hashicorp/amazon",
-		.plugin_version = "1.8.2",
+		.plugin_version = "1.8.2",   /* v1.8.2, 2026-07-13, 38965336 */
 		.secrets = { "winrm_password" },
 		.files = { "aws/winrm-bootstrap.txt" },
 		.base_var = "aws_source_ami_name",
@@ -128,7 +135,7 @@ const struct platform_builder platform_builders[] = {
 		.name = "oracle-oci", .provider = "openstack", .providers = "|openstack|",
 		.fw = PLATFORM_FW_NONE, .transfer = PLATFORM_ARCHIVE, .sysprep = "oci",
 		.plugin = "oracle", .plugin_source = "github.com/hashicorp/oracle",
-		.plugin_version = "1.1.2",
+		.plugin_version = "1.1.2",   /* v1.1.2, 2026-01-16, 67aeddfe */
 		.secrets = { "oci_winrm_password" },
 		.files = { "oci/oci-winrm-bootstrap.txt" },
 		.base_var = "oci_operating_system_version",

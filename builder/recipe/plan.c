@@ -120,6 +120,7 @@ void plan_release(struct plan *p)
 	free(p->windows_product_key);
 	free(p->windows_locale);
 	free(p->payload_url);
+	free(p->packer_version);
 	free(p->windows_iso_sha256);
 	free(p->cloudbase_provider);
 	free(p->service_manager);

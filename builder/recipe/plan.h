@@ -20,6 +20,18 @@
 #include "trust/authenticode.h"
 #include "trust/spec.h"
 
+/*
+ * packer.version when the recipe names none: Debian's Packer, the one the
+ * shipped docs and the tests validate with (docs/packer.md, "Packer
+ * versions"). Packer reads `packer { required_plugins }` from 1.7.0 on
+ * (hashicorp/packer v1.7.0 hcl2template/parser.go, packerBlockSchema);
+ * 1.6.6 rejects the block (the same file at v1.6.6 knows only
+ * required_version).
+ */
+#define PLAN_PACKER_DEFAULT "1.6.6"
+#define PLAN_PACKER_PLUGINS_MAJOR 1
+#define PLAN_PACKER_PLUGINS_MINOR 7
+
 enum plan_action {
 	PLAN_UNPACK = 1,
 	PLAN_INSTALL,
@@ -262,6 +274,12 @@ struct plan {
 	 * from PAYLOAD_URL (the user's storage) instead of a WinRM upload */
 	int payload_pull;
 	char *payload_url;
+	/* packer.version: the Packer the template is for (default
+	 * PLAN_PACKER_DEFAULT); PACKER_PLUGINS when it reads
+	 * `packer { required_plugins }` (>= 1.7.0): emit pins the plugins in
+	 * the template itself */
+	char *packer_version;
+	int packer_plugins;
 	struct wb_strlist override_files;
 
 	struct trust_policy policy;

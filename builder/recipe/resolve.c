@@ -166,6 +166,41 @@ static char *str_or(const struct rnode *n, const char *key, const char *def)
 	return xstrdup(s ? s : def);
 }
 
+/*
+ * packer.version (N, or the default): a Packer release, MAJOR.MINOR.PATCH
+ * as `packer version` prints it (no "v", no constraint: it says which
+ * Packer runs the template, not which it tolerates). Sets the plan's
+ * packer_version and packer_plugins.
+ */
+int resolve_packer_version(struct resolver *r, const struct rnode *n)
+{
+	const char *v = n && n->scalar ? n->scalar : PLAN_PACKER_DEFAULT;
+	unsigned long part[3] = { 0 };
+	const char *c = v;
+
+	for (int i = 0; i < 3; i++) {
+		char *end;
+
+		if (!isdigit((unsigned char)*c))
+			break;
+		part[i] = strtoul(c, &end, 10);
+		c = end;
+		if (i < 2 && *c++ != '.') {
+			c = v;   /* not three parts: refused below */
+			break;
+		}
+		if (i == 2 && !*c) {
+			r->plan->packer_version = xstrdup(v);
+			r->plan->packer_plugins = part[0] > PLAN_PACKER_PLUGINS_MAJOR ||
+				(part[0] == PLAN_PACKER_PLUGINS_MAJOR &&
+				 part[1] >= PLAN_PACKER_PLUGINS_MINOR);
+			return 0;
+		}
+	}
+	return err_at(r, &n->origin, "'packer.version' must be a Packer release as "
+		      "MAJOR.MINOR.PATCH (e.g. 1.9.5, what `packer version` prints), not '%s'", v);
+}
+
 static int convert_top(struct resolver *r)
 {
 	struct plan *p = r->plan;
@@ -226,6 +261,8 @@ static int convert_top(struct resolver *r)
 	if (resolve_iso(r, rnode_get(top, "windows")))
 		return -1;
 	n = rnode_get(top, "packer");
+	if (resolve_packer_version(r, rnode_get(n, "version")))
+		return -1;
 	if (rnode_get(n, "payload") && !strcmp(rnode_get(n, "payload")->scalar, "pull")) {
 		const struct rnode *u = rnode_get(n, "payload_url");
 

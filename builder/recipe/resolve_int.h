@@ -85,6 +85,10 @@ char *lower(char *s);
 void warn_at(struct plan *p, const struct wb_origin *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void flatten(struct plan *p, const struct rnode *n, const char *prefix);
+/* packer.version N (NULL: the default) into the plan's packer_version
+ * and packer_plugins; -1 with R's error at N for anything but
+ * MAJOR.MINOR.PATCH. */
+int resolve_packer_version(struct resolver *r, const struct rnode *n);
 /* Free what R holds (its merged tree, layers, variables), not its plan. */
 void resolver_release(struct resolver *r);
 

@@ -257,6 +257,9 @@ static const struct schema_key schema_packer[] = {
 	{ "builders", S_STRLIST, NULL, NULL, 0 },
 	{ "payload", S_ENUM, NULL, "upload|pull", 0 },
 	{ "payload_url", S_STR, NULL, NULL, 0 },
+	/* the Packer the template is for, MAJOR.MINOR.PATCH (recipe/resolve.c,
+	 * resolve_packer_version; docs/packer.md "Packer versions") */
+	{ "version", S_STR, NULL, NULL, 0 },
 	END
 };
 

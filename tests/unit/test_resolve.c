@@ -651,6 +651,47 @@ static void test_policy_unverified_iso(void **state)
 	iso_case("  require: digest\n", NULL, 0, NULL);
 }
 
+/* packer.version V (NULL: unset): accepted with PLUGINS (the template
+ * reads required_plugins), or refused (PLUGINS -1) at its origin. */
+static void packer_case(const char *v, int plugins)
+{
+	static const struct wb_origin o = { "img.yaml", 4, 12 };
+	struct rnode *n = v ? rnode_new_scalar(v, &o) : NULL;
+	struct fix f;
+
+	fix_init(&f);
+	assert_int_equal(resolve_packer_version(&f.r, n), plugins < 0 ? -1 : 0);
+	if (plugins < 0) {
+		assert_null(f.plan.packer_version);
+		assert_non_null(strstr(f.e.msg, "img.yaml:4:12: 'packer.version' must be"));
+	} else {
+		assert_string_equal(f.plan.packer_version, v ? v : PLAN_PACKER_DEFAULT);
+		assert_int_equal(f.plan.packer_plugins, plugins);
+	}
+	free(f.plan.packer_version);
+	rnode_free(n);
+}
+
+static void test_packer_version(void **state)
+{
+	(void)state;
+	packer_case(NULL, 0);            /* Debian's 1.6.6 */
+	packer_case("1.6.6", 0);
+	packer_case("1.6.99", 0);
+	packer_case("0.12.3", 0);
+	packer_case("1.7.0", 1);         /* the first to read required_plugins */
+	packer_case("1.9.5", 1);
+	packer_case("1.16.0", 1);
+	packer_case("2.0.0", 1);
+	packer_case("1.16", -1);
+	packer_case("1.16.0.1", -1);
+	packer_case("v1.16.0", -1);
+	packer_case("1.16.0-rc1", -1);
+	packer_case(">= 1.7.0", -1);
+	packer_case("1..0", -1);
+	packer_case("", -1);
+}
+
 /* An artifact 'a' whose verify map is at a.yaml:9:7, with the policy
  * set at p.yaml. */
 struct art {
@@ -769,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_policy_only_tightens),
 		cmocka_unit_test(test_policy_unverified_iso),
 		cmocka_unit_test(test_policy_check_artifact),
+		cmocka_unit_test(test_packer_version),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
