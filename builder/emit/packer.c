@@ -390,9 +390,10 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 	buf_add(&init, plug.ptr, plug.len);
 	for (size_t i = 0; i < platform_nbuilders; i++) {
 		const struct platform_builder *b = &platform_builders[i];
-		const char *base = platform_base_image(b, p->windows_version, p->windows_edition,
-						       p->windows_desktop);
-		const char *offer = platform_base_offer(b, p->windows_version, p->windows_edition);
+		const struct platform_base *row = platform_base_of(b, p->windows_version,
+								   p->windows_edition);
+		const char *base = !row ? NULL : p->windows_desktop ? row->desktop : row->core;
+		const char *offer = row ? row->offer : NULL;
 
 		if (!selected(o, b->name))
 			continue;

@@ -282,8 +282,13 @@ const char *platform_provider_for(const struct platform_builder *b, const char *
 	return strstr(b->providers, pat) ? provider : NULL;
 }
 
-static const struct platform_base *base_of(const struct platform_builder *b,
-					   const char *version, const char *edition)
+const char *platform_base_edition(const struct platform_base *base)
+{
+	return base->edition ? base->edition : "datacenter";
+}
+
+const struct platform_base *platform_base_of(const struct platform_builder *b,
+					     const char *version, const char *edition)
 {
 	/* an ISO builder's per-version value (vSphere's guest OS type) is the
 	 * same whichever edition its ISO installs */
@@ -291,7 +296,7 @@ static const struct platform_base *base_of(const struct platform_builder *b,
 		edition = "datacenter";
 	for (size_t i = 0; b && b->base_var && i < PLATFORM_MAX_VERSIONS; i++)
 		if (b->base[i].version && !strcmp(b->base[i].version, version) &&
-		    !strcmp(b->base[i].edition ? b->base[i].edition : "datacenter", edition))
+		    !strcmp(platform_base_edition(&b->base[i]), edition))
 			return &b->base[i];
 	return NULL;
 }
@@ -299,17 +304,9 @@ static const struct platform_base *base_of(const struct platform_builder *b,
 const char *platform_base_image(const struct platform_builder *b, const char *version,
 				const char *edition, int desktop)
 {
-	const struct platform_base *base = base_of(b, version, edition);
+	const struct platform_base *base = platform_base_of(b, version, edition);
 
 	return !base ? NULL : desktop ? base->desktop : base->core;
-}
-
-const char *platform_base_offer(const struct platform_builder *b, const char *version,
-				const char *edition)
-{
-	const struct platform_base *base = base_of(b, version, edition);
-
-	return base ? base->offer : NULL;
 }
 
 /*

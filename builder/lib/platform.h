@@ -147,16 +147,18 @@ int platform_builder_is_iso(const char *name);
  * does not answer on B's platform. */
 const char *platform_provider_for(const struct platform_builder *b, const char *provider);
 
-/* B's base image for Windows VERSION and EDITION (windows.edition),
- * Server Core or Desktop Experience; NULL when the table has none (or B
- * has no base images). */
+/* The edition BASE's images are (its `edition`, or "datacenter"). */
+const char *platform_base_edition(const struct platform_base *base);
+
+/* B's base-image row for Windows VERSION and EDITION (windows.edition):
+ * its Server Core and Desktop Experience images and marketplace offer;
+ * NULL when the table has none (or B has no base images). */
+const struct platform_base *platform_base_of(const struct platform_builder *b,
+					     const char *version, const char *edition);
+
+/* That row's Server Core or Desktop Experience image, or NULL. */
 const char *platform_base_image(const struct platform_builder *b, const char *version,
 				const char *edition, int desktop);
-
-/* The marketplace offer of that image (NULL: the builder has no offers,
- * or no image of VERSION and EDITION). */
-const char *platform_base_offer(const struct platform_builder *b, const char *version,
-				const char *edition);
 
 /*
  * The staged tree's folder for what Windows Setup on ISO builder B's CD

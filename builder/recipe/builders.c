@@ -104,8 +104,7 @@ static const char *edition_images(const char *edition, char *out, size_t len)
 		for (size_t j = 0; j < PLATFORM_MAX_VERSIONS; j++) {
 			const struct platform_base *base = &platform_builders[i].base[j];
 
-			if (base->version && !strcmp(base->edition ? base->edition :
-						     "datacenter", edition))
+			if (base->version && !strcmp(platform_base_edition(base), edition))
 				buf_addf(&b, "%s%s %s", b.len ? ", " : "",
 					 platform_builders[i].name, base->version);
 		}
