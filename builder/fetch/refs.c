@@ -65,9 +65,6 @@ char *fetch_ref_spec(const struct plan *plan, const struct fetch_item *it)
 	buf_addf(&b, "policy require_signature=%d allow_http=%d forbid_checksum_urls=%d\n",
 		 plan->policy.require_signature, plan->policy.allow_http,
 		 plan->policy.forbid_checksum_urls);
-	/* only when set: the refs written before the key existed stay valid */
-	if (plan->policy.tlog_threshold)
-		buf_addf(&b, "policy tlog_threshold=%u\n", plan->policy.tlog_threshold);
 	/* No lock pin: `lock` writes the refs a later `--locked` run must
 	 * find (README, "Everyday use"). A ref never decides which bytes are
 	 * used: a pinned artifact is looked up by its pin, and every hit

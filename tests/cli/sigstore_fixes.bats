@@ -312,9 +312,9 @@ root2_art() {
 	assert_status 0
 	wb fetch img.yaml --no-progress --offline
 	assert_status 0
-	# the same bytes and bundle in the cache: the evidence an earlier run
-	# recorded under a looser policy is not this policy's (its cache ref
-	# names the threshold), so offline there is nothing verified to use
+	# the same bytes and bundle in the cache: a cache hit is verified again
+	# under this run's policy, which they do not meet, so offline there is
+	# nothing verified to use
 	wb fetch img.yaml --no-progress --offline --set policy.tlog_threshold=2
 	assert_status 3
 	assert_output_has "offline, and 1 artifact is not in the cache"
