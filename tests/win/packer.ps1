@@ -338,7 +338,9 @@ foreach ($builder in $Builders) {
             # exit, then the builder waits shutdown_timeout for the VM to
             # stop (Packer 1.6.6 packer-plugin-sdk/packer/communicator.go,
             # builder/qemu/step_shutdown.go: "Timeout while waiting for
-            # machine to shut down.")
+            # machine to shut down."; hyperv-iso and vsphere-iso only start
+            # the command and wait for the power-off: builder/hyperv/common/
+            # step_shutdown.go, builder/vsphere/common/step_shutdown.go)
             $off = (Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable).power -eq 'off'
             $steps += [ordered]@{ index = 0; type = 'shutdown_command'; exit = $code; ok = $off }
             Add-Content -LiteralPath $log -Value "--- shutdown_command exited $code; the VM is $(if ($off) { 'off' } else { 'on' })"
