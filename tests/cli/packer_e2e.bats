@@ -453,10 +453,11 @@ def block(platform):
     return m.group(1)
 iso, azure = block("iso"), block("azure")
 aws = src[src.index("\n# aws\n"):]
-# iso: cloudbase-init's Unattend.xml, the one-off password replaced first, /shutdown
+# iso: cloudbase-init's Unattend.xml, the one-off password replaced first,
+# /quit, the image state judged, then the power-off (issue 40)
 assert "Reset-AdministratorPassword" in iso and "Remove-LeftoverUnattend" in iso
-assert re.search(r"'/generalize', '/oobe', '/mode:vm', '/quiet', \"/unattend:\$unattend\", '/shutdown'", iso)
-assert iso.index("Reset-AdministratorPassword") < iso.index("$Sysprep")
+assert re.search(r"'/generalize', '/oobe', '/mode:vm', '/quiet', \"/unattend:\$unattend\", '/quit'", iso)
+assert iso.index("Reset-AdministratorPassword") < iso.index("$Sysprep") < iso.index("Wait-Generalized") < iso.index("shutdown.exe")
 # azure: both agents, the leftover unattend removed, /quit, then the image state
 for svc in ("RdAgent", "WindowsAzureGuestAgent"):
     assert "'%s'" % svc in azure

@@ -51,6 +51,34 @@ broken() {
 	}
 }
 
+@test "issue 40: sysprep exiting 0 without generalizing fails the build on every sysprep.exe path; the ISO path never powers off" {
+	need_engine
+	rm -rf "$WORK/o"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/o"
+	# fakewin.py's sysprep.exe exits 0 and leaves the image state as it was
+	WBSIM_SYSPREP_NOGENERALIZE=1 run bash "$WB_SRC/tests/win/build-sim" "$WORK/o/windows-2022-containerd" \
+		"$BATS_FILE_TMPDIR/base/2022-sc/recipe.json" "$WORK/sim" 1 nogen qemu azure-arm
+	echo "$output"
+	assert_status 1
+	# the ISO builders' shutdown_command: the script throws and does not
+	# power off, so Packer's wait for the power-off fails the build (Packer
+	# does not judge that command's exit code)
+	assert_output_has "not ok nogen qemu: pass 1: Timeout while waiting for machine to shut down (shutdown_command exited 1)"
+	assert_output_has "not ok nogen azure-arm: pass 1: 08-sysprep.ps1 exited 1"
+	# the ISO path waits 10 minutes (sysprep /quit has run when it exits), azure an hour
+	grep -qF "sysprep did not generalize the image: ImageState is still 'IMAGE_STATE_COMPLETE' after 10 minutes" \
+		"$WORK/sim/qemu/log.txt"
+	grep -qF "sysprep did not generalize the image: ImageState is still 'IMAGE_STATE_COMPLETE' after 60 minutes" \
+		"$WORK/sim/azure-arm/log.txt"
+	python3 - "$WORK/sim/qemu/state.json" <<-'PY'
+	import json, sys
+	st = json.load(open(sys.argv[1]))
+	assert st['power'] == 'on', st['power']
+	assert 'shutdown' not in st, st.get('shutdown')
+	assert st['sysprep'][-1] == '/quit', st['sysprep']
+	PY
+}
+
 @test "a script whose final exit code is left non-zero (dism's 3010) fails on every builder" {
 	need_engine
 	# the code as it was before the fix: no final exit 0, Invoke-Native keeps the code

@@ -122,13 +122,36 @@ sim() {
 	assert_output_has "ok upd qemu: 1 passes through Packer's wrapper, exit 0"
 }
 
-@test "must_apply: already installed or not applicable fails the step" {
+@test "must_apply: already installed or not applicable for a KB Windows does not list installed fails the step" {
 	need_engine
 	sim '{"KB5043080": {"exit": [-2146498530]}}' \
 		's/must_apply = 0/must_apply = 1/' scripts/09-updates.ps1   # the first: KB5043080's
 	assert_status 1
 	assert_output_has "09-updates.ps1 exited 1"
-	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) does not apply to this Windows (DISM exit code 0x800f081e), and windows.updates says must_apply' "$WORK/$LOG"
+	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) does not apply to this Windows (DISM exit code 0x800f081e), and Windows does not list KB5043080 installed (Get-HotFix), while windows.updates says must_apply' "$WORK/$LOG"
+	# another KB installed does not count for this one
+	sim '{"KB5043080": {"exit": [2359302]}, "KB5050009": {"installed": true}}' \
+		's/must_apply = 0/must_apply = 1/' scripts/09-updates.ps1
+	assert_status 1
+	grep -qF 'update KB5043080 (C:\ProgramData\winbuild\updates\01-kb5043080.msu) is already installed (DISM exit code 0x00240006), and Windows does not list KB5043080 installed (Get-HotFix), while windows.updates says must_apply' "$WORK/$LOG"
+}
+
+@test "issue 40: must_apply with DISM's not applicable (0x800f081e) for a KB Windows lists installed (a rebuild) is met" {
+	need_engine
+	# the component store has KB5043080 before the build (fakewin.py's
+	# "installed"), and DISM answers CBS_E_NOT_APPLICABLE for it
+	sim '{"KB5043080": {"installed": true, "exit": [-2146498530]}, "KB5050009": {"exit": [3010], "build": "26100.2894"}}' \
+		's/must_apply = 0/must_apply = 1/' scripts/09-updates.ps1
+	assert_status 0
+	assert_output_has "ok upd qemu: 1 passes through Packer's wrapper, exit 0"
+	grep -qF 'update KB5043080 does not apply to this Windows (DISM exit code 0x800f081e), and Windows lists KB5043080 installed (Get-HotFix): must_apply is met' "$WORK/$LOG"
+	grep -qF 'build 26100.2894 after the updates, as expected' "$WORK/$LOG"
+	# the package left the image as after an install (build-only)
+	[ -d "$WORK/sim/qemu/C/ProgramData/winbuild" ]
+	[ ! -e "$WORK/sim/qemu/C/ProgramData/winbuild/updates/01-kb5043080.msu" ] || {
+		ls -R "$WORK/sim/qemu/C/ProgramData/winbuild" >&2
+		false
+	}
 }
 
 @test "issue 40: DISM's 0x800f0823 (a newer servicing stack needed) fails the step and says which update to list first" {

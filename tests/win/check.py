@@ -37,7 +37,9 @@ PROVIDER = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'vsphere-iso': 'vsphere',
             'qemu': 'nocloud', 'hyperv-iso': 'nocloud', 'oracle-oci': 'openstack'}
 PLATFORM = {'azure-arm': 'azure', 'amazon-ebs': 'aws', 'oracle-oci': 'oci'}
 ISO_SYSPREP = ['/generalize', '/oobe', '/mode:vm', '/quiet',
-               '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/shutdown']
+               '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml', '/quit']
+# issue 40: the ISO path powers off itself once the image is generalized
+ISO_SHUTDOWN = ['/s', '/t', '10', '/f', '/d', 'p:4:1', '/c', 'winbuild-sysprep']
 AZURE_SYSPREP = ['/generalize', '/oobe', '/quiet', '/quit', '/mode:vm',
                  '/unattend:' + CLOUDBASE + '\\conf\\Unattend.xml']
 # image-builder packer/oci/scripts/sysprep.ps1: cloudbase-init's Unattend.xml, /quit
@@ -350,6 +352,9 @@ def main():
         c.eq('AutoAdminLogon', (reg(st, wl, 'AutoAdminLogon') or {}).get('value'), '0')
         c.eq('DefaultPassword', reg(st, wl, 'DefaultPassword'), None)
         c.eq('AutoLogonCount', reg(st, wl, 'AutoLogonCount'), None)
+        c.eq('ImageState', (reg(st, 'HKLM:\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Setup\\State', 'ImageState') or {}).get('value'),
+             'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
+        c.eq('shutdown.exe', st.get('shutdown'), ISO_SHUTDOWN)
         c.eq('power', st['power'], 'off')
         c.true('WireServer rule outside Azure', WIRESERVER_RULE not in st['firewall'])
         c.true('sysprep.ps1 left in the image', 'C:\\ProgramData\\winbuild\\sysprep.ps1' not in files)

@@ -63,7 +63,10 @@ Exit codes the fakes script (what the scripts must cope with):
                          [3010, ...], "build": "26100.2894"}}: the codes of
                          its first calls (then as unscripted), and the
                          build it brings (0: installed at once; 3010: at
-                         the restart; anything else: not installed).
+                         the restart; anything else: not installed), and
+                         "installed": true for a KB the component store
+                         holds before the build (Get-HotFix lists it:
+                         sim.ps1).
 """
 import hashlib
 import json
@@ -156,6 +159,11 @@ def init(state, root, builder, winver):
     if os.environ.get('WBSIM_DISM_SCRIPT'):
         with open(os.environ['WBSIM_DISM_SCRIPT'], encoding='utf-8') as f:
             st['dism_script'] = json.load(f)
+    # a KB scripted "installed": true is in the component store before the
+    # build (a base image that has it, or a VM an earlier build updated)
+    for kb, sc in st['dism_script'].items():
+        if sc.get('installed'):
+            st['packages'][kb] = {'state': 'installed', 'build': sc.get('build')}
     reg_set(st, ENV_KEY, 'Path', 'ExpandString', MACHINE_PATH)
     # keys Administrators may not write, by security record (sim.ps1)
     st['registry'][CCG_KEY.lower()] = {'path': CCG_KEY, 'values': {}}
@@ -204,7 +212,8 @@ def init(state, root, builder, winver):
     os.makedirs(host_path('C:\\Program Files'), exist_ok=True)
     os.makedirs(host_path('C:\\ProgramData'), exist_ok=True)
     for prog in ('System32\\sc.exe', 'System32\\dism.exe', 'System32\\msiexec.exe',
-                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\schtasks.exe', 'System32\\icacls.exe', 'System32\\wevtutil.exe', 'System32\\Sysprep\\sysprep.exe'):
+                 'System32\\netsh.exe', 'System32\\net.exe', 'System32\\schtasks.exe', 'System32\\icacls.exe', 'System32\\wevtutil.exe', 'System32\\Sysprep\\sysprep.exe',
+                 'System32\\shutdown.exe'):
         touch(host_path('C:\\Windows\\' + prog), b'MZ fake ' + prog.encode() + b'\n')
     # what each platform's base image brings (image-builder packer/azure, packer/ami)
     if builder == 'azure-arm':
@@ -593,19 +602,41 @@ def sysprep(st, argv):
     /oobe). After /quit the image state is IMAGE_STATE_GENERALIZE_RESEAL_
     TO_OOBE under HKLM\\...\\Setup\\State (windows-hardware/manufacture/
     desktop/windows-setup-states), the value 08-sysprep.ps1's
-    Wait-Generalized polls for. Sysprep's exit code is not documented: 0 here. 08-sysprep.ps1
-    accepts 0 only, so a failing sysprep with a non-zero exit fails the
-    step. One that failed and still exited 0 is caught on the /quit
-    platforms by Wait-Generalized, and not at all on the /shutdown ones
-    (the ISO builders; nothing in the tier can show it)."""
+    Wait-Generalized polls for (set by /generalize, whether sysprep then
+    quits or shuts down). Sysprep's exit code is not documented: 0 here.
+    08-sysprep.ps1 accepts 0 only, so a failing sysprep with a non-zero
+    exit fails the step. WBSIM_SYSPREP_NOGENERALIZE=1 makes it exit 0
+    without generalizing (the image state stays; /shutdown still powers
+    off, the worst case: an un-generalized image Packer would capture):
+    every platform that uses sysprep.exe itself must catch it
+    (Wait-Generalized after /quit, issue 40; tests/cli/wintier.bats)."""
     low = [a.lower() for a in argv]
     if '/generalize' not in low or '/oobe' not in low:
         return 1
     st['sysprep'] = argv
-    if '/quit' in low:
+    if os.environ.get('WBSIM_SYSPREP_NOGENERALIZE') != '1':
         reg_set(st, STATE_KEY, 'ImageState', 'String', 'IMAGE_STATE_GENERALIZE_RESEAL_TO_OOBE')
     if '/shutdown' in low:
         st['power'] = 'off'
+    return 0
+
+
+def shutdown(st, argv):
+    """shutdown.exe /s [/t N] [/f] [/d p:X:Y] [/c COMMENT] (Microsoft Learn
+    windows-commands/shutdown: /s shuts the computer down, /t the time-out
+    before it (0 to 315360000 s), /f forces running programs closed, /d a
+    reason, /c a comment of at most 512 characters). Only /s is modelled:
+    the machine is off once the time-out has passed (the tier's Packer
+    waits for it as Packer's shutdown step does). Exit 0 (not documented
+    either way; Invoke-Native accepts 0 only)."""
+    low = [a.lower() for a in argv]
+    if '/s' not in low:
+        sys.stderr.write('fakewin: shutdown.exe %s is not modelled\n' % ' '.join(argv))
+        return 1
+    if '/c' in low and len(argv[low.index('/c') + 1]) > 512:
+        return 87
+    st['shutdown'] = argv
+    st['power'] = 'off'
     return 0
 
 
@@ -932,6 +963,7 @@ def run(winpath, argv):
              # netsh (01-windows-features: `int ipv4 set dynamicport`;
              # windows-commands/netsh): exit 0, no state modelled
              'netsh.exe': lambda: 0, 'sysprep.exe': lambda: sysprep(st, argv),
+             'shutdown.exe': lambda: shutdown(st, argv),
              'net.exe': lambda: net(st, argv),
              'schtasks.exe': lambda: schtasks(st, argv),
              'ec2launch.exe': lambda: ec2launch(st, argv),

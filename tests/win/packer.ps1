@@ -333,10 +333,19 @@ foreach ($builder in $Builders) {
             $argText = $Matches[2]
             Add-Content -LiteralPath $log -Value "--- shutdown_command $sc"
             $code = Invoke-AsPowerShell "& '$file'$argText; exit `$LASTEXITCODE" 'shutdown_command'
-            $steps += [ordered]@{ index = 0; type = 'shutdown_command'; exit = $code; ok = ($code -eq 0) }
-            Add-Content -LiteralPath $log -Value "--- shutdown_command exited $code"
-            if ($code -ne 0) {
-                Write-Output "FAIL $builder pass $pass`: shutdown_command exited $code"
+            # Packer judges a shutdown_command by the power state, not its
+            # exit code: RemoteCmd.RunWithUi returns no error for a non-zero
+            # exit, then the builder waits shutdown_timeout for the VM to
+            # stop (Packer 1.6.6 packer-plugin-sdk/packer/communicator.go,
+            # builder/qemu/step_shutdown.go: "Timeout while waiting for
+            # machine to shut down."; hyperv-iso and vsphere-iso only start
+            # the command and wait for the power-off: builder/hyperv/common/
+            # step_shutdown.go, builder/vsphere/common/step_shutdown.go)
+            $off = (Get-Content -Raw -LiteralPath $state | ConvertFrom-Json -AsHashtable).power -eq 'off'
+            $steps += [ordered]@{ index = 0; type = 'shutdown_command'; exit = $code; ok = $off }
+            Add-Content -LiteralPath $log -Value "--- shutdown_command exited $code; the VM is $(if ($off) { 'off' } else { 'on' })"
+            if (-not $off) {
+                Write-Output "FAIL $builder pass $pass`: Timeout while waiting for machine to shut down (shutdown_command exited $code)"
                 $stop = $true
             }
         }

@@ -484,6 +484,41 @@ function global:New-LocalGroup {
     return [pscustomobject]@{ Name = $Name; Description = $Description; SID = [pscustomobject]@{ Value = $sid } }
 }
 
+# Get-HotFix (Windows only; Microsoft.PowerShell.Management in 5.1): its
+# documented parameters; the objects carry Win32_QuickFixEngineering's
+# HotFixID, Description, InstalledOn (Microsoft Learn win32/cimwin32prov/
+# win32-quickfixengineering: only updates Component Based Servicing
+# supplied). Listed: each package fakewin.py's dism.exe holds installed
+# (state 'installed'); one that waits for its restart is not (unsourced:
+# 09-updates never asks while one waits, DISM says 0x800f082f first). An
+# -Id nobody has is a non-terminating error, as on Windows.
+function global:Get-HotFix {
+    [CmdletBinding(DefaultParameterSetName = 'Default')]
+    param(
+        [Parameter(ParameterSetName = 'Default', Position = 0)][string[]]$Id,
+        [Parameter(ParameterSetName = 'Description')][string[]]$Description,
+        [string[]]$ComputerName,
+        [pscredential]$Credential
+    )
+    $st = Wb-Load
+    $all = @(foreach ($kb in @($st.packages.Keys | Sort-Object)) {
+        if ($st.packages[$kb].state -eq 'installed') {
+            [pscustomobject]@{ Source = 'WIN-SIM'; Description = 'Update'; HotFixID = $kb
+                InstalledBy = 'NT AUTHORITY\SYSTEM'; InstalledOn = [datetime]'2026-01-01' }
+        }
+    })
+    if ($null -eq $Id) { return $all }
+    foreach ($i in $Id) {
+        $hit = @($all | Where-Object { $_.HotFixID -eq $i })
+        if ($hit.Count -eq 0) {
+            $e = [System.ArgumentException]::new("Cannot find the requested hotfix on the 'localhost' computer.")
+            $PSCmdlet.WriteError([System.Management.Automation.ErrorRecord]::new($e, 'GetHotFixNoEntriesFound,Microsoft.PowerShell.Commands.GetHotFixCommand', 'ObjectNotFound', $i))
+            continue
+        }
+        $hit
+    }
+}
+
 function global:Get-MpPreference {
     [CmdletBinding()]
     param()
