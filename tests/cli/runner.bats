@@ -47,6 +47,17 @@ runner() {
 	assert time.time() - t0 < 20, time.time() - t0
 	assert "timed out after 2s" in open(log).read()
 	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; sleep 50"], ".", log, 30, None) == "not ok"
+	# the failure's diagnostics (bats' '# ' lines after it) stay in the log:
+	# they say why the mutant was killed
+	t0 = time.time()
+	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; echo '# (in test file x.bats, line 3)'; echo '#   why'; sleep 50"],
+	                       ".", log, 30, None) == "not ok"
+	assert time.time() - t0 < 20, time.time() - t0
+	assert "#   why" in open(log).read(), open(log).read()
+	t0 = time.time()
+	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; echo '# a'; sleep 50; echo '# late'"],
+	                       ".", log, 30, None) == "not ok"
+	assert time.time() - t0 < 20, time.time() - t0
 	assert m.sh_until_fail(["sh", "-c", "echo ok 1"], ".", log, 30, None) == 0
 	print("runner ok")
 	PY
