@@ -47,12 +47,60 @@ runner() {
 	assert time.time() - t0 < 20, time.time() - t0
 	assert "timed out after 2s" in open(log).read()
 	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; sleep 50"], ".", log, 30, None) == "not ok"
+	# the failure's diagnostics (bats' '# ' lines after it) stay in the log:
+	# they say why the mutant was killed
+	t0 = time.time()
+	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; echo '# (in test file x.bats, line 3)'; echo '#   why'; sleep 50"],
+	                       ".", log, 30, None) == "not ok"
+	assert time.time() - t0 < 20, time.time() - t0
+	assert "#   why" in open(log).read(), open(log).read()
+	t0 = time.time()
+	assert m.sh_until_fail(["sh", "-c", "echo 'not ok 1 x'; echo '# a'; sleep 50; echo '# late'"],
+	                       ".", log, 30, None) == "not ok"
+	assert time.time() - t0 < 20, time.time() - t0
 	assert m.sh_until_fail(["sh", "-c", "echo ok 1"], ".", log, 30, None) == 0
 	print("runner ok")
 	PY
 	assert_status 0
 	assert_output_has "runner ok"
 	grep -q 'TIMEOUT   a listed test ran past MUTATE_TIMEOUT' "$WB_SRC/tests/mutate/run"
+}
+
+# tests/mutate/run's command line: -h prints the usage and runs nothing (it
+# was read as the id regex "-h" and started a 32-mutant run); an unknown
+# option is an error; several names select each of them (only the first
+# was used, the others dropped without a word). A mutant's `filter:` line
+# reaches bats as --filter, so one engine-tier case can be run, not a file.
+@test "mutation runner: -h is help, an unknown option is refused, several names select all, filter: becomes bats --filter" {
+	mkdir -p "$BATS_TEST_TMPDIR/m"
+	M=$BATS_TEST_TMPDIR/m/list.txt
+	printf '%s\n' '=== one-a' 'file: f.c' 'desc: a' 'cli: x' 'filter: first case' '--- find' 'a' '--- replace' 'b' \
+		'=== two-b' 'file: f.c' 'desc: b' 'cli: x' '--- find' 'a' '--- replace' 'c' \
+		'=== three-c' 'file: f.c' 'desc: c' 'cli: x' '--- find' 'a' '--- replace' 'd' >"$M"
+	run env MUTANTS="$M" MUTATE_DIR="$BATS_TEST_TMPDIR/m/scratch" timeout 20 python3 "$WB_SRC/tests/mutate/run" -h
+	assert_status 0
+	assert_output_has "Usage: tests/mutate/run"
+	[ ! -e "$BATS_TEST_TMPDIR/m/scratch" ]
+	run env MUTANTS="$M" MUTATE_DIR="$BATS_TEST_TMPDIR/m/scratch" timeout 20 python3 "$WB_SRC/tests/mutate/run" -q
+	assert_status 2
+	assert_output_has "unknown option -q"
+	[ ! -e "$BATS_TEST_TMPDIR/m/scratch" ]
+	run env MUTANTS="$M" timeout 20 python3 "$WB_SRC/tests/mutate/run" -l '^one-a$' '^three-c$'
+	assert_status 0
+	[ "$(echo "$output" | awk '{print $1}' | tr '\n' ' ')" = "one-a three-c " ]
+	run timeout 60 python3 - "$WB_SRC/tests/mutate/run" "$M" <<-'PY'
+	import importlib.machinery, importlib.util, sys
+	loader = importlib.machinery.SourceFileLoader("mutate_run", sys.argv[1])
+	spec = importlib.util.spec_from_loader("mutate_run", loader)
+	m = importlib.util.module_from_spec(spec)
+	loader.exec_module(m)
+	ms = {x["id"]: x for x in m.parse(sys.argv[2])}
+	assert m.bats_cmd("tests/cli/x.bats", ms["one-a"]) == ["bats", "--tap", "--filter", "first case", "tests/cli/x.bats"], m.bats_cmd("tests/cli/x.bats", ms["one-a"])
+	assert m.bats_cmd("tests/cli/x.bats", ms["two-b"]) == ["bats", "--tap", "tests/cli/x.bats"]
+	print("filter ok")
+	PY
+	assert_status 0
+	assert_output_has "filter ok"
 }
 
 # A bare "! cmd" line in a test never fails it: bash's errexit ignores a

@@ -287,6 +287,26 @@ pull_build() {
 	grep -q 'payload manifest has sha256' "$WORK/sim/azure-arm/log.txt"
 }
 
+# The SBOM rides on the CD beside manifest.json (emit/packer.c cd_files) and
+# step 02 copies it into the image only at the digest emit rendered: one
+# changed after emit fails the step (outsider41's o41-ps-payload-sbom-
+# unchecked survived every tier case: none changed the SBOM).
+@test "an sbom.cdx.json changed after emit fails step 02 on a CD builder, naming its digest" {
+	need_engine
+	rm -rf "$WORK/o"
+	cp -R "$BATS_FILE_TMPDIR/base/2022-sc/out" "$WORK/o"
+	local sbom="$WORK/o/windows-2022-containerd/sbom.cdx.json"
+	[ -f "$sbom" ]
+	grep -qF "sbom.cdx.json" "$WORK/o/windows-2022-containerd/packer/"*.pkr.hcl
+	printf '\n' >>"$sbom"
+	run bash "$WB_SRC/tests/win/build-sim" "$WORK/o/windows-2022-containerd" \
+		"$BATS_FILE_TMPDIR/base/2022-sc/recipe.json" "$WORK/sim" 1 sbom qemu
+	echo "$output"
+	assert_status 1
+	assert_output_has "not ok sbom qemu: pass 1: 02-payload.ps1 exited 1"
+	grep -q 'payload SBOM has sha256' "$WORK/sim/qemu/log.txt"
+}
+
 @test "without pwsh the tier prints one line and is skipped; under CI=true it fails" {
 	run env PATH=/usr/bin:/bin HOME=/nonexistent CI= bash "$WB_SRC/tests/win/run"
 	assert_status 77
