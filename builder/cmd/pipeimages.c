@@ -1,7 +1,7 @@
 /*
  * The fetch step's container images (issue 33): after the artifacts, each
  * of the plan's images: pulled by its digest into the cache through the
- * registry client (fetch/registry.h), for the recipe's Windows build.
+ * image source seam (fetch/imgsource.h), for the recipe's Windows build.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/pipeline.h"
 #include "fetch/lockfile.h"
-#include "fetch/registry.h"
+#include "fetch/imgsource.h"
 #include "lib/fs.h"
 #include "lib/platform.h"
 #include "trust/sigstore.h"
@@ -103,7 +103,8 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 	const struct platform_windows *w = platform_windows_find(plan->windows_version);
 	struct trust_policy policy;
 	struct fetch_transport t;
-	struct registry_opts ro;
+	struct imgsource src;
+	struct registry_opts *ro = &src.o;
 	struct creds creds = { NULL, 0 };
 	char build[32];
 	int ret = -1;
@@ -119,16 +120,17 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 	policy.allow_http = plan->policy.allow_http;
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
-	memset(&ro, 0, sizeof(ro));
-	ro.t = &t;
-	ro.os_version = build;
-	ro.offline = run->offline;
+	memset(&src, 0, sizeof(src));
+	src.kind = IMGSOURCE_REGISTRY;
+	ro->t = &t;
+	ro->os_version = build;
+	ro->offline = run->offline;
 	/* the credentials the artifacts' fetch uses (fetch/engine.c), read
 	 * once for every image; an --offline run asks no server */
 	if (plan->nimages && !run->offline) {
 		if (creds_load(&creds, run->credentials, run->netrc_file, e) < 0)
 			return -1;
-		ro.creds = &creds;
+		ro->creds = &creds;
 	}
 	for (size_t i = 0; i < plan->nimages; i++) {
 		struct plan_image *im = &plan->images[i];
@@ -138,7 +140,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		struct ocisig_policy pol;
 		struct sigstore_root root;
 		struct buf key = BUF_INIT;
-		char *s, *base;
+		char *base;
 		int r, want;
 
 		/* the lock settles a needs_pin image, as a lock pin does an
@@ -156,15 +158,11 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		}
 		/* lock --accept-new: the tag's digest now, pulled (and its
 		 * signature checked) as a pin; recorded as accepted_new */
-		ro.resolve_tag = !im->digest;
-		s = xasprintf("%s%s%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
-			      im->digest ? "@" : "", im->digest ? im->digest : "");
-		r = image_ref_parse(s, &ref, e);
-		free(s);
-		if (r < 0)
+		ro->resolve_tag = !im->digest;
+		if (imgsource_ref(im, &ref, e) < 0)
 			goto out;
-		ro.allow_foreign = im->allow_foreign_layers;
-		ro.mirror_only = plan->mirror_only;
+		ro->allow_foreign = im->allow_foreign_layers;
+		ro->mirror_only = plan->mirror_only;
 		memset(&root, 0, sizeof(root));
 		want = registry_base(plan, im, run->offline, &base, e);
 		if (want == 0) {
@@ -173,9 +171,9 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			want = pipe_image_cosign_policy(what, &im->cosign, &pol, &root, &key, e);
 			free(what);
 		}
-		ro.cosign = want > 0 ? &pol : NULL;
-		ro.base = base;
-		r = want < 0 ? -1 : registry_pull(c, &ref, &ro, &img, e);
+		ro->cosign = want > 0 ? &pol : NULL;
+		ro->base = base;
+		r = want < 0 ? -1 : imgsource_pull(c, &src, &ref, &img, e);
 		free(base);
 		image_ref_release(&ref);
 		sigstore_root_release(&root);
@@ -199,7 +197,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			       "%s, manifest %s, %zu layer%s)", im->key, im->name, im->digest,
 			       img.os_version, img.manifest_digest, img.nlayers,
 			       img.nlayers == 1 ? "" : "s");
-		if (ro.cosign && !run->quiet) {
+		if (ro->cosign && !run->quiet) {
 			struct buf d = BUF_INIT;
 
 			ocisig_describe(&img.sig, &d);

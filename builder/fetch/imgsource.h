@@ -1,0 +1,56 @@
+/*
+ * Where a container image comes from (issue 44): the one seam through
+ * which the fetch step (cmd/pipeimages.c), `winbuild image pull`
+ * (cmd/image.c) and the stage (stage/oci.c) get an image. Each source kind
+ * fills the same struct registry_image, with every manifest and blob put
+ * in the cache only after the whole image (and its cosign signature, when
+ * one is required) verified, and the same evidence (registry_image.sig).
+ *
+ * Kinds:
+ *   IMGSOURCE_REGISTRY  an OCI distribution registry or its mirror
+ *                       (fetch/registry.h: registry_pull)
+ *
+ * A new kind is one more case here and in imgsource.c; nothing above this
+ * module changes (the stage reads every kind back from the cache the same
+ * way: imgsource_load).
+ */
+#ifndef WB_FETCH_IMGSOURCE_H
+#define WB_FETCH_IMGSOURCE_H
+
+#include "fetch/cache.h"
+#include "fetch/registry.h"
+#include "lib/err.h"
+#include "lib/imageref.h"
+#include "recipe/plan.h"
+
+enum imgsource_kind {
+	IMGSOURCE_REGISTRY = 0,
+};
+
+struct imgsource {
+	enum imgsource_kind kind;
+	/* the pull's options (fetch/registry.h): os_version, allow_foreign,
+	 * cosign, offline and resolve_tag are every kind's; t, base,
+	 * mirror_only and creds are how a registry is reached */
+	struct registry_opts o;
+};
+
+/* IM's reference "NAME[:TAG][@DIGEST]" parsed into REF (image_ref_release):
+ * what the image is pulled as and named by in the cache's refs. */
+int imgsource_ref(const struct plan_image *im, struct image_ref *ref, struct wb_err *e);
+
+/* Pull REF from SRC into the open cache C: IMG filled
+ * (registry_image_release). Errors as registry_pull's. */
+int imgsource_pull(struct cache *c, const struct imgsource *src, const struct image_ref *ref,
+		   struct registry_image *img, struct wb_err *e);
+
+/* The stage's read of IM (pinned; fetched earlier, whatever its source)
+ * from the cache C alone, every manifest and blob re-hashed and the
+ * image checked again for the Windows build OS_VERSION ("10.0.20348");
+ * no request is made, and the signature is not asked again (the fetch
+ * verified it). Errors: WB_ENET something not in the cache, WB_EVERIFY,
+ * WB_EUSAGE IM not pinned, WB_EIO. */
+int imgsource_load(struct cache *c, const struct plan_image *im, const char *os_version,
+		   struct registry_image *img, struct wb_err *e);
+
+#endif
