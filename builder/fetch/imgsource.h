@@ -33,7 +33,20 @@ struct imgsource {
 	 * cosign, offline and resolve_tag are every kind's; t, base,
 	 * mirror_only and creds are how a registry is reached */
 	struct registry_opts o;
+	char *base;                  /* owned: o.base, a mirror's URL */
 };
+
+/* SRC (imgsource_release) for IM, an image of PLAN: its kind, COMMON's
+ * options (the run's: transport, os_version, offline, creds, resolve_tag)
+ * with IM's own (allow_foreign), and, for a registry, where it is pulled
+ * from: PLAN's first mirror rule for https://HOST/ (an https mirror, or
+ * http where policy.allow_http), or its registry; under mirror_only an
+ * image no rule covers is an error unless COMMON is offline. 0, or -1
+ * (WB_EUSAGE at the rule or the mirror_only) with SRC released. The
+ * caller sets SRC->o.cosign. */
+int imgsource_for(struct imgsource *src, const struct plan *plan, const struct plan_image *im,
+		  const struct registry_opts *common, struct wb_err *e);
+void imgsource_release(struct imgsource *src);
 
 /* IM's reference "NAME[:TAG][@DIGEST]" parsed into REF (image_ref_release):
  * what the image is pulled as and named by in the cache's refs. */
