@@ -9,6 +9,15 @@
  * Kinds:
  *   IMGSOURCE_REGISTRY  an OCI distribution registry or its mirror
  *                       (fetch/registry.h: registry_pull)
+ *   IMGSOURCE_LAYOUT    an OCI image layout on disk (images.<key>.layout:
+ *                       a directory with oci-layout, index.json and
+ *                       blobs/sha256/<hex>, or a .tar of one, as
+ *                       `skopeo copy --all ... oci:DIR:TAG` writes it):
+ *                       the same pull, every request answered from the
+ *                       layout (registry_opts.reader); its cosign
+ *                       signature is the manifest index.json names
+ *                       sha256-<hex>.sig (org.opencontainers.image.ref.name).
+ *                       No symlink in a layout directory is followed.
  *
  * A new kind is one more case here and in imgsource.c; nothing above this
  * module changes (the stage reads every kind back from the cache the same
@@ -25,6 +34,7 @@
 
 enum imgsource_kind {
 	IMGSOURCE_REGISTRY = 0,
+	IMGSOURCE_LAYOUT,
 };
 
 struct imgsource {
@@ -33,7 +43,11 @@ struct imgsource {
 	 * cosign, offline and resolve_tag are every kind's; t, base,
 	 * mirror_only and creds are how a registry is reached */
 	struct registry_opts o;
-	char *base;                  /* owned: o.base, a mirror's URL */
+	char *base;                  /* owned: o.base, a mirror's URL; for a
+				      * layout "oci-layout:PATH", what its
+				      * requests are named in messages */
+	const char *layout;          /* IMGSOURCE_LAYOUT: the directory or
+				      * .tar (plan_image.layout) */
 };
 
 /* SRC (imgsource_release) for IM, an image of PLAN: its kind, COMMON's

@@ -11,6 +11,7 @@
  *       tag: "3.10"
  *       digest: sha256:...
  *       allow_foreign_layers: false   # default: refuse non-distributable layers
+ *       layout: DIR-OR-TAR            # or from an OCI image layout on disk
  *       cosign:                       # the pin's cosign signature (trust/ocisig.h)
  *         identity: SIGNER            # default: its registry's signer
  *         issuer: OIDC-ISSUER         # (recipes/trust/image-signers.yaml)
@@ -52,6 +53,7 @@ void plan_images_release(struct plan *p)
 		free(p->images[i].cosign.key);
 		free(p->images[i].cosign.trusted_root);
 		free(p->images[i].cosign.default_registry);
+		free(p->images[i].layout);
 	}
 	free(p->images);
 	p->images = NULL;
@@ -197,6 +199,33 @@ int images_check_policy(struct resolver *r)
 	return 0;
 }
 
+/* images.<key>.layout: an OCI image layout on disk as the image's source
+ * (fetch/imgsource.h), relative to the file that names it, pinned as any
+ * image (the digest the pull checks: a layout is bytes someone copied,
+ * never a trust anchor), without a '..' segment. */
+static int convert_layout(struct resolver *r, const struct rnode *in, struct plan_image *img)
+{
+	const struct rnode *n = rnode_get(in, "layout");
+	const char *v = n ? n->scalar : NULL;
+	size_t len;
+
+	if (!n)
+		return 0;
+	len = v ? strlen(v) : 0;
+	if (!len || !strcmp(v, "..") || !strncmp(v, "../", 3) || strstr(v, "/../") ||
+	    (len >= 3 && !strcmp(v + len - 3, "/..")))
+		return err_at(r, &n->origin, "images.%s.layout: '%s' is not a path without "
+			      "'..' segments", in->key, v ? v : "");
+	if (!img->digest)
+		return err_at(r, &n->origin, "images.%s.layout: an image from a layout needs "
+			      "its digest (the pin the layout is checked against)", in->key);
+	img->layout = relative_to(n->origin.file, v);
+	if (!fs_exists(img->layout))
+		return err_at(r, &n->origin, "images.%s.layout: '%s' does not exist", in->key,
+			      img->layout);
+	return 0;
+}
+
 static int convert_image(struct resolver *r, const struct rnode *in, struct plan_image *img)
 {
 	const struct rnode *name = rnode_get(in, "name"), *tag = rnode_get(in, "tag"),
@@ -249,7 +278,7 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 			      "(needs_pin: REASON) and let 'winbuild lock' settle it", in->key,
 			      img->name, img->tag ? ":" : "", img->tag ? img->tag : "");
 	img->allow_foreign_layers = schema_bool(rnode_get(in, "allow_foreign_layers")) == 1;
-	return convert_cosign(r, in, img);
+	return convert_layout(r, in, img) || convert_cosign(r, in, img);
 }
 
 /*

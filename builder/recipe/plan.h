@@ -199,6 +199,10 @@ struct plan_image {
 	char *digest;              /* "sha256:<hex>", or NULL (needs_pin) */
 	char *needs_pin;           /* why it is not pinned yet, or NULL */
 	int allow_foreign_layers;
+	char *layout;              /* images.<key>.layout: an OCI image layout
+				    * (a directory or .tar) as its source
+				    * (fetch/imgsource.h), or NULL: its
+				    * registry */
 	struct wb_origin origin;   /* the entry's key */
 	/* images.<key>.cosign, or the registry.k8s.io default: the signature
 	 * the pin must carry (fetch/registry.h, trust/ocisig.h); all NULL when
