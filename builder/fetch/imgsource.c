@@ -333,12 +333,41 @@ static int layout_pull(struct cache *c, const struct imgsource *src, const struc
 	return r;
 }
 
+/* The run's memo (issue 44): the pins whose signature manifest a pull of
+ * this process fetched and verified ("HOST/REPO@DIGEST"). A matrix pulls
+ * the same pin for several images; its manifests and blobs come from the
+ * cache by digest already, and with this the signature manifest, looked
+ * up by its tag, is asked of the registry once per run, not per image.
+ * Kept for the process (one run); never freed. */
+static struct wb_strlist sig_memo = WB_STRLIST_INIT;
+
+static int registry_pull_memo(struct cache *c, const struct imgsource *src,
+			      const struct image_ref *ref, struct registry_image *img,
+			      struct wb_err *e)
+{
+	struct registry_opts o = src->o;
+	char *key;
+	int r;
+
+	if (!o.cosign || o.offline || !ref->digest[0])
+		return registry_pull(c, ref, &o, img, e);
+	key = xasprintf("%s/%s@%s", ref->host, ref->repo, ref->digest);
+	for (size_t i = 0; i < sig_memo.nr; i++)
+		if (!strcmp(sig_memo.v[i], key))
+			o.sig_known = 1;
+	r = registry_pull(c, ref, &o, img, e);
+	if (r == 0 && !o.sig_known)
+		wb_strlist_push(&sig_memo, key);
+	free(key);
+	return r;
+}
+
 int imgsource_pull(struct cache *c, const struct imgsource *src, const struct image_ref *ref,
 		   struct registry_image *img, struct wb_err *e)
 {
 	switch (src->kind) {
 	case IMGSOURCE_REGISTRY:
-		return registry_pull(c, ref, &src->o, img, e);
+		return registry_pull_memo(c, src, ref, img, e);
 	case IMGSOURCE_LAYOUT:
 		return layout_pull(c, src, ref, img, e);
 	}

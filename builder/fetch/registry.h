@@ -137,6 +137,11 @@ struct registry_opts {
 	/* NULL, or what answers the pull's requests instead of the network
 	 * (above); BASE then only names them in messages */
 	const struct registry_reader *reader;
+	/* the pin's signature manifest verified earlier in this run (the
+	 * seam's memo, fetch/imgsource.c): read through its cache ref as an
+	 * offline pull does, not asked of the registry again; its payloads
+	 * and ocisig_verify() against COSIGN run as always */
+	int sig_known;
 };
 
 /*
