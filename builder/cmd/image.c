@@ -14,7 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/pipeline.h"
-#include "fetch/registry.h"
+#include "fetch/imgsource.h"
 #include "lib/platform.h"
 #include "stage/oci.h"
 #include "trust/sigstore.h"
@@ -131,7 +131,8 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	struct cache c = CACHE_INIT;
 	struct image_ref ref;
 	struct registry_image img;
-	struct registry_opts ro;
+	struct imgsource src;
+	struct registry_opts *ro = &src.o;
 	struct creds creds = { NULL, 0 };
 	struct trust_policy policy;
 	struct fetch_transport t;
@@ -200,18 +201,19 @@ int cmd_image(int argc, char **argv, struct wb_run *run)
 	memset(&policy, 0, sizeof(policy));
 	t.policy = &policy;
 	t.cacert = run->cacert ? run->cacert : getenv("SSL_CERT_FILE");
-	memset(&ro, 0, sizeof(ro));
-	ro.t = &t;
-	ro.os_version = build;
-	ro.allow_foreign = allow_foreign;
-	ro.offline = run->offline;
-	ro.cosign = want > 0 ? &pol : NULL;
+	memset(&src, 0, sizeof(src));
+	src.kind = IMGSOURCE_REGISTRY;
+	ro->t = &t;
+	ro->os_version = build;
+	ro->allow_foreign = allow_foreign;
+	ro->offline = run->offline;
+	ro->cosign = want > 0 ? &pol : NULL;
 	/* the registry's credentials, as a recipe's images get them
 	 * (pipe_fetch_images); --offline asks no server */
 	r = run->offline ? 0 : creds_load(&creds, run->credentials, run->netrc_file, &e);
-	ro.creds = run->offline ? NULL : &creds;
+	ro->creds = run->offline ? NULL : &creds;
 	if (r == 0)
-		r = registry_pull(&c, &ref, &ro, &img, &e);
+		r = imgsource_pull(&c, &src, &ref, &img, &e);
 	creds_release(&creds);
 	sigstore_root_release(&root);
 	buf_release(&key);

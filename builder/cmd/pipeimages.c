@@ -1,7 +1,7 @@
 /*
  * The fetch step's container images (issue 33): after the artifacts, each
  * of the plan's images: pulled by its digest into the cache through the
- * registry client (fetch/registry.h), for the recipe's Windows build.
+ * image source seam (fetch/imgsource.h), for the recipe's Windows build.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "cmd/pipeline.h"
 #include "fetch/lockfile.h"
-#include "fetch/registry.h"
+#include "fetch/imgsource.h"
 #include "lib/fs.h"
 #include "lib/platform.h"
 #include "trust/sigstore.h"
@@ -49,51 +49,6 @@ int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c
 		pol->key_pem_len = key->len;
 	}
 	return 1;
-}
-
-/* Where IM is pulled from: NULL (its registry), or *BASE (new string)
- * from the plan's first mirror rule whose `from` is a prefix of
- * https://HOST/ (`winbuild mirror` exports images as a static registry
- * tree, emit/mirror.h). A registry mirror is https, or http where
- * policy.allow_http allows it as it does for downloads: what is pulled is
- * pinned by digest (and its cosign signature checked), so the wire adds
- * nothing to trust, and no token is sent over http (registry_http.c).
- * image-builder and containerd pull over whatever the host's
- * containerd config allows (containerd's hosts.toml `server = "http://..."`);
- * winbuild asks the recipe's policy instead. A rule to file:// is
- * refused, as is an image without a rule under mirror_only (unless
- * OFFLINE: the cache only, nothing is asked of anyone). */
-static int registry_base(const struct plan *plan, const struct plan_image *im, int offline,
-			 char **base, struct wb_err *e)
-{
-	char *u = xasprintf("https://%.*s/", (int)strcspn(im->name, "/"), im->name);
-	int ret = 0;
-
-	*base = NULL;
-	for (size_t i = 0; i < plan->nmirrors; i++) {
-		const struct plan_mirror *m = &plan->mirrors[i];
-		size_t n = strlen(m->from);
-
-		if (strncmp(u, m->from, n))
-			continue;
-		if (strncmp(m->to, "https://", 8) &&
-		    (strncmp(m->to, "http://", 7) || !plan->policy.allow_http))
-			ret = wb_origin_error(e, &m->origin, "images.%s: the mirror rule to '%s' "
-					      "is not https%s: a registry mirror is https, or "
-					      "http where policy.allow_http is true", im->key, m->to,
-					      strncmp(m->to, "http://", 7) ? "" :
-					      ", and policy.allow_http is false");
-		else
-			*base = xasprintf("%s%s", m->to, u + n);
-		free(u);
-		return ret;
-	}
-	if (plan->mirror_only && !offline)
-		ret = wb_origin_error(e, &plan->mirror_only_origin, "images.%s: mirror_only, "
-				      "and no mirror rule for '%s' (the registry of '%s')",
-				      im->key, u, im->name);
-	free(u);
-	return ret;
 }
 
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
@@ -138,7 +93,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		struct ocisig_policy pol;
 		struct sigstore_root root;
 		struct buf key = BUF_INIT;
-		char *s, *base;
+		struct imgsource src;
 		int r, want;
 
 		/* the lock settles a needs_pin image, as a lock pin does an
@@ -157,16 +112,11 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		/* lock --accept-new: the tag's digest now, pulled (and its
 		 * signature checked) as a pin; recorded as accepted_new */
 		ro.resolve_tag = !im->digest;
-		s = xasprintf("%s%s%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
-			      im->digest ? "@" : "", im->digest ? im->digest : "");
-		r = image_ref_parse(s, &ref, e);
-		free(s);
-		if (r < 0)
+		if (imgsource_ref(im, &ref, e) < 0)
 			goto out;
-		ro.allow_foreign = im->allow_foreign_layers;
-		ro.mirror_only = plan->mirror_only;
 		memset(&root, 0, sizeof(root));
-		want = registry_base(plan, im, run->offline, &base, e);
+		/* its source: the kind, and for a registry the mirror rule */
+		want = imgsource_for(&src, plan, im, &ro, e);
 		if (want == 0) {
 			char *what = xasprintf("images.%s.cosign", im->key);
 
@@ -174,10 +124,9 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			free(what);
 		}
 		pol.tlog_threshold = plan->policy.tlog_threshold;
-		ro.cosign = want > 0 ? &pol : NULL;
-		ro.base = base;
-		r = want < 0 ? -1 : registry_pull(c, &ref, &ro, &img, e);
-		free(base);
+		src.o.cosign = want > 0 ? &pol : NULL;
+		r = want < 0 ? -1 : imgsource_pull(c, &src, &ref, &img, e);
+		imgsource_release(&src);
 		image_ref_release(&ref);
 		sigstore_root_release(&root);
 		buf_release(&key);
@@ -200,7 +149,7 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 			       "%s, manifest %s, %zu layer%s)", im->key, im->name, im->digest,
 			       img.os_version, img.manifest_digest, img.nlayers,
 			       img.nlayers == 1 ? "" : "s");
-		if (ro.cosign && !run->quiet) {
+		if (want > 0 && !run->quiet) {
 			struct buf d = BUF_INIT;
 
 			ocisig_describe(&img.sig, &d);

@@ -168,11 +168,12 @@ static int resolve_with(struct wb_run *run, const char *recipe, const struct wb_
 {
 	struct plan_inputs in;
 	struct wb_strlist overrides = WB_STRLIST_INIT, all_sets = WB_STRLIST_INIT;
-	char *ship = shipped("recipes", recipe);
+	char *ship = shipped("recipes", recipe), data[PATH_MAX];
 	int ret;
 
 	memset(&in, 0, sizeof(in));
 	in.recipe = ship ? ship : recipe;
+	in.data_dir = cmd_data_dir(data, sizeof(data));
 	for (size_t i = 0; i < run->overrides.nr; i++) {
 		char *o = shipped("overrides", run->overrides.v[i]);
 

@@ -176,9 +176,15 @@ static void print_text(const struct plan *p, int ex)
 			printf("; foreign layers allowed");
 		if (im->cosign.key)
 			printf("; cosign key %s", im->cosign.key);
-		else if (im->cosign.identity)
-			printf("; cosign %s (%s)%s", im->cosign.identity, im->cosign.issuer,
-			       im->cosign.defaulted ? ", the registry.k8s.io signer" : "");
+		else if (im->cosign.identity) {
+			char where[512];
+
+			printf("; cosign %s (%s)", im->cosign.identity, im->cosign.issuer);
+			/* a default is data: where it is written */
+			wb_origin_format(&im->cosign.default_origin, where, sizeof(where));
+			if (im->cosign.defaulted)
+				printf(", the %s signer (%s)", im->cosign.default_registry, where);
+		}
 		else
 			printf("; NO signature required");
 		explain(ex, &im->origin);
@@ -437,14 +443,18 @@ static json_t *artifact_json(const struct plan_artifact *a,
 /* images.<key>.cosign for plan --json: null when no signature is required */
 static json_t *image_cosign_json(const struct plan_image_cosign *c)
 {
+	char where[512];
+
 	if (!c->identity && !c->key)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:o, s:b}",
+	wb_origin_format(&c->default_origin, where, sizeof(where));
+	return json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}",
 			 "identity", json_str_or_null(c->identity),
 			 "issuer", json_str_or_null(c->issuer),
 			 "key", json_str_or_null(c->key),
 			 "trusted_root", json_str_or_null(c->trusted_root),
-			 "default", c->defaulted);
+			 "default", c->defaulted,
+			 "default_from", c->defaulted ? json_string(where) : json_null());
 }
 
 static int print_json(const struct plan *p)

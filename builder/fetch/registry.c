@@ -318,7 +318,7 @@ static int sig_manifest(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 	char *url;
 	long code;
 
-	if (p->rc.o->offline) {
+	if (p->rc.o->offline || p->rc.o->sig_known) {
 		struct cache_ref ref;
 		char key[65];
 		int r;

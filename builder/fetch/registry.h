@@ -85,6 +85,21 @@ struct registry_image {
 	int accepted_new;            /* the caller's: a tag resolved by lock */
 };
 
+/* Where a pull's bytes come from when not from a registry over the
+ * network (an image source on disk: fetch/imgsource.c). GET answers one
+ * request of the pull, named by its PATH under the image's repository
+ * ("manifests/<digest>", "manifests/<tag>", "blobs/<digest>"): its bytes
+ * handed to WRITE (which fails once more arrive than the request may
+ * have) and 1, or 0 where a registry would answer 404, or -1 (E). What
+ * it hands over is checked as a registry's answer is (digests, sizes,
+ * the platform, the signature), and reaches the cache the same way. */
+struct registry_reader {
+	int (*get)(void *ctx, const char *path,
+		   int (*write)(void *sink, const void *p, size_t n), void *sink,
+		   struct wb_err *e);
+	void *ctx;
+};
+
 struct registry_opts {
 	const struct fetch_transport *t;
 	const char *os_version;      /* "10.0.20348" */
@@ -119,6 +134,14 @@ struct registry_opts {
 	 * token flow), a client certificate always; never over plain http,
 	 * never to another origin a redirect leads to */
 	const struct creds *creds;
+	/* NULL, or what answers the pull's requests instead of the network
+	 * (above); BASE then only names them in messages */
+	const struct registry_reader *reader;
+	/* the pin's signature manifest verified earlier in this run (the
+	 * seam's memo, fetch/imgsource.c): read through its cache ref as an
+	 * offline pull does, not asked of the registry again; its payloads
+	 * and ocisig_verify() against COSIGN run as always */
+	int sig_known;
 };
 
 /*

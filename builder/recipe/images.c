@@ -11,9 +11,10 @@
  *       tag: "3.10"
  *       digest: sha256:...
  *       allow_foreign_layers: false   # default: refuse non-distributable layers
+ *       layout: DIR-OR-TAR            # or from an OCI image layout on disk
  *       cosign:                       # the pin's cosign signature (trust/ocisig.h)
- *         identity: krel-trust@k8s-releng-prod.iam.gserviceaccount.com
- *         issuer: https://accounts.google.com
+ *         identity: SIGNER            # default: its registry's signer
+ *         issuer: OIDC-ISSUER         # (recipes/trust/image-signers.yaml)
  *         trusted_root: trust/sigstore/trusted_root.json   # default: the shipped one
  *       # or cosign: {key: cosign.pub} (its Rekor entry under the trusted root)
  *       enabled: true                 # false: left out (an override drops it)
@@ -51,6 +52,8 @@ void plan_images_release(struct plan *p)
 		free(p->images[i].cosign.issuer);
 		free(p->images[i].cosign.key);
 		free(p->images[i].cosign.trusted_root);
+		free(p->images[i].cosign.default_registry);
+		free(p->images[i].layout);
 	}
 	free(p->images);
 	p->images = NULL;
@@ -62,15 +65,59 @@ static int by_key(const void *a, const void *b)
 	return strcmp(((const struct plan_image *)a)->key, ((const struct plan_image *)b)->key);
 }
 
-/* The Kubernetes image promoter signs every image it promotes to
- * registry.k8s.io keyless as this identity, from this issuer (kubernetes.io,
- * "Verify Signed Kubernetes Artifacts": cosign verify --certificate-identity
- * krel-trust@k8s-releng-prod.iam.gserviceaccount.com
- * --certificate-oidc-issuer https://accounts.google.com): the default for
- * an image named there. */
-#define K8S_REGISTRY "registry.k8s.io/"
-#define K8S_SIGNER "krel-trust@k8s-releng-prod.iam.gserviceaccount.com"
-#define K8S_ISSUER "https://accounts.google.com"
+/* The default signer of IMG's registry: the first entry of the shipped
+ * recipes/trust/image-signers.yaml (plan_inputs.data_dir) whose
+ * `registry` is a prefix of its name, into C (identity, issuer and where
+ * the entry is). 1 found, 0 none (or no data dir), -1 an error. The
+ * promoter's identity is data there, not a string here (issue 44). */
+static int default_signer(struct resolver *r, const struct plan_image *img,
+			  struct plan_image_cosign *c)
+{
+	struct rnode *doc = NULL;
+	const struct rnode *list, *kind;
+	char *path;
+	int ret = 0;
+
+	if (!r->in->data_dir)
+		return 0;
+	path = xasprintf("%s/recipes/trust/image-signers.yaml", r->in->data_dir);
+	if (rnode_load_file(path, &r->plan->interned, &doc, r->e) < 0) {
+		wb_error_prefix(r->e, "the default image signers");
+		free(path);
+		return -1;
+	}
+	free(path);
+	kind = rnode_get(doc, "kind");
+	list = rnode_get(doc, "signers");
+	if (!kind || !kind->scalar || strcmp(kind->scalar, "image-signers") ||
+	    !list || list->type != RNODE_LIST) {
+		ret = err_at(r, &doc->origin, "expected 'kind: image-signers' and a "
+			     "'signers' list");
+		goto out;
+	}
+	for (size_t i = 0; i < list->nr; i++) {
+		const struct rnode *reg = rnode_get(list->items[i], "registry");
+		const struct rnode *id = rnode_get(list->items[i], "identity");
+		const struct rnode *iss = rnode_get(list->items[i], "issuer");
+
+		if (!reg || !reg->scalar || !id || !id->scalar || !iss || !iss->scalar) {
+			ret = err_at(r, &list->items[i]->origin, "a signer needs 'registry', "
+				     "'identity' and 'issuer'");
+			goto out;
+		}
+		if (strncmp(img->name, reg->scalar, strlen(reg->scalar)))
+			continue;
+		c->identity = c->identity ? c->identity : xstrdup(id->scalar);
+		c->issuer = c->issuer ? c->issuer : xstrdup(iss->scalar);
+		c->default_origin = list->items[i]->origin;
+		c->default_registry = xstrndup(reg->scalar, strcspn(reg->scalar, "/"));
+		ret = 1;
+		break;
+	}
+out:
+	rnode_free(doc);
+	return ret;
+}
 
 /* A string of images.<key>.cosign, the image's vars expanded (an override
  * names the demo's or a site's signer and root through them). */
@@ -106,25 +153,28 @@ static int convert_cosign(struct resolver *r, const struct rnode *in, struct pla
 	const struct rnode *id = rnode_get(n, "identity"), *iss = rnode_get(n, "issuer");
 	const struct rnode *key = rnode_get(n, "key"), *root = rnode_get(n, "trusted_root");
 	struct plan_image_cosign *c = &img->cosign;
-	int k8s = !strncmp(img->name, K8S_REGISTRY, strlen(K8S_REGISTRY));
+	int found;
 
 	c->origin = n ? n->origin : in->key_origin;
-	if (!n && !k8s)
-		return 0;
 	if (key && (id || iss))
 		return err_at(r, &n->origin, "images.%s.cosign: a 'key', or an 'identity' and "
 			      "an 'issuer' (keyless), not both", in->key);
 	if (key)
 		return cosign_path(r, in->key, key, "key", &c->key) ||
 		       (root && cosign_path(r, in->key, root, "trusted_root", &c->trusted_root));
-	if (!k8s && (!id || !iss))
+	if ((id && !(c->identity = cosign_str(r, in->key, id, "identity"))) ||
+	    (iss && !(c->issuer = cosign_str(r, in->key, iss, "issuer"))))
+		return -1;
+	/* what the image leaves out, its registry's signer gives */
+	found = (!id || !iss) ? default_signer(r, img, c) : 0;
+	if (found < 0)
+		return -1;
+	if (!n && !found)
+		return 0;
+	if (!c->identity || !c->issuer)
 		return err_at(r, &n->origin, "images.%s.cosign: needs 'identity' and 'issuer' "
 			      "(the signer and its OIDC issuer), or 'key'", in->key);
-	c->defaulted = !id || !iss;
-	c->identity = id ? cosign_str(r, in->key, id, "identity") : xstrdup(K8S_SIGNER);
-	c->issuer = iss ? cosign_str(r, in->key, iss, "issuer") : xstrdup(K8S_ISSUER);
-	if (!c->identity || !c->issuer)
-		return -1;
+	c->defaulted = found;
 	return root ? cosign_path(r, in->key, root, "trusted_root", &c->trusted_root) : 0;
 }
 
@@ -146,6 +196,33 @@ int images_check_policy(struct resolver *r)
 			      "but policy.require is 'signature' (%s): add images.%s.cosign "
 			      "(identity and issuer, or key)", im->key, im->name, where, im->key);
 	}
+	return 0;
+}
+
+/* images.<key>.layout: an OCI image layout on disk as the image's source
+ * (fetch/imgsource.h), relative to the file that names it, pinned as any
+ * image (the digest the pull checks: a layout is bytes someone copied,
+ * never a trust anchor), without a '..' segment. */
+static int convert_layout(struct resolver *r, const struct rnode *in, struct plan_image *img)
+{
+	const struct rnode *n = rnode_get(in, "layout");
+	const char *v = n ? n->scalar : NULL;
+	size_t len;
+
+	if (!n)
+		return 0;
+	len = v ? strlen(v) : 0;
+	if (!len || !strcmp(v, "..") || !strncmp(v, "../", 3) || strstr(v, "/../") ||
+	    (len >= 3 && !strcmp(v + len - 3, "/..")))
+		return err_at(r, &n->origin, "images.%s.layout: '%s' is not a path without "
+			      "'..' segments", in->key, v ? v : "");
+	if (!img->digest)
+		return err_at(r, &n->origin, "images.%s.layout: an image from a layout needs "
+			      "its digest (the pin the layout is checked against)", in->key);
+	img->layout = relative_to(n->origin.file, v);
+	if (!fs_exists(img->layout))
+		return err_at(r, &n->origin, "images.%s.layout: '%s' does not exist", in->key,
+			      img->layout);
 	return 0;
 }
 
@@ -201,7 +278,7 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 			      "(needs_pin: REASON) and let 'winbuild lock' settle it", in->key,
 			      img->name, img->tag ? ":" : "", img->tag ? img->tag : "");
 	img->allow_foreign_layers = schema_bool(rnode_get(in, "allow_foreign_layers")) == 1;
-	return convert_cosign(r, in, img);
+	return convert_layout(r, in, img) || convert_cosign(r, in, img);
 }
 
 /*

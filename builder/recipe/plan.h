@@ -211,6 +211,10 @@ struct plan_image {
 	char *digest;              /* "sha256:<hex>", or NULL (needs_pin) */
 	char *needs_pin;           /* why it is not pinned yet, or NULL */
 	int allow_foreign_layers;
+	char *layout;              /* images.<key>.layout: an OCI image layout
+				    * (a directory or .tar) as its source
+				    * (fetch/imgsource.h), or NULL: its
+				    * registry */
 	struct wb_origin origin;   /* the entry's key */
 	/* images.<key>.cosign, or the registry.k8s.io default: the signature
 	 * the pin must carry (fetch/registry.h, trust/ocisig.h); all NULL when
@@ -220,8 +224,13 @@ struct plan_image {
 		char *key;                 /* or a PEM public key file (a path) */
 		char *trusted_root;        /* a path; NULL: the shipped one
 					    * (recipes/trust/sigstore/) */
-		int defaulted;             /* the registry.k8s.io default */
+		int defaulted;             /* its registry's default signer */
 		struct wb_origin origin;
+		/* DEFAULTED: the signer's entry in
+		 * recipes/trust/image-signers.yaml, and its registry prefix
+		 * ("registry.k8s.io/") */
+		struct wb_origin default_origin;
+		char *default_registry;
 	} cosign;
 };
 
@@ -348,6 +357,10 @@ struct plan_inputs {
 	size_t nsets;
 	const char *const *builders;     /* --builder NAME: narrows packer.builders */
 	size_t nbuilders;
+	/* NULL, or the shipped data (cmd_data_dir): its
+	 * recipes/trust/image-signers.yaml gives an image without a signer
+	 * its registry's default (recipe/images.c) */
+	const char *data_dir;
 };
 
 /*

@@ -314,6 +314,8 @@ const struct schema_key schema_container_image[] = {
 	{ "digest", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	{ "needs_pin", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	{ "allow_foreign_layers", S_BOOL, NULL, NULL, S_TRUST(T_OFF) },
+	/* where the bytes come from: the pin and the signature still decide */
+	{ "layout", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	{ "cosign", S_MAP, schema_image_cosign, NULL, S_TRUST(T_SET) },
 	{ "enabled", S_BOOL, NULL, NULL, S_TRUST(T_FREE) },
 	END

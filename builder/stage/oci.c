@@ -13,6 +13,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "lib/platform.h"
+#include "fetch/imgsource.h"
 #include "stage/oci.h"
 #include "stage/tree.h"
 #include "trust/digest.h"
@@ -176,7 +177,7 @@ out:
 
 /*
  * index.json: one descriptor, the manifest of the recipe's Windows build
- * (registry_pull selected it from the pinned list and checked it against
+ * (the image source selected it from the pinned list and checked it against
  * the list: stage/oci.h), never the list. Why not the list (issue 40):
  * containerd's import walks every descriptor its platform filter keeps,
  * and `--platform windows/amd64` keeps every windows/amd64 entry of a
@@ -296,9 +297,6 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 {
 	const struct platform_windows *w = platform_windows_find(plan->windows_version);
 	struct cache c = CACHE_INIT;
-	struct trust_policy policy;
-	struct fetch_transport tr;
-	struct registry_opts ro;
 	char build[32];
 	int ret = -1;
 
@@ -310,41 +308,18 @@ int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 	snprintf(build, sizeof(build), "10.0.%s", w->build);
 	if (!cache_dir || cache_open(&c, cache_dir, 0, e) < 0)
 		return cache_dir ? -1 : wb_error(e, WB_EIO, "no cache to stage images from");
-	memset(&policy, 0, sizeof(policy));
-	tr.policy = &policy;
-	tr.cacert = NULL;
-	memset(&ro, 0, sizeof(ro));   /* no cosign: fetch verified the signature */
-	ro.t = &tr;
-	ro.os_version = build;
-	ro.offline = 1;   /* fetch pulled them: the cache only, re-verified */
 	for (size_t i = 0; i < plan->nimages; i++) {
 		const struct plan_image *im = &plan->images[i];
-		struct image_ref ref;
 		struct registry_image img;
 		struct oci_written wr;
 		struct tree_piece piece;
 		char *s, *scratch, *file, *name, *dest;
 		int fd, r;
 
-		if (!im->digest) {
-			wb_error(e, WB_EUSAGE, "images.%s: not pinned (needs_pin: %s)", im->key,
-				 im->needs_pin);
+		/* fetch pulled it (from whichever source) and verified its
+		 * signature: the cache only, every entry re-hashed */
+		if (imgsource_load(&c, im, build, &img, e) < 0)
 			goto out;
-		}
-		s = xasprintf("%s%s%s@%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
-			      im->digest);
-		r = image_ref_parse(s, &ref, e);
-		free(s);
-		if (r < 0)
-			goto out;
-		ro.allow_foreign = im->allow_foreign_layers;
-		ro.mirror_only = plan->mirror_only;
-		if (registry_pull(&c, &ref, &ro, &img, e) < 0) {
-			image_ref_release(&ref);
-			wb_error_prefix(e, "images.%s", im->key);
-			goto out;
-		}
-		image_ref_release(&ref);
 		s = xasprintf(".image-%s", im->key);
 		scratch = tree_scratch(t, s);
 		free(s);

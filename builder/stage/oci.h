@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "fetch/cache.h"
-#include "fetch/registry.h"
+#include "fetch/imgsource.h"
 #include "lib/err.h"
 #include "recipe/plan.h"
 
@@ -37,7 +37,7 @@ struct oci_written {
 	unsigned long long size;
 };
 
-/* Write IMG (pulled into C: registry_pull) to FD as above, *RES (when not
+/* Write IMG (pulled into C: imgsource_pull) to FD as above, *RES (when not
  * NULL) set from the bytes as they were written. NAME is the
  * image's name:tag, TAG its tag (NULL: no ref.name annotation). A blob
  * whose bytes no longer hash to its name is quarantined: WB_EVERIFY (the
@@ -52,7 +52,7 @@ int oci_archive_write(struct cache *c, const struct registry_image *img, const c
 struct tree;
 struct plan;
 /* Every image of PLAN (images:) as STAGE_IMAGES_DIR/<key>.tar in T: read
- * from the cache at CACHE_DIR and verified again (registry_pull, offline:
+ * from the cache at CACHE_DIR and verified again (imgsource_load, offline:
  * fetch pulled them), written as above, claimed for component "images"
  * with the image's key as its artifact; one manifest.json "images" entry
  * each appended to IMAGES (key, name, tag, digest, manifest_digest,

@@ -44,6 +44,13 @@ MT_MAN = "application/vnd.docker.distribution.manifest.v2+json"
 MT_CFG = "application/vnd.docker.container.image.v1+json"
 MT_LAYER = "application/vnd.docker.image.rootfs.diff.tar.gzip"
 MT_FOREIGN = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+# the OCI media types (an image `skopeo copy --preserve-digests` can write
+# to an OCI layout unchanged: it converts Docker's, changing the digests)
+OCI = {"list": "application/vnd.oci.image.index.v1+json",
+       "man": "application/vnd.oci.image.manifest.v1+json",
+       "cfg": "application/vnd.oci.image.config.v1+json",
+       "layer": "application/vnd.oci.image.layer.v1.tar+gzip"}
+DOCKER = {"list": MT_LIST, "man": MT_MAN, "cfg": MT_CFG, "layer": MT_LAYER}
 
 
 def sha(b):
@@ -86,7 +93,7 @@ def layer(seed):
     return gzip.compress(raw.getvalue(), mtime=0), hashlib.sha256(raw.getvalue()).hexdigest()
 
 
-def image(repo, os_, ver, seed, foreign=False, config_ver=None, arch="amd64"):
+def image(repo, os_, ver, seed, foreign=False, config_ver=None, arch="amd64", mt=DOCKER):
     layers, diff_ids, descs = [], [], []
     for i in range(2):
         blob, diff = layer(f"{seed}-{i}")
@@ -98,7 +105,7 @@ def image(repo, os_, ver, seed, foreign=False, config_ver=None, arch="amd64"):
             descs.append({"mediaType": MT_FOREIGN, "size": len(blob), "digest": d,
                           "urls": [f"{FOREIGN_BASE}/{d.split(':')[1]}"]})
         else:
-            descs.append({"mediaType": MT_LAYER, "size": len(blob),
+            descs.append({"mediaType": mt["layer"], "size": len(blob),
                           "digest": push_blob(repo, blob)})
         layers.append(blob)
     cfg = {"architecture": arch, "os": os_,
@@ -108,22 +115,22 @@ def image(repo, os_, ver, seed, foreign=False, config_ver=None, arch="amd64"):
         cfg["os.version"] = config_ver or ver
     cfgb = json.dumps(cfg, sort_keys=True).encode()
     cd = push_blob(repo, cfgb)
-    man = {"schemaVersion": 2, "mediaType": MT_MAN,
-           "config": {"mediaType": MT_CFG, "size": len(cfgb), "digest": cd},
+    man = {"schemaVersion": 2, "mediaType": mt["man"],
+           "config": {"mediaType": mt["cfg"], "size": len(cfgb), "digest": cd},
            "layers": descs}
     mb = json.dumps(man, indent=3).encode()
-    md = push_manifest(repo, sha(mb), MT_MAN, mb)
+    md = push_manifest(repo, sha(mb), mt["man"], mb)
     plat = {"architecture": arch, "os": os_}
     if ver:
         plat["os.version"] = ver
-    return {"mediaType": MT_MAN, "size": len(mb), "digest": md, "platform": plat}, {
+    return {"mediaType": mt["man"], "size": len(mb), "digest": md, "platform": plat}, {
         "manifest": md, "config": cd, "layers": [x["digest"] for x in descs]}
 
 
-def push_list(repo, tag, entries):
-    lst = {"schemaVersion": 2, "mediaType": MT_LIST, "manifests": [e[0] for e in entries]}
+def push_list(repo, tag, entries, mt=DOCKER):
+    lst = {"schemaVersion": 2, "mediaType": mt["list"], "manifests": [e[0] for e in entries]}
     b = json.dumps(lst, indent=3).encode()
-    push_manifest(repo, tag, MT_LIST, b)
+    push_manifest(repo, tag, mt["list"], b)
     return {"list": sha(b), "entries": {e[0]["platform"].get("os.version", e[0]["platform"]["os"]): e[1]
                                         for e in entries}}
 
@@ -181,4 +188,10 @@ out["armfirst"] = push_list("armfirst", "1", [
     image("armfirst", "windows", "10.0.20348.3207", "a2022arm", arch="arm64"),
     image("armfirst", "windows", "10.0.20348.3207", "a2022"),
 ])
+# ocisigned: signed's shape in OCI media types, for an OCI layout made by
+# skopeo with its digests kept (tests/cli/imgsource_layout.bats)
+out["ocisigned"] = push_list("ocisigned", "1", [
+    image("ocisigned", "windows", "10.0.20348.3207", "o2022", mt=OCI),
+    image("ocisigned", "windows", "10.0.17763.6893", "o2019", mt=OCI),
+], mt=OCI)
 json.dump(out, sys.stdout, indent=1)
