@@ -349,10 +349,7 @@ print(json.dumps([f.get("authenticode") for f in files if f["tree_path"] == sys.
 # emit_staged: a staged windows-2022-containerd output (emit's fixture
 # writer), then `winbuild emit` for qemu with the given options
 emit_staged() {
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
-		PKR_VAR_azure_client_secret=secret
+	packer_setup secrets
 	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
 	wb emit "$WB_SRC/recipes/windows-2022-containerd.yaml" --builder qemu --builder azure-arm \
 		--set "windows.iso_sha256=$TEST_ISO_SHA256" --set images.pause.enabled=false "$@"

@@ -8,10 +8,8 @@ load stage_fixtures
 setup() {
 	common_setup
 	fixture_override >"$WORK/fixtures.yaml"
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/pc"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/pcfg" SOURCE_DATE_EPOCH=1700000000
-	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
-		PKR_VAR_azure_client_secret=secret
+	packer_setup secrets
+	export SOURCE_DATE_EPOCH=1700000000
 }
 
 O() { echo "$WORK/out/$NAME"; }

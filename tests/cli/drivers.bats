@@ -11,10 +11,7 @@ load ../lib/driver_isos
 
 setup() {
 	common_setup
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	# the shipped pause image is needs_pin: these emit over make-staged.py trees
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
+	packer_setup staged
 	R="$WB_SRC/recipes/windows-2022-containerd.yaml"
 	PK=out/windows-2022-containerd/packer
 	HCL=$PK/windows-2022-containerd.pkr.hcl

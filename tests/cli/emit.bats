@@ -12,14 +12,8 @@ PSPARSE="$WB_SRC/tests/ps/psparse.cjs"
 
 setup() {
 	common_setup
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	# secrets are never in the var file: the user passes them like this
-	export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
-		PKR_VAR_azure_client_secret=secret
 	# the shipped recipes leave the ISO digest to the user
-	# the shipped pause image is needs_pin: these emit over make-staged.py trees
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
+	packer_setup secrets staged
 }
 
 # staged NAME VERSION [flags]: write out/NAME/{tree,manifest.json}

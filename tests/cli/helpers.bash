@@ -20,6 +20,27 @@ setup() {
 	common_setup
 }
 
+# packer_setup [secrets] [staged]: Packer's own state in this test's dir (no
+# checkpoint call; its cache, config and HOME there) and no PKR_VAR_ secret
+# from the caller's environment. secrets: the dummy secrets a user passes as
+# PKR_VAR_ variables (the var file never holds them). staged: emit over
+# make-staged.py trees, which hold no pause image (the shipped one is
+# needs_pin) and stand in for the ISO by TEST_ISO_SHA256.
+packer_setup() {
+	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
+	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	unset PKR_VAR_winrm_password PKR_VAR_vsphere_password PKR_VAR_azure_client_secret PKR_VAR_oci_winrm_password
+	local w
+	for w in "$@"; do
+		case $w in
+		secrets) export PKR_VAR_winrm_password=secret PKR_VAR_vsphere_password=secret \
+			PKR_VAR_azure_client_secret=secret ;;
+		staged) export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false" ;;
+		*) echo "packer_setup: unknown word '$w'" >&2; return 2 ;;
+		esac
+	done
+}
+
 # wb ARGS... : run winbuild, capturing $status and $output (stderr merged)
 wb() {
 	run "$WINBUILD" "$@"

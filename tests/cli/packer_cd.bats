@@ -81,8 +81,7 @@ setup() {
 	need_dep command -v xorriso -- "xorriso not installed (make deps)"
 	common_setup
 	F="$BATS_FILE_TMPDIR"
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	packer_setup
 }
 
 # cd_build IMAGE SANDBOX CWD DIR: Packer 1.6.6's qemu build of IMAGE's emitted

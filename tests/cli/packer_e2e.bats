@@ -16,8 +16,7 @@ ISO_BUILDERS="qemu vsphere-iso hyperv-iso"
 setup() {
 	common_setup
 	cp -R "$FIX"/. "$WORK/"
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
+	packer_setup
 	# the shipped pause image is needs_pin: these emit over make-staged.py trees
 	export WINBUILD_SET="images.pause.enabled=false"
 }

@@ -20,10 +20,7 @@ ALL='packer.builders=[azure-arm, vsphere-iso, qemu, hyperv-iso, amazon-ebs, orac
 
 setup() {
 	common_setup
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	unset PKR_VAR_winrm_password PKR_VAR_vsphere_password PKR_VAR_azure_client_secret
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
+	packer_setup staged
 	python3 "$WB_SRC/tests/cli/fixtures/emit/make-staged.py" out windows-2022-containerd 2022
 }
 

@@ -15,11 +15,7 @@ VARS=$PK/windows-2022-containerd.auto.pkrvars.hcl
 
 setup() {
 	common_setup
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	unset PKR_VAR_winrm_password PKR_VAR_vsphere_password PKR_VAR_azure_client_secret
-	# the shipped pause image is needs_pin: these emit over make-staged.py trees
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
+	packer_setup staged
 }
 
 staged() {

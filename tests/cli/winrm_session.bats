@@ -14,9 +14,7 @@ load helpers
 
 setup() {
 	common_setup
-	export CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR="$BATS_TEST_TMPDIR/packer_cache"
-	export PACKER_CONFIG_DIR="$BATS_TEST_TMPDIR/packer_config" HOME="$BATS_TEST_TMPDIR"
-	export WINBUILD_SET="windows.iso_sha256=$TEST_ISO_SHA256;images.pause.enabled=false"
+	packer_setup staged
 	R="$WB_SRC/recipes/windows-2022-containerd.yaml"
 	PK=out/windows-2022-containerd/packer
 }
