@@ -770,11 +770,18 @@ int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 		} else if (r > 0) {
 			engine_finish_job(&en, j, 0, NULL);
 		} else if (o->offline && j->offline_blocked) {
-			wb_error(&it->err, WB_ENET, "artifact '%s' is not in the cache (--offline)",
-				 it->art->name);
+			/* a cached copy whose kept evidence this run's policy
+			 * refuses (a higher policy.tlog_threshold, another
+			 * signer) is not usable either; say so, not "absent" */
+			const char *why = j->cache_refused ?
+				": its cached copy does not meet this run's checks "
+				"(the warning above says why)" : "";
+
+			wb_error(&it->err, WB_ENET, "artifact '%s' is not in the cache (--offline)%s",
+				 it->art->name, why);
 			engine_finish_job(&en, j, WB_ENET, &it->err);
-			buf_addf(&missing, "\n  %s (%s)", it->art->name,
-				 it->art->urls.nr ? it->art->urls.v[0] : it->art->upstream_url);
+			buf_addf(&missing, "\n  %s (%s)%s", it->art->name,
+				 it->art->urls.nr ? it->art->urls.v[0] : it->art->upstream_url, why);
 			nmissing++;
 		}
 	}

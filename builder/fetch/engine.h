@@ -79,6 +79,9 @@ struct job {
 	struct wb_err first_verify;    /* the first verification failure */
 	int offline_blocked;           /* --offline: a needed file has no
 					* file:// URL, so only the cache can help */
+	int cache_refused;             /* a cache ref named an entry whose
+					* kept evidence failed this run's
+					* checks (refs_try_cache) */
 	size_t absent;                 /* URLs of this target that said the
 					  file does not exist (404, 410) */
 

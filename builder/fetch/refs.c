@@ -317,6 +317,7 @@ int refs_try_cache(struct engine *en, struct job *j, struct wb_err *e)
 		if (have_ref && (e->code == WB_EVERIFY || e->code == WB_EUSAGE)) {
 			/* a ref is a hint, and this one was wrong: fetch again */
 			engine_log(en, WB_LOG_WARN, "ignoring a cache ref: %s", e->msg);
+			j->cache_refused = 1;
 			wb_err_clear(e);
 			r = 0;
 			goto out;

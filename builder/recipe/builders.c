@@ -151,6 +151,7 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 	for (size_t i = 0; i < p->builders.nr; i++) {
 		const struct platform_builder *b = platform_builder(p->builders.v[i]);
 		const char *prov = platform_provider_for(b, p->cloudbase_provider);
+		const struct platform_base *row;
 
 		if (!prov)
 			return err_at(r, pv ? &pv->origin : &top->origin,
@@ -163,9 +164,9 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 		/* D15: a cloud builder starts from the cloud's own image, which
 		 * the clouds publish as Datacenter (and Azure as Datacenter:
 		 * Azure Edition): the table lists which */
+		row = platform_base_of(b, p->windows_version, p->windows_edition);
 		if (b->fw == PLATFORM_FW_NONE && strcmp(p->windows_edition, "datacenter") &&
-		    !platform_base_image(b, p->windows_version, p->windows_edition, 0) &&
-		    !platform_base_image(b, p->windows_version, p->windows_edition, 1))
+		    (!row || (!row->core && !row->desktop)))
 			return !strcmp(p->windows_edition, PLATFORM_EDITION_AZURE) ?
 				err_at(r, &rnode_get(win, "edition")->origin,
 				       "windows.edition '%s': Packer builder '%s' has no Azure "
@@ -193,8 +194,7 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				      edition_images(p->windows_edition, have, sizeof(have)));
 		/* D15: never the other installation type instead: a platform
 		 * without a Server Core image takes no Server Core recipe */
-		if (b->base_var && !platform_base_image(b, p->windows_version, p->windows_edition,
-							p->windows_desktop))
+		if (b->base_var && !(row && (p->windows_desktop ? row->desktop : row->core)))
 			return err_at(r, rnode_get(win, "desktop_experience") ?
 				      &rnode_get(win, "desktop_experience")->origin : &win->origin,
 				      "Packer builder '%s' has no %s image of Windows Server %s "

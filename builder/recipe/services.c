@@ -197,13 +197,23 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 		 * service"), cannot run. Allowed, and said plainly (docs/node.md,
 		 * "kubelet as the service kubelet").
 		 */
-		if (s->sc_args.nr && strcmp(s->manager, "sc"))
+		if (s->sc_args.nr && strcmp(s->manager, "sc")) {
+			struct buf all = BUF_INIT;
+
+			for (size_t k = 0; k < s->sc_args.nr; k++) {
+				const char *a = s->sc_args.v[k];
+
+				buf_addf(&all, strpbrk(a, " \t\"") ? "%s\"%s\"" : "%s%s",
+					 k ? " " : "", a);
+			}
 			warn_at(p, &rnode_get(sn, "sc_args")->origin, "service '%s' runs under "
 				"%s, which answers the service control manager itself: its "
 				"sc_args (%s) are not passed, and the program's own stop, "
 				"shutdown and preshutdown handling does not run (for kubelet: "
 				"no graceful node shutdown; node.service_manager: sc keeps it)",
-				s->name, s->manager, s->sc_args.v[0]);
+				s->name, s->manager, all.ptr);
+			buf_release(&all);
+		}
 		s->kubeadm_flags = schema_bool(rnode_get(sn, "kubeadm_flags")) == 1;
 		n = rnode_get(sn, "wrapper");
 		if (s->kubeadm_flags != !!n)

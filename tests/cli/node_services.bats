@@ -247,8 +247,10 @@ assert c["sc_args"] == ["-windows-service"] and c["origin"].endswith(":57:5"), c
 	replace_entry nssm nssm-2.24.zip >>"$WORK/fixtures.yaml"
 	wb build "$WORK/img/echo.yaml" -O "$WORK/fixtures.yaml" --no-progress \
 		--set node.service_manager=nssm --set components.nssm.enabled=true \
-		--set 'components.echo.services=[{name: echo, binary: "C:\\opt\\echo\\echo.exe", manager: node, depends_on: [containerd], sc_args: [--as-service], args: ["--greeting=hello world", --empty=]}]'
+		--set 'components.echo.services=[{name: echo, binary: "C:\\opt\\echo\\echo.exe", manager: node, depends_on: [containerd], sc_args: [--as-service, "--scm=two words"], args: ["--greeting=hello world", --empty=]}]'
 	assert_status 0
+	# the warning names every sc_arg left out, quoted as a command line would
+	assert_output_has "its sc_args (--as-service \"--scm=two words\") are not passed"
 	svc echo
 	echo "$output"
 	assert_status 0

@@ -318,6 +318,9 @@ root2_art() {
 	wb fetch img.yaml --no-progress --offline --set policy.tlog_threshold=2
 	assert_status 3
 	assert_output_has "offline, and 1 artifact is not in the cache"
+	# and says the copy is there but refused, not absent
+	assert_output_has "one-log-twice.bin ($(H)/k/one-log-twice.bin): its cached copy does not meet this run's checks"
+	assert_output_has "ignoring a cache ref: artifact 'one-log-twice.bin'"
 	wb fetch img.yaml --no-progress --set policy.tlog_threshold=2
 	assert_status 1
 	assert_output_has "1 distinct transparency log, 2 required"
