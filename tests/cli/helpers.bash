@@ -3,6 +3,10 @@
 
 : "${WINBUILD:=$BATS_TEST_DIRNAME/../../winbuild}"
 : "${WB_SRC:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+# exported: the scripts a test starts (tests/win/run, bench/run, the
+# fixture writers) find the tree and the binary the same way when a file
+# runs alone (`bats tests/cli/X.bats`, README's "Tests")
+export WINBUILD WB_SRC
 # A stand-in Windows ISO digest (sha256 of "winbuild test iso") for recipes
 # whose Packer builders install from an ISO: windows.iso_sha256 is required.
 TEST_ISO_SHA256=eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12

@@ -119,3 +119,22 @@ runner() {
 	assert_status 1
 	[ "$output" = "tests/cli/x.bats:2: ! grep -q a b" ]
 }
+
+# issue 42 item 4: `bats tests/cli/X.bats` alone, without tests/run's
+# environment. helpers.bash finds the tree and the binary and exports both,
+# so what a test starts (python reading os.environ["WB_SRC"], tests/win/run,
+# the doctests) sees them; every file loads it. The probe is a copy of the
+# layout under this test's dir, so its WB_SRC is that copy.
+@test "issue 42: a bats file run alone hands WB_SRC and WINBUILD to what it starts; every file loads helpers" {
+	local t="$BATS_TEST_TMPDIR/alone" f
+	mkdir -p "$t/tests/cli"
+	ln -s "$WB_SRC/tests/cli/helpers.bash" "$t/tests/cli/helpers.bash"
+	printf '#!/usr/bin/env bats\nload helpers\n@test "probe" {\n\trun bash -c '"'"'printf "%%s|%%s" "$WB_SRC" "$WINBUILD"'"'"'\n\techo "$output" >"%s"\n}\n' \
+		"$t/seen" >"$t/tests/cli/probe.bats"
+	run env -u WB_SRC -u WINBUILD bats "$t/tests/cli/probe.bats"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$t/seen")" = "$(cd "$t" && pwd)|$t/tests/cli/../../winbuild" ]
+	for f in "$WB_SRC"/tests/cli/*.bats; do
+		grep -q '^load helpers$' "$f" || { echo "$f does not load helpers" >&2; false; }
+	done
+}
