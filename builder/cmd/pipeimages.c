@@ -51,6 +51,18 @@ int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c
 	return 1;
 }
 
+int pipe_image_unpinned(const struct plan_image *im, const struct lock_image *li,
+			int accept_new, struct wb_err *e)
+{
+	if (im->digest || li || (accept_new && im->tag))
+		return 0;
+	wb_origin_error(e, &im->origin, "images.%s: '%s%s%s' is not pinned (needs_pin: %s); "
+			"fetch pulls only by digest: set images.%s.digest, or let 'winbuild "
+			"lock --accept-new' pin its tag", im->key, im->name, im->tag ? ":" : "",
+			im->tag ? im->tag : "", im->needs_pin, im->key);
+	return -1;
+}
+
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
 		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e)
@@ -100,15 +112,8 @@ int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfi
 		 * artifact's (--locked checked they agree: check_locked) */
 		if (!im->digest && li)
 			im->digest = xstrdup(li->digest);
-		if (!im->digest && !(accept_new && im->tag)) {
-			wb_origin_error(e, &im->origin, "images.%s: '%s%s%s' is not "
-					       "pinned (needs_pin: %s); fetch pulls only by "
-					       "digest: set images.%s.digest, or let 'winbuild "
-					       "lock --accept-new' pin its tag", im->key,
-					       im->name, im->tag ? ":" : "",
-					       im->tag ? im->tag : "", im->needs_pin, im->key);
+		if (pipe_image_unpinned(im, NULL, accept_new, e))
 			goto out;
-		}
 		/* lock --accept-new: the tag's digest now, pulled (and its
 		 * signature checked) as a pin; recorded as accepted_new */
 		ro.resolve_tag = !im->digest;

@@ -22,6 +22,7 @@
 #include "lib/buf.h"
 #include "lib/fs.h"
 #include "stage/manifest.h"
+#include "trust/verify.h"
 
 void pipe_init(struct pipeline *p, struct wb_run *run, unsigned steps)
 {
@@ -472,6 +473,56 @@ int pipe_image_read_lock(struct pipeline *p, struct pipe_image *img, struct wb_e
 	return read_lock(p->run, image_lock(p, img), &img->plan, img->lf, e);
 }
 
+/*
+ * Issue 42: every pin the run needs, named before anything is fetched. A
+ * needs_pin artifact the lock does not pin (verify_plan's refusal, the one
+ * a download would meet) and an image with neither a digest nor a lock
+ * entry (pipe_image_unpinned, the image pull's) stop the run here, all of
+ * them in one error, instead of one by one after every other download.
+ * One missing pin keeps its own message; several get a count above them.
+ */
+static int pins_missing(const struct pipeline *p, const struct plan *plan,
+			const struct lockfile *lf, struct wb_err *e)
+{
+	struct buf all = BUF_INIT;
+	struct wb_err one;
+	size_t n = 0;
+
+	for (size_t i = 0; i < plan->nartifacts + plan->nimages; i++) {
+		int r;
+
+		wb_err_clear(&one);
+		if (i < plan->nartifacts) {
+			const struct plan_artifact *a = &plan->artifacts[i];
+			const struct lock_entry *le = lockfile_find(lf, a->name);
+			struct verify_needs needs;
+
+			if (!a->verify.needs_pin)
+				continue;
+			r = verify_plan(&a->verify, &plan->policy, le ? le->sha256 : NULL,
+					p->accept_new, &needs, &one);
+			/* a pin that is there but refused is the download's to say */
+			if (!r || one.code != WB_EUSAGE)
+				continue;
+		} else {
+			const struct plan_image *im = &plan->images[i - plan->nartifacts];
+
+			if (!pipe_image_unpinned(im, lockfile_find_image(lf, im->key),
+						 p->accept_new, &one))
+				continue;
+		}
+		buf_addf(&all, "\n  %s", one.msg);
+		if (!n++)
+			*e = one;
+	}
+	if (n > 1)
+		wb_error(e, WB_EUSAGE, "%zu pins are needed before anything is fetched "
+			 "('winbuild lock --accept-new' makes them; review the lock "
+			 "after):%s", n, all.ptr);
+	buf_release(&all);
+	return n ? -1 : 0;
+}
+
 /* Make IMG's items from its lock, and (staging) gate and begin its stage
  * in the open cache C. 1: up to date (items without results), 0: to fetch,
  * -1 with E (IMG->items NULL). */
@@ -482,6 +533,8 @@ int pipe_image_prepare(struct pipeline *p, struct pipe_image *img, struct cache 
 	struct plan *plan = &img->plan;
 	struct fetch_item *items;
 
+	if (pins_missing(p, plan, img->lf, e) < 0)
+		return -1;
 	items = xcalloc(plan->nartifacts + 1, sizeof(*items));
 	for (size_t i = 0; i < plan->nartifacts; i++) {
 		const struct lock_entry *le = lockfile_find(img->lf, plan->artifacts[i].name);

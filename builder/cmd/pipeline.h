@@ -220,6 +220,12 @@ int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c
  * holds of PLAN's images. A new object. */
 struct json_t *pipe_images_lock_json(const struct plan *plan,
 				     const struct registry_image *pulled);
+/* -1 with E (the recipe line, the image, its needs_pin reason) when IM has
+ * no digest, LI (its lock entry, or NULL) none either, and ACCEPT_NEW
+ * cannot pin its tag; else 0. */
+struct lock_image;
+int pipe_image_unpinned(const struct plan_image *im, const struct lock_image *li,
+			int accept_new, struct wb_err *e);
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
 		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e);

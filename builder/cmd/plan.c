@@ -252,9 +252,29 @@ static void print_text(const struct plan *p, int ex)
 		explain(ex, &a->dest_origin);
 		putchar('\n');
 	}
-	printf("\n%zu artifacts from %zu components", p->nartifacts, p->ncomponents);
-	if (pins)
-		printf("; %zu need a pin (winbuild lock --accept-new)", pins);
+	/* issue 42: the footer names every pin a first build needs, images
+	 * too, before anything is fetched (fetch refuses them all at once:
+	 * pins_missing() in cmd/pipeline.c) */
+	printf("\n%zu artifact%s from %zu component%s", p->nartifacts,
+	       p->nartifacts == 1 ? "" : "s", p->ncomponents, p->ncomponents == 1 ? "" : "s");
+	if (p->nimages)
+		printf(", %zu container image%s", p->nimages, p->nimages == 1 ? "" : "s");
+	for (size_t i = 0; i < p->nimages; i++)
+		pins += !p->images[i].digest;
+	if (pins) {
+		size_t k = 0;
+
+		printf("; %zu need%s a pin (winbuild lock --accept-new):", pins,
+		       pins == 1 ? "s" : "");
+		for (size_t i = 0; i < p->nartifacts; i++)
+			if (p->artifacts[i].verify.needs_pin)
+				printf("%s %s", k++ ? "," : "", p->artifacts[i].name);
+		for (size_t i = 0; i < p->nimages; i++)
+			if (!p->images[i].digest)
+				printf("%s image %s", k++ ? "," : "", p->images[i].key);
+	}
+	if (p->iso_missing)
+		printf("; the ISO builders need windows.iso_sha256");
 	putchar('\n');
 	if (ex) {
 		printf("\nresolved values:\n");

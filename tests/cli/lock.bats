@@ -158,3 +158,34 @@ teardown_file() {
 	assert_status 2
 	assert_output_has "was made for image 't', not 'other'"
 }
+
+# issue 42 (first real build): every pin a build needs is named before
+# anything is fetched: plan's footer lists them, and fetch refuses them all
+# in one error (exit 2) with no request made and nothing cached, where it
+# used to download every other artifact first and name the image last.
+@test "issue 42: plan and fetch name every pin needed (artifact and image) before anything is fetched" {
+	{
+		art a "$(H)/a.bin" "sha256: $(sha_of a.bin)"
+		art v "$(H)/v.bin" "needs_pin: upstream publishes no digest"
+	} | recipe
+	printf 'images:\n  pause: {name: 127.0.0.1:9/pause, tag: "3.10", needs_pin: "choose a digest"}\n' >>img.yaml
+	wb plan img.yaml
+	assert_status 0
+	assert_output_has "2 artifacts from 1 component, 1 container image; 2 need a pin (winbuild lock --accept-new): v, image pause"
+	local before
+	before=$(nginx_requests /a.bin)
+	wb fetch img.yaml
+	assert_status 2
+	assert_output_has "2 pins are needed before anything is fetched ('winbuild lock --accept-new' makes them; review the lock after):"
+	assert_output_has "  artifact 'v' cannot be verified: upstream publishes no digest"
+	assert_output_has "  img.yaml:8:3: images.pause: '127.0.0.1:9/pause:3.10' is not pinned (needs_pin: choose a digest)"
+	[ "$(nginx_requests /a.bin)" -eq "$before" ]
+	[ "$(cache_files)" -eq 0 ]
+	# one pin missing keeps its own message, as before
+	sed -i '/^images:/,$d' img.yaml
+	wb fetch img.yaml
+	assert_status 2
+	assert_output_has "artifact 'v' cannot be verified: upstream publishes no digest"
+	assert_output_lacks "pins are needed"
+	[ "$(nginx_requests /a.bin)" -eq "$before" ]
+}

@@ -37,7 +37,7 @@ expect_recipe_error() {
 	wb plan img.yaml --set components.nssm.enabled=true
 	assert_status 0
 	assert_output_has "NEEDS PIN: nssm.cc publishes no checksum"
-	assert_output_has "1 need a pin"
+	assert_output_has "1 needs a pin (winbuild lock --accept-new): nssm"
 }
 
 @test "mirror override rewrites every URL and keeps upstream after it" {

@@ -69,7 +69,7 @@ teardown() {
 	assert_status 1
 	assert_output_has "shown output not found"
 	# the same with the line as the tool prints it passes
-	sed -i 's/packer.builders = \[azure-arm\]/10 artifacts from 6 components; 1 need a pin (winbuild lock --accept-new)/' good.md
+	sed -i 's/packer.builders = \[azure-arm\]/10 artifacts from 6 components, 1 container image; 2 need a pin (winbuild lock --accept-new): cloudbase-init, image pause/' good.md
 	run python3 "$DOCTEST" good.md --require-markers
 	assert_status 0
 	block '<!-- doctest: run -->' './winbuild plan recipes/no-such.yaml' >bad.md

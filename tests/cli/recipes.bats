@@ -70,7 +70,8 @@ PY
 		wb plan "$R/$img.yaml"
 		assert_status 0
 		assert_output_has "image $img: Windows Server ${img:8:4} (datacenter)"
-		assert_output_has "10 artifacts from 6 components; 1 need a pin"
+		assert_output_has "10 artifacts from 6 components, 1 container image; 2 need a pin (winbuild lock --accept-new): cloudbase-init, image pause"
+		assert_output_lacks "the ISO builders need"
 		assert_output_has "https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz"
 		assert_output_has "sha256 from checksum file https://github.com/containerd/containerd/releases/download/v2.3.5/containerd-2.3.5-windows-amd64.tar.gz.sha256sum"
 		assert_output_has 'into C:\Program Files\containerd (strip 1, include *.exe)'
@@ -134,7 +135,7 @@ PY
 	assert_output_has "NEEDS PIN: nssm.cc publishes no checksum"
 	assert_output_has "https://nssm.cc/release/nssm-2.24.zip"
 	assert_output_has 'into C:\Program Files\nssm (strip 1, include win64/nssm.exe)'
-	assert_output_has "11 artifacts from 7 components; 2 need a pin"
+	assert_output_has "11 artifacts from 7 components, 1 container image; 3 need a pin (winbuild lock --accept-new): cloudbase-init, nssm, image pause"
 }
 
 @test "vars.kubernetes_version moves every Kubernetes binary" {
