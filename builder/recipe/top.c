@@ -62,6 +62,7 @@ int top_convert_node(struct resolver *r)
 
 	p->cloudbase_provider = rs_str_or(rnode_get(r->top, "cloudbase_init"), "provider", "auto");
 	p->service_manager = rs_str_or(n, "service_manager", "sc");
+	/* the version is in the platform table (top_convert_windows) */
 	p->pause_image = rs_str_or(n, "pause_image",
 				   platform_windows_find(p->windows_version)->pause_image);
 	if (!tmpl_image_ref_ok(p->pause_image))
