@@ -323,7 +323,7 @@ static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		tmpl_set(&v, "iso_checksum", ck);
 		free(ck);
 	} else {
-		/* only under policy.unverified_iso: allow (recipe/resolve.c) */
+		/* only under policy.unverified_iso: allow (recipe/builders.c) */
 		tmpl_set(&v, "iso_checksum", "none");
 	}
 

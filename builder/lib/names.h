@@ -3,8 +3,8 @@
  * names, the image name, and every segment of a URL that `winbuild mirror`
  * turns into directories go through here before anything joins them into a
  * path: under the cache, the scratch area (prep/<artifact>/), the staged
- * tree, OUT/<name>/ or a mirror. recipe/resolve.c calls it where the keys
- * are read, so a bad name is refused at plan time with file:line:col.
+ * tree, OUT/<name>/ or a mirror. recipe/urls.c (urls_name_check) calls it
+ * where the keys are read, so a bad name is refused at plan time with file:line:col.
  */
 #ifndef WB_NAMES_H
 #define WB_NAMES_H

@@ -102,7 +102,7 @@ void tmpl_describe(struct buf *b, const char *s);
 void tmpl_ps_quote(struct buf *out, const char *s);
 
 /*
- * Plan-time grammars (recipe/resolve.c): a version ("2.1.4", "v1.33.0",
+ * Plan-time grammars (recipe/components.c, recipe/top.c): a version ("2.1.4", "v1.33.0",
  * "1.1.6-rc.1+build.5": an optional "v", dot-separated digits, optional
  * -pre and +build parts of [0-9A-Za-z.-]), and an OCI image reference as
  * distribution/reference parses it (domain[:port]/path[:tag][@digest]).

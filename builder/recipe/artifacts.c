@@ -29,7 +29,7 @@ static int convert_dest(struct resolver *r, const struct rnode *n,
 	return 0;
 }
 
-unsigned long long to_ull(const struct rnode *n)
+unsigned long long artifacts_to_ull(const struct rnode *n)
 {
 	return n ? strtoull(n->scalar, NULL, 10) : 0;
 }
@@ -54,7 +54,7 @@ static int convert_action(struct resolver *r, const struct vars *vs,
 		snprintf(what, sizeof(what), "%s.unpack.into", ctx);
 		if (convert_dest(r, rnode_get(un, "into"), a, what))
 			return -1;
-		a->strip = (n = rnode_get(un, "strip")) ? (int)to_ull(n) : 0;
+		a->strip = (n = rnode_get(un, "strip")) ? (int)artifacts_to_ull(n) : 0;
 		if (a->strip > 64)
 			return err_at(r, &n->origin, "'%s.unpack.strip' must be at most 64", ctx);
 		/* ${var}s expand in the globs, so a component can pick the
@@ -62,7 +62,7 @@ static int convert_action(struct resolver *r, const struct vars *vs,
 		snprintf(what, sizeof(what), "%s.unpack.include", ctx);
 		if ((n = rnode_get(un, "include")))
 			for (size_t i = 0; i < n->nr; i++) {
-				char *g = expand(r, vs, n->items[i], what);
+				char *g = vars_expand(r, vs, n->items[i], what);
 
 				if (!g)
 					return -1;
@@ -71,10 +71,10 @@ static int convert_action(struct resolver *r, const struct vars *vs,
 			}
 		a->format = xstrdup((n = rnode_get(un, "format")) ? n->scalar : "auto");
 		n = rnode_get(un, "limits");
-		a->limits.max_bytes = to_ull(rnode_get(n, "max_bytes"));
-		a->limits.max_entries = to_ull(rnode_get(n, "max_entries"));
-		a->limits.max_ratio = to_ull(rnode_get(n, "max_ratio"));
-		a->limits.max_seconds = to_ull(rnode_get(n, "max_seconds"));
+		a->limits.max_bytes = artifacts_to_ull(rnode_get(n, "max_bytes"));
+		a->limits.max_entries = artifacts_to_ull(rnode_get(n, "max_entries"));
+		a->limits.max_ratio = artifacts_to_ull(rnode_get(n, "max_ratio"));
+		a->limits.max_seconds = artifacts_to_ull(rnode_get(n, "max_seconds"));
 	} else if (in) {
 		a->action = PLAN_INSTALL;
 		snprintf(what, sizeof(what), "%s.install.to", ctx);
@@ -144,30 +144,30 @@ static int convert_artifact_in(struct resolver *r, const struct rnode *an,
 	vars_add_all(vs, base);
 	vars_add(vs, "name", a->name, 0);
 	snprintf(what, sizeof(what), "%s.url", ctx);
-	if (!(url = expand(r, vs, un, what)))
+	if (!(url = vars_expand(r, vs, un, what)))
 		return -1;
 	a->upstream_url = url;
 	a->url_origin = un->origin;
-	if (url_check(r, url, &un->origin, what) ||
-	    url_layout_check(r, url, &un->origin, what))
+	if (urls_check(r, url, &un->origin, what) ||
+	    urls_layout_check(r, url, &un->origin, what))
 		return -1;
-	a->filename = url_filename(url);
+	a->filename = urls_filename(url);
 	if (!*a->filename)
 		return err_at(r, &un->origin, "'%s' must end in a file name: '%s'", what, url);
-	if (apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
+	if (urls_apply_mirrors(r, url, &un->origin, "URL", !a->replaced, &a->urls))
 		return -1;
 	/* ${url}, ${filename} after the url itself is known */
 	vars_prepend(vs, "filename", a->filename, 0);
 	vars_prepend(vs, "url", a->upstream_url, 0);
-	if (convert_verify(r, vn, vs, a, ctx) ||
-	    convert_signatures(r, vs, a, ctx))
+	if (verify_spec_convert(r, vn, vs, a, ctx) ||
+	    verify_spec_signatures(r, vs, a, ctx))
 		return -1;
 	if (convert_action(r, vs, an, a, ctx))
 		return -1;
 	return policy_check_artifact(r, a, vn);
 }
 
-int convert_artifact(struct resolver *r, const struct rnode *an,
+int artifacts_convert(struct resolver *r, const struct rnode *an,
 		     const struct plan_component *c, const struct vars *base,
 		     struct plan_artifact *a)
 {

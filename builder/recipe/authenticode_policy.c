@@ -18,7 +18,7 @@
 static int auth_roots(struct resolver *r, const struct rnode *k, const char *what,
 		      char **out)
 {
-	*out = relative_to(k->origin.file, k->scalar);
+	*out = rs_relative_to(k->origin.file, k->scalar);
 	if (access(*out, R_OK)) {
 		int ret = err_at(r, &k->origin, "'%s.roots': cannot read '%s': %s",
 				 what, *out, strerror(errno));
@@ -40,7 +40,7 @@ static int auth_publishers(struct resolver *r, const struct rnode *k, const char
 			return err_at(r, &k->items[i]->origin,
 				      "'%s.publishers' holds an empty entry", what);
 		if (hex_is(v, 64, HEX_ANY_CASE)) {
-			char *l = lower(xstrdup(v));
+			char *l = rs_lower(xstrdup(v));
 			wb_strlist_push(out, l);
 			free(l);
 		} else {
@@ -134,7 +134,7 @@ static int add_map_trust(struct resolver *r, const struct rnode *n, const char *
  * typo would leave its files upstream-signed on a cluster that enforces
  * the site's signature), `roots` readable now (relative to its file).
  */
-int convert_site_signing(struct resolver *r, const struct rnode *n)
+int authpol_site_signing(struct resolver *r, const struct rnode *n)
 {
 	struct plan_sitesign *s = &r->plan->site_signing;
 	const struct rnode *k;
@@ -191,7 +191,7 @@ static void auth_signatures(const struct rnode *n, struct plan_authenticode *a)
  * one of GLOBAL's; N's require can only tighten a global require: true.
  * `roots` is relative to the file that sets it and must be readable now.
  */
-int convert_authenticode(struct resolver *r, const struct rnode *n,
+int authpol_convert(struct resolver *r, const struct rnode *n,
 			 const struct plan_authenticode *global,
 			 struct plan_authenticode *out, const char *ctx)
 {
@@ -256,7 +256,7 @@ int convert_authenticode(struct resolver *r, const struct rnode *n,
 /* Every layer's own top-level roots and publishers (image recipe, each
  * override, --set) hold, not only the merged map's: a later layer names a
  * further trust set, it does not replace an earlier one's. */
-int layer_authenticode(struct resolver *r)
+int authpol_layers(struct resolver *r)
 {
 	struct plan_authenticode *a = &r->plan->authenticode;
 
@@ -274,7 +274,7 @@ int layer_authenticode(struct resolver *r)
  * replace an earlier one's roots or publishers or turn its require off.
  * Each source's roots/publishers are a trust set of their own (ANDed) and
  * each one's require: true holds. */
-int layer_component_authenticode(struct resolver *r, const char *name,
+int authpol_layer_component(struct resolver *r, const char *name,
 				 struct plan_authenticode *a, const char *ctx)
 {
 	char what[300];
@@ -308,7 +308,7 @@ int layer_component_authenticode(struct resolver *r, const char *name,
 
 /* A top-level authenticode.require: true in any layer holds: later layers
  * (overrides, --set) may tighten it, never loosen it. */
-void tighten_authenticode(struct resolver *r)
+void authpol_tighten(struct resolver *r)
 {
 	struct plan_authenticode *a = &r->plan->authenticode;
 

@@ -1,14 +1,17 @@
 /*
  * Packer builders: packer.builders and --builder, each builder's
- * cloudbase-init provider and base image, and the Windows ISO pin the ISO
- * builders need.
+ * cloudbase-init provider and base image, the Windows ISO pin the ISO
+ * builders need, and the rest of packer: (its version, payload: pull).
  */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/buf.h"
 #include "lib/hex.h"
 #include "lib/platform.h"
+#include "lib/redact.h"
 #include "recipe/resolve_int.h"
 
 /* The Windows ISO of the ISO builders (lib/platform.c) must
@@ -16,7 +19,7 @@
  * policy.unverified_iso: allow. The plan downloads no ISO, so a missing pin
  * is only recorded (iso_missing): emit and build refuse where the ISO is
  * used (plan_require_iso()), plan, fetch and stage warn. */
-int resolve_iso(struct resolver *r, const struct rnode *win)
+int builders_iso(struct resolver *r, const struct rnode *win)
 {
 	struct plan *p = r->plan;
 	const struct rnode *n = rnode_get(win, "iso_sha256");
@@ -31,7 +34,7 @@ int resolve_iso(struct resolver *r, const struct rnode *win)
 			return err_at(r, &n->origin,
 				      "'windows.iso_sha256' must be 64 hex digits (the ISO's SHA-256) or \"none\", not '%s'",
 				      n->scalar);
-		p->windows_iso_sha256 = lower(xstrdup(n->scalar));
+		p->windows_iso_sha256 = rs_lower(xstrdup(n->scalar));
 		return 0;
 	}
 	if (!iso_builders)
@@ -113,7 +116,7 @@ static const char *edition_images(const char *edition, char *out, size_t len)
 	return out;
 }
 
-int convert_builders(struct resolver *r, const struct rnode *top)
+int builders_convert(struct resolver *r, const struct rnode *top)
 {
 	struct plan *p = r->plan;
 	const struct rnode *n = rnode_get(rnode_get(top, "packer"), "builders");
@@ -128,7 +131,7 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				return err_at(r, &n->items[i]->origin,
 					      "unknown Packer builder '%s' (%s)",
 					      n->items[i]->scalar, names);
-		copy_strlist(n, &p->builders);
+		rs_copy_strlist(n, &p->builders);
 	} else {
 		/* every builder of the table that has an image of the recipe's
 		 * Windows to start from (a cloud without Server Core images is
@@ -203,5 +206,82 @@ int convert_builders(struct resolver *r, const struct rnode *top)
 				      p->windows_desktop ? "Desktop Experience" : "Server Core",
 				      p->windows_version, p->windows_desktop ? "false" : "true");
 	}
+	return 0;
+}
+
+/*
+ * packer.version (N, or the default): a Packer release, MAJOR.MINOR.PATCH
+ * as `packer version` prints it (no "v", no constraint: it says which
+ * Packer runs the template, not which it tolerates). Sets the plan's
+ * packer_version and packer_plugins.
+ */
+int builders_packer_version(struct resolver *r, const struct rnode *n)
+{
+	const char *v = n && n->scalar ? n->scalar : PLAN_PACKER_DEFAULT;
+	unsigned long part[3] = { 0 };
+	const char *c = v;
+
+	for (int i = 0; i < 3; i++) {
+		char *end;
+
+		if (!isdigit((unsigned char)*c))
+			break;
+		part[i] = strtoul(c, &end, 10);
+		c = end;
+		if (i < 2 && *c++ != '.') {
+			c = v;   /* not three parts: refused below */
+			break;
+		}
+		if (i == 2 && !*c) {
+			r->plan->packer_version = xstrdup(v);
+			r->plan->packer_plugins = part[0] > PLAN_PACKER_PLUGINS_MAJOR ||
+				(part[0] == PLAN_PACKER_PLUGINS_MAJOR &&
+				 part[1] >= PLAN_PACKER_PLUGINS_MINOR);
+			return 0;
+		}
+	}
+	return err_at(r, &n->origin, "'packer.version' must be a Packer release as "
+		      "MAJOR.MINOR.PATCH (e.g. 1.9.5, what `packer version` prints), not '%s'", v);
+}
+
+/* packer.payload: pull needs packer.payload_url, a URL the build VM can
+ * fetch payload.zip from by itself. */
+static int convert_payload_pull(struct resolver *r, const struct rnode *n)
+{
+	struct plan *p = r->plan;
+	const struct rnode *u = rnode_get(n, "payload_url");
+
+	if (!u)
+		return err_at(r, &rnode_get(n, "payload")->origin,
+			      "'packer.payload: pull' needs 'packer.payload_url' (where the "
+			      "build VM fetches payload.zip)");
+	if (urls_check(r, u->scalar, &u->origin, "packer.payload_url"))
+		return -1;
+	if (!strncmp(u->scalar, "file://", 7))
+		return err_at(r, &u->origin, "'packer.payload_url' must be an https or "
+			      "http URL the build VM can reach, not '%s'", u->scalar);
+	if (!p->policy.allow_http && !strncmp(u->scalar, "http://", 7))
+		return err_at(r, &u->origin, "'packer.payload_url' is plain http and "
+			      "policy.allow_http is false");
+	/* The VM pulls it with no winbuild in between, so the URL is
+	 * written into 02-payload.ps1 as it is: a secret in it would be
+	 * in out/ and in the image's build log, even from --set (issue 31). */
+	if (redact_url_needed(u->scalar))
+		return err_at(r, &u->origin, "'packer.payload_url' carries a secret (a "
+			      "user:password@ or a signed query): it would be written into "
+			      "02-payload.ps1; serve payload.zip where the build VM can read it "
+			      "without one, or use payload: upload or cd");
+	p->payload_pull = 1;
+	p->payload_url = xstrdup(u->scalar);
+	return 0;
+}
+
+/* packer: (N, NULL when absent): its version, then payload: pull. */
+int builders_convert_packer(struct resolver *r, const struct rnode *n)
+{
+	if (builders_packer_version(r, rnode_get(n, "version")))
+		return -1;
+	if (rnode_get(n, "payload") && !strcmp(rnode_get(n, "payload")->scalar, "pull"))
+		return convert_payload_pull(r, n);
 	return 0;
 }

@@ -72,7 +72,7 @@ static int unknown_component(struct resolver *r, const struct rnode *entry,
 	return ret;
 }
 
-int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
+int components_load(struct resolver *r, struct rnode *entry, struct rnode **out)
 {
 	const struct rnode *fn = rnode_get(entry, "file");
 	const char *from = fn ? fn->origin.file : entry->key_origin.file;
@@ -87,7 +87,7 @@ int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
 	rel = fn ? xstrdup(fn->scalar) : xasprintf("components/%s.yaml", entry->key);
 	if (!from || from[0] == '-' || !strncmp(from, "env ", 4))
 		from = r->plan->recipe_path;
-	path = relative_to(from, rel);
+	path = rs_relative_to(from, rel);
 	free(rel);
 	if (!fn && !fs_exists(path)) {
 		ret = unknown_component(r, entry, path);
@@ -95,7 +95,7 @@ int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
 		return ret;
 	}
 	r->ninclude = 0;
-	ret = load_kind(r, path, "component", &at, &comp);
+	ret = layers_load_kind(r, path, "component", &at, &comp);
 	if (ret) {
 		free(path);
 		return -1;
@@ -110,18 +110,10 @@ int load_component(struct resolver *r, struct rnode *entry, struct rnode **out)
 	}
 	free(path);
 	rnode_free(r->comp_auth);
-	r->comp_auth = clone_or_null(rnode_get(comp, "authenticode"));
+	r->comp_auth = layers_clone_or_null(rnode_get(comp, "authenticode"));
 	*out = rnode_merge(comp, rnode_clone(entry));
-	strip_nulls(*out);
+	layers_strip_nulls(*out);
 	return 0;
-}
-
-void copy_strlist(const struct rnode *n, struct wb_strlist *out)
-{
-	if (!n)
-		return;
-	for (size_t i = 0; i < n->nr; i++)
-		wb_strlist_push(out, n->items[i]->scalar);
 }
 
 static int convert_winpaths(struct resolver *r, const struct rnode *n,
@@ -210,7 +202,7 @@ static int convert_registry(struct resolver *r, const struct rnode *n, struct pl
 		const struct rnode *e = n->items[i], *k = rnode_get(e, "key"),
 			*nm = rnode_get(e, "name"), *v = rnode_get(e, "value"),
 			*own = rnode_get(e, "take_ownership");
-		const char *type = scalar(e, "type");
+		const char *type = rs_scalar(e, "type");
 		char *bin = NULL;
 		size_t ol;
 
@@ -240,7 +232,7 @@ static int convert_registry(struct resolver *r, const struct rnode *n, struct pl
 					      "separated by commas, as .reg files write them "
 					      "(\"01,00,04,80\"), at most 4096 of them");
 		} else if (!strcmp(type, "dword")) {
-			unsigned long long d = to_ull(v);
+			unsigned long long d = artifacts_to_ull(v);
 
 			if (!v->scalar[0] || strspn(v->scalar, "0123456789") != strlen(v->scalar) ||
 			    strlen(v->scalar) > 10 || d > 4294967295ULL)
@@ -264,7 +256,7 @@ static int convert_registry(struct resolver *r, const struct rnode *n, struct pl
 
 /* A component's directories, with where each was written (a directory
  * that is also a file's destination is refused once every artifact is
- * known: dirs_clash). */
+ * known: components_dirs_clash). */
 static int convert_directories(struct resolver *r, const struct rnode *n,
 			       struct plan_component *c)
 {
@@ -367,18 +359,18 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	vars_add_all(vs, image_vars);
 	n = rnode_get(cn, "version");
 	snprintf(ctx, sizeof(ctx), "components.%s.version", cn->key);
-	if (!(c->version = expand(r, vs, n, ctx)))
+	if (!(c->version = vars_expand(r, vs, n, ctx)))
 		return -1;
 	c->version_origin = n->origin;
 	if (c->version[0] == 'v' && c->version[1] >= '0' && c->version[1] <= '9')
-		return leading_v(r, cn, n, ctx, c->version);
+		return versions_leading_v(r, cn, n, ctx, c->version);
 	if (!tmpl_version_ok(c->version))
-		return bad_grammar(r, &n->origin, ctx, c->version, "a version "
+		return rs_bad_grammar(r, &n->origin, ctx, c->version, "a version "
 				   "(digits and dots, optional v, -pre and +build parts)");
 	vars_prepend(vs, "version", c->version, 0);
 	if ((n = rnode_get(cn, "purl"))) {
 		snprintf(ctx, sizeof(ctx), "components.%s.purl", cn->key);
-		if (!(c->purl = expand(r, vs, n, ctx)))
+		if (!(c->purl = vars_expand(r, vs, n, ctx)))
 			return -1;
 	}
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
@@ -393,12 +385,12 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		for (size_t i = 0; i < n->nr; i++) {
 			const struct rnode *fw = n->items[i], *pn = rnode_get(fw, "port");
 			const struct rnode *pr = rnode_get(fw, "protocol");
-			unsigned long long port = to_ull(pn);
+			unsigned long long port = artifacts_to_ull(pn);
 			if (!pn || port < 1 || port > 65535)
 				return err_at(r, pn ? &pn->origin : &fw->origin,
 					      "firewall port must be 1-65535, not '%s'",
 					      pn ? pn->scalar : "");
-			c->firewall[i].name = xstrdup(scalar(fw, "name"));
+			c->firewall[i].name = xstrdup(rs_scalar(fw, "name"));
 			c->firewall[i].port = (int)port;
 			c->firewall[i].protocol = xstrdup(pr ? pr->scalar : "TCP");
 			c->nfirewall++;
@@ -409,11 +401,11 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 	    convert_winpaths(r, rnode_get(cn, "event_manifests"), "event_manifests",
 			     &c->event_manifests) ||
 	    convert_registry(r, rnode_get(cn, "registry"), c) ||
-	    convert_component_images(r, rnode_get(cn, "images"), c->name))   /* images.c */
+	    images_convert_component(r, rnode_get(cn, "images"), c->name))   /* images.c */
 		return -1;
-	if (convert_authenticode(r, rnode_get(cn, "authenticode"), &p->authenticode,
+	if (authpol_convert(r, rnode_get(cn, "authenticode"), &p->authenticode,
 				 &c->authenticode, ctx) ||
-	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))
+	    authpol_layer_component(r, c->name, &c->authenticode, ctx))
 		return -1;
 	arts = rnode_get(cn, "artifacts");
 	if (!arts->nr)
@@ -423,7 +415,7 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		struct plan_artifact *a;
 		const struct plan_artifact *dup = plan_find_artifact(p, an->key);
 
-		if (name_check(r, &an->key_origin, "artifact name", an->key))
+		if (urls_name_check(r, &an->key_origin, "artifact name", an->key))
 			return -1;
 		if (dup) {
 			char where[512];
@@ -437,24 +429,24 @@ static int convert_component_in(struct resolver *r, struct rnode *cn,
 		memset(a, 0, sizeof(*a));
 		n = rnode_get(cn, "tlog_source");
 		r->tlog_exported = n && !strcmp(n->scalar, "exported") ? n : NULL;
-		ret = convert_artifact(r, an, c, vs, a);
+		ret = artifacts_convert(r, an, c, vs, a);
 		r->tlog_exported = NULL;
 		if (ret)
 			return -1;
 	}
 	/* every Windows object it declares, through the one guard (winobj.c) */
-	if (convert_generate(r, cn, c, vs) || convert_services(r, cn, c, vs) ||
+	if (services_convert_generate(r, cn, c, vs) || services_convert(r, cn, c, vs) ||
 	    winobj_component(r, cn, c))
 		return -1;
 	snprintf(ctx, sizeof(ctx), "components.%s", cn->key);
-	flatten(p, cn, ctx);
+	rs_flatten(p, cn, ctx);
 	return 0;
 }
 
 /* Destinations that are one place on Windows spelled two ways (case, 8.3
  * aliases) are refused here, at the later one; the same path twice is for
  * the stage's claims to judge. */
-int dest_clashes(struct resolver *r)
+int components_dest_clashes(struct resolver *r)
 {
 	const struct plan *p = r->plan;
 
@@ -479,7 +471,7 @@ int dest_clashes(struct resolver *r)
  * artifact installs (Windows' rules: case-insensitive, 8.3 aliases): the
  * stage would refuse it; say so at plan time, where the recipe can be
  * named. */
-int dirs_clash(struct resolver *r)
+int components_dirs_clash(struct resolver *r)
 {
 	const struct plan *p = r->plan;
 
@@ -520,7 +512,7 @@ int dirs_clash(struct resolver *r)
 	return 0;
 }
 
-int convert_component(struct resolver *r, struct rnode *cn,
+int components_convert(struct resolver *r, struct rnode *cn,
 		      const struct vars *image_vars)
 {
 	struct vars vs = { 0 };
@@ -528,4 +520,66 @@ int convert_component(struct resolver *r, struct rnode *cn,
 
 	vars_release(&vs);
 	return ret;
+}
+
+/* A component the image sets enabled: false (EN) under CTX: parsed and
+ * checked against the schema, then left out: no artifact, service, file or
+ * setting of it, only the value for --explain. */
+static int convert_disabled(struct resolver *r, struct rnode *entry,
+			    const struct rnode *en, const char *ctx)
+{
+	struct rnode *cn = NULL;
+	char *key;
+	int ret;
+
+	if (components_load(r, entry, &cn) || !cn)
+		return -1;
+	ret = schema_check(cn, schema_component, ctx, 0, r->e);
+	rnode_free(cn);
+	if (ret)
+		return -1;
+	key = xasprintf("%s.enabled", ctx);
+	rs_add_value(r->plan, key, "false", &en->origin);
+	free(key);
+	return 0;
+}
+
+/* The image's components: map (COMPS): each entry checked, then loaded
+ * beneath the image's settings for it and converted, or left out. */
+int components_convert_all(struct resolver *r, struct rnode *comps)
+{
+	if (comps->type != RNODE_MAP)
+		return err_at(r, &comps->origin, "'components' must be a map of component names");
+	if (!comps->nr)
+		return err_at(r, &comps->origin, "'components' is empty");
+	for (size_t i = 0; i < comps->nr; i++) {
+		struct rnode *entry = comps->items[i], *cn = NULL;
+		const struct rnode *en = rnode_get(entry, "enabled");
+		char ctx[256];
+		int ret;
+
+		snprintf(ctx, sizeof(ctx), "components.%s", entry->key);
+		if (entry->type != RNODE_MAP)
+			return err_at(r, &entry->origin, "'%s' must be a map", ctx);
+		if (urls_name_check(r, &entry->key_origin, "component name", entry->key))
+			return -1;
+		if (!setpair_key_segment_ok(entry->key, strlen(entry->key)))
+			return err_at(r, &entry->key_origin, "bad component name '%s'", entry->key);
+		if (schema_check(entry, schema_component, ctx, 1, r->e))
+			return -1;
+		if (en && schema_bool(en) == 0) {
+			if (convert_disabled(r, entry, en, ctx))
+				return -1;
+			continue;
+		}
+		if (components_load(r, entry, &cn) || !cn)
+			return -1;
+		free(cn->key);
+		cn->key = xstrdup(entry->key);
+		ret = components_convert(r, cn, &r->image_vars);
+		rnode_free(cn);
+		if (ret)
+			return -1;
+	}
+	return 0;
 }

@@ -125,7 +125,7 @@ static char *cosign_str(struct resolver *r, const char *key, const struct rnode 
 			const char *what)
 {
 	char *w = xasprintf("images.%s.cosign.%s", key, what);
-	char *v = expand(r, &r->image_vars, n, w);
+	char *v = vars_expand(r, &r->image_vars, n, w);
 
 	free(w);
 	return v;
@@ -139,7 +139,7 @@ static int cosign_path(struct resolver *r, const char *key, const struct rnode *
 
 	if (!v)
 		return -1;
-	*out = relative_to(n->origin.file, v);
+	*out = rs_relative_to(n->origin.file, v);
 	free(v);
 	if (!fs_exists(*out))
 		return err_at(r, &n->origin, "images.%s.cosign.%s: file '%s' does not exist",
@@ -219,7 +219,7 @@ static int convert_layout(struct resolver *r, const struct rnode *in, struct pla
 	if (!img->digest)
 		return err_at(r, &n->origin, "images.%s.layout: an image from a layout needs "
 			      "its digest (the pin the layout is checked against)", in->key);
-	img->layout = relative_to(n->origin.file, v);
+	img->layout = rs_relative_to(n->origin.file, v);
 	if (!fs_exists(img->layout))
 		return err_at(r, &n->origin, "images.%s.layout: '%s' does not exist", in->key,
 			      img->layout);
@@ -235,7 +235,7 @@ static int convert_image(struct resolver *r, const struct rnode *in, struct plan
 
 	img->key = xstrdup(in->key);
 	img->origin = in->key_origin;
-	if (name_check(r, &in->key_origin, "image key", in->key))
+	if (urls_name_check(r, &in->key_origin, "image key", in->key))
 		return -1;
 	if (!name)
 		return err_at(r, &in->key_origin, "missing required key 'name' in 'images.%s'",
@@ -316,13 +316,13 @@ static int images_add(struct resolver *r, const struct rnode *n, const char *whe
 	return 0;
 }
 
-int convert_images(struct resolver *r, const struct rnode *n, const struct rnode *node)
+int images_convert(struct resolver *r, const struct rnode *n, const struct rnode *node)
 {
 	(void)node;
 	return images_add(r, n, "");
 }
 
-int convert_component_images(struct resolver *r, const struct rnode *n, const char *comp)
+int images_convert_component(struct resolver *r, const struct rnode *n, const char *comp)
 {
 	char *where = xasprintf("components.%s", comp);
 	int ret = images_add(r, n, where);

@@ -34,8 +34,8 @@ static int load_includes(struct resolver *r, const char *path, struct rnode *n,
 			ret = err_at(r, &it->origin, "'include' items must be paths");
 			goto out;
 		}
-		p = relative_to(path, it->scalar);
-		ret = load_kind(r, p, kind, &it->origin, &sub);
+		p = rs_relative_to(path, it->scalar);
+		ret = layers_load_kind(r, p, kind, &it->origin, &sub);
 		free(p);
 		if (ret)
 			goto out;
@@ -54,7 +54,7 @@ out:
  * Load PATH, which must be a map with `kind: KIND`, with its includes merged
  * beneath it. FROM is where PATH was named (for "not found" and cycles).
  */
-int load_kind(struct resolver *r, const char *path, const char *kind,
+int layers_load_kind(struct resolver *r, const char *path, const char *kind,
 	      const struct wb_origin *from, struct rnode **out)
 {
 	struct rnode *n = NULL, *base = NULL;
@@ -123,7 +123,7 @@ out:
 	return ret;
 }
 
-struct rnode *clone_or_null(const struct rnode *n)
+struct rnode *layers_clone_or_null(const struct rnode *n)
 {
 	return n ? rnode_clone(n) : NULL;
 }
@@ -134,11 +134,11 @@ static void push_policy_layer(struct resolver *r, const struct rnode *layer)
 
 	ALLOC_GROW(r->layers, r->nlayers + 1, r->alloc_layers);
 	l = &r->layers[r->nlayers++];
-	l->policy = clone_or_null(rnode_get(layer, "policy"));
-	l->auth = clone_or_null(rnode_get(layer, "authenticode"));
-	l->sigs = clone_or_null(rnode_get(layer, "signatures"));
-	l->keys = clone_or_null(rnode_get(layer, "keys"));
-	l->comps = clone_or_null(rnode_get(layer, "components"));
+	l->policy = layers_clone_or_null(rnode_get(layer, "policy"));
+	l->auth = layers_clone_or_null(rnode_get(layer, "authenticode"));
+	l->sigs = layers_clone_or_null(rnode_get(layer, "signatures"));
+	l->keys = layers_clone_or_null(rnode_get(layer, "keys"));
+	l->comps = layers_clone_or_null(rnode_get(layer, "components"));
 }
 
 /* Each layer's policy, authenticode and signatures maps are kept on their
@@ -217,13 +217,13 @@ static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *to
 
 		if (is_null(n)) {
 			/* components.*: component_nulls() judged it, from the schema */
-			if (strncmp(path, "components.", 11) && unset_loosens(path))
+			if (strncmp(path, "components.", 11) && policy_unset_loosens(path))
 				ret = err_at(r, &n->origin, "'%s' cannot be unset (null): that "
 					     "would loosen what an earlier layer requires; "
 					     "give another value instead", path);
 			else if (!strncmp(path, "components.", 11)) {
 				/* kept: it unsets the component file's value too,
-				 * merged beneath it later (strip_nulls()) */
+				 * merged beneath it later (layers_strip_nulls()) */
 			} else {
 				if (top && top->type == RNODE_MAP)
 					rnode_free(rnode_take(top, n->key));
@@ -243,14 +243,14 @@ static int unset_nulls(struct resolver *r, struct rnode *layer, struct rnode *to
 
 /* Remove the nulls a layer left under components.<name> (their keys come
  * from the component file, merged beneath them later): unset there. */
-void strip_nulls(struct rnode *n)
+void layers_strip_nulls(struct rnode *n)
 {
 	for (size_t i = 0; n && n->type == RNODE_MAP && i < n->nr; i++) {
 		if (is_null(n->items[i])) {
 			rnode_free(rnode_take(n, n->items[i]->key));
 			i--;
 		} else {
-			strip_nulls(n->items[i]);
+			layers_strip_nulls(n->items[i]);
 		}
 	}
 }
@@ -330,7 +330,7 @@ static int tighten_only(struct resolver *r, const struct rnode *layer, const str
 /*
  * A later layer's nulls below components (N, the value of key K at PATH):
  * the component files that hold the values are merged beneath the layers
- * later (strip_nulls), so no earlier value is at hand to compare; a null
+ * later (layers_strip_nulls), so no earlier value is at hand to compare; a null
  * of any key whose schema entry declares a direction (an artifact's
  * verify and credential, the component's authenticode policy: S_TRUST in
  * recipe/schema.c) is refused whatever the file holds, as tighten_only
@@ -442,11 +442,11 @@ out:
 	return ret;
 }
 
-int load_layers(struct resolver *r, const struct plan_inputs *in)
+int layers_load(struct resolver *r, const struct plan_inputs *in)
 {
 	struct rnode *n;
 
-	if (load_kind(r, in->recipe, "image", NULL, &r->top))
+	if (layers_load_kind(r, in->recipe, "image", NULL, &r->top))
 		return -1;
 	if ((n = rnode_get(r->top, "replace")))
 		return err_at(r, &n->key_origin,
@@ -505,7 +505,7 @@ int load_layers(struct resolver *r, const struct plan_inputs *in)
 				tok++;
 			if (!*tok)
 				continue;
-			if (parse_set(r, tok, &o, &n) || merge_layer(r, n)) {
+			if (setpair_parse(r, tok, &o, &n) || merge_layer(r, n)) {
 				free(copy);
 				return -1;
 			}
@@ -514,7 +514,7 @@ int load_layers(struct resolver *r, const struct plan_inputs *in)
 	}
 	for (size_t i = 0; i < in->nsets; i++) {
 		struct wb_origin o = { wb_intern(&r->plan->interned, "--set"), (int)i + 1, 0 };
-		if (parse_set(r, in->sets[i], &o, &n) || merge_layer(r, n))
+		if (setpair_parse(r, in->sets[i], &o, &n) || merge_layer(r, n))
 			return -1;
 	}
 	return 0;

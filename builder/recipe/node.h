@@ -1,8 +1,8 @@
 /*
  * The recipe tree: YAML loaded into maps, lists and scalars that remember
  * where they came from. Every file kind (image, component, override) and
- * every --set pair becomes such a tree; resolve.c merges them in precedence
- * order and converts the result into a struct plan.
+ * every --set pair becomes such a tree; recipe/layers.c merges them in
+ * precedence order and the resolver converts the result into a struct plan.
  *
  * Ownership: a node owns its key, scalar and children. rnode_free frees a
  * whole subtree. Origins point to interned file names owned elsewhere.

@@ -1,7 +1,7 @@
 /*
  * The policy: the layers' `policy` maps combined so that a later layer
- * only tightens (resolve_policy), what a null may not unset
- * (unset_loosens), and each artifact checked against the result
+ * only tightens (policy_resolve), what a null may not unset
+ * (policy_unset_loosens), and each artifact checked against the result
  * (policy_check_artifact).
  */
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 /* Unsetting PATH could loosen trust: policy, keys and signatures, the
  * Authenticode policy, mirror_only, the ISO pin, and any verification
  * (pins, requirements) but a transparency-log lookup's source. */
-int unset_loosens(const char *path)
+int policy_unset_loosens(const char *path)
 {
 	static const char *const roots[] = { "policy", "signatures", "keys", "authenticode",
 					      "site_signing", "mirror_only", "windows.iso_sha256" };
@@ -101,7 +101,7 @@ int policy_check_artifact(struct resolver *r, struct plan_artifact *a,
 	return 0;
 }
 
-int resolve_policy(struct resolver *r)
+int policy_resolve(struct resolver *r)
 {
 	struct trust_policy *pol = &r->plan->policy;
 
@@ -131,7 +131,7 @@ int resolve_policy(struct resolver *r)
 		}
 		/* a number of logs: each layer's holds, so the highest does */
 		if ((n = rnode_get(l, "tlog_threshold"))) {
-			unsigned long long v = to_ull(n);
+			unsigned long long v = artifacts_to_ull(n);
 
 			if (v < 1 || v > 99)
 				return err_at(r, &n->origin, "policy.tlog_threshold: a number "

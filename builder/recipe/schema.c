@@ -27,7 +27,7 @@ static const struct schema_key schema_minisign[] = {
 };
 
 /* verify.<method>.since: the first component version the requirement can
- * be met by (resolve.c, since_met) */
+ * be met by (versions.c, versions_since_met) */
 static const struct schema_key schema_since[] = {
 	{ "version", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
 	{ "missing", S_STR, NULL, NULL, S_REQUIRED | S_TRUST(T_SET) },
@@ -257,8 +257,8 @@ static const struct schema_key schema_packer[] = {
 	{ "builders", S_STRLIST, NULL, NULL, 0 },
 	{ "payload", S_ENUM, NULL, "upload|pull", 0 },
 	{ "payload_url", S_STR, NULL, NULL, 0 },
-	/* the Packer the template is for, MAJOR.MINOR.PATCH (recipe/resolve.c,
-	 * resolve_packer_version; docs/packer.md "Packer versions") */
+	/* the Packer the template is for, MAJOR.MINOR.PATCH (recipe/builders.c,
+	 * builders_packer_version; docs/packer.md "Packer versions") */
 	{ "version", S_STR, NULL, NULL, 0 },
 	END
 };

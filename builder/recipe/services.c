@@ -65,7 +65,7 @@ static int expand_list(struct resolver *r, const struct vars *vs, const struct r
 		       const char *what, struct wb_strlist *out)
 {
 	for (size_t i = 0; l && i < l->nr; i++) {
-		char *s = expand(r, vs, l->items[i], what);
+		char *s = vars_expand(r, vs, l->items[i], what);
 
 		if (!s || native_arg_ok(r, l->items[i], what, s)) {
 			free(s);
@@ -77,7 +77,7 @@ static int expand_list(struct resolver *r, const struct vars *vs, const struct r
 	return 0;
 }
 
-int convert_generate(struct resolver *r, const struct rnode *cn,
+int services_convert_generate(struct resolver *r, const struct rnode *cn,
 		     const struct plan_component *c, const struct vars *vs)
 {
 	struct plan *p = r->plan;
@@ -95,19 +95,19 @@ int convert_generate(struct resolver *r, const struct rnode *cn,
 		if (!*t || t[0] == '/' || strstr(t, "..") || strchr(t, '\\') ||
 		    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			   "0123456789_.-/") != strlen(t))
-			return bad_grammar(r, &tn->origin, what, t, "a template path "
+			return rs_bad_grammar(r, &tn->origin, what, t, "a template path "
 					   "relative to the component file ([A-Za-z0-9_.-/], "
 					   "no '..')");
 		ALLOC_GROW(p->generate, p->ngenerate + 1, p->alloc_generate);
 		out = &p->generate[p->ngenerate++];
 		memset(out, 0, sizeof(*out));
 		out->component = xstrdup(c->name);
-		out->template_path = relative_to(c->file, t);
+		out->template_path = rs_relative_to(c->file, t);
 		out->origin = g->origin;
 		if (!(out->dest_win = node_winpath(r, rnode_get(g, "to"), what, &out->dest_tree)))
 			return -1;
 		for (size_t k = 0; vn && k < vn->nr; k++) {
-			char *v = expand(r, vs, vn->items[k], what), *kv;
+			char *v = vars_expand(r, vs, vn->items[k], what), *kv;
 
 			if (!v)
 				return -1;
@@ -120,7 +120,7 @@ int convert_generate(struct resolver *r, const struct rnode *cn,
 	return 0;
 }
 
-int convert_services(struct resolver *r, const struct rnode *cn,
+int services_convert(struct resolver *r, const struct rnode *cn,
 		     const struct plan_component *c, const struct vars *vs)
 {
 	struct plan *p = r->plan;
@@ -141,7 +141,7 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 		if (!len || len > 64 || !isalnum((unsigned char)name[0]) ||
 		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			   "0123456789_.-") != len)
-			return bad_grammar(r, n ? &n->origin : &sn->origin, what, name, "a service name "
+			return rs_bad_grammar(r, n ? &n->origin : &sn->origin, what, name, "a service name "
 					   "([A-Za-z0-9][A-Za-z0-9_.-]*, at most 64)");
 		if (plan_find_service(p, name)) {
 			char where[512];
@@ -206,7 +206,7 @@ int convert_services(struct resolver *r, const struct rnode *cn,
 				buf_addf(&all, strpbrk(a, " \t\"") ? "%s\"%s\"" : "%s%s",
 					 k ? " " : "", a);
 			}
-			warn_at(p, &rnode_get(sn, "sc_args")->origin, "service '%s' runs under "
+			rs_warn_at(p, &rnode_get(sn, "sc_args")->origin, "service '%s' runs under "
 				"%s, which answers the service control manager itself: its "
 				"sc_args (%s) are not passed, and the program's own stop, "
 				"shutdown and preshutdown handling does not run (for kubelet: "
@@ -251,7 +251,7 @@ fail:
  * service, nssm is enabled where a service needs it, and the services are
  * put in dependency order (a cycle is an error at the edge that closes it).
  */
-int order_services(struct resolver *r)
+int services_order(struct resolver *r)
 {
 	struct plan *p = r->plan;
 	struct plan_service *sorted = xcalloc(p->nservices ? p->nservices : 1, sizeof(*sorted));

@@ -9,7 +9,7 @@
 #include "lib/buf.h"
 #include "recipe/resolve_int.h"
 
-int key_segment_ok(const char *s, size_t n)
+int setpair_key_segment_ok(const char *s, size_t n)
 {
 	if (!n)
 		return 0;
@@ -53,7 +53,7 @@ static int utf8_ok(const unsigned char *s)
 }
 
 /* Build a tree {a: {b: {c: VALUE}}} from "a.b.c=VALUE". */
-int parse_set(struct resolver *r, const char *pair,
+int setpair_parse(struct resolver *r, const char *pair,
 	      const struct wb_origin *o, struct rnode **out)
 {
 	const char *eq = strchr(pair, '='), *p, *key_end;
@@ -66,7 +66,7 @@ int parse_set(struct resolver *r, const char *pair,
 	for (p = pair; p <= key_end; ) {
 		const char *dot = memchr(p, '.', (size_t)(key_end - p));
 		const char *seg_end = dot ? dot : key_end;
-		if (!key_segment_ok(p, (size_t)(seg_end - p)))
+		if (!setpair_key_segment_ok(p, (size_t)(seg_end - p)))
 			return err_at(r, o, "bad key '%.*s': segments are [A-Za-z0-9_-]+ separated by '.'",
 				      (int)(key_end - pair), pair);
 		p = seg_end + 1;

@@ -153,12 +153,12 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 	int ret;
 
 	if (!kb_ok(kb->scalar))
-		return bad_grammar(r, &kb->origin, "windows.updates[].kb", kb->scalar,
+		return rs_bad_grammar(r, &kb->origin, "windows.updates[].kb", kb->scalar,
 				   "KB and 6 to 8 digits (KB5034439)");
 	u->kb = xstrdup(kb->scalar);
 	u->kb[0] = 'K';
 	u->kb[1] = 'B';
-	u->artifact = lower(xstrdup(kb->scalar));
+	u->artifact = rs_lower(xstrdup(kb->scalar));
 	u->origin = en->origin;
 	for (size_t i = 0; i < p->nupdates; i++)
 		if (&p->updates[i] != u && p->updates[i].kb && !strcmp(p->updates[i].kb, u->kb))
@@ -187,7 +187,7 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 	u->must_apply = schema_bool(rnode_get(en, "must_apply")) == 1;
 	if ((x = rnode_get(en, "expect_build"))) {
 		if (!build_ok(x->scalar))
-			return bad_grammar(r, &x->origin, "windows.updates[].expect_build",
+			return rs_bad_grammar(r, &x->origin, "windows.updates[].expect_build",
 					   x->scalar, "the OS build and UBR (26100.2894)");
 		u->expect_build = xstrdup(x->scalar);
 	}
@@ -219,9 +219,9 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 	a = &p->artifacts[p->nartifacts++];
 	memset(a, 0, sizeof(*a));
 	/* before the conversion: the policy check keeps needs_pin for it */
-	a->verify.sha1 = lower(xstrdup(sha1->scalar));
+	a->verify.sha1 = rs_lower(xstrdup(sha1->scalar));
 	a->verify.sha1_origin = sha1->origin;
-	ret = convert_artifact(r, an, c, vs, a);
+	ret = artifacts_convert(r, an, c, vs, a);
 	rnode_free(an);
 	if (ret)
 		return -1;
@@ -232,9 +232,9 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 		char what[64];
 
 		snprintf(what, sizeof(what), "windows.updates %s urls", u->kb);
-		if (url_check(r, un->scalar, &un->origin, what) ||
-		    url_layout_check(r, un->scalar, &un->origin, what) ||
-		    apply_mirrors(r, un->scalar, &un->origin, "URL", !a->replaced, &a->urls))
+		if (urls_check(r, un->scalar, &un->origin, what) ||
+		    urls_layout_check(r, un->scalar, &un->origin, what) ||
+		    urls_apply_mirrors(r, un->scalar, &un->origin, "URL", !a->replaced, &a->urls))
 			return -1;
 	}
 	named = name_sha1(a->filename);
@@ -261,7 +261,7 @@ static int convert_update(struct resolver *r, const struct rnode *en, size_t pos
 	return 0;
 }
 
-int convert_updates(struct resolver *r, const struct rnode *n, const struct vars *image_vars)
+int updates_convert(struct resolver *r, const struct rnode *n, const struct vars *image_vars)
 {
 	struct plan *p = r->plan;
 	struct plan_component *c;
@@ -288,8 +288,8 @@ int convert_updates(struct resolver *r, const struct rnode *n, const struct vars
 	c->description = xstrdup("Windows updates installed with DISM in the build VM");
 	/* the site's authenticode: policy holds at stage too (policy only
 	 * tightens); the update's own roots are checked at fetch */
-	if (convert_authenticode(r, NULL, &p->authenticode, &c->authenticode, ctx) ||
-	    layer_component_authenticode(r, c->name, &c->authenticode, ctx))
+	if (authpol_convert(r, NULL, &p->authenticode, &c->authenticode, ctx) ||
+	    authpol_layer_component(r, c->name, &c->authenticode, ctx))
 		return -1;
 	p->updates = xcalloc(n->nr, sizeof(*p->updates));
 	/* checkpoints first, then the rest, each in the recipe's order */

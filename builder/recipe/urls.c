@@ -1,7 +1,8 @@
 /*
  * URLs and names that become paths: the scheme and character checks, the
- * mirror layout check, and the mirror rewrite (apply_mirrors: where a URL
- * is rewritten, mirror_only, allow_http).
+ * mirror layout check, the image's mirrors: (urls_convert_mirrors), and the
+ * mirror rewrite (urls_apply_mirrors: where a URL is rewritten, mirror_only,
+ * allow_http).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,9 @@
 #include "lib/text.h"
 #include "lib/url.h"
 #include "recipe/resolve_int.h"
+#include "recipe/schema.h"
 
-int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
+int urls_check(struct resolver *r, const char *url, const struct wb_origin *o,
 	      const char *what)
 {
 	struct wb_url u;
@@ -61,7 +63,7 @@ int url_check(struct resolver *r, const char *url, const struct wb_origin *o,
 /* NAME becomes a path (prep/<artifact>/, OUT/<name>/, components/<name>.yaml,
  * ...): refused here, at its place in the recipe, unless lib/names.h
  * passes it. */
-int name_check(struct resolver *r, const struct wb_origin *o,
+int urls_name_check(struct resolver *r, const struct wb_origin *o,
 	       const char *what, const char *name)
 {
 	const char *why = NULL;
@@ -78,7 +80,7 @@ int name_check(struct resolver *r, const struct wb_origin *o,
 
 /* An http(s) URL's host and path segments become directories of a mirror
  * (`winbuild mirror`, <host>/<path>): each must be a safe name. */
-int url_layout_check(struct resolver *r, const char *url,
+int urls_layout_check(struct resolver *r, const char *url,
 		     const struct wb_origin *o, const char *what)
 {
 	const char *why = NULL;
@@ -93,7 +95,7 @@ int url_layout_check(struct resolver *r, const char *url,
 	return 0;
 }
 
-char *url_filename(const char *url)
+char *urls_filename(const char *url)
 {
 	size_t n = strcspn(url, "?#");
 	const char *end = url + n, *s = end;
@@ -109,7 +111,7 @@ char *url_filename(const char *url)
  * forbids it. mirror_only forbids only UPSTREAM URLs: a URL an override's
  * `replace` supplied is the site's own location, not upstream.
  */
-int apply_mirrors(struct resolver *r, const char *url,
+int urls_apply_mirrors(struct resolver *r, const char *url,
 		  const struct wb_origin *o, const char *what,
 		  int upstream, struct wb_strlist *out)
 {
@@ -147,7 +149,7 @@ int apply_mirrors(struct resolver *r, const char *url,
 /* "file://${override_dir}/REST" (what `winbuild mirror` writes into the
  * export's override): the directory of the file that says it, absolute,
  * so the export works wherever it is moved; NULL for any other URL. */
-char *override_dir_url(const char *to, const struct wb_origin *o)
+char *urls_override_dir(const char *to, const struct wb_origin *o)
 {
 	static const char pre[] = "file://${override_dir}";
 	char *dir, *abs, *ret;
@@ -161,4 +163,42 @@ char *override_dir_url(const char *to, const struct wb_origin *o)
 	free(dir);
 	free(abs);
 	return ret;
+}
+
+/* mirror_only and mirrors: of the image (TOP): each mirror's from and to
+ * expanded with the image's vars, to first as file://${override_dir}/. */
+int urls_convert_mirrors(struct resolver *r, const struct rnode *top)
+{
+	struct plan *p = r->plan;
+	const struct rnode *n;
+	struct vars *image_vars = &r->image_vars;
+
+	if ((n = rnode_get(top, "mirror_only"))) {
+		p->mirror_only = schema_bool(n) == 1;
+		p->mirror_only_origin = n->origin;
+	}
+	if ((n = rnode_get(top, "mirrors"))) {
+		p->mirrors = xcalloc(n->nr ? n->nr : 1, sizeof(*p->mirrors));
+		for (size_t i = 0; i < n->nr; i++) {
+			const struct rnode *m = n->items[i];
+			/* file://${override_dir}/ first: the one name that is not
+			 * a variable; then the image's vars */
+			char *from = vars_expand(r, image_vars, rnode_get(m, "from"), "mirrors.from");
+			char *to = urls_override_dir(rs_scalar(m, "to"), &rnode_get(m, "to")->origin);
+
+			if (!to && from)
+				to = vars_expand(r, image_vars, rnode_get(m, "to"), "mirrors.to");
+			if (!from || !to || urls_check(r, from, &rnode_get(m, "from")->origin, "mirrors.from") ||
+			    urls_check(r, to, &rnode_get(m, "to")->origin, "mirrors.to")) {
+				free(from);
+				free(to);
+				return -1;
+			}
+			p->mirrors[i].from = from;
+			p->mirrors[i].to = to;
+			p->mirrors[i].origin = m->origin;
+			p->nmirrors++;
+		}
+	}
+	return 0;
 }

@@ -134,7 +134,7 @@ static int expand_into(struct resolver *r, const struct vars *vs, const char *in
 }
 
 /* Expand the scalar N (named WHAT in errors); returns a new string or NULL. */
-char *expand(struct resolver *r, const struct vars *vs,
+char *vars_expand(struct resolver *r, const struct vars *vs,
 	     const struct rnode *n, const char *what)
 {
 	struct buf b = BUF_INIT;

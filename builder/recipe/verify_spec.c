@@ -33,7 +33,7 @@ static int load_key(struct resolver *r, const struct rnode *km, const char *name
 		buf_adds(&text, kt->scalar);
 		k->origin = kt->origin;
 	} else {
-		k->key_file = relative_to(kf->origin.file, kf->scalar);
+		k->key_file = rs_relative_to(kf->origin.file, kf->scalar);
 		k->origin = kf->origin;
 		if (fs_read_file(k->key_file, 4096, WB_EUSAGE, &text, &ke)) {
 			buf_release(&text);
@@ -140,13 +140,13 @@ static int aux_urls(struct resolver *r, const struct rnode *n,
 		return err_at(r, &n->origin, "'%s' is required", what);
 	if (!un)
 		un = def = rnode_new_scalar(deftmpl, &n->origin);
-	u = expand(r, vs, un, what);
+	u = vars_expand(r, vs, un, what);
 	rnode_free(def);
 	if (!u)
 		return -1;
-	ret = url_check(r, u, o, what) ||
-	      url_layout_check(r, u, o, what) ||
-	      apply_mirrors(r, u, o, noun, !a->replaced, out) ? -1 : 0;
+	ret = urls_check(r, u, o, what) ||
+	      urls_layout_check(r, u, o, what) ||
+	      urls_apply_mirrors(r, u, o, noun, !a->replaced, out) ? -1 : 0;
 	free(u);
 	return ret;
 }
@@ -161,7 +161,7 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 }
 
 /* `verify.<method>.since` of a requirement at ORIGIN: kept on A until the
- * versions are final (since_met). */
+ * versions are final (versions_since_met). */
 static int convert_since(struct resolver *r, const struct rnode *n, const struct vars *vs,
 			 struct plan_artifact *a, const struct trust_method *m,
 			 const struct wb_origin *origin, const char *ctx)
@@ -175,9 +175,9 @@ static int convert_since(struct resolver *r, const struct rnode *n, const struct
 		const struct rnode *kn = rnode_get(n, keys[i]);
 
 		snprintf(what, sizeof(what), "%s.verify.%s.since.%s", ctx, m->name, keys[i]);
-		if (kn && !(v[i] = expand(r, vs, kn, what)))
+		if (kn && !(v[i] = vars_expand(r, vs, kn, what)))
 			goto fail;
-		if (!i && major_minor(v[0], &maj, &min)) {
+		if (!i && versions_major_minor(v[0], &maj, &min)) {
 			err_at(r, &kn->origin, "%s: '%s' is not a version (MAJOR.MINOR...)",
 			       what, v[0]);
 			goto fail;
@@ -256,10 +256,10 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 		if (!pn)
 			continue;
 		snprintf(what, sizeof(what), "%s.verify.%s.%s", ctx, m->name, m->params[i].name);
-		if (!(v = expand(r, vs, pn, what)))
+		if (!(v = vars_expand(r, vs, pn, what)))
 			return -1;
 		if (m->params[i].file) {
-			char *path = relative_to(pn->origin.file, v);
+			char *path = rs_relative_to(pn->origin.file, v);
 			free(v);
 			v = path;
 			if (!fs_exists(v)) {
@@ -278,7 +278,7 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	if (m->validate && m->validate(q, &me) < 0)
 		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
 	if (m->warning && m->warning(q))
-		warn_at(r->plan, &n->origin, "%s.verify.%s: %s", ctx, m->name, m->warning(q));
+		rs_warn_at(r->plan, &n->origin, "%s.verify.%s: %s", ctx, m->name, m->warning(q));
 	if (!m->lookup_param)
 		return 0;
 	/* the lookup after the download (a Rekor search): its base URL obeys
@@ -303,7 +303,7 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	return aux_urls(r, n, ln, m->lookup_default, vs, a, what, noun, &q->lookup);
 }
 
-int convert_verify(struct resolver *r, const struct rnode *vn,
+int verify_spec_convert(struct resolver *r, const struct rnode *vn,
 		   const struct vars *vs, struct plan_artifact *a,
 		   const char *ctx)
 {
@@ -313,13 +313,13 @@ int convert_verify(struct resolver *r, const struct rnode *vn,
 
 	v->origin = vn->origin;
 	if ((n = rnode_get(vn, "sha256"))) {
-		v->sha256 = lower(xstrdup(n->scalar));
+		v->sha256 = rs_lower(xstrdup(n->scalar));
 		v->sha256_origin = n->origin;
 		if (!hex_is(v->sha256, 64, HEX_ANY_CASE))
 			return err_at(r, &n->origin, "'%s.verify.sha256' must be 64 hex digits", ctx);
 	}
 	if ((n = rnode_get(vn, "sha512"))) {
-		v->sha512 = lower(xstrdup(n->scalar));
+		v->sha512 = rs_lower(xstrdup(n->scalar));
 		v->sha512_origin = n->origin;
 		if (!hex_is(v->sha512, 128, HEX_ANY_CASE))
 			return err_at(r, &n->origin, "'%s.verify.sha512' must be 128 hex digits", ctx);
@@ -336,12 +336,12 @@ int convert_verify(struct resolver *r, const struct rnode *vn,
 		if (!(n = rnode_get(vn, key)))
 			continue;
 		snprintf(what, sizeof(what), "%s.verify.%s", ctx, key);
-		if (!(u = expand(r, vs, n, what)))
+		if (!(u = vars_expand(r, vs, n, what)))
 			return -1;
 		q = trust_spec_add(v, trust_method_find(key), &n->origin);
-		if (url_check(r, u, &n->origin, what) ||
-		    url_layout_check(r, u, &n->origin, what) ||
-		    apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, &q->urls)) {
+		if (urls_check(r, u, &n->origin, what) ||
+		    urls_layout_check(r, u, &n->origin, what) ||
+		    urls_apply_mirrors(r, u, &n->origin, "checksum URL", !a->replaced, &q->urls)) {
 			free(u);
 			return -1;
 		}
@@ -381,7 +381,7 @@ static struct trust_req *first_req(struct trust_spec *v, const struct trust_meth
  * then to "${url}.minisig". The first requirement fills the artifact's own
  * slot when it has no minisign of its own.
  */
-int convert_signatures(struct resolver *r, const struct vars *vs,
+int verify_spec_signatures(struct resolver *r, const struct vars *vs,
 		       struct plan_artifact *a, const char *ctx)
 {
 	struct trust_spec *v = &a->verify;

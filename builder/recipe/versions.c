@@ -16,7 +16,7 @@
  * it is refused where the 'v' was written: the version node N, or the
  * variable its ${...} names (component vars, then image vars).
  */
-int leading_v(struct resolver *r, const struct rnode *cn, const struct rnode *n,
+int versions_leading_v(struct resolver *r, const struct rnode *cn, const struct rnode *n,
 	      const char *ctx, const char *value)
 {
 	const struct rnode *at = n;
@@ -66,7 +66,7 @@ int versions_agree(struct resolver *r, const struct vars *image_vars)
 				*q = '_';
 		vn = rnode_get(vars, name);
 		snprintf(what, sizeof(what), "vars.%s", name);
-		val = vn && vn->type == RNODE_SCALAR ? expand(r, image_vars, vn, what) : NULL;
+		val = vn && vn->type == RNODE_SCALAR ? vars_expand(r, image_vars, vn, what) : NULL;
 		if (vn && vn->type == RNODE_SCALAR && !val)
 			ret = -1;
 		else if (val && strcmp(val, c->version)) {
@@ -86,7 +86,7 @@ int versions_agree(struct resolver *r, const struct vars *image_vars)
 }
 
 /* MAJOR.MINOR of a version (an optional leading v); -1 when it has none. */
-int major_minor(const char *v, long *maj, long *min)
+int versions_major_minor(const char *v, long *maj, long *min)
 {
 	char *end;
 
@@ -110,33 +110,33 @@ int major_minor(const char *v, long *maj, long *min)
  * last release to support containerd 1.x, SIG Node in the 1.35 release
  * notes).
  */
-void version_warnings(struct resolver *r)
+void versions_warnings(struct resolver *r)
 {
 	struct plan *p = r->plan;
 	const struct plan_component *k8s = plan_find_component(p, "kubernetes");
 	const struct plan_component *cri = plan_find_component(p, "crictl");
 	const struct plan_component *ctd = plan_find_component(p, "containerd");
 	long kmaj = 0, kmin = 0, maj, min;
-	int have_k8s = k8s && !major_minor(k8s->version, &kmaj, &kmin);
+	int have_k8s = k8s && !versions_major_minor(k8s->version, &kmaj, &kmin);
 	char where[512] = "";
 
 	if (have_k8s)
 		wb_origin_format(&k8s->version_origin, where, sizeof(where));
-	if (have_k8s && cri && !major_minor(cri->version, &maj, &min) &&
+	if (have_k8s && cri && !versions_major_minor(cri->version, &maj, &min) &&
 	    (maj != kmaj || min != kmin))
-		warn_at(p, &cri->version_origin, "crictl %s is not on Kubernetes' minor "
+		rs_warn_at(p, &cri->version_origin, "crictl %s is not on Kubernetes' minor "
 			"%ld.%ld (components.kubernetes.version %s, %s): cri-tools "
 			"v%ld.%ld.x is the release for Kubernetes %ld.%ld; without "
 			"components.crictl.version set, crictl follows Kubernetes",
 			cri->version, kmaj, kmin, k8s->version, where, kmaj, kmin, kmaj, kmin);
-	if (!ctd || major_minor(ctd->version, &maj, &min))
+	if (!ctd || versions_major_minor(ctd->version, &maj, &min))
 		return;
 	if (maj != 1 && maj != 2)
-		warn_at(p, &ctd->version_origin, "containerd %s: the node config winbuild "
+		rs_warn_at(p, &ctd->version_origin, "containerd %s: the node config winbuild "
 			"writes knows containerd 1.x (config version 2) and 2.x (version 3) "
 			"only; the stage will refuse this version", ctd->version);
 	else if (maj == 1 && have_k8s && (kmaj > 1 || (kmaj == 1 && kmin >= 36)))
-		warn_at(p, &ctd->version_origin, "containerd %s with Kubernetes %s (%s): "
+		rs_warn_at(p, &ctd->version_origin, "containerd %s with Kubernetes %s (%s): "
 			"Kubernetes 1.35 was the last release to support containerd 1.x; "
 			"use containerd 2.0 or later", ctd->version, k8s->version, where);
 }
@@ -149,7 +149,7 @@ void version_warnings(struct resolver *r)
  * instead of a 404 at fetch time. Replacing the artifact's verify (an
  * override) drops the requirement with its `since`.
  */
-int since_met(struct resolver *r)
+int versions_since_met(struct resolver *r)
 {
 	for (size_t i = 0; i < r->plan->nartifacts; i++) {
 		const struct plan_artifact *a = &r->plan->artifacts[i];
@@ -160,8 +160,8 @@ int since_met(struct resolver *r)
 		for (size_t k = 0; c && k < a->nsince; k++) {
 			const struct plan_since *ps = &a->since[k];
 
-			if (major_minor(c->version, &maj, &min) ||
-			    major_minor(ps->version, &smaj, &smin) ||
+			if (versions_major_minor(c->version, &maj, &min) ||
+			    versions_major_minor(ps->version, &smaj, &smin) ||
 			    maj > smaj || (maj == smaj && min >= smin))
 				continue;
 			wb_origin_format(&ps->req_origin, where, sizeof(where));

@@ -350,7 +350,7 @@ static int check_dest(struct resolver *r, const struct plan_component *c,
 }
 
 /* The template of a generate entry (N, a name the grammar of
- * convert_generate accepted) resolves inside the component's directory:
+ * services_convert_generate accepted) resolves inside the component's directory:
  * a link out of it would render a build-host file into the image. */
 static int check_template(struct resolver *r, const struct plan_component *c,
 			  const struct rnode *n)

@@ -192,7 +192,7 @@ struct trust_method {
 	unsigned digest_algs;      /* enum digest_alg bits check() needs */
 	const char *default_url;   /* URL template when the recipe gives none
 				      ("${url}.minisig"), or NULL */
-	/* The recipe's `verify.<name>` map, for methods resolve.c converts
+	/* The recipe's `verify.<name>` map, for methods recipe/verify_spec.c converts
 	 * generically (minisign and the checksum files have their own keys):
 	 * URL_PARAM names the auxiliary file's URL (default DEFAULT_URL),
 	 * PARAMS the method's settings (NULL-ended), and VALIDATE checks the
@@ -217,7 +217,7 @@ struct trust_method {
 	/*
 	 * An optional lookup after the download, for what only the artifact's
 	 * SHA-256 finds (a Rekor search). LOOKUP_PARAM is the recipe key of
-	 * the service's base URL (default LOOKUP_DEFAULT; resolve.c mirrors
+	 * the service's base URL (default LOOKUP_DEFAULT; verify_spec.c mirrors
 	 * it into trust_req.lookup). When the requirement has base URLs and
 	 * its file LOOKUP_AUX has none, fetch runs LOOKUP_STEP with the first
 	 * base URL (the next on a network error) in LK->base, as rounds of

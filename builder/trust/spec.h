@@ -1,7 +1,7 @@
 /*
  * What must hold for one artifact's bytes to be trusted: the verify spec
  * (the recipe's `verify:` and every layer's `signatures:`, resolved by
- * recipe/resolve.c) and the policy. trust/ owns these types; the plan
+ * recipe/verify_spec.c) and the policy. trust/ owns these types; the plan
  * embeds them (recipe/plan.h), so nothing here knows about recipes.
  *
  * A spec is digest pins (checked on every path to bytes: verify_pins) and

@@ -53,7 +53,7 @@ previous_tree_intact() {
 	[ -z "$(find "$WORK/out/t" -maxdepth 1 -name '.tree.tmp.*')" ]
 }
 
-# --- policy-component-require-loosened (recipe/resolve.c, convert_authenticode)
+# --- policy-component-require-loosened (recipe/authenticode_policy.c, authpol_convert)
 
 @test "redteam mutants: a component's own authenticode require: false cannot loosen the site's require: true" {
 	good_stage
@@ -160,7 +160,7 @@ forge_rsa() {
 	previous_tree_intact
 }
 
-# ---- minisign keys and URLs in the recipe (recipe/resolve.c) ----
+# ---- minisign keys and URLs in the recipe (recipe/verify_spec.c, recipe/urls.c) ----
 
 # good_lock: lock a recipe whose artifact a.bin (file://) is signed by key
 # A; remember the lock and the cache entries to compare after an attack
@@ -179,7 +179,7 @@ previous_lock_intact() {
 	[ -z "$(find "$WINBUILD_CACHE/tmp" -type f)" ]
 }
 
-# --- policy-key-id-collision (recipe/resolve.c, add_keys)
+# --- policy-key-id-collision (recipe/verify_spec.c, add_keys)
 
 @test "redteam mutants: two different minisign keys under one key id are refused, in either order" {
 	good_lock
@@ -193,7 +193,7 @@ previous_lock_intact() {
 	done
 }
 
-# --- policy-url-scheme (recipe/resolve.c, url_check)
+# --- policy-url-scheme (recipe/urls.c, urls_check)
 
 @test "redteam mutants: artifact, checksum and signature URLs of another scheme are refused at plan time" {
 	good_lock
@@ -214,7 +214,7 @@ previous_lock_intact() {
 	previous_lock_intact
 }
 
-# --- policy-forbid-urls-kept (recipe/resolve.c, policy_check_artifact)
+# --- policy-forbid-urls-kept (recipe/policy.c, policy_check_artifact)
 
 @test "redteam mutants: under checksum_urls: forbid no checksum URL reaches the plan, the fetch or the lock" {
 	good_lock

@@ -86,7 +86,7 @@ static void fix_inputs(struct fix *f, const char *recipe, const char *ov,
 
 static void fix_release(struct fix *f)
 {
-	resolver_release(&f->r);
+	rs_release(&f->r);
 	plan_release(&f->plan);
 }
 
@@ -132,7 +132,7 @@ static void test_layers_winner_and_origin(void **state)
 	(void)state;
 	fix_inputs(&f, img, ov, sets, 2);
 	f.in.env_set = "vars.d=env; vars.e=env";
-	if (load_layers(&f.r, &f.in))
+	if (layers_load(&f.r, &f.in))
 		fail_msg("load_layers: %s", f.e.msg);
 	top = f.r.top;
 	/* each key is the last layer's that set it, with that layer's place */
@@ -167,19 +167,19 @@ static void test_layers_null_unsets(void **state)
 
 	(void)state;
 	fix_inputs(&f, img, ov, NULL, 0);
-	if (load_layers(&f.r, &f.in))
+	if (layers_load(&f.r, &f.in))
 		fail_msg("load_layers: %s", f.e.msg);
 	assert_non_null(rnode_get(rnode_get(f.r.top, "vars"), "a"));
 	assert_null(rnode_get(rnode_get(f.r.top, "vars"), "b"));
 	/* under components. the null stays until the component file is
-	 * merged beneath it (strip_nulls) */
+	 * merged beneath it (layers_strip_nulls) */
 	assert_non_null(at(rnode_get(f.r.top, "components"), "k", "version"));
 	fix_release(&f);
 	free(img);
 	free(ov);
 }
 
-/* load_layers over IMAGE and one override OV fails with WANT. */
+/* layers_load over IMAGE and one override OV fails with WANT. */
 static void layers_fail(const char *image, const char *ov, const char *want)
 {
 	char *img = write_file("image.yaml", image);
@@ -187,7 +187,7 @@ static void layers_fail(const char *image, const char *ov, const char *want)
 	struct fix f;
 
 	fix_inputs(&f, img, o, NULL, 0);
-	assert_int_equal(load_layers(&f.r, &f.in), -1);
+	assert_int_equal(layers_load(&f.r, &f.in), -1);
 	assert_int_equal(f.e.code, WB_EUSAGE);
 	assert_has(f.e.msg, want);
 	fix_release(&f);
@@ -226,7 +226,7 @@ static void test_layers_include_cycle(void **state)
 
 	(void)state;
 	fix_inputs(&f, a, NULL, NULL, 0);
-	assert_int_equal(load_layers(&f.r, &f.in), -1);
+	assert_int_equal(layers_load(&f.r, &f.in), -1);
 	assert_has(f.e.msg, "b.yaml:2:11: include cycle: '");
 	assert_has(f.e.msg, "a.yaml' includes itself");
 	fix_release(&f);
@@ -245,7 +245,7 @@ static void test_set_pairs(void **state)
 
 	(void)state;
 	fix_init(&f);
-	assert_int_equal(parse_set(&f.r, "a.b-c.d_e=x=y", &o, &n), 0);
+	assert_int_equal(setpair_parse(&f.r, "a.b-c.d_e=x=y", &o, &n), 0);
 	c = rnode_get(rnode_get(rnode_get(n, "a"), "b-c"), "d_e");
 	assert_non_null(c);
 	assert_int_equal(c->type, RNODE_SCALAR);
@@ -254,18 +254,18 @@ static void test_set_pairs(void **state)
 	assert_int_equal(c->key_origin.line, 3);
 	rnode_free(n);
 
-	assert_int_equal(parse_set(&f.r, "l=[1, {k: v}]", &o, &n), 0);
+	assert_int_equal(setpair_parse(&f.r, "l=[1, {k: v}]", &o, &n), 0);
 	c = rnode_get(n, "l");
 	assert_int_equal(c->type, RNODE_LIST);
 	assert_int_equal(c->nr, 2);
 	assert_string_equal(rnode_get(c->items[1], "k")->scalar, "v");
 	rnode_free(n);
 
-	assert_int_equal(parse_set(&f.r, "e=", &o, &n), 0);
+	assert_int_equal(setpair_parse(&f.r, "e=", &o, &n), 0);
 	assert_string_equal(rnode_get(n, "e")->scalar, "");
 	rnode_free(n);
 
-	assert_int_equal(parse_set(&f.r, "u=caf\xc3\xa9 \xf0\x9f\x90\xb3", &o, &n), 0);
+	assert_int_equal(setpair_parse(&f.r, "u=caf\xc3\xa9 \xf0\x9f\x90\xb3", &o, &n), 0);
 	rnode_free(n);
 	fix_release(&f);
 }
@@ -277,7 +277,7 @@ static void set_fails(const char *pair, const char *want)
 	struct fix f;
 
 	fix_init(&f);
-	if (parse_set(&f.r, pair, &o, &n) != -1)
+	if (setpair_parse(&f.r, pair, &o, &n) != -1)
 		fail_msg("'%s' was accepted", pair);
 	assert_null(n);
 	assert_int_equal(f.e.code, WB_EUSAGE);
@@ -306,12 +306,12 @@ static void test_set_errors(void **state)
 static void test_key_segments(void **state)
 {
 	(void)state;
-	assert_true(key_segment_ok("containerd", 10));
-	assert_true(key_segment_ok("cni-plugins_2", 13));
-	assert_false(key_segment_ok("", 0));
-	assert_false(key_segment_ok("a.b", 3));
-	assert_false(key_segment_ok("a b", 3));
-	assert_false(key_segment_ok("caf\xc3\xa9", 5));
+	assert_true(setpair_key_segment_ok("containerd", 10));
+	assert_true(setpair_key_segment_ok("cni-plugins_2", 13));
+	assert_false(setpair_key_segment_ok("", 0));
+	assert_false(setpair_key_segment_ok("a.b", 3));
+	assert_false(setpair_key_segment_ok("a b", 3));
+	assert_false(setpair_key_segment_ok("caf\xc3\xa9", 5));
 }
 
 /* ---- ${var} expansion (vars.c) ---- */
@@ -320,7 +320,7 @@ static char *expand_str(struct fix *f, const struct vars *vs, const char *text)
 {
 	struct wb_origin o = { "r.yaml", 4, 9 };
 	struct rnode *n = rnode_new_scalar(text, &o);
-	char *s = expand(&f->r, vs, n, "key");
+	char *s = vars_expand(&f->r, vs, n, "key");
 
 	rnode_free(n);
 	return s;
@@ -389,19 +389,19 @@ static void test_major_minor(void **state)
 	long maj = -7, min = -7;
 
 	(void)state;
-	assert_int_equal(major_minor("1.35.2", &maj, &min), 0);
+	assert_int_equal(versions_major_minor("1.35.2", &maj, &min), 0);
 	assert_int_equal(maj, 1);
 	assert_int_equal(min, 35);
-	assert_int_equal(major_minor("v2.1", &maj, &min), 0);
+	assert_int_equal(versions_major_minor("v2.1", &maj, &min), 0);
 	assert_int_equal(maj, 2);
 	assert_int_equal(min, 1);
-	assert_int_equal(major_minor("10.0-rc.1", &maj, &min), 0);
+	assert_int_equal(versions_major_minor("10.0-rc.1", &maj, &min), 0);
 	assert_int_equal(maj, 10);
 	assert_int_equal(min, 0);
-	assert_int_equal(major_minor("1", &maj, &min), -1);
-	assert_int_equal(major_minor("1.", &maj, &min), -1);
-	assert_int_equal(major_minor("x.1", &maj, &min), -1);
-	assert_int_equal(major_minor("", &maj, &min), -1);
+	assert_int_equal(versions_major_minor("1", &maj, &min), -1);
+	assert_int_equal(versions_major_minor("1.", &maj, &min), -1);
+	assert_int_equal(versions_major_minor("x.1", &maj, &min), -1);
+	assert_int_equal(versions_major_minor("", &maj, &min), -1);
 }
 
 /* Components NAME=VERSION ... of F's plan, each version at k.yaml:<i+1>:10. */
@@ -470,7 +470,7 @@ static void test_version_warnings(void **state)
 	(void)state;
 	fix_init(&f);
 	add_components(&f, off, 3);
-	version_warnings(&f.r);
+	versions_warnings(&f.r);
 	assert_int_equal(f.plan.nwarnings, 2);
 	assert_int_equal(warnings_with(&f.plan, "crictl 1.35.0 is not on Kubernetes' minor "
 				       "1.36 (components.kubernetes.version 1.36.1, k.yaml:1:10)"), 1);
@@ -480,13 +480,13 @@ static void test_version_warnings(void **state)
 
 	fix_init(&f);
 	add_components(&f, on, 3);
-	version_warnings(&f.r);
+	versions_warnings(&f.r);
 	assert_int_equal(f.plan.nwarnings, 0);
 	fix_release(&f);
 
 	fix_init(&f);
 	add_components(&f, ctd3, 1);
-	version_warnings(&f.r);
+	versions_warnings(&f.r);
 	assert_int_equal(warnings_with(&f.plan, "containerd 3.0.0: the node config"), 1);
 	fix_release(&f);
 }
@@ -521,20 +521,20 @@ static void test_since_met(void **state)
 
 	(void)state;
 	since_fixture(&f, "1.7.29");
-	assert_int_equal(since_met(&f.r), -1);
+	assert_int_equal(versions_since_met(&f.r), -1);
 	assert_has(f.e.msg, "k.yaml:1:10: containerd 1.7.29 publishes no build provenance, "
 		   "but artifact 'containerd' requires it (verify.attestation, "
 		   "containerd.yaml:30:7): use containerd 2.0 or later, or -O "
 		   "overrides/containerd-1.7.yaml");
 	fix_release(&f);
 	since_fixture(&f, "1.99.0");
-	assert_int_equal(since_met(&f.r), -1);
+	assert_int_equal(versions_since_met(&f.r), -1);
 	fix_release(&f);
 	since_fixture(&f, "2.0.0");
-	assert_int_equal(since_met(&f.r), 0);
+	assert_int_equal(versions_since_met(&f.r), 0);
 	fix_release(&f);
 	since_fixture(&f, "2.1.3");
-	assert_int_equal(since_met(&f.r), 0);
+	assert_int_equal(versions_since_met(&f.r), 0);
 	fix_release(&f);
 }
 
@@ -559,10 +559,10 @@ static void test_unset_loosens(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(loosens); i++)
-		if (!unset_loosens(loosens[i]))
+		if (!policy_unset_loosens(loosens[i]))
 			fail_msg("unsetting '%s' is let through", loosens[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(harmless); i++)
-		if (unset_loosens(harmless[i]))
+		if (policy_unset_loosens(harmless[i]))
 			fail_msg("unsetting '%s' is refused", harmless[i]);
 }
 
@@ -575,9 +575,9 @@ static void policy_of(struct fix *f, const char *image_policy, const char *ov,
 	char *o = ov ? write_file("o1.yaml", ov) : NULL;
 
 	fix_inputs(f, img, o, sets, nsets);
-	if (load_layers(&f->r, &f->in))
+	if (layers_load(&f->r, &f->in))
 		fail_msg("load_layers: %s", f->e.msg);
-	resolve_policy(&f->r);
+	policy_resolve(&f->r);
 	free(text);
 	free(img);
 	free(o);
@@ -660,7 +660,7 @@ static void packer_case(const char *v, int plugins)
 	struct fix f;
 
 	fix_init(&f);
-	assert_int_equal(resolve_packer_version(&f.r, n), plugins < 0 ? -1 : 0);
+	assert_int_equal(builders_packer_version(&f.r, n), plugins < 0 ? -1 : 0);
 	if (plugins < 0) {
 		assert_null(f.plan.packer_version);
 		assert_non_null(strstr(f.e.msg, "img.yaml:4:12: 'packer.version' must be"));
