@@ -8,12 +8,19 @@
 #include "cmd/pipeline.h"
 
 #define FETCH_USAGE \
-	"fetch RECIPE [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] [--locked] " \
+	"fetch RECIPE... [--matrix FILE] [-O FILE]... [--set K=V]... [--builder NAME]... [-j N] [--offline] [--locked] " \
 	"[--lock FILE] [--cache DIR] [--cacert FILE] [--no-progress] [--json] [-q]"
 
 int cmd_fetch(int argc, char **argv, struct wb_run *run)
 {
-	static const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, NULL, 0, FETCH_USAGE };
+	const char *matrix = NULL;
+	const struct cmd_opt own[] = {
+		{ 0, "--matrix", NULL, "FILE", "fetch the artifacts and images of every image of\n"
+		  "a matrix file, each once (several RECIPEs do the\n"
+		  "same)", &matrix, NULL, NULL },
+		{ 0 },
+	};
+	const struct cmd_optset set = { OPTS_FETCH | OPT_JSON, own, 0, FETCH_USAGE };
 	struct wb_err e = WB_ERR_INIT;
 	struct pipeline p;
 	struct pipe_image *img;
@@ -22,6 +29,8 @@ int cmd_fetch(int argc, char **argv, struct wb_run *run)
 	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
+	if (matrix || run->positional.nr > 1)
+		return pipe_matrix_command(run, matrix, PIPE_FETCH, 0, FETCH_USAGE);
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", FETCH_USAGE);
 	pipe_init(&p, run, PIPE_FETCH);

@@ -17,8 +17,37 @@
 #include "recipe/plan.h"
 
 #define LOCK_USAGE \
-	"lock RECIPE [-O FILE]... [--set K=V]... [--accept-new] [--lock FILE] " \
+	"lock RECIPE... [--matrix FILE] [-O FILE]... [--set K=V]... [--accept-new] [--lock FILE] " \
 	"[-j N] [--cache DIR] [--cacert FILE] [--no-progress] [-q]"
+
+json_t *pipe_report_pinned(struct wb_run *run, const struct pipe_image *img)
+{
+	const struct plan *plan = &img->plan;
+	const struct fetch_item *items = img->items;
+	json_t *pinned = json_array();
+
+	for (size_t i = 0; items && i < plan->nartifacts; i++)
+		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW) {
+			/* on stderr with --json: stdout holds only the result */
+			fprintf(run->json ? stderr : stdout, "pinned %s: sha256 %s, %llu bytes, "
+				"from %s (accepted as new: review this before trusting it)\n",
+				items[i].art->name, items[i].sha256, items[i].size, items[i].url);
+			json_array_append_new(pinned, json_string(items[i].art->name));
+		}
+	for (size_t i = 0; img->pulled && i < plan->nimages; i++)
+		if (img->pulled[i].accepted_new) {
+			const struct plan_image *im = &plan->images[i];
+
+			fprintf(run->json ? stderr : stdout, "pinned image %s: %s:%s at %s, "
+				"manifest %s for windows/amd64 %s%s (accepted as new: review "
+				"this before trusting it)\n", im->key, im->name, im->tag,
+				img->pulled[i].pinned, img->pulled[i].manifest_digest,
+				img->pulled[i].os_version, img->pulled[i].sig_digest[0] ?
+				", cosign signature verified" : "");
+			json_array_append_new(pinned, json_sprintf("images.%s", im->key));
+		}
+	return pinned;
+}
 
 int cmd_lock(int argc, char **argv, struct wb_run *run)
 {
@@ -29,9 +58,13 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	const struct fetch_item *items;
 	json_t *pinned, *images;
 	int accept_new = 0, ret;
+	const char *matrix = NULL;
 	const struct cmd_opt own[] = {
 		{ 0, "--accept-new", NULL, NULL, "pin needs_pin artifacts as downloaded (trust on\n"
 		  "first use); prints every pin it made", NULL, NULL, &accept_new },
+		{ 0, "--matrix", NULL, "FILE", "lock every image of a matrix file, each in its\n"
+		  "own <image name>.lock, as build --matrix reads\n"
+		  "them (several RECIPEs do the same)", &matrix, NULL, NULL },
 		{ 0 },
 	};
 	const struct cmd_optset set = {
@@ -41,6 +74,9 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	ret = cmd_parse_options(argc, argv, &set, run);
 	if (ret)
 		return ret;
+	if (matrix || run->positional.nr > 1)
+		return pipe_matrix_command(run, matrix, PIPE_FETCH | PIPE_LOCK, accept_new,
+					   LOCK_USAGE);
 	if (run->positional.nr != 1)
 		return cmd_usage("%s", LOCK_USAGE);
 	cmd_json_set(run, "written", json_false());
@@ -64,27 +100,7 @@ int cmd_lock(int argc, char **argv, struct wb_run *run)
 	items = img->items;
 	cmd_json_set(run, "lock", json_string(run->lock_path));
 	cmd_json_fetch(run, plan, items);
-	pinned = json_array();
-	for (size_t i = 0; i < plan->nartifacts; i++)
-		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW) {
-			/* on stderr with --json: stdout holds only the result */
-			fprintf(run->json ? stderr : stdout, "pinned %s: sha256 %s, %llu bytes, "
-				"from %s (accepted as new: review this before trusting it)\n",
-				items[i].art->name, items[i].sha256, items[i].size, items[i].url);
-			json_array_append_new(pinned, json_string(items[i].art->name));
-		}
-	for (size_t i = 0; img->pulled && i < plan->nimages; i++)
-		if (img->pulled[i].accepted_new) {
-			const struct plan_image *im = &plan->images[i];
-
-			fprintf(run->json ? stderr : stdout, "pinned image %s: %s:%s at %s, "
-				"manifest %s for windows/amd64 %s%s (accepted as new: review "
-				"this before trusting it)\n", im->key, im->name, im->tag,
-				img->pulled[i].pinned, img->pulled[i].manifest_digest,
-				img->pulled[i].os_version, img->pulled[i].sig_digest[0] ?
-				", cosign signature verified" : "");
-			json_array_append_new(pinned, json_sprintf("images.%s", im->key));
-		}
+	pinned = pipe_report_pinned(run, img);
 	cmd_json_set(run, "pinned", pinned);
 	images = pipe_images_lock_json(plan, img->pulled);
 	ret = lockfile_write(run->lock_path, plan->name, plan->windows_iso_sha256, items,

@@ -40,6 +40,9 @@ enum pipe_step {
 	PIPE_STAGE_ALWAYS = 1u << 3,   /* with PIPE_EMIT: stage even when staged
 					* (build); without: only when nothing is
 					* staged (emit) */
+	PIPE_LOCK = 1u << 4,    /* a matrix without a stage (lock --matrix)
+				 * writes each fetched image's lock; a stage
+				 * writes it anyway */
 };
 
 /*
@@ -226,6 +229,16 @@ struct json_t *pipe_images_lock_json(const struct plan *plan,
 struct lock_image;
 int pipe_image_unpinned(const struct plan_image *im, const struct lock_image *li,
 			int accept_new, struct wb_err *e);
+/* fetch and lock with several RECIPEs or --matrix FILE (MATRIX, or NULL):
+ * the matrix driver with STEPS (PIPE_FETCH, and PIPE_LOCK for lock),
+ * ACCEPT_NEW for lock --accept-new; USAGE after a usage error. The exit
+ * code (the worst image's). cmd/pipematrix.c. */
+int pipe_matrix_command(struct wb_run *run, const char *matrix, unsigned steps,
+			int accept_new, const char *usage);
+/* Print on stdout (stderr under --json) each pin IMG's fetch made under
+ * --accept-new (artifacts and images), to review; their names ("images.KEY"
+ * for an image) in a new JSON array. cmd/lock.c. */
+struct json_t *pipe_report_pinned(struct wb_run *run, const struct pipe_image *img);
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
 		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e);

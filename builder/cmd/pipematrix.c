@@ -253,8 +253,10 @@ static void image_settle(struct pipe_image *img)
 	image_unkeep(img);
 }
 
-/* Fetch every staging image of P that is not up to date: one fetch per
- * group of images sharing a policy, over the union of their artifacts. */
+/* Fetch every staging image of P that is not up to date (every image of
+ * a run without a stage: fetch and lock --matrix, which keep no OUT): one
+ * fetch per group of images sharing a policy, over the union of their
+ * artifacts. */
 static void matrix_fetch(struct pipeline *p)
 {
 	struct wb_run *run = p->run;
@@ -262,12 +264,13 @@ static void matrix_fetch(struct pipeline *p)
 	struct cache c = CACHE_INIT;
 	struct pipe_image **todo = xcalloc(p->nimages + 1, sizeof(*todo));
 	size_t ntodo = 0;
+	int fetch_only = !(p->steps & (PIPE_STAGE | PIPE_EMIT));
 
 	if (pipe_open_cache(run, &c, &e) < 0) {
 		int code = cmd_fail(&e);
 
 		for (size_t i = 0; i < p->nimages; i++)
-			if (p->images[i].staging)
+			if (p->images[i].staging || fetch_only)
 				image_fail(&p->images[i], code, "the cache cannot be opened");
 		free(todo);
 		return;
@@ -276,10 +279,10 @@ static void matrix_fetch(struct pipeline *p)
 		struct pipe_image *img = &p->images[i];
 		int r;
 
-		if (!img->staging)
+		if (!img->staging && !fetch_only)
 			continue;
 		e = (struct wb_err)WB_ERR_INIT;
-		if (image_keep(p, img, &e) < 0) {
+		if (!fetch_only && image_keep(p, img, &e) < 0) {
 			image_fail(img, cmd_fail(&e), "its previous outputs could not be kept");
 			continue;
 		}
@@ -292,7 +295,7 @@ static void matrix_fetch(struct pipeline *p)
 			todo[ntodo++] = img;
 		if (r == 1)   /* nothing will change */
 			image_settle(img);
-		else if (r == 0 && image_keep_tree(img, &e) < 0)
+		else if (r == 0 && !fetch_only && image_keep_tree(img, &e) < 0)
 			cmd_warnf("%s; if it fails, its previous outputs are not put back",
 				  e.msg);
 	}
@@ -400,6 +403,13 @@ static int matrix_stage_step(struct pipeline *p, struct pipe_image *img)
 	/* -q only hides the line: an up-to-date image has no stage to finish
 	 * (nothing was fetched, img->items is NULL; finishing it anyway was
 	 * the SIGSEGV of `build A B -q`, issue 41). */
+	/* lock --matrix: no stage, each fetched image's lock, its new pins */
+	if (!ret && !img->staging && (p->steps & PIPE_LOCK) && img->items) {
+		json_decref(pipe_report_pinned(run, img));
+		ret = matrix_write_lock(p, img);
+		if (ret)
+			image_fail(img, ret, "its lock could not be written");
+	}
 	if (!ret && img->staging && img->up_to_date) {
 		if (!run->quiet)
 			fprintf(stderr, "up to date: %s/tree (nothing changed since the last stage)\n",
@@ -550,6 +560,9 @@ static void matrix_table(const struct pipeline *p)
 
 		if (img->failed && !img->stage.res.nfiles)
 			snprintf(staged, sizeof(staged), "failed (exit %d)", img->failed);
+		else if (!(p->steps & PIPE_STAGE))
+			snprintf(staged, sizeof(staged), (p->steps & PIPE_LOCK) ? "locked: %s" : "-",
+				 img->lock_path);
 		else if (!img->staging)
 			snprintf(staged, sizeof(staged), "already staged");
 		else if (img->up_to_date)
@@ -657,4 +670,23 @@ static int matrix_run(struct pipeline *p)
 int cmd_pipe_run(struct pipeline *p)
 {
 	return p->matrix ? matrix_run(p) : pipe_run(p);
+}
+
+int pipe_matrix_command(struct wb_run *run, const char *matrix, unsigned steps,
+			int accept_new, const char *usage)
+{
+	struct pipeline p;
+	int ret;
+
+	if (matrix && run->positional.nr) {
+		cmd_errorf("--matrix FILE names the recipes: give no RECIPE beside it");
+		return cmd_usage("%s", usage);
+	}
+	pipe_init(&p, run, steps);
+	p.accept_new = accept_new;
+	ret = cmd_pipe_images(&p, matrix);
+	if (!ret)
+		ret = cmd_pipe_run(&p);
+	pipe_release(&p);
+	return ret;
 }

@@ -311,3 +311,66 @@ regreq() { grep -o '"[A-Z][A-Z]* /registry.k8s.io/[^ ]*' "$NGINX_LOG" | tr -d '"
 	[ ! -e out ] && [ "$(requests | wc -l)" -eq 0 ]
 	[ -z "$(ls ./*.lock 2>/dev/null)" ]
 }
+
+# issue 42 (many images): a matrix is pinned once. lock --matrix fetches
+# the union once and writes each image's own <name>.lock, the one build
+# --matrix --locked reads; fetch --matrix fills the cache the same way;
+# several RECIPEs do the same without a file. A lock changed for one image
+# fails that image only under --locked.
+@test "issue 42: lock --matrix pins every image once; build --matrix --locked uses the locks; one changed lock fails only its image" {
+	mkdir m
+	cat >m/matrix.yaml <<-EOF
+		kind: matrix
+		recipes: [windows-2019-containerd, windows-2022-containerd, windows-2025-containerd]
+		variations:
+		  - name: a
+		  - name: b
+		    set: {images.pause.enabled: false, node.pause_image: example.invalid/pause:42}
+	EOF
+	names="windows-2019-containerd-a windows-2019-containerd-b windows-2022-containerd-a windows-2022-containerd-b windows-2025-containerd-a windows-2025-containerd-b"
+	: >"$NGINX_LOG"
+	wbd lock --matrix m/matrix.yaml
+	assert_status 0
+	for n in $names; do
+		python3 - "$n.lock" "$n" <<-'PY'
+			import json, sys
+			l = json.load(open(sys.argv[1]))
+			assert l["recipe"] == sys.argv[2], l.get("recipe")
+			assert len(l["artifacts"]) == 10, len(l["artifacts"])
+			# variation a pins the pause image, b does not pull it
+			assert ("pause" in l.get("images", {})) == sys.argv[2].endswith("-a"), l.get("images")
+		PY
+		assert_output_has "$(printf '%-32s %-9s %-24s' "$n" 10 "locked: $n.lock")"
+	done
+	assert_output_has "6 images, 10 distinct artifacts: 10 downloaded, 0 from the cache"
+	[ "$(requests | wc -l)" -eq "$(requests | sort -u | wc -l)" ]
+	[ ! -e out ]
+	# the locks are the ones the matrix build reads: --locked, nothing new asked
+	: >"$NGINX_LOG"
+	wbd fetch --matrix m/matrix.yaml --locked
+	assert_status 0
+	wbd build --matrix m/matrix.yaml --locked -o out
+	assert_status 0
+	[ "$(requests | wc -l)" -eq 0 ]
+	# one image's lock changed (another kubelet digest): that image fails,
+	# the five others build; the exit code is the worst
+	python3 - windows-2022-containerd-b.lock <<-'PY'
+		import json, sys
+		l = json.load(open(sys.argv[1]))
+		l["artifacts"]["kubelet"]["sha256"] = "0" * 64
+		json.dump(l, open(sys.argv[1], "w"))
+	PY
+	rm -rf out
+	wbd build --matrix m/matrix.yaml --locked -o out
+	assert_status 1
+	assert_output_has "windows-2022-containerd-b"
+	[ ! -e out/windows-2022-containerd-b/manifest.json ]
+	[ -f out/windows-2022-containerd-a/manifest.json ] && [ -f out/windows-2025-containerd-b/manifest.json ]
+	# several RECIPEs without a file, and --matrix beside a RECIPE refused
+	wbd lock "$R/windows-2022-containerd.yaml" "$R/windows-2025-containerd.yaml"
+	assert_status 0
+	[ -f windows-2022-containerd.lock ] && [ -f windows-2025-containerd.lock ]
+	wbd lock --matrix m/matrix.yaml "$R/windows-2022-containerd.yaml"
+	assert_status 2
+	assert_output_has "--matrix FILE names the recipes"
+}
