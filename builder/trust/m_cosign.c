@@ -40,8 +40,8 @@
  * signature, entry, timestamps). cosign verify-blob, given a new-format
  * bundle, likewise verifies from it alone (verify/verify_blob.go).
  * `tlog: none` beside it is a contradiction.
- * Evidence then: identity, issuer, log_index, integrated_time,
- * bundle_version and the bundle.
+ * Evidence then: identity, issuer, log_index, integrated_time (none for
+ * a Rekor v2 entry), signed_time, bundle_version and the bundle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,14 +138,20 @@ static void set_evidence(struct trust_ev *ev, const struct sigstore_evidence *se
 	if (sev->has_tlog) {
 		snprintf(num, sizeof(num), "%lld", sev->log_index);
 		trust_ev_set(ev, "log_index", num);
-		snprintf(num, sizeof(num), "%lld", sev->integrated_time);
-		trust_ev_set(ev, "integrated_time", num);
 	} else {
 		trust_ev_set(ev, "tlog", "none");
+	}
+	/* a Rekor v2 entry (only in a bundle) has no integrated time: the
+	 * bundle's RFC 3161 timestamp is the signed time then */
+	if (sev->has_tlog && sev->integrated_time) {
+		snprintf(num, sizeof(num), "%lld", sev->integrated_time);
+		trust_ev_set(ev, "integrated_time", num);
 	}
 	if (sev->bundle_minor) {
 		snprintf(num, sizeof(num), "0.%d", sev->bundle_minor);
 		trust_ev_set(ev, "bundle_version", num);
+		snprintf(num, sizeof(num), "%lld", sev->signed_time);
+		trust_ev_set(ev, "signed_time", num);
 	}
 }
 
@@ -252,9 +258,13 @@ static void describe_ev(const struct trust_ev *ev, struct buf *out)
 	buf_adds(out, "cosign ");
 	signer(ev, out);
 	if (li)
-		buf_addf(out, ", log index %s, integrated time %s", li, t ? t : "");
+		buf_addf(out, ", log index %s", li);
 	else
 		buf_adds(out, ", NO transparency-log proof (tlog: none)");
+	if (t)
+		buf_addf(out, ", integrated time %s", t);
+	else if (li && bv)
+		buf_addf(out, ", signed time %s (timestamp)", trust_ev_get(ev, "signed_time"));
 	if (bv)
 		buf_addf(out, ", from its bundle v%s", bv);
 }
@@ -318,6 +328,7 @@ static const char *const sbom_fields[] = {
 	"integrated_time", "cosign_integrated_time",
 	"tlog", "cosign_tlog",
 	"bundle_version", "cosign_bundle_version",
+	"signed_time", "cosign_signed_time",
 	NULL,
 };
 

@@ -14,6 +14,8 @@ load fetch_fixtures
 load ../lib/forgeworld
 
 FORGE="$BATS_TEST_DIRNAME/../sigstore"
+VEC="$BATS_TEST_DIRNAME/../vectors/sigstore"
+PY="$VEC/sigstore-python"
 
 setup_file() {
 	python3 -c 'import cryptography' 2>/dev/null || return 0
@@ -35,6 +37,10 @@ setup_file() {
 	# t.exe: the artifact with a bundle whose SET has one bit flipped
 	cp "$w/artifact" "$k/t.exe"
 	cp "$w/tampered-set.json" "$k/t.exe.sigstore.json"
+	# a real v0.3 bundle with a Rekor v2 entry and an RFC 3161 timestamp
+	# (sigstore-python's staging vector, tests/vectors/sigstore/sources.json)
+	cp "$PY/staging-rekor-v2.txt" "$k/py.txt"
+	cp "$PY/staging-rekor-v2.txt.sigstore.json" "$k/py.txt.sigstore.json"
 	start_nginx "$WWW"
 	export WINBUILD_RETRY_BACKOFF_MS=20
 }
@@ -54,12 +60,12 @@ cosign() {
 }
 BUNDLE='bundle: "${url}.sigstore.json"'
 
-# oracle VERDICT ARTIFACT BUNDLE [IDENTITY]: @sigstore/verify's verdict
+# oracle VERDICT ARTIFACT BUNDLE [IDENTITY [ISSUER [ROOT]]]: @sigstore/verify's verdict
 oracle() {
 	need_dep node -e 1 -- "node not installed (make deps)"
 	local rc=0
-	node "$FORGE/oracle.cjs" "$2" "$3" "$W/root.json" --identity "${4:-$ID}" \
-		--issuer "$ISS" >"$BATS_TEST_TMPDIR/oracle.out" 2>&1 || rc=$?
+	node "$FORGE/oracle.cjs" "$2" "$3" "${6:-$W/root.json}" --identity "${4:-$ID}" \
+		--issuer "${5:-$ISS}" >"$BATS_TEST_TMPDIR/oracle.out" 2>&1 || rc=$?
 	case $1 in
 	pass) [ "$rc" = 0 ] || { cat "$BATS_TEST_TMPDIR/oracle.out"; false; } ;;
 	fail) [ "$rc" = 1 ] || { cat "$BATS_TEST_TMPDIR/oracle.out"; false; } ;;
@@ -249,4 +255,42 @@ untouched() {
 	[ "$(nginx_requests /k/b.exe.rekor.json)" = 0 ]
 	wb plan img.yaml -O o4.yaml
 	assert_output_has "the bundle is preferred"
+}
+
+@test "cosign bundle: a real bundle with a Rekor v2 entry (sigstore-python's staging vector) verifies by its timestamp; under another root it does not; the oracle agrees" {
+	local root="$PY/staging-trusted-root.json" id=jku@goto.fi iss=https://github.com/login/oauth
+	# the vector is the byte-exact copy its record says
+	python3 - "$VEC/sources.json" "$VEC" <<-'PY'
+		import hashlib, json, os, sys
+		n = 0
+		for x in json.load(open(sys.argv[1])):
+		    if x["file"].startswith("sigstore-python/"):
+		        b = open(os.path.join(sys.argv[2], x["file"]), "rb").read()
+		        assert hashlib.sha256(b).hexdigest() == x["sha256"] and len(b) == x["bytes"], x
+		        n += 1
+		assert n == 3, n
+	PY
+	oracle pass "$WWW/k/py.txt" "$WWW/k/py.txt.sigstore.json" "$id" "$iss" "$root"
+	art py.txt "$(H)/k/py.txt" "cosign: {trusted_root: \"$root\", identity: \"$id\", issuer: \"$iss\", $BUNDLE}" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 0
+	# 2025-06-09T11:57:38Z: the timestamp's time (a v2 entry has no integrated time)
+	assert_output_has "cosign $id ($iss), log index 645, signed time 1749470258 (timestamp), from its bundle v0.3"
+	wb lock img.yaml --no-progress
+	assert_status 0
+	python3 - t.lock <<-'PY'
+		import json, sys
+		c = json.load(open(sys.argv[1]))["artifacts"]["py.txt"]["verified_by"]["cosign"]
+		assert c["log_index"] == "645" and c["signed_time"] == "1749470258", c
+		assert "integrated_time" not in c, c
+	PY
+	# the production root (its Rekor v2 log and TSA are not staging's)
+	local prod="$VEC/trusted_root/production-sigstore-python.json"
+	oracle fail "$WWW/k/py.txt" "$WWW/k/py.txt.sigstore.json" "$id" "$iss" "$prod"
+	rm -rf "$WINBUILD_CACHE"
+	art py.txt "$(H)/k/py.txt" "cosign: {trusted_root: \"$prod\", identity: \"$id\", issuer: \"$iss\", $BUNDLE}" | recipe
+	wb fetch img.yaml --no-progress
+	assert_status 1
+	assert_output_has "artifact 'py.txt' from '$(H)/k/py.txt': cosign bundle '$(H)/k/py.txt.sigstore.json'"
+	untouched py.txt
 }
