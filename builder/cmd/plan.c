@@ -82,10 +82,12 @@ static void print_reqs(const struct trust_spec *v, int ex)
 				explain(ex, &q->origin);
 			putchar('\n');
 		}
-		/* a method with no file to fetch (an embedded signature) */
-		if (!q->urls.nr && trust_method_naux(q->method) == 1 &&
-		    !trust_method_aux(q->method, 0).param) {
-			printf("  %-8s %s%s", "verify:", again ? "and " : "", q->method->label);
+		/* a method with no file to fetch (an embedded signature), or
+		 * none in its first slot (cosign's bundle alone) */
+		if (!q->urls.nr) {
+			printf("  %-8s %s%s", "verify:", again ? "and " : "",
+			       trust_method_naux(q->method) == 1 ? q->method->label :
+			       q->method->shown);
 			explain(ex, &q->origin);
 			putchar('\n');
 		}

@@ -336,9 +336,13 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 	for (size_t i = 0; m->ev && i < m->ev->nr; i++) {
 		const struct trust_ev *x = &m->ev->v[i];
 		const struct trust_req *q = &a->verify.reqs[x->req];
-		int bad = 0;
+		int bad = 0, kept = x->text != NULL;
 
-		if (x == own || !(x->method->flags & TRUST_SIGNATURE) || !x->text)
+		/* a file of the method kept (cosign's bundle stands alone: no
+		 * .sig beside it, trust/m_cosign.c) */
+		for (size_t k = 1; k < trust_method_naux(x->method); k++)
+			kept |= x->more[k - 1].text != NULL;
+		if (x == own || !(x->method->flags & TRUST_SIGNATURE) || !kept)
 			continue;
 		for (size_t k = 0; k < trust_method_naux(x->method) && !bad; k++) {
 			struct trust_aux_def d = trust_method_aux(x->method, k);
@@ -357,7 +361,7 @@ static int one(const struct plan *plan, const struct mirror_artifact *m,
 			if (qrel || ureq.nr)
 				bad = !qrel || put_small(o->dir, qrel, t, tlen, 0, &ureq, sigs,
 							 done, e);
-			if (!bad && !k && qrel && x->method != &trust_m_minisign && unsigned_) {
+			if (!bad && qrel && x->method != &trust_m_minisign && unsigned_) {
 				/* signed after all, by another method */
 				unsigned_ = 0;
 				st->signatures++;

@@ -555,7 +555,7 @@ static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 	for (size_t t = 0; t <= T_MAIN(j); t++) {
 		int wanted = t == T_MAIN(j) ||
 			((j->needs.reqs & (1ULL << j->slot_req[t])) &&
-			 !(slot_def(j, t).flags & TRUST_AUX_OPTIONAL));
+			 trust_aux_required(slot_req(j, t), j->slot_k[t]));
 
 		if (wanted && !j->urls[t].nr && en->o->offline) {
 			j->offline_blocked = 1;

@@ -63,6 +63,9 @@ static const struct schema_key schema_cosign[] = {
 	{ "rekor", S_STR, NULL, NULL, S_TRUST(T_FREE) },
 	{ "tlog_entry", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	{ "tlog", S_STR, NULL, NULL, S_TRUST(T_SET) },
+	/* a cosign v3 bundle: once set, never unset, and it excludes
+	 * `tlog: none` (trust/m_cosign.c) */
+	{ "bundle", S_STR, NULL, NULL, S_TRUST(T_SET) },
 	{ "since", S_MAP, schema_since, NULL, S_TRUST(T_SET) },
 	END
 };

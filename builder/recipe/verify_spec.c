@@ -235,11 +235,20 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 	struct wb_err me = WB_ERR_INIT;
 	char what[256], noun[64];
 	const struct rnode *ln;
+	int preferred = 0;
 
+	/* a file that, once named, is the requirement's only one (cosign's
+	 * bundle): the others are neither fetched nor looked up */
+	for (size_t k = 0; k < trust_method_naux(m); k++)
+		if ((trust_method_aux(m, k).flags & TRUST_AUX_PREFERRED) &&
+		    rnode_get(n, trust_method_aux(m, k).param))
+			preferred = 1;
 	for (size_t k = 0; k < trust_method_naux(m); k++) {
 		struct trust_aux_def d = trust_method_aux(m, k);
 		const struct rnode *un = d.param ? rnode_get(n, d.param) : NULL;
 
+		if (preferred && !(d.flags & TRUST_AUX_PREFERRED))
+			continue;
 		/* an optional file without a URL (an embedded signature's slot
 		 * has no recipe key at all: trust/m_authenticode.c) */
 		if (!un && !d.default_url && (d.flags & TRUST_AUX_OPTIONAL))
@@ -279,7 +288,7 @@ static int convert_method(struct resolver *r, const struct trust_method *m,
 		return err_at(r, &n->origin, "%s.verify.%s: %s", ctx, m->name, me.msg);
 	if (m->warning && m->warning(q))
 		rs_warn_at(r->plan, &n->origin, "%s.verify.%s: %s", ctx, m->name, m->warning(q));
-	if (!m->lookup_param)
+	if (!m->lookup_param || preferred)
 		return 0;
 	/* the lookup after the download (a Rekor search): its base URL obeys
 	 * the mirror rules like any URL, so mirror_only without a rule for it

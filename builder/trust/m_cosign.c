@@ -19,6 +19,29 @@
  * certificate's validity).
  * Evidence: identity, issuer, log_index, integrated_time (or tlog "none"),
  * and the three files (the entry that verified, alone).
+ *
+ * A fourth file, `bundle` (no default URL), is what cosign v3 writes:
+ * `cosign sign-blob` defaults to the protobuf bundle
+ * (application/vnd.dev.sigstore.bundle.v0.3+json; options/signblob.go,
+ * --new-bundle-format defaults to true), requires --bundle FILE for it
+ * (signblob.go: "must specify --bundle with --new-bundle-format"), and
+ * returns after writing it, before the --output-signature and
+ * --output-certificate writes (sign/sign_blob.go), which are deprecated;
+ * "<file>.sigstore.json" is the name its README and its flag completion
+ * (options/options.go bundleExts) use — all in sigstore/cosign
+ * cmd/cosign/cli/, tag v3.0.1 (18f981e0, 2025-10-07) and HEAD d6d86c22
+ * (2026-07-24). So the recipe names the bundle's URL; winbuild does not
+ * probe for one (a probe would cost every cosign v2 project a request,
+ * and which form was checked would depend on a 404). When the recipe
+ * names it, it is the requirement's only file (TRUST_AUX_PREFERRED):
+ * .sig, .cert and tlog_entry are not fetched and Rekor is not searched
+ * — the bundle carries its own entry, and sigstore_verify() checks it as
+ * method "sigstore" checks a bundle (chain, SCT, identity, issuer,
+ * signature, entry, timestamps). cosign verify-blob, given a new-format
+ * bundle, likewise verifies from it alone (verify/verify_blob.go).
+ * `tlog: none` beside it is a contradiction.
+ * Evidence then: identity, issuer, log_index, integrated_time (none for
+ * a Rekor v2 entry), signed_time, bundle_version and the bundle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +52,14 @@
 #include "trust/method.h"
 #include "trust/rekor.h"
 #include "trust/sigstore.h"
+
+/* The bundle's index among the files (aux[] below). */
+#define BUNDLE 3
+
+static int has_bundle(const struct trust_req *r)
+{
+	return trust_req_urls(r, BUNDLE)->nr != 0;
+}
 
 static int no_tlog(const struct trust_req *r)
 {
@@ -52,6 +83,9 @@ static int validate(const struct trust_req *r, struct wb_err *e)
 	if (t && trust_req_urls(r, 2)->nr)
 		return wb_error(e, WB_EUSAGE, "'tlog: none' and 'tlog_entry' contradict "
 				"each other");
+	if (t && has_bundle(r))
+		return wb_error(e, WB_EUSAGE, "'tlog: none' and 'bundle' contradict each "
+				"other (a bundle carries its transparency-log entry)");
 	return 0;
 }
 
@@ -64,7 +98,7 @@ static const char *warning(const struct trust_req *r)
 
 static int lookup_wanted(const struct trust_req *r)
 {
-	return !no_tlog(r);
+	return !no_tlog(r) && !has_bundle(r);
 }
 
 /* The entry's own URL when it came from a lookup in BASE. */
@@ -94,6 +128,63 @@ static char *entry_url(const struct trust_req *r, const char *url, const char *c
 	return ret;
 }
 
+/* The evidence both forms record. */
+static void set_evidence(struct trust_ev *ev, const struct sigstore_evidence *sev)
+{
+	char num[32];
+
+	trust_ev_set(ev, "identity", sev->identity);
+	trust_ev_set(ev, "issuer", sev->issuer);
+	if (sev->has_tlog) {
+		snprintf(num, sizeof(num), "%lld", sev->log_index);
+		trust_ev_set(ev, "log_index", num);
+	} else {
+		trust_ev_set(ev, "tlog", "none");
+	}
+	/* a Rekor v2 entry (only in a bundle) has no integrated time: the
+	 * bundle's RFC 3161 timestamp is the signed time then */
+	if (sev->has_tlog && sev->integrated_time) {
+		snprintf(num, sizeof(num), "%lld", sev->integrated_time);
+		trust_ev_set(ev, "integrated_time", num);
+	}
+	if (sev->bundle_minor) {
+		snprintf(num, sizeof(num), "0.%d", sev->bundle_minor);
+		trust_ev_set(ev, "bundle_version", num);
+		snprintf(num, sizeof(num), "%lld", sev->signed_time);
+		trust_ev_set(ev, "signed_time", num);
+	}
+}
+
+/* The bundle form: sigstore_verify() on it, as method "sigstore" does. */
+static int check_bundle(const struct trust_req *r, const struct trust_subject *s,
+			const struct trust_aux *aux, const char *which,
+			struct trust_ev *ev, struct wb_err *e)
+{
+	const struct trust_aux *b = &aux[BUNDLE];
+	struct sigstore_root root;
+	struct sigstore_input in;
+	struct sigstore_evidence sev;
+	int ret;
+
+	if (!b->text)
+		return wb_error(e, WB_EUSAGE, "artifact '%s': %scosign bundle was not fetched",
+				s->name, which);
+	memset(&sev, 0, sizeof(sev));
+	if (trust_sigstore_prepare(r, s, &root, &in, e) < 0)
+		return -1;
+	in.bundle = b->text;
+	in.bundle_len = b->len;
+	ret = sigstore_verify(&in, &sev, e);
+	if (ret < 0)
+		wb_error_prefix(e, "artifact '%s' from '%s': %scosign bundle '%s'", s->name,
+				s->url, which, b->url ? b->url : "?");
+	else
+		set_evidence(ev, &sev);
+	sigstore_evidence_release(&sev);
+	sigstore_root_release(&root);
+	return ret;
+}
+
 static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)
@@ -101,10 +192,12 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 	struct sigstore_root root;
 	struct sigstore_input in;
 	struct sigstore_evidence sev;
-	char num[32], hex[65], *chosen = NULL;
+	char hex[65], *chosen = NULL;
 	size_t n = 0;
 	int ret;
 
+	if (has_bundle(r))
+		return check_bundle(r, s, aux, which, ev, e);
 	if (!aux[0].text || !aux[1].text)
 		return wb_error(e, WB_EUSAGE, "artifact '%s': %scosign %s was not fetched",
 				s->name, which, aux[0].text ? "certificate" : "signature");
@@ -134,16 +227,7 @@ static int check(const struct trust_req *r, const struct trust_subject *s,
 		wb_error_prefix(e, "artifact '%s' from '%s': %scosign signature '%s'", s->name,
 				s->url, which, aux[0].url ? aux[0].url : "?");
 	} else {
-		trust_ev_set(ev, "identity", sev.identity);
-		trust_ev_set(ev, "issuer", sev.issuer);
-		if (sev.has_tlog) {
-			snprintf(num, sizeof(num), "%lld", sev.log_index);
-			trust_ev_set(ev, "log_index", num);
-			snprintf(num, sizeof(num), "%lld", sev.integrated_time);
-			trust_ev_set(ev, "integrated_time", num);
-		} else {
-			trust_ev_set(ev, "tlog", "none");
-		}
+		set_evidence(ev, &sev);
 		if (chosen) {
 			/* the entry that verified, of those looked up */
 			ev->more[1].url = entry_url(r, aux[2].url, chosen);
@@ -169,12 +253,20 @@ static void describe_ev(const struct trust_ev *ev, struct buf *out)
 {
 	const char *li = trust_ev_get(ev, "log_index"), *t = trust_ev_get(ev, "integrated_time");
 
+	const char *bv = trust_ev_get(ev, "bundle_version");
+
 	buf_adds(out, "cosign ");
 	signer(ev, out);
 	if (li)
-		buf_addf(out, ", log index %s, integrated time %s", li, t ? t : "");
+		buf_addf(out, ", log index %s", li);
 	else
 		buf_adds(out, ", NO transparency-log proof (tlog: none)");
+	if (t)
+		buf_addf(out, ", integrated time %s", t);
+	else if (li && bv)
+		buf_addf(out, ", signed time %s (timestamp)", trust_ev_get(ev, "signed_time"));
+	if (bv)
+		buf_addf(out, ", from its bundle v%s", bv);
 }
 
 /* plan and --explain: the settings, then where the entry comes from */
@@ -183,6 +275,10 @@ static void describe_req(const struct trust_req *r,
 			 void *ctx)
 {
 	trust_params_describe(r, line, ctx);
+	if (has_bundle(r))
+		line(ctx, "the bundle is preferred: it carries its own transparency-log "
+		     "entry; no .sig, .cert or tlog_entry is fetched, Rekor is not searched",
+		     &r->origin);
 	for (size_t i = 0; i < r->lookup.nr; i++) {
 		char *t = xasprintf("rekor %s%s", r->lookup.v[i],
 				    i ? "" : " (searched by the artifact's sha256 at fetch time)");
@@ -221,6 +317,8 @@ static const struct trust_aux_def aux[] = {
 	  "certificate_url", 0 },
 	{ "tlog_entry", NULL, "rekor entry", REKOR_ANSWER_MAX, ".rekor.json",
 	  "tlog_entry_url", TRUST_AUX_OPTIONAL | TRUST_AUX_LOCK_JSON },
+	[BUNDLE] = { "bundle", NULL, "cosign bundle", SIGSTORE_INPUT_MAX, ".sigstore.json",
+	  "bundle_url", TRUST_AUX_OPTIONAL | TRUST_AUX_PREFERRED },
 };
 
 static const char *const sbom_fields[] = {
@@ -229,6 +327,8 @@ static const char *const sbom_fields[] = {
 	"log_index", "cosign_log_index",
 	"integrated_time", "cosign_integrated_time",
 	"tlog", "cosign_tlog",
+	"bundle_version", "cosign_bundle_version",
+	"signed_time", "cosign_signed_time",
 	NULL,
 };
 

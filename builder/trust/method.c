@@ -56,6 +56,17 @@ struct trust_aux_def trust_method_aux(const struct trust_method *m, size_t k)
 	return d;
 }
 
+int trust_aux_required(const struct trust_req *r, size_t k)
+{
+	if (trust_method_aux(r->method, k).flags & TRUST_AUX_OPTIONAL)
+		return 0;
+	for (size_t i = 0; i < trust_method_naux(r->method); i++)
+		if ((trust_method_aux(r->method, i).flags & TRUST_AUX_PREFERRED) &&
+		    trust_req_urls(r, i)->nr)
+			return 0;
+	return 1;
+}
+
 size_t trust_spec_slot(const struct trust_spec *spec, size_t req)
 {
 	size_t n = 0;

@@ -42,6 +42,10 @@ enum {
 				       fills it, or a setting opts out */
 	TRUST_AUX_LOCK_JSON = 1 << 1, /* the lock holds the file itself (JSON)
 				        under its lock_key's name less "_url" */
+	TRUST_AUX_PREFERRED = 1 << 2, /* when the recipe names its URL, it is
+				        the requirement's one file: the others
+				        are not fetched (no default URL) and no
+				        lookup is made (cosign's bundle) */
 };
 
 /*
@@ -285,6 +289,9 @@ int trust_sigstore_prepare(const struct trust_req *r, const struct trust_subject
  * from their own fields, is file 0). */
 size_t trust_method_naux(const struct trust_method *m);
 struct trust_aux_def trust_method_aux(const struct trust_method *m, size_t k);
+/* Whether R's file K must have a URL: it is not TRUST_AUX_OPTIONAL, and
+ * no TRUST_AUX_PREFERRED file of R has one (which then stands alone). */
+int trust_aux_required(const struct trust_req *r, size_t k);
 /* The index of requirement REQ's first file among all files of SPEC's
  * requirements (the flat order fetch fetches and verify reads them in). */
 size_t trust_spec_slot(const struct trust_spec *spec, size_t req);

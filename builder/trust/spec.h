@@ -23,7 +23,7 @@
 struct trust_method;
 
 /* At most this many auxiliary files per requirement (trust/method.h). */
-#define TRUST_AUX_MAX 3
+#define TRUST_AUX_MAX 4
 
 /* A pinned public key (minisign). */
 struct trust_key {

@@ -2,7 +2,7 @@
 """Mint a private Sigstore world and forgeries of it, for tests/cli/sigstore.bats.
 
     forge.py OUTDIR
-    forge.py --sign OUTDIR IDENTITY ISSUER FILE... [--image REF DIGEST...] [--attest IDENTITY ISSUER JSONL FILE...]
+    forge.py --sign OUTDIR IDENTITY ISSUER [--v3] FILE... [--image REF DIGEST...] [--attest IDENTITY ISSUER JSONL FILE...]
     forge.py --image-sigs OUTDIR IDENTITY ISSUER DIGEST OTHER_DIGEST DOCKER_REFERENCE
 
 --sign (make demo, tests/demo/run; tests/cli/upstream_shipped.bats) mints
@@ -11,7 +11,10 @@ Kubernetes binaries: FILE.sig (base64 of the DER ECDSA signature) and
 FILE.cert (base64 of the PEM Fulcio-like certificate for IDENTITY, an email
 or a URI, from the OIDC issuer ISSUER) beside it, and the Rekor v1 API JSON
 of its hashedrekord entry as OUTDIR/entries/<FILE's name>.json, for
-fakerekor.py to serve. With --attest, it also writes JSONL: the build
+fakerekor.py to serve. A FILE after --v3 is signed the way cosign v3's
+`sign-blob --bundle FILE.sigstore.json` signs them (issue 43): one v0.3
+protobuf bundle, FILE.sigstore.json, carrying the certificate, the
+signature and the entry (no .sig, no .cert, no entry to serve). With --attest, it also writes JSONL: the build
 provenance of the FILEs after it (one DSSE in-toto SLSA v1 bundle, signed as
 the workflow IDENTITY), as containerd's release workflow attests its files.
 With --image, each container image DIGEST (docker-reference REF) is signed
@@ -399,6 +402,10 @@ if SIGN:
     # OUTDIR/imgsig/<hex of DIGEST>.json (the demo's pause image)
     images = files[files.index("--image") + 1:] if "--image" in files else []
     files = files[:files.index("--image")] if images else files
+    # --v3 FILE: that one file signed the cosign v3 way (the rest keep
+    # their order, so their log indexes do not move)
+    v3 = {files[k + 1] for k in range(len(files) - 1) if files[k] == "--v3"}
+    files = [f for f in files if f != "--v3"]
     n = len(files) + (1 if attest else 0) + 1
     for k, d in enumerate(images[1:]):
         image_sig(d.split(":")[1], d, images[0], sys.argv[3], sys.argv[4], index=n + k)
@@ -408,8 +415,17 @@ if SIGN:
         key = ec_key()
         cert = leaf_cert(key, int_key, int_ca, ct_key, identity=sys.argv[3], issuer=sys.argv[4])
         sig = key.sign(data, ec.ECDSA(hashes.SHA256()))
-        _, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pem(cert)),
-                             index=i, size=n)
+        entry, api = rekor.entry(hashedrekord(hashlib.sha256(data).digest(), sig, pem(cert)),
+                                 index=i, size=n)
+        if f in v3:
+            with open(f + ".sigstore.json", "w") as fh:
+                fh.write(bundle(
+                    {"certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))}},
+                    [entry], {"messageSignature": {
+                        "messageDigest": {"algorithm": "SHA2_256",
+                                          "digest": b64(hashlib.sha256(data).digest())},
+                        "signature": b64(sig)}}))
+            continue
         with open(f + ".sig", "w") as fh:
             fh.write(b64(sig) + "\n")
         with open(f + ".cert", "w") as fh:

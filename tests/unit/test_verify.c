@@ -553,7 +553,7 @@ static void test_describe(void **state)
 }
 
 /* A method's files as a list: the single-file methods are a list of one,
- * cosign's three; slots count every file of every requirement in order; the
+ * cosign's four (.sig, .cert, the entry, the v3 bundle); slots count every file of every requirement in order; the
  * cache ref's JSON keeps the further files. */
 static void test_aux_lists(void **state)
 {
@@ -570,9 +570,11 @@ static void test_aux_lists(void **state)
 	assert_string_equal(d.suffix, ".minisig");
 	assert_string_equal(d.lock_key, "signature_url");
 	assert_int_equal(trust_method_aux(&trust_m_sha256_url, 0).suffix == NULL, 1);
-	assert_int_equal(trust_method_naux(cosign), 3);
+	assert_int_equal(trust_method_naux(cosign), 4);
 	assert_string_equal(trust_method_aux(cosign, 1).suffix, ".cert");
 	assert_true(trust_method_aux(cosign, 2).flags & TRUST_AUX_OPTIONAL);
+	assert_string_equal(trust_method_aux(cosign, 3).suffix, ".sigstore.json");
+	assert_true(trust_method_aux(cosign, 3).flags & TRUST_AUX_PREFERRED);
 
 	clear_reqs(f);
 	add_req(f, &trust_m_sha256_url, "https://h/a.sha256");
@@ -580,8 +582,14 @@ static void test_aux_lists(void **state)
 	add_req(f, &trust_m_minisign, "https://h/a.minisig");
 	assert_int_equal(trust_spec_slot(&f->spec, 0), 0);
 	assert_int_equal(trust_spec_slot(&f->spec, 1), 1);
-	assert_int_equal(trust_spec_slot(&f->spec, 2), 4);
-	assert_int_equal(trust_spec_slot(&f->spec, 3), 5);
+	assert_int_equal(trust_spec_slot(&f->spec, 2), 5);
+	assert_int_equal(trust_spec_slot(&f->spec, 3), 6);
+	/* the .sig is required until the bundle is named, then only it */
+	assert_int_equal(trust_aux_required(&f->spec.reqs[1], 0), 1);
+	assert_int_equal(trust_aux_required(&f->spec.reqs[1], 2), 0);
+	wb_strlist_push(trust_req_urls_mut(&f->spec.reqs[1], 3), "https://h/a.sigstore.json");
+	assert_int_equal(trust_aux_required(&f->spec.reqs[1], 0), 0);
+	assert_int_equal(trust_aux_required(&f->spec.reqs[1], 1), 0);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.v = calloc(1, sizeof(*ev.v));
