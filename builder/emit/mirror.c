@@ -220,19 +220,32 @@ static int put_small(const char *dir, const char *rel, const char *text, size_t 
 	return ret;
 }
 
-/* The URLs of LIST that are not a mirror rule's rewrite (the recipe's own
- * upstream URLs), into OUT. */
+/* The upstream URLs of LIST, each once, into OUT: the recipe's own, and
+ * a mirror rule's rewrite taken back to the URL it rewrote (its `from` and
+ * the rest). Under mirror_only a plan holds only rewrites; they were once
+ * left out, so an export written through the corporate mirror lacked every
+ * file not named <artifact><suffix> (containerd's .intoto.jsonl, a
+ * SHA256SUMS): issue 42, mirror.bats. The first rule whose `to` matches
+ * is the one that rewrote it (recipe/urls.c applies the first match). */
 static void upstream_urls(const struct plan *p, const struct wb_strlist *list,
 			  struct wb_strlist *out)
 {
 	for (size_t i = 0; i < list->nr; i++) {
-		int mirrored = 0;
+		const char *u = list->v[i];
+		size_t k;
 
-		for (size_t k = 0; k < p->nmirrors; k++)
-			mirrored |= !strncmp(list->v[i], p->mirrors[k].to,
-					     strlen(p->mirrors[k].to));
-		if (!mirrored)
-			wb_strlist_push(out, list->v[i]);
+		for (k = 0; k < p->nmirrors; k++)
+			if (!strncmp(u, p->mirrors[k].to, strlen(p->mirrors[k].to)))
+				break;
+		if (k == p->nmirrors) {
+			wb_strlist_push_unique(out, u);
+		} else {
+			char *up = xasprintf("%s%s", p->mirrors[k].from,
+					     u + strlen(p->mirrors[k].to));
+
+			wb_strlist_push_unique(out, up);
+			free(up);
+		}
 	}
 }
 

@@ -195,3 +195,30 @@ airgap() {
 	assert_status 0
 	[ "$(wc -l <"$d/SHA256SUMS")" -eq 2 ]
 }
+
+# issue 42 (air gap): an export written through the corporate mirror
+# (mirror_only: every URL of the plan is a mirror rule's rewrite) carries
+# every file the recipe names at its upstream path, as one written from
+# upstream does: a checksum file under another name (SHA256SUMS here;
+# containerd's .intoto.jsonl attestation is the same class: files whose
+# name is not <artifact><suffix> were written only at non-mirrored URLs).
+# The export then fetches --offline by its own file:// override.
+@test "issue 42: an export written under mirror_only holds the files named at upstream URLs (a SHA256SUMS), and fetches offline" {
+	recipe <<-EOF
+		$(art a.bin "$U/a.bin" "sha256_url: $U/SHA256SUMS")
+		$(art b.bin "$U/b.bin" "minisign: {keys: [{key: $PUB_A}]}")
+	EOF
+	{ cat upstream.yaml; printf 'mirror_only: true\n'; } >corp.yaml
+	wb mirror img.yaml M -O corp.yaml --no-progress
+	assert_status 0
+	d="M/127.0.0.1_$CLOSED"
+	grep -q "^$(sha_of a.bin)  a.bin\$" "$d/SHA256SUMS"
+	cmp "$d/b.bin.minisig" "$WWW/b.bin.minisig"
+	printf 'kind: override\nmirror_only: true\nmirrors:\n  - {from: "%s/", to: "file://%s/"}\n' \
+		"$U" "$PWD/$d" >files.yaml
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb fetch img.yaml -O files.yaml --offline --no-progress
+	assert_status 0
+	assert_output_has "fetched a.bin"
+	assert_output_has "fetched b.bin"
+}
