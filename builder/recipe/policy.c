@@ -3,6 +3,9 @@
  * only tightens (resolve_policy), what a null may not unset
  * (unset_loosens), and each artifact checked against the result
  * (policy_check_artifact).
+ *
+ * @where replacements (`replace:`) and policy tightening -- each layer's
+ *   policy; a later layer tightens, never loosens
  */
 #include <stdlib.h>
 #include <string.h>

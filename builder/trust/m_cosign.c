@@ -94,6 +94,10 @@ static char *entry_url(const struct trust_req *r, const char *url, const char *c
 	return ret;
 }
 
+/*
+ * @where where a Kubernetes cosign signature is checked (`.sig` + `.cert` +
+ *   Rekor entry, `tlog: none`) -- method `cosign`
+ */
 static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)

@@ -1,6 +1,9 @@
 #!/usr/bin/env bats
 # The man page renders, names every command of the command table, and is
 # installed with the bash completion, which offers the command names.
+# @where the man page and bash completion -- `docs/winbuild.1`,
+#   `docs/winbuild.bash-completion` (recipe and override names from `winbuild
+#   list --names`, `--set` keys from `plan --explain`)
 load helpers
 
 commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1} /^$/{if(f)exit}'; }

@@ -1,10 +1,22 @@
 #!/usr/bin/env python3
 """docs/api-index.md from the sources (issue 44 item 4, as git's
-api-index.sh builds its index from Documentation/technical/api-*.txt):
-per header of builder/, the first paragraph of its opening comment and
-every function it declares, in the header's order. The prose of
-docs/architecture.md keeps the design; the names live here, generated, so
-none goes stale.
+api-index.sh builds its index from Documentation/technical/api-*.txt).
+Two parts, both generated:
+- "Where things happen": every `@where TOPIC` tag of a source comment,
+  topics in alphabetical order, each with the places that tagged it. A
+  tag beside a function, struct, table or macro names it; a tag in a
+  file's opening comment (or in a script's comments) names the file. So
+  the index follows the code: a renamed function keeps its row, a removed
+  one takes its tag with it.
+- per header of builder/, the first paragraph of its opening comment and
+  every function it declares, in the header's order.
+The prose of docs/architecture.md keeps the design; the names live here.
+
+A tag is one comment line `@where TOPIC` or `@where TOPIC -- NOTE`; the
+lines after it in the same comment that are indented deeper continue it.
+Tags with the same TOPIC (character for character) make one row; the NOTE
+says what this place does for the topic.
+
 usage: apiindex.py ROOT          print the index
        apiindex.py ROOT --check  exit 1 (with a diff) when docs/api-index.md
                                  is not what the sources give (docs.bats)
@@ -18,6 +30,15 @@ import sys
 root = sys.argv[1]
 mode = sys.argv[2] if len(sys.argv) > 2 else ""
 
+# where tags are looked for: the sources, the tests and CI (not packer/ or
+# recipes/: a comment there lands in what winbuild emits or stages, so the
+# C that renders or reads them carries their tags)
+TAG_DIRS = ["builder", "tests", ".ci", "bench"]
+TAG_SKIP = {"node_modules", ".cache", "corpus", "regressions", "fixtures"}
+C_EXT = (".c", ".h", ".cs", ".cjs", ".js")
+SCRIPT_EXT = (".py", ".bash", ".bats", ".sh", ".ps1")
+TAG_RE = re.compile(r"^(\s*(?:/\*+|\*|#+|//)?\s*)@where\s+(.*)$")
+
 
 def opening_paragraph(text):
     m = re.match(r"\s*/\*(.*?)\*/", text, re.S)
@@ -26,7 +47,7 @@ def opening_paragraph(text):
     lines = [re.sub(r"^\s*\*\s?", "", l).rstrip() for l in m.group(1).split("\n")]
     para = []
     for l in lines:
-        if not l.strip():
+        if not l.strip() or l.strip().startswith("@where"):
             if para:
                 break
             continue
@@ -58,11 +79,127 @@ def functions(text):
     return names
 
 
+def tags_in(lines):
+    """(line index, topic, note) of every tag; continuation lines are the
+    following lines of the comment indented deeper than the tag's text"""
+    out = []
+    i = 0
+    while i < len(lines):
+        m = TAG_RE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent = len(m.group(1))
+        text = m.group(2).rstrip()
+        closes = text.endswith("*/")
+        j = i + 1
+        while not closes and j < len(lines):
+            c = re.match(r"^(\s*(?:\*|#+|//)\s*)(\S.*)$", lines[j])
+            if not c or len(c.group(1)) <= indent or c.group(2).startswith("*/"):
+                break
+            text += " " + c.group(2).rstrip()
+            closes = text.endswith("*/")
+            j += 1
+        text = re.sub(r"\s*\*/$", "", text)
+        topic, _, note = text.partition(" -- ")
+        out.append((i, j, topic.strip(), note.strip()))
+        i = j
+    return out
+
+
+def c_subject(text, end):
+    """what the code after a comment ending at END declares, or None when
+    the comment opens the file"""
+    if not text[:text.find("/*")].strip() and text.find("*/") + 2 >= end:
+        return None
+    rest = text[end:]
+    while True:  # further comments, blank lines
+        rest = rest.lstrip()
+        if rest.startswith("/*"):
+            rest = rest[rest.find("*/") + 2:]
+        elif rest.startswith("//"):
+            rest = rest[rest.find("\n") + 1:]
+        else:
+            break
+    m = re.match(r"#\s*define\s+([A-Za-z_]\w*)", rest)
+    if m:
+        return m.group(1)
+    head = re.split(r"[{;=]", rest, 1)[0]
+    if "(" in head:  # a function, unless a pointer to one: "int (*f)(void)"
+        m = re.search(r"([A-Za-z_]\w*)\s*$", head.split("(", 1)[0])
+        if m:
+            return m.group(1) + "()"
+    m = re.match(r"\s*(?:static\s+)?(?:const\s+)?(struct|enum)\s+(\w+)\s*$", head)
+    if m:
+        return "%s %s" % (m.group(1), m.group(2))
+    m = re.search(r"([A-Za-z_]\w*)\s*\[[^\]]*\]\s*$", head)
+    if m:
+        return m.group(1) + "[]"
+    return None
+
+
+def script_subject(lines, j):
+    while j < len(lines) and re.match(r"^\s*(#|//)", lines[j]):
+        j += 1
+    if j < len(lines):
+        m = (re.match(r"^\s*(?:async\s+)?(?:def|function)\s+(\w+)", lines[j])
+             or re.match(r"^(\w+)\s*\(\)\s*\{", lines[j]))
+        if m:
+            return m.group(1) + "()"
+    return None
+
+
+def source_files():
+    for d in TAG_DIRS:
+        for dirpath, dirs, files in os.walk(os.path.join(root, d)):
+            dirs[:] = sorted(x for x in dirs if x not in TAG_SKIP)
+            for f in sorted(files):
+                p = os.path.join(dirpath, f)
+                if os.path.islink(p) or os.path.getsize(p) > 1 << 20:
+                    continue
+                if f.endswith(C_EXT + SCRIPT_EXT) or "." not in f:
+                    yield p
+
+
+def where_tags():
+    topics = {}
+    for p in sorted(source_files(), key=lambda p: os.path.relpath(p, root)):
+        try:
+            text = open(p, encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        if "@where" not in text:
+            continue
+        rel = os.path.relpath(p, root)
+        lines = text.split("\n")
+        offs = [0]
+        for l in lines:
+            offs.append(offs[-1] + len(l) + 1)
+        for i, j, topic, note in tags_in(lines):
+            if p.endswith(C_EXT) and not lines[i].lstrip().startswith(("//", "#")):
+                end = text.find("*/", offs[i])
+                subject = c_subject(text, end + 2) if end >= 0 else None
+            else:
+                subject = script_subject(lines, j)
+            place = "`%s`" % rel if not subject else "`%s` in `%s`" % (subject, rel)
+            if note:
+                place += ": " + note
+            topics.setdefault(topic, []).append(place)
+    return topics
+
+
 out = ["# API index", "",
-       "Generated by `tests/lib/apiindex.py` (`make api-index`) from the headers",
-       "of `builder/`: each header's opening paragraph and the functions it",
+       "Generated by `tests/lib/apiindex.py` (`make api-index`) from the sources:",
+       "where each job is done (the `@where` tags of their comments), then each",
+       "header of `builder/` with its opening paragraph and the functions it",
        "declares. Do not edit: `tests/cli/docs.bats` fails when this file and the",
-       "sources differ. The design is in docs/architecture.md.", ""]
+       "sources differ. The design is in docs/architecture.md.", "",
+       "## Where things happen", "",
+       "| you look for | where |", "|---|---|"]
+tags = where_tags()
+for topic in sorted(tags, key=lambda t: re.sub(r"[^a-z0-9 ]", "", t.lower())):
+    out.append("| %s | %s |" % (topic, "; ".join(tags[topic])))
+out.append("")
 for h in sorted(glob.glob(os.path.join(root, "builder", "**", "*.h"), recursive=True)):
     rel = os.path.relpath(h, root)
     text = open(h, encoding="utf-8").read()

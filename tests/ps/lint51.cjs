@@ -1,3 +1,9 @@
+/*
+ * @where the executable model of the Windows side (argv through PowerShell
+ *   5.1, sc.exe, kube-log-runner; config key tables; the 5.1 script lint) --
+ *   the 5.1 script lint; its rule data `tests/ps/ps51-reference.json` from
+ *   `tests/ps/gen-ps51-reference.py`
+ */
 #!/usr/bin/env node
 // Lint PowerShell scripts for what Windows PowerShell 5.1 does differently
 // from the pwsh 7 that the engine tier runs, on the tree-sitter grammar's
