@@ -313,13 +313,12 @@ static void cd_files(const struct platform_builder *b, const struct staged_manif
 }
 
 /*
- * @where sysprep per builder (iso, azure, aws, oci) --
- *   `packer/scripts/08-sysprep.ps1.in`; provisioners
- *   `packer/hcl/build-sysprep-shutdown.pkr.hcl.in` and the azure, aws, oci
- *   ones
+ * @where sysprep per builder (the sysprep path of the platform table) --
+ *   `packer/scripts/08-sysprep.ps1.in`; a provisioner per path,
+ *   `packer/hcl/build-sysprep-*.pkr.hcl.in`
  * @where WinRM reset on the node's first boot, after Packer's last WinRM call
- *   -- `packer/scripts/firstboot-winrm.ps1.in`, copied by
- *   `packer/hcl/build-firstboot.pkr.hcl.in` for every builder but azure-arm
+ *   -- `packer/scripts/firstboot-winrm.ps1.in`, copied by the `file`
+ *   provisioner `packer/hcl/build-firstboot.pkr.hcl.in`
  *   (`tests/cli/winrm_session.bats`)
  * @where build order: 02 alone, the updates and their restarts, then 03-07 --
  *   `packer/hcl/build-payload.pkr.hcl.in`,
