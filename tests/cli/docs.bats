@@ -161,6 +161,7 @@ commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print 
 	assert_status 0
 	plant 'kept in `builder/lib/verify_signed.c`' 'path builder/lib/verify_signed.c'
 	plant 'the templates `packer/hcl/build-{payload,gone}.pkr.hcl.in`' 'path packer/hcl/build-{payload,gone}.pkr.hcl.in'
+	plant 'done in recipe/gone_helpers.c' 'path recipe/gone_helpers.c (builder/recipe/gone_helpers.c)'
 	plant 'run `make check-everything`' 'make target check-everything'
 	plant '    make -j2 winbuild unitz' 'make target unitz'
 	plant 'see redteam_gone.bats' 'bats file redteam_gone.bats'

@@ -24,10 +24,12 @@ usage: apiindex.py ROOT          print the index
        apiindex.py ROOT --stale [DOC...]
                                  exit 1, naming each, when a doc (default:
                                  docs/*.md and README.md) names a repository
-                                 path, `make` target, bats file, quoted test
+                                 path (or a builder/ source from its layer:
+                                 recipe/urls.c), `make` target, bats file, quoted test
                                  title or WINBUILD_* variable that ROOT does
                                  not have (docs.bats)"""
 import difflib
+import fnmatch
 import glob
 import os
 import re
@@ -221,11 +223,15 @@ def index_text():
             out.append(", ".join("`%s()`" % f for f in fns))
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
 # --stale: what a doc names must exist (issue 44 item 4; issue 29 found
 # `verify_signed()` in docs/hardening.md long after it was renamed). The
 # functions, `name()`, are docs.bats' own grep; these are the other names.
 PATH_RE = re.compile(r"(?<![\w./~$-])((?:builder|tests|recipes|overrides|packer|bench|docs|\.ci)"
                      r"/[\w.{},*<>/+-]*)")
+# a source named from its layer, as the prose does: `recipe/urls.c`
+MODULE_RE = re.compile(r"(?<![\w./-])((?:cmd|emit|fetch|lib|recipe|stage|trust)/[\w.*{},<>-]+\.[ch])\b")
 # `make TARGET...` in a code span, or a command line of a code block
 MAKE_RE = re.compile(r"(?:`|^ {4,}(?:\$ )?|^\t(?:\$ )?)make((?: +[^\s`]+)+)", re.M)
 BATS_RE = re.compile(r"(?<![\w/.-])((?:[\w/.-]*/)?[\w*-]+\.bats)\b")
@@ -271,16 +277,12 @@ def bats_titles():
 
 
 def env_names():
-    names = set()
-    for d in ("builder", "tests", ".ci", "bench"):
-        for dirpath, dirs, files in os.walk(os.path.join(root, d)):
-            dirs[:] = [x for x in dirs if x not in ("node_modules", ".cache")]
-            for f in files:
-                try:
-                    names.update(ENV_RE.findall(open(os.path.join(dirpath, f), encoding="utf-8").read()))
-                except (UnicodeDecodeError, OSError):
-                    pass
-    names.update(ENV_RE.findall(open(os.path.join(root, "Makefile"), encoding="utf-8").read()))
+    names = set(ENV_RE.findall(open(os.path.join(root, "Makefile"), encoding="utf-8").read()))
+    for p in source_files():
+        try:
+            names.update(ENV_RE.findall(open(p, encoding="utf-8").read()))
+        except (UnicodeDecodeError, OSError):
+            pass
     return names
 
 
@@ -312,6 +314,9 @@ def stale(docs):
         for m in PATH_RE.finditer(text):
             if not path_exists(m.group(1)):
                 bad.append("%s:%d: path %s" % (name, line_of(m.start()), m.group(1)))
+        for m in MODULE_RE.finditer(text):
+            if not path_exists("builder/" + m.group(1)):
+                bad.append("%s:%d: path %s (builder/%s)" % (name, line_of(m.start()), m.group(1), m.group(1)))
         for m in MAKE_RE.finditer(text):
             for w in m.group(1).split():
                 if re.match(r"^(-|[A-Z_]+=)", w):
@@ -336,7 +341,6 @@ def stale(docs):
 
 
 def fnmatch_any(pattern, names):
-    import fnmatch
     return any(fnmatch.fnmatchcase(n, pattern) for n in names)
 
 
