@@ -4,7 +4,7 @@
  *   `recipes/templates/`
  *
  * @where the templates themselves (HCL pieces, PowerShell steps) --
- *   `packer/hcl/*.in`, `packer/scripts/*.ps1.in`
+ *   `packer/hcl/<piece>.pkr.hcl.in`, `packer/scripts/<step>.ps1.in`
  */
 #include <stdlib.h>
 #include <string.h>
