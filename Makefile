@@ -144,7 +144,8 @@ mutate:
 deps:
 	@sh .ci/deps
 
-# docs/api-index.md from the headers (tests/cli/docs.bats holds it current)
+# docs/api-index.md from the sources: the @where tags of their comments and the
+# headers of builder/ (tests/cli/docs.bats holds it current)
 api-index:
 	@python3 tests/lib/apiindex.py . --write
 

@@ -2,6 +2,8 @@
  * winbuild: build the offline, verified part of a Windows Kubernetes node
  * image. This file holds the command table, global options and exit codes;
  * each command lives in builder/cmd/<name>.c.
+ *
+ * @where the command table, global options, exit codes
  */
 #include <locale.h>
 #include <signal.h>

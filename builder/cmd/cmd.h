@@ -2,6 +2,9 @@
  * Commands: one file each in builder/cmd/, listed in the table in main.c.
  * A command returns the process exit code (enum wb_exit). Commands are the
  * only code besides main.c that prints to stdout/stderr.
+ *
+ * @where one command -- one file per command in `builder/cmd/`, listed in the
+ *   table of `builder/main.c`
  */
 #ifndef WB_CMD_H
 #define WB_CMD_H

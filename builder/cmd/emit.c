@@ -3,6 +3,8 @@
  * file) for a recipe, through the driver (pipeline.h); build always
  * stages first, emit when nothing is staged. Also the option table emit,
  * build and stage share (the --sign-* key).
+ *
+ * @where `winbuild emit`
  */
 #include <limits.h>
 #include <signal.h>
@@ -142,7 +144,10 @@ static int emit_args_check(struct emit_args *a, struct wb_run *run, int build)
 }
 
 /* Emit for run->positional.v[0] through the driver; STEPS: build stages
- * always, emit only when nothing is staged yet. */
+ * always, emit only when nothing is staged yet.
+ * @where `winbuild build` (fetch, stage, emit), and emit staging first when
+ *   nothing is staged
+ */
 static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 {
 	struct pipeline p;
@@ -168,6 +173,11 @@ static int emit_recipe(struct wb_run *run, struct emit_args *a, unsigned steps)
 	return ret;
 }
 
+/*
+ * @where command-line options: the one parser, the common options (`OPT_*`),
+ *   each command's option set, the help's option list, did-you-mean for an
+ *   unknown option -- the options emit and build share, a bit per option
+ */
 int cmd_emit_args_parse(int argc, char **argv, unsigned mask, const char *usage,
 			struct emit_args *a, struct wb_run *run)
 {
@@ -198,6 +208,10 @@ int cmd_emit(int argc, char **argv, struct wb_run *run)
 	return ret;
 }
 
+/*
+ * @where `winbuild build` (fetch, stage, emit), and emit staging first when
+ *   nothing is staged
+ */
 int cmd_build(int argc, char **argv, struct wb_run *run)
 {
 	struct emit_args a;

@@ -23,6 +23,8 @@
  * holds packer/ (a source tree), else ../share/winbuild beside the binary
  * when that does (make install, also under DESTDIR or another PREFIX),
  * else the share directory compiled in.
+ * @where where the data directory is found (`$WINBUILD_DATA_DIR`, the source
+ *   tree, `../share/winbuild`; `$WINBUILD_TEMPLATES`) -- the one lookup
  */
 const char *cmd_data_dir(char *buf, size_t len)
 {
@@ -54,6 +56,10 @@ const char *cmd_data_dir(char *buf, size_t len)
 	return WB_SHAREDIR;
 }
 
+/*
+ * @where where the data directory is found (`$WINBUILD_DATA_DIR`, the source
+ *   tree, `../share/winbuild`; `$WINBUILD_TEMPLATES`)
+ */
 char *cmd_templates_dir(void)
 {
 	const char *env = getenv("WINBUILD_TEMPLATES");
@@ -68,6 +74,11 @@ char *cmd_templates_dir(void)
  * timestamp) can write. */
 #define EPOCH_MAX 253402300799LL
 
+/*
+ * @where where `SOURCE_DATE_EPOCH` is read (a value it cannot parse is exit
+ *   2) -- the one parser: stage's mtimes and manifest, mirror's trusted
+ *   comments
+ */
 int cmd_source_date_epoch(time_t dflt, time_t *out, struct wb_err *e)
 {
 	const char *s = getenv("SOURCE_DATE_EPOCH");

@@ -2,6 +2,10 @@
  * winbuild image pull: one container image, pinned by digest, pulled from
  * its registry into the cache and verified (fetch/registry.h), by hand, as
  * a recipe's images: will be (issue 33).
+ *
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- by hand:
+ *   `winbuild image pull`
  */
 #include <errno.h>
 #include <stdio.h>

@@ -4,6 +4,9 @@
  * returns (cmd_json_finish), on success and on failure alike, with the
  * exit code and every error line that went to stderr. Human messages stay
  * on stderr; nothing else is printed on stdout.
+ *
+ * @where `--json`: the result object of every command (schema, command, ok,
+ *   exit, errors; docs/json.md)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,11 @@ json_t *cmd_json(struct wb_run *run)
 }
 
 /* {"file", "line", "col", "message"} of an error "FILE:LINE:COL: MESSAGE"
- * (a recipe error), or NULL */
+ * (a recipe error), or NULL
+ * @where `--json`: the result object of every command (schema, command, ok,
+ *   exit, errors; docs/json.md) -- `error_locations`: file, line, col of
+ *   recipe errors
+ */
 static json_t *error_location(const char *msg)
 {
 	for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
@@ -59,6 +66,11 @@ static json_t *error_location(const char *msg)
 	return NULL;
 }
 
+/*
+ * @where `--json`: the result object of every command (schema, command, ok,
+ *   exit, errors; docs/json.md) -- printed from `main()`, on success and
+ *   failure
+ */
 int cmd_json_finish(struct wb_run *run, int exit_code)
 {
 	const struct wb_strlist *errs = cmd_reported_errors();
@@ -102,6 +114,10 @@ int cmd_json_finish(struct wb_run *run, int exit_code)
 	return ret;
 }
 
+/*
+ * @where `--json`: the result object of every command (schema, command, ok,
+ *   exit, errors; docs/json.md) -- each command adds its fields
+ */
 void cmd_json_set(struct wb_run *run, const char *key, json_t *value)
 {
 	json_t *o = cmd_json(run);

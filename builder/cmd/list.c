@@ -1,4 +1,7 @@
-/* winbuild list: the recipes and overrides a name finds, shipped and local. */
+/* winbuild list: the recipes and overrides a name finds, shipped and local.
+ *
+ * @where `winbuild list`; a shipped recipe or override found by name
+ */
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>

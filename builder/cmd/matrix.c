@@ -6,6 +6,10 @@
  * (images/capi/Makefile: a build-<provider>-<os> target each) and
  * runs them as separate processes; here one file names them all and one
  * run fetches their union once (pipeline.c).
+ *
+ * @where the image matrix: several recipes or `--matrix FILE`, one fetch over
+ *   the union, a stage, lock and emit per image -- the file, the table and
+ *   the per-image `--json` entries
  */
 #include <stdio.h>
 #include <stdlib.h>

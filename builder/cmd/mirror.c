@@ -5,6 +5,9 @@
  * --sign, every artifact is signed anew with an unencrypted minisign secret
  * key (minisign -G -W), so a site serves its own signed mirror and trusts
  * only its key (policy.require: signature, signatures.keys).
+ *
+ * @where `winbuild mirror` (the `<host>/<path>` layout, checksum files,
+ *   signatures, `index.json`)
  */
 #include <errno.h>
 #include <stdio.h>

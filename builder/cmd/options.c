@@ -153,6 +153,11 @@ static int unknown_option(const char *arg, const struct cmd_optset *set,
 	return cmd_usage("%s", set->usage);
 }
 
+/*
+ * @where command-line options: the one parser, the common options (`OPT_*`),
+ *   each command's option set, the help's option list, did-you-mean for an
+ *   unknown option -- the one parser
+ */
 int cmd_parse_options(int argc, char **argv, const struct cmd_optset *set,
 		      struct wb_run *run)
 {
@@ -237,6 +242,11 @@ static void print_option(FILE *f, const char *name, const char *alias,
 	buf_release(&left);
 }
 
+/*
+ * @where command-line options: the one parser, the common options (`OPT_*`),
+ *   each command's option set, the help's option list, did-you-mean for an
+ *   unknown option -- the help's option list, from the command's set
+ */
 void cmd_print_options(FILE *f, const struct cmd_optset *set)
 {
 	for (const struct cmd_opt *o = set->own; o && o->name; o++)
@@ -249,6 +259,12 @@ void cmd_print_options(FILE *f, const struct cmd_optset *set)
 	print_option(f, "--help", "-h", NULL, "show this help");
 }
 
+/*
+ * @where command-line options: the one parser, the common options (`OPT_*`),
+ *   each command's option set, the help's option list, did-you-mean for an
+ *   unknown option -- the help text, from the command table row
+ *   `wb_run.entry`
+ */
 int cmd_show_help(const struct wb_run *run, const struct cmd_optset *const *sets,
 		  const char *const *titles, size_t n)
 {

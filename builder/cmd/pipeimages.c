@@ -18,7 +18,10 @@
 
 /* The policy of IM's cosign: (plan.h) in POL, its root in ROOT and key
  * in KEY (the caller releases both). 0 with POL unused when none is
- * required. */
+ * required.
+ * @where where a container image's cosign signature is checked -- the policy
+ *   loaded
+ */
 int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c,
 			     struct ocisig_policy *pol, struct sigstore_root *root,
 			     struct buf *key, struct wb_err *e)
@@ -63,6 +66,12 @@ int pipe_image_unpinned(const struct plan_image *im, const struct lock_image *li
 	return -1;
 }
 
+/*
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- pulled after the
+ *   artifacts (`tests/cli/images.bats`, `tests/registry/push.py`,
+ *   `tests/registry/regfront.py`)
+ */
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
 		      int accept_new, struct cache *c, struct registry_image *out,
 		      struct wb_err *e)
@@ -170,6 +179,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where container images in the lock (pin, build manifest, os.version,
+ *   cosign evidence)
+ */
 json_t *pipe_images_lock_json(const struct plan *plan, const struct registry_image *pulled)
 {
 	json_t *o = json_object();

@@ -114,6 +114,7 @@ void pipe_release(struct pipeline *p)
  * cmd_data_dir(); an override so named (-O enterprise-mirror) is
  * DATA/overrides/NAME.yaml. NULL when there is none (the name is then used
  * as given). KIND_DIR: "recipes" or "overrides".
+ * @where `winbuild list`; a shipped recipe or override found by name
  */
 static char *shipped(const char *kind_dir, const char *recipe)
 {
@@ -135,7 +136,12 @@ static char *shipped(const char *kind_dir, const char *recipe)
 	return NULL;
 }
 
-/* The plan's warnings, once per resolve. */
+/* The plan's warnings, once per resolve.
+ * @where where the Windows ISO digest is required (`windows.iso_sha256` for
+ *   ISO builders, `policy.unverified_iso`) -- the warnings
+ * @where one source per version, and the plan's warnings for values that look
+ *   inconsistent -- printed once per resolve
+ */
 static void plan_warnings(struct wb_run *run, const struct plan *plan)
 {
 	char where[512];
@@ -208,6 +214,10 @@ static int resolve_with(struct wb_run *run, const char *recipe, const struct wb_
 	return 0;
 }
 
+/*
+ * @where the lock file read and write (the one reader and writer); a lock
+ *   made for another image refused -- `<image name>.lock` by default
+ */
 int cmd_resolve_plan(struct wb_run *run, const char *recipe, struct plan *plan,
 		     struct wb_err *e)
 {
@@ -256,7 +266,10 @@ static const char *image_lock(const struct pipeline *p, const struct pipe_image 
 /* ---- fetch (+ trust) ------------------------------------------------------ */
 
 /* --locked: every container image in the lock at the digest the plan
- * pins (a needs_pin image takes the lock's), nothing more in the lock. */
+ * pins (a needs_pin image takes the lock's), nothing more in the lock.
+ * @where container images in the lock (pin, build manifest, os.version,
+ *   cosign evidence) -- `--locked` holds the digests
+ */
 static int check_locked_images(const struct plan *plan, const struct lockfile *lf,
 			       const char *path, struct wb_err *e)
 {
@@ -319,7 +332,10 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 }
 
 /* The lock file of the run for PLAN: read, made for this image, and (with
- * --locked) there and matching. 0, or -1 with E. */
+ * --locked) there and matching. 0, or -1 with E.
+ * @where the lock file read and write (the one reader and writer); a lock
+ *   made for another image refused -- a lock made for another image refused
+ */
 static int read_lock(struct wb_run *run, const char *path, const struct plan *plan,
 		     struct lockfile *lf, struct wb_err *e)
 {
@@ -351,6 +367,10 @@ static int read_lock(struct wb_run *run, const char *path, const struct plan *pl
  */
 static volatile sig_atomic_t pipe_interrupted;
 
+/*
+ * @where SIGINT/SIGTERM during a fetch or an emit (flag, cleanup, exit 130)
+ *   -- the flag
+ */
 static void on_interrupt(int sig)
 {
 	(void)sig;
@@ -432,6 +452,10 @@ static void route_copy(struct pipe_group *g, struct pipe_route *r, size_t u)
 	r->copied = 1;
 }
 
+/*
+ * @where where a download's bytes are also written to their staged place as
+ *   they arrive (the tee) -- `fetch_opts.tee_open`
+ */
 static int on_tee_open(void *ctx, size_t u, const struct fetch_item *it)
 {
 	struct fetch_ctx *f = ctx;
@@ -585,7 +609,10 @@ static void group_route(struct pipe_group *g, struct pipe_image *img, size_t k, 
 
 /* Fill G from its N images IMGS: one image fetches into its own items;
  * several into the union of theirs, one item per distinct artifact (the
- * same ref spec and lock pin), each routed to every image using it. */
+ * same ref spec and lock pin), each routed to every image using it.
+ * @where the image matrix: several recipes or `--matrix FILE`, one fetch over
+ *   the union, a stage, lock and emit per image
+ */
 void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
 {
 	size_t total = 0, nkeys = 0;
@@ -640,7 +667,10 @@ void pipe_group_build(struct pipe_group *g, struct pipe_image **imgs, size_t n)
 }
 
 /* Fetch group G (its routes' images staged as they ask) with the policy
- * of PLAN. fetch_all's result; every route gets its item's result. */
+ * of PLAN. fetch_all's result; every route gets its item's result.
+ * @where the image matrix: several recipes or `--matrix FILE`, one fetch over
+ *   the union, a stage, lock and emit per image -- one fetch over the union
+ */
 int pipe_group_fetch(struct pipeline *p, struct pipe_group *g, const struct plan *plan,
 		       struct cache *c, struct wb_err *e)
 {
@@ -853,6 +883,7 @@ int pipe_emit_report(struct pipeline *p, const struct pipe_image *img, int worke
 	return WB_OK;
 }
 
+/* @where `winbuild emit` -- the Packer inputs written */
 int pipe_emit(struct pipeline *p, const struct pipe_image *img)
 {
 	struct sigaction old_int, old_term;
@@ -898,7 +929,10 @@ static int fetch_and_stage(struct pipeline *p, struct pipe_image *img)
 }
 
 /* PIPE_EMIT without PIPE_STAGE_ALWAYS (emit): stage only when nothing is
- * staged yet. */
+ * staged yet.
+ * @where `winbuild build` (fetch, stage, emit), and emit staging first when
+ *   nothing is staged
+ */
 int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img)
 {
 	char *outdir, *mpath;
@@ -914,6 +948,10 @@ int pipe_needs_stage(const struct pipeline *p, const struct pipe_image *img)
 	return !staged;
 }
 
+/*
+ * @where `winbuild build` (fetch, stage, emit), and emit staging first when
+ *   nothing is staged -- resolves once
+ */
 int pipe_run(struct pipeline *p)
 {
 	int ret = WB_OK;

@@ -14,6 +14,10 @@
  * fetch items and its stage step; pipe_release frees all of it. Messages
  * go through msg.c; the steps print their own errors only where this
  * header says so.
+ *
+ * @where the one driver (recipe, fetch, stage, emit) that `fetch`, `lock`,
+ *   `mirror`, `stage`, `emit` and `build` run through -- cmd/ and the driver
+ *   in docs/architecture.md
  */
 #ifndef WB_CMD_PIPELINE_H
 #define WB_CMD_PIPELINE_H

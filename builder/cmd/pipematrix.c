@@ -144,7 +144,10 @@ static void image_unkeep(struct pipe_image *img)
 }
 
 /* Keep IMG's lock and stage stamp as they are before its stage begins
- * (which removes the stamp: stage/stage.c's load_reuse). */
+ * (which removes the stamp: stage/stage.c's load_reuse).
+ * @where a matrix image atomic: its previous outputs and lock kept as its
+ *   stage begins, put back when it fails -- a copy: `fs_copy_tree()`
+ */
 static int image_keep(struct pipeline *p, struct pipe_image *img, struct wb_err *e)
 {
 	char *stamp;
@@ -191,7 +194,10 @@ static int image_keep_tree(struct pipe_image *img, struct wb_err *e)
 }
 
 /* Give a failed IMG its kept outputs and lock back, or (it succeeded)
- * drop them. */
+ * drop them.
+ * @where a matrix image atomic: its previous outputs and lock kept as its
+ *   stage begins, put back when it fails -- put back when it fails
+ */
 static void image_settle(struct pipe_image *img)
 {
 	struct wb_err e = WB_ERR_INIT;
@@ -256,7 +262,11 @@ static void image_settle(struct pipe_image *img)
 /* Fetch every staging image of P that is not up to date (every image of
  * a run without a stage: fetch and lock --matrix, which keep no OUT): one
  * fetch per group of images sharing a policy, over the union of their
- * artifacts. */
+ * artifacts.
+ * @where a matrix image atomic: its previous outputs and lock kept as its
+ *   stage begins, put back when it fails -- a container image's failure
+ *   charged to its own image (`images_failed`)
+ */
 static void matrix_fetch(struct pipeline *p)
 {
 	struct wb_run *run = p->run;
@@ -581,7 +591,10 @@ static void matrix_table(const struct pipeline *p)
 /* Several images (pipeline.h): resolve all (any error stops the run
  * before anything is fetched), one fetch over the union, then each image
  * staged and emitted on its own; an image that fails leaves the others to
- * complete, and the exit code is the worst. */
+ * complete, and the exit code is the worst.
+ * @where the image matrix: several recipes or `--matrix FILE`, one fetch over
+ *   the union, a stage, lock and emit per image
+ */
 static int matrix_run(struct pipeline *p)
 {
 	struct wb_run *run = p->run;

@@ -4,6 +4,9 @@
  * quarantine of a cache entry whose bytes changed, the SBOM beside the
  * manifest, the stamp and the test hooks. The stage itself (stage/stage.h)
  * does not know fetching; this file is where the two meet.
+ *
+ * @where the one driver (recipe, fetch, stage, emit) that `fetch`, `lock`,
+ *   `mirror`, `stage`, `emit` and `build` run through -- the stage step
  */
 #include <signal.h>
 #include <stdio.h>
@@ -380,7 +383,9 @@ static void quarantine(struct wb_run *run, const struct fetch_item *it)
 }
 
 /* OUT/<name>/sbom.cdx.json beside the manifest (docs/provenance.md). 0,
- * or -1 with E. */
+ * or -1 with E.
+ * @where the SBOM (CycloneDX 1.5, `OUT/<name>/sbom.cdx.json`)
+ */
 static int write_sbom(struct pipe_stage *s, const struct plan *plan,
 		      const struct fetch_item *items, struct wb_err *e)
 {

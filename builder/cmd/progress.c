@@ -58,6 +58,10 @@ void cmd_progress_clear(struct cmd_progress *d)
 		redact_stdio_raw(stderr, "\033[1A\033[2K");   /* ours: as it is */
 }
 
+/*
+ * @where progress totals known up front (lock file sizes, HEAD) and the
+ *   progress display -- the display
+ */
 void cmd_progress_show(struct cmd_progress *d, const struct fetch_progress *p)
 {
 	char a[64], rate[32];

@@ -6,6 +6,9 @@
  * winbuild sig sigstore: check a Sigstore bundle or a cosign signature
  * offline against a pinned trusted root (trust/sigstore.c,
  * docs/sigstore.md), with the same exit codes.
+ *
+ * @where where a Sigstore bundle or cosign signature is checked (offline,
+ *   pinned trusted root; docs/sigstore.md) -- `winbuild sig sigstore`
  */
 #include <stdio.h>
 #include <stdlib.h>

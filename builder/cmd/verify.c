@@ -8,6 +8,8 @@
  * winbuild verify --lock FILE: re-hash the cache entry of every artifact of
  * the lock; exit 1 if one is missing, changed (it is quarantined) or of
  * another size.
+ *
+ * @where `winbuild verify` (tree vs manifest, `--node DRIVE`, `--lock`)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* @where image-builder var file (names, mirror URLs, lock digests) */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

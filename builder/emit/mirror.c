@@ -131,7 +131,11 @@ static int sums_has(const struct buf *sums, const char *line)
 
 /* The content REL is to hold when TEXT[0..LEN) is written there by one
  * more artifact (SUMS: TEXT is one sha256sum line): 0 when it must be
- * (re)written, 1 when it already holds it, -1 with WB_EUSAGE. */
+ * (re)written, 1 when it already holds it, -1 with WB_EUSAGE.
+ * @where `winbuild mirror` (the `<host>/<path>` layout, checksum files,
+ *   signatures, `index.json`) -- a checksum file two artifacts share holds
+ *   both lines
+ */
 static int small_merge(struct small_files *f, const char *rel, const char *text,
 		       size_t len, int sums, struct buf **out, struct wb_err *e)
 {
@@ -408,6 +412,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where `winbuild mirror` (the `<host>/<path>` layout, checksum files,
+ *   signatures, `index.json`)
+ */
 int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
 		 size_t n, const struct mirror_opts *o, struct mirror_stats *st,
 		 struct wb_err *e)

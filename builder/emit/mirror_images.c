@@ -92,7 +92,10 @@ out:
 }
 
 /* The manifest DIGEST under manifests/REF, and its line of the nginx
- * include: nginx sends the media type a client decides by. */
+ * include: nginx sends the media type a client decides by.
+ * @where where a value is encoded for the file it lands in (typed sinks:
+ *   toml, ini, json, xml, ps, hcl, media_type, ...) -- nginx's `default_type`
+ */
 static int put_manifest(struct cache *c, const char *digest, const char *mdir,
 			const char *repo, const char *ref, const char *media_type,
 			struct buf *conf, struct wb_err *e)
@@ -202,6 +205,11 @@ out:
 	return ret;
 }
 
+/*
+ * @where `winbuild mirror`'s container images (a static `/v2/` tree per
+ *   registry host) -- `DIR/registry/<host>/` with an nginx include of the
+ *   manifests' media types
+ */
 int mirror_write_images(struct cache *c, const struct plan *plan,
 			const struct registry_image *pulled, const char *dir, size_t *n,
 			struct wb_err *e)

@@ -1,4 +1,8 @@
-/* Packer HCL2 template, var file, scripts and payload (see emit/emit.h). */
+/* Packer HCL2 template, var file, scripts and payload (see emit/emit.h).
+ *
+ * @where Packer HCL2 template, var file, plugin file, README -- builder table
+ *   with firmware, Windows-version defaults
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -45,6 +49,8 @@
  * hcl2template/types.packer_config.go, sourcesAccessor), which is what
  * Packer passes as PACKER_BUILDER_TYPE. The same command with either
  * policy, so the engine tier runs it in every build.
+ * @where the powershell provisioners' `execute_command` (values in the
+ *   command, not Packer's env-vars file) -- `tests/cli/wintier_signed.bats`
  */
 void emit_execute_command(struct tmpl_vars *v, const char *env)
 {
@@ -84,7 +90,10 @@ static int render(const char *data_dir, const char *rel,
  * a 0700 directory for the answer files), created so. */
 #define MODE_SECRET 0600
 
-/* B into DIR/REL, created with MODE. */
+/* B into DIR/REL, created with MODE.
+ * @where where a file is written atomically -- secrets (the ISO answer files)
+ *   `MODE_SECRET`
+ */
 static int write_buf(const char *dir, const char *rel, const struct buf *b, mode_t mode,
 		     struct wb_err *e)
 {
@@ -117,6 +126,8 @@ static int selected(const struct emit_opts *o, const char *name)
  * emit: 24 letters and digits from OpenSSL's RNG plus one character of each
  * class Windows' complexity rule counts. Only [A-Za-z0-9-] so no sink needs
  * to escape it.
+ * @where the ISO builders' answer files and their one-off Administrator
+ *   password
  */
 static int make_password(char *out, size_t len, struct wb_err *e)
 {
@@ -137,7 +148,10 @@ static int make_password(char *out, size_t len, struct wb_err *e)
 }
 
 /* answer/<bios|uefi>/Autounattend.xml for the selected CD builders and
- * iso-admin.auto.pkrvars.hcl with the same one-off password. */
+ * iso-admin.auto.pkrvars.hcl with the same one-off password.
+ * @where the ISO builders' answer files and their one-off Administrator
+ *   password -- template `packer/answer/Autounattend.xml.in`
+ */
 static int emit_answer(const struct plan *p, const struct emit_opts *o,
 		       const char *tmp, struct wb_err *e)
 {
@@ -261,6 +275,10 @@ static int manifest_has_dir(const struct staged_manifest *m, const char *dir)
  * VMwareTools, where 02-payload.ps1 and Windows Setup look. Sets
  * "cd_<folder>" in V to "1" or "" for the source's device choices (the
  * name lowercased, [a-z0-9_] kept: "cd_winpedriver", "cd_vmwaretools").
+ * @where which drivers and tools each ISO builder's CD carries for Windows
+ *   Setup (`$WinPEDriver$`, `VMwareTools`) -- a builder's own folders only;
+ *   the CD Packer 1.6.6 makes from it: `tests/cli/packer_cd.bats`;
+ *   docs/packer.md
  */
 static void cd_files(const struct platform_builder *b, const struct staged_manifest *m,
 		     int has_sbom, struct tmpl_vars *v, struct buf *out)
@@ -294,6 +312,18 @@ static void cd_files(const struct platform_builder *b, const struct staged_manif
 	buf_addc(out, ']');
 }
 
+/*
+ * @where sysprep per builder (the sysprep path of the platform table) --
+ *   `packer/scripts/08-sysprep.ps1.in`; a provisioner per path,
+ *   `packer/hcl/build-sysprep-*.pkr.hcl.in`
+ * @where WinRM reset on the node's first boot, after Packer's last WinRM call
+ *   -- `packer/scripts/firstboot-winrm.ps1.in`, copied by the `file`
+ *   provisioner `packer/hcl/build-firstboot.pkr.hcl.in`
+ *   (`tests/cli/winrm_session.bats`)
+ * @where build order: 02 alone, the updates and their restarts, then 03-07 --
+ *   `packer/hcl/build-payload.pkr.hcl.in`,
+ *   `packer/hcl/build-steps.pkr.hcl.in` (`tests/cli/updates.bats`)
+ */
 static int emit_hcl(const struct plan *p, const struct staged_manifest *m,
 		    const struct emit_opts *o, const char *tmp, int has_sbom,
 		    struct wb_err *e)
@@ -552,6 +582,10 @@ static int emit_script(const char *name, const struct emit_opts *o, const char *
 	return r;
 }
 
+/*
+ * @where where an emitted script is signed (osslsigncode, no shell; `emit
+ *   --sign-scripts`) -- then `execution_policy = "allsigned"`
+ */
 static int emit_scripts(const struct plan *p, const struct staged_manifest *m,
 			const struct emit_opts *o, const char *tmp, struct wb_err *e)
 {
@@ -609,7 +643,10 @@ done:
 }
 
 /* "PREFIX<pid>" left by a run that no longer exists (killed: SIGKILL, a
- * crash, power loss) is removed; a live run's is its own business. */
+ * crash, power loss) is removed; a live run's is its own business.
+ * @where SIGINT/SIGTERM during a fetch or an emit (flag, cleanup, exit 130)
+ *   -- what a killed emit left
+ */
 static void remove_stale(const char *dir, const char *prefix)
 {
 	struct wb_err ignore = WB_ERR_INIT;
@@ -636,6 +673,10 @@ static void remove_stale(const char *dir, const char *prefix)
 		closedir(dh);
 }
 
+/*
+ * @where SIGINT/SIGTERM during a fetch or an emit (flag, cleanup, exit 130)
+ *   -- checked between steps of emit
+ */
 static int interrupted(const struct emit_opts *o, struct wb_err *e)
 {
 	if (!o->interrupted || !*o->interrupted)

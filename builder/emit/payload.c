@@ -1,3 +1,7 @@
+/*
+ * @where the payload zip for builders without a CD (re-hashed against the
+ *   manifest)
+ */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>

@@ -315,6 +315,10 @@ static json_t *metadata(const struct plan *plan, const struct staged_manifest *m
 	return md;
 }
 
+/*
+ * @where the SBOM (CycloneDX 1.5, `OUT/<name>/sbom.cdx.json`) --
+ *   docs/provenance.md
+ */
 int sbom_write(const char *path, const struct plan *plan,
 	       const char *manifest_path, const struct sbom_artifact *arts,
 	       size_t n, const struct registry_image *pulled, struct wb_err *e)

@@ -1,3 +1,7 @@
+/*
+ * @where values the PowerShell steps are rendered with (PATH, Defender,
+ *   firewall, service manager, MSI properties)
+ */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,10 @@ const char *const emit_script_names[] = {
 };
 const unsigned emit_nscripts = ARRAY_SIZE(emit_script_names);
 
+/*
+ * @where container images imported into containerd in the VM -- emitted only
+ *   when the plan has images
+ */
 int emit_script_wanted(const struct plan *p, const char *name)
 {
 	/* issue 33: no import step, and no script, without images */
@@ -186,6 +194,9 @@ static void set_str(json_t *o, const char *k, const char *s)
  * (through LOG_RUNNER when declared; powershell.exe -File WRAPPER for a
  * service that reads kubeadm's flags); Application/AppParameters are nssm's.
  * Every file a service runs must be staged by its own component.
+ * @where where a service is declared, checked and registered (`services:`;
+ *   docs/node.md "Services as data") -- sc.exe binPath and nssm parameters
+ *   for `packer/scripts/05-services.ps1.in`
  */
 static int service_records(const struct plan *p, const struct staged_manifest *m,
 			   int have_nssm, json_t **out, json_t **from, struct wb_err *e)
@@ -317,6 +328,8 @@ static int service_records(const struct plan *p, const struct staged_manifest *m
  * --digests): crictl prints <none> there, where a pull by tag would show
  * the list (pkg/cri/server/image_pull.go PullImage names name@target).
  * An image the manifest does not hold was not staged: WB_ESTAGE.
+ * @where container images imported into containerd in the VM -- the records
+ *   of `packer/scripts/06-images.ps1.in`
  */
 static int image_records(const struct plan *p, const struct staged_manifest *m,
 			 struct tmpl_vars *v, struct wb_err *e)
@@ -365,6 +378,15 @@ static int image_records(const struct plan *p, const struct staged_manifest *m,
 	return 0;
 }
 
+/*
+ * @where where a component's registry values, admin-only folders and event
+ *   manifests are checked and applied -- a manifest not staged is exit 4;
+ *   applied by `packer/scripts/05-services.ps1.in`; the end state held by
+ *   `tests/win/check.py`
+ * @where the node's CNI directories (containerd's `cni:`
+ *   `bin_dir`/`conf_dir`, all enabled components agreeing) -- the `.conf`
+ *   files of `cni_conf_files`
+ */
 int emit_script_vars(const struct plan *p, const struct staged_manifest *m,
 		     const char *cd_label, const char *archive_path,
 		     struct tmpl_vars *v, struct wb_err *e)

@@ -1,5 +1,5 @@
 /*
- * The values the PowerShell step templates (packer/scripts/NN-name.ps1.in) are
+ * The values the PowerShell step templates (packer/scripts/<NN>-<name>.ps1.in) are
  * rendered with, computed from the plan and the staged manifest. Values are
  * data (strings, lists, records: lib/tmpl.h); each template placeholder
  * names its sink, e.g. `$X = {{ps:x}}` or `$Args = {{ps_native:x}}`, and

@@ -105,7 +105,10 @@ static int needed_dir(const struct wb_strlist *paths, const char *d)
 }
 
 /* F's site signature, once its bytes matched: under ROOTS, from the
- * certificate the manifest recorded (its thumbprint is the publisher). */
+ * certificate the manifest recorded (its thumbprint is the publisher).
+ * @where where the site signs staged executables (`site_signing`) -- checked
+ *   again by `winbuild verify --site-roots`
+ */
 static void check_site_signature(const char *full, const struct staged_file *f,
 				 const char *label, const char *roots, struct treecheck *res)
 {
@@ -197,6 +200,7 @@ static char *manifest_dir(const struct staged_manifest *m, size_t i, const char 
 	return t;
 }
 
+/* @where `winbuild verify` (tree vs manifest, `--node DRIVE`, `--lock`) */
 int treecheck_run(const char *dir, const char *site_roots, struct treecheck *res,
 		  struct wb_err *e)
 {
@@ -264,6 +268,10 @@ out:
 #define NODE_MANIFEST "ProgramData/winbuild/manifest.json"
 #define NODE_MANIFEST_WIN "C:\\ProgramData\\winbuild\\manifest.json"
 
+/*
+ * @where `winbuild verify` (tree vs manifest, `--node DRIVE`, `--lock`) -- a
+ *   built image's system drive: kept files there, build-only ones gone
+ */
 int treecheck_node(const char *dir, const char *drive, const char *site_roots,
 		   struct treecheck *res, struct wb_err *e)
 {

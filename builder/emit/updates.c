@@ -21,6 +21,10 @@
 #include "emit/updates.h"
 #include "stage/render.h"
 
+/*
+ * @where Windows updates (`windows.updates`; docs/updates.md) -- the DISM
+ *   step (`packer/scripts/09-updates.ps1.in`)
+ */
 void emit_updates_vars(const struct plan *p, struct tmpl_vars *v)
 {
 	json_t *arr = json_array();
@@ -39,6 +43,10 @@ void emit_updates_vars(const struct plan *p, struct tmpl_vars *v)
 	tmpl_set(v, "expect_build", expect);
 }
 
+/*
+ * @where Windows updates (`windows.updates`; docs/updates.md) -- a
+ *   provisioner per update (`packer/hcl/build-update.pkr.hcl.in`)
+ */
 int emit_updates_hcl(const struct plan *p, const char *data_dir, struct tmpl_vars *v,
 		     struct buf *hcl, struct wb_err *e)
 {

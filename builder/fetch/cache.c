@@ -1,3 +1,7 @@
+/*
+ * @where the content-addressed cache (`sha256/ab/...`, `tmp/`, `quarantine/`,
+ *   `refs/`, `locks/`, flock)
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -473,6 +477,10 @@ void cache_ref_key(const char *spec, char out[65])
 	digest_hex(r.sha256, 32, out);
 }
 
+/*
+ * @where the cache ref (`refs/<key>`) read and write (the one reader and
+ *   writer)
+ */
 int cache_ref_store(struct cache *c, const char *key, const struct cache_ref *ref,
 		    struct wb_err *e)
 {
@@ -585,6 +593,10 @@ static int ref_load_at(int dfd, const char *name, struct cache_ref *ref,
 	return ret;
 }
 
+/*
+ * @where the cache ref (`refs/<key>`) read and write (the one reader and
+ *   writer)
+ */
 int cache_ref_load(struct cache *c, const char *key, struct cache_ref *ref,
 		   struct wb_err *e)
 {
@@ -607,6 +619,10 @@ static char *dl_lock_path(const struct cache *c, const char *key)
 	return xasprintf("%s/locks/dl-%s", c->root, key);
 }
 
+/*
+ * @where one download per artifact across processes (the per-artifact
+ *   download lock, the wait, its timeout)
+ */
 int cache_dl_trylock(struct cache *c, struct cache_dl_lock *l, const char *key,
 		     long *holder, struct wb_err *e)
 {

@@ -81,6 +81,10 @@ void creds_origin_text(const char *url, char *out, size_t n)
 	wb_url_origin_text(url, out, n);
 }
 
+/*
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit)
+ */
 int creds_match_origin(const struct creds_entry *ce, const char *url)
 {
 	struct wb_url o;
@@ -125,6 +129,10 @@ static int below(const char *path, const char *prefix)
 	return !strncmp(path, prefix, n) && strchr("/?#", path[n]);
 }
 
+/*
+ * @where credentials for artifact servers (the credentials file, netrc, the
+ *   environment; the lookup; the curl options)
+ */
 const struct creds_entry *creds_for(const struct creds *c, const char *url, const char *name)
 {
 	const struct creds_entry *best = NULL;
@@ -589,6 +597,10 @@ static int load_file(struct creds *c, const char *path, int missing_ok, struct w
 	return ret;
 }
 
+/*
+ * @where credentials for artifact servers (the credentials file, netrc, the
+ *   environment; the lookup; the curl options)
+ */
 int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_err *e)
 {
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME"), *env;
@@ -633,6 +645,10 @@ int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_e
 
 /* ---- the request ------------------------------------------------------ */
 
+/*
+ * @where credentials for artifact servers (the credentials file, netrc, the
+ *   environment; the lookup; the curl options)
+ */
 char *creds_setopt(CURL *h, const struct creds_entry *ce, const char *url,
 		   struct curl_slist **hdr)
 {

@@ -20,6 +20,10 @@
  * permission bits, or another owner) is refused, as ssh refuses such a key.
  *
  * Nothing here prints; the file is read once per run.
+ *
+ * @where credentials for artifact servers (the credentials file, netrc, the
+ *   environment; the lookup; the curl options) -- the header the registry
+ *   client uses too
  */
 #ifndef WB_FETCH_CREDS_H
 #define WB_FETCH_CREDS_H

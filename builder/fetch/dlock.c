@@ -40,6 +40,8 @@ static void dl_lock_key(const struct engine *en, const struct fetch_item *it,
  * After WINBUILD_LOCK_TIMEOUT seconds of waiting J downloads anyway: a
  * hung winbuild must not stop this one, and two downloads of the same
  * bytes are safe (cache_insert keeps the first).
+ * @where one download per artifact across processes (the per-artifact
+ *   download lock, the wait, its timeout) -- the wait and its timeout
  */
 int dl_lock(struct engine *en, struct job *j)
 {

@@ -272,6 +272,8 @@ static int same_scheme(CURL *h, const char *url)
  * judge the hop by the hop policy (hop_judge) and follow it as a new
  * transfer, or refuse it (WB_EVERIFY: nothing from that URL is used; the
  * next URL is tried). Cleans up H.
+ * @where where a redirect hop is checked (followed by winbuild, never by
+ *   libcurl) -- downloads and auxiliary files
  */
 static void follow_redirect(struct engine *en, struct job *j, CURL *h, const char *url,
 			    long code)
@@ -322,6 +324,10 @@ static void follow_redirect(struct engine *en, struct job *j, CURL *h, const cha
 	j->not_before = 0;
 }
 
+/*
+ * @where downloads: libcurl multi, `-j N`, retries, Range resume, size caps,
+ *   TLS -- a transfer's end
+ */
 static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 {
 	struct job *j;
@@ -449,6 +455,10 @@ static void transfer_done(struct engine *en, CURL *h, CURLcode rc)
 
 /* ---- progress --------------------------------------------------------- */
 
+/*
+ * @where progress totals known up front (lock file sizes, HEAD) and the
+ *   progress display
+ */
 static void report_progress(struct engine *en, int force)
 {
 	struct fetch_xfer_progress *xs;
@@ -527,6 +537,10 @@ static void allowed_urls(struct engine *en, struct job *j, size_t t,
 	}
 }
 
+/*
+ * @where a method's auxiliary files (param, default URL, cap, mirror suffix,
+ *   lock key) -- fetched as slots (requirement x file)
+ */
 static int setup_job(struct engine *en, struct job *j, struct wb_err *e)
 {
 	const struct plan_artifact *a = j->it->art;
@@ -654,6 +668,12 @@ static void resume_paused(struct engine *en)
 	}
 }
 
+/*
+ * @where downloads: libcurl multi, `-j N`, retries, Range resume, size caps,
+ *   TLS -- the loop
+ * @where SIGINT/SIGTERM during a fetch or an emit (flag, cleanup, exit 130)
+ *   -- checked during a fetch
+ */
 static int run_engine(struct engine *en, struct wb_err *e)
 {
 	int ret = 0;
@@ -709,6 +729,10 @@ static int run_engine(struct engine *en, struct wb_err *e)
 	return ret;
 }
 
+/*
+ * @where downloads: libcurl multi, `-j N`, retries, Range resume, size caps,
+ *   TLS -- the engine
+ */
 int fetch_all(const struct plan *plan, struct fetch_item *items, size_t n,
 	      struct cache *c, const struct fetch_opts *o, struct wb_err *e)
 {

@@ -18,6 +18,10 @@
  *   refs.c      the cache refs and cache hits (refs_try_cache)
  *   probe.c     sizes up front for the progress totals (HEAD)
  *   dlock.c     one download per artifact across processes
+ *
+ * @where downloads: libcurl multi, `-j N`, retries, Range resume, size caps,
+ *   TLS -- the private state shared by the fetch files, and which file does
+ *   what
  */
 #ifndef WB_FETCH_ENGINE_H
 #define WB_FETCH_ENGINE_H

@@ -19,6 +19,8 @@
  * http at all unless policy.allow_http, and never down from https to
  * http (the https in a recipe or mirror is a promise a server must not
  * take back).
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- scheme decisions
  */
 static const char *hop_refused(const struct trust_policy *policy, const char *from,
 			      const char *to)
@@ -42,6 +44,9 @@ static const char *hop_refused(const struct trust_policy *policy, const char *fr
  * order of the checks decides the message when several apply: a request
  * that takes no redirect at all, then a missing Location, then the
  * transport policy (hop_refused), then the count.
+ * @where where a redirect hop is checked (followed by winbuild, never by
+ *   libcurl) -- the one hop policy: scheme, `allow_http`, no https to http,
+ *   at most 10, a Location, never for the Rekor API
  */
 enum hop_verdict hop_judge(const struct trust_policy *policy, int no_redirect,
 			   const char *from, const char *to, int hops, const char **why)
@@ -133,6 +138,11 @@ static char *strip_query_creds(const struct creds_entry *ce, const char *url)
 	return ret;
 }
 
+/*
+ * @where where a credential is allowed on a request (only the origin it was
+ *   given for) -- never a redirect hop or mirror on another host; libcurl's
+ *   netrc never enabled
+ */
 char *hop_creds(const struct creds *c, CURL *h, const char *plan_url, const char *url,
 		const char *name, const struct creds_entry **sent,
 		const struct creds_entry **held, struct curl_slist **hdr)

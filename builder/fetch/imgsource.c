@@ -44,7 +44,10 @@ static int buf_write(void *sink, const void *p, size_t n)
 /* NAME ("index.json", "blobs/sha256/<hex>") of the layout directory: each
  * step opened with O_NOFOLLOW below the directory, so no symlink in the
  * layout leads out of it (a symlink is refused, not followed). 1 read,
- * 0 absent, -1 an error. */
+ * 0 absent, -1 an error.
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a layout directory, every step `O_NOFOLLOW`
+ */
 static int dir_read(const struct layout *l, const char *name, layout_write_fn w, void *sink,
 		    struct wb_err *e)
 {
@@ -103,7 +106,10 @@ out:
 }
 
 /* NAME of a layout tar: the first regular file entry of that name
- * ("./" before it allowed); links and other types are never read. */
+ * ("./" before it allowed); links and other types are never read.
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a layout tar, regular entries only
+ */
 static int tar_read(const struct layout *l, const char *name, layout_write_fn w, void *sink,
 		    struct wb_err *e)
 {
@@ -224,6 +230,10 @@ static int layout_open(struct layout *l, const char *path, struct wb_err *e)
 	return r < 0 ? -1 : 0;
 }
 
+/*
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a plan image's reference
+ */
 int imgsource_ref(const struct plan_image *im, struct image_ref *ref, struct wb_err *e)
 {
 	char *s = xasprintf("%s%s%s%s%s", im->name, im->tag ? ":" : "", im->tag ? im->tag : "",
@@ -245,7 +255,10 @@ int imgsource_ref(const struct plan_image *im, struct image_ref *ref, struct wb_
  * containerd config allows (containerd's hosts.toml `server = "http://..."`);
  * winbuild asks the recipe's policy instead. A rule to file:// is
  * refused, as is an image without a rule under mirror_only (unless
- * OFFLINE: the cache only, nothing is asked of anyone). */
+ * OFFLINE: the cache only, nothing is asked of anyone).
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a mirror rule from `https://HOST/` makes the pull go to the mirror
+ */
 static int registry_base(const struct plan *plan, const struct plan_image *im, int offline,
 			 char **base, struct wb_err *e)
 {
@@ -279,6 +292,11 @@ static int registry_base(const struct plan *plan, const struct plan_image *im, i
 	return ret;
 }
 
+/*
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a plan image's kind and, for a registry, the mirror rule; a new kind
+ *   is one more case of `enum imgsource_kind` (`tests/cli/imgsource.bats`)
+ */
 int imgsource_for(struct imgsource *src, const struct plan *plan, const struct plan_image *im,
 		  const struct registry_opts *common, struct wb_err *e)
 {
@@ -310,7 +328,11 @@ void imgsource_release(struct imgsource *src)
 /* A layout image: the registry client's pull, every request answered by
  * the layout (registry_opts.reader), so the checks and the cache are the
  * registry's; nothing is asked of the network, so an offline run reads
- * the layout too */
+ * the layout too
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- the OCI-layout kind (`images.<key>.layout`;
+ *   `tests/cli/imgsource_layout.bats`)
+ */
 static int layout_pull(struct cache *c, const struct imgsource *src, const struct image_ref *ref,
 		       struct registry_image *img, struct wb_err *e)
 {
@@ -341,6 +363,10 @@ static int layout_pull(struct cache *c, const struct imgsource *src, const struc
  * Kept for the process (one run); never freed. */
 static struct wb_strlist sig_memo = WB_STRLIST_INIT;
 
+/*
+ * @where where a container image's cosign signature is checked -- a matrix
+ *   asks each signature manifest once
+ */
 static int registry_pull_memo(struct cache *c, const struct imgsource *src,
 			      const struct image_ref *ref, struct registry_image *img,
 			      struct wb_err *e)
@@ -362,6 +388,10 @@ static int registry_pull_memo(struct cache *c, const struct imgsource *src,
 	return r;
 }
 
+/*
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- the fetch step and `image pull`
+ */
 int imgsource_pull(struct cache *c, const struct imgsource *src, const struct image_ref *ref,
 		   struct registry_image *img, struct wb_err *e)
 {
@@ -375,6 +405,10 @@ int imgsource_pull(struct cache *c, const struct imgsource *src, const struct im
 			ref->repo, (int)src->kind);
 }
 
+/*
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- the stage's cache-only read: every entry re-hashed, no request
+ */
 int imgsource_load(struct cache *c, const struct plan_image *im, const char *os_version,
 		   struct registry_image *img, struct wb_err *e)
 {

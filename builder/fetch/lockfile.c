@@ -102,6 +102,10 @@ static int read_images(const char *path, json_t *root, struct lockfile *lf,
 	return 0;
 }
 
+/*
+ * @where container images in the lock (pin, build manifest, os.version,
+ *   cosign evidence) -- read back
+ */
 const struct lock_image *lockfile_find_image(const struct lockfile *lf, const char *key)
 {
 	struct lock_image k;
@@ -112,6 +116,10 @@ const struct lock_image *lockfile_find_image(const struct lockfile *lf, const ch
 	return bsearch(&k, lf->images, lf->nimages, sizeof(k), cmp_image);
 }
 
+/*
+ * @where the lock file read and write (the one reader and writer); a lock
+ *   made for another image refused
+ */
 int lockfile_read(const char *path, struct lockfile *lf, struct wb_err *e)
 {
 	struct buf text = BUF_INIT;
@@ -269,6 +277,10 @@ static json_t *kept_site_signed(json_t *old, json_t *arts)
 	return keep;
 }
 
+/*
+ * @where the lock file read and write (the one reader and writer); a lock
+ *   made for another image refused
+ */
 int lockfile_write(const char *path, const char *recipe, const char *iso_sha256,
 		   const struct fetch_item *items, size_t n, json_t *images,
 		   struct wb_err *e)

@@ -194,6 +194,11 @@ static int advance(struct engine *en, struct job *j)
 	return 1;
 }
 
+/*
+ * @where where a Rekor entry is looked up online (`verify.cosign` at fetch
+ *   time, `sig sigstore --rekor`) -- at fetch time: each round's requests are
+ *   transfers of the engine beside the downloads
+ */
 int lookup_begin(struct engine *en, struct job *j, struct wb_err *e)
 {
 	struct job_lookup *jl;

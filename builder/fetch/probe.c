@@ -48,7 +48,10 @@ static CURL *probe_start(struct engine *en, CURLM *m, struct probe *p)
 }
 
 /* A HEAD answered: its Content-Length, or the next hop of a redirect the
- * transport policy allows. 1 while the probe goes on. */
+ * transport policy allows. 1 while the probe goes on.
+ * @where where a redirect hop is checked (followed by winbuild, never by
+ *   libcurl) -- the size probe
+ */
 static int probe_done(struct engine *en, CURLM *m, struct probe *p, CURLcode rc)
 {
 	long code = 0;
@@ -88,6 +91,8 @@ static int probe_done(struct engine *en, CURLM *m, struct probe *p, CURLcode rc)
  * only when progress is shown (opts->probe_sizes). Redirects are followed
  * hop by hop under the transport policy, as for a download; a failure
  * leaves the size unknown.
+ * @where progress totals known up front (lock file sizes, HEAD) and the
+ *   progress display
  */
 void probe_sizes(struct engine *en)
 {

@@ -80,6 +80,10 @@ static void ref_key(const struct engine *en, const struct fetch_item *it, char k
 	free(spec);
 }
 
+/*
+ * @where the signature file that verified an artifact, kept byte-exact for
+ *   `mirror` -- the evidence's `text`, all its bytes
+ */
 int refs_write(struct engine *en, struct fetch_item *it, struct wb_err *e)
 {
 	struct cache_ref ref;
@@ -234,6 +238,9 @@ static int plan_url(const struct fetch_item *it, const char *url)
  * artifact's only methods. The entry is opened once, without following a
  * link; the item keeps that descriptor (it->fd), so its consumer reads
  * what was checked here, hashing it when this did not (defer_rehash).
+ * @where where pins decide which bytes are used (download, cache ref, cache
+ *   digest, lock) -- which cache entry satisfies an artifact: by its pin,
+ *   every requirement checked again from the files it kept
  */
 int refs_try_cache(struct engine *en, struct job *j, struct wb_err *e)
 {

@@ -360,7 +360,11 @@ static int sig_manifest(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 /* The digest TAG names now (registry_opts.resolve_tag: `lock` settling a
  * needs_pin image): the SHA-256 of the manifest the registry answers with
  * (its Docker-Content-Digest header is not believed), into DIGEST; the
- * manifest in OUT, kept for the cache once the pull verified. */
+ * manifest in OUT, kept for the cache once the pull verified.
+ * @where container images in the lock (pin, build manifest, os.version,
+ *   cosign evidence) -- `needs_pin` settled by `lock --accept-new` from the
+ *   tag
+ */
 static int resolve_tag(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 		       struct buf *out, struct wb_err *e)
 {
@@ -379,7 +383,10 @@ static int resolve_tag(struct pull *p, char digest[REGISTRY_DIGEST_LEN + 1],
 }
 
 /* Fetch and verify the pin's cosign signature (registry_opts.cosign)
- * into IMG, before any blob of the image is asked for. */
+ * into IMG, before any blob of the image is asked for.
+ * @where where a container image's cosign signature is checked -- the `.sig`
+ *   manifest under the tag `sha256-<hex of the pin>`, fetched before any blob
+ */
 static int get_signature(struct pull *p, struct registry_image *img, struct wb_err *e)
 {
 	struct buf man = BUF_INIT, *pl = NULL;
@@ -560,6 +567,10 @@ static int foreign_refused(struct pull *p, const struct registry_blob *b,
 			"without one (nothing cached)", p->rc.name, b->digest);
 }
 
+/*
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- a foreign layer's `urls` under `mirror_only`
+ */
 static int get_blob(struct pull *p, json_t *desc, const struct registry_blob *b,
 		    unsigned long long *bytes, struct wb_err *e)
 {
@@ -719,6 +730,12 @@ out:
 	return ret;
 }
 
+/*
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- manifest list's
+ *   windows/amd64 entry, foreign layers refused unless allowed, nothing
+ *   cached unless the whole image verified
+ */
 int registry_pull(struct cache *c, const struct image_ref *ref,
 		  const struct registry_opts *o, struct registry_image *img,
 		  struct wb_err *e)

@@ -110,6 +110,9 @@ struct reg_try {
  * server asked for them (T->creds, the registry's creds_on) or they are a
  * client certificate (set from the start, as the fetch does: a TLS
  * handshake cannot be asked again). 0, or -1 with E.
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- which credential
+ *   entry, never over http (`tests/cli/images_creds.bats`)
  */
 static int reg_creds(struct reg_try *t, CURL *h, const char *url, struct curl_slist **hdr,
 		     struct wb_err *e)
@@ -206,6 +209,11 @@ static int reg_setup(CURL *h, const char *url, char *errbuf, struct curl_slist *
 	return 0;
 }
 
+/*
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- the token realm: elsewhere only when its credentials
+ *   entry names the registry; https only
+ */
 static int reg_get_token(struct reg_client *rc, const char *challenge, const char *url,
 			 struct wb_err *e);
 
@@ -218,7 +226,11 @@ static int is_basic(const char *challenge)
 }
 
 /* A 401 with a Basic challenge at END->url: 1 to ask again with the
- * credentials, or -1 with E saying what was sent and how to give them. */
+ * credentials, or -1 with E saying what was sent and how to give them.
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- the Basic retry
+ *   and its messages
+ */
 static int reg_basic(struct reg_try *t, const struct request_end *end, struct wb_err *e)
 {
 	const struct creds_entry *ce;
@@ -255,6 +267,11 @@ static int reg_basic(struct reg_try *t, const struct request_end *end, struct wb
 	return -1;
 }
 
+/*
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- no token over
+ *   plain http
+ */
 static int reg_ended(struct request_end *end, void *ud, struct wb_err *e)
 {
 	struct reg_try *t = ud;
@@ -325,7 +342,11 @@ static int reader_write(void *sink, const void *p, size_t n)
 }
 
 /* reg_get answered by registry_opts.reader: URL is BASE/v2/REPO/PATH, the
- * sink filled as from a 200 (or the reader's 404) */
+ * sink filled as from a 200 (or the reader's 404)
+ * @where the one seam where an image's source plugs in (registry, OCI layout)
+ *   -- a kind on disk answers the pull's requests, so every check and the
+ *   cache are the registry's
+ */
 static int reg_read(struct reg_client *rc, const char *url, struct reg_sink *s,
 		    struct wb_err *e)
 {
@@ -355,7 +376,11 @@ static int reg_read(struct reg_client *rc, const char *url, struct reg_sink *s,
 	return r < 0 ? -1 : 0;
 }
 
-/* registry_int.h */
+/* registry_int.h
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- one request,
+ *   through `request_run()`
+ */
 int reg_get(struct reg_client *rc, const char *url, const char *accept,
 	    struct reg_sink *s, struct wb_err *e)
 {

@@ -74,6 +74,13 @@ long request_backoff_ms(long base_ms, int tries)
 	return ms > 60000 ? 60000 : ms;
 }
 
+/*
+ * @where where a Rekor entry is looked up online (`verify.cosign` at fetch
+ *   time, `sig sigstore --rekor`) -- every answer judged: the hop policy,
+ *   retries, the cap, the statuses
+ * @where where a redirect hop is checked (followed by winbuild, never by
+ *   libcurl) -- Rekor and the registry client
+ */
 enum request_next request_judge(const struct request_conf *c, const struct request_end *r,
 				int no_redirect, int hops, int *tries, struct wb_err *e)
 {

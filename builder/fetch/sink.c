@@ -1,4 +1,8 @@
-/* The artifact sink: see sink.h. */
+/* The artifact sink: see sink.h.
+ *
+ * @where where bytes are hashed while downloading -- written on one thread,
+ *   hashed on one thread per digest (contexts carried across resumes)
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +242,10 @@ int sink_drain(struct sink *s)
 	return err;
 }
 
+/*
+ * @where where a download's bytes are also written to their staged place as
+ *   they arrive (the tee) -- written by the sink
+ */
 void sink_tee(struct sink *s, int fd)
 {
 	pthread_mutex_lock(&s->mu);

@@ -104,6 +104,10 @@ unsigned long long xfer_target_cap(const struct job *j, size_t t)
 	return slot_def(j, t).max;
 }
 
+/*
+ * @where where bytes are hashed while downloading -- hands the bytes to the
+ *   sink
+ */
 static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
 {
 	struct job *j = ud;
@@ -165,6 +169,8 @@ static size_t on_write(char *data, size_t sz, size_t nmemb, void *ud)
  * ("" when there is nothing to add): a TLS failure names the CA options, a
  * client certificate that cannot be used the credentials file (401/403:
  * xfer_auth_hint; a 404 names the version where it is reported).
+ * @where what a failed request tells the user to do (TLS, a client
+ *   certificate, 404)
  */
 const char *xfer_remedy(CURLcode rc)
 {
@@ -183,6 +189,10 @@ const char *xfer_remedy(CURLcode rc)
 	}
 }
 
+/*
+ * @where what a 401/403 says (the host; which credential was sent, from
+ *   where, or why none was)
+ */
 void xfer_auth_hint(const struct job *j, const char *url, char *out, size_t n)
 {
 	char host[300];
@@ -242,6 +252,10 @@ char *xfer_shown_url(const char *url)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * @where downloads: libcurl multi, `-j N`, retries, Range resume, size caps,
+ *   TLS -- one transfer
+ */
 int xfer_start(struct engine *en, struct job *j, struct wb_err *e)
 {
 	const char *plan_url = j->urls[j->target].v[j->url_idx];

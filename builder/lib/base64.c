@@ -57,6 +57,7 @@ static unsigned char *decode_clean(const char *s, size_t n, size_t *out_len)
 	return out;
 }
 
+/* @where strict base64 (one decoder; CR/LF skipped as Go does) */
 unsigned char *b64_decode(const char *s, size_t n, size_t *out_len)
 {
 	char *clean;

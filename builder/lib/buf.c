@@ -1,3 +1,4 @@
+/* @where buffers, allocation, string lists, logging */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -136,6 +136,10 @@ static int flush_stage(struct bulk *b, int all)
 	return 0;
 }
 
+/*
+ * @where where bulk bytes are written past the page cache (O_DIRECT where the
+ *   filesystem takes it)
+ */
 int bulk_write(struct bulk *b, const void *data, size_t n)
 {
 	const unsigned char *p = data;
@@ -187,6 +191,11 @@ int bulk_end(struct bulk *b)
 	return ret;
 }
 
+/*
+ * @where where bulk bytes are written past the page cache (O_DIRECT where the
+ *   filesystem takes it) -- the one copy loop: the sink, the tree's copies,
+ *   `winbuild mirror`
+ */
 int bulk_copy(int in, int out, void (*each)(void *ctx, const void *p, size_t n),
 	      void *ctx, int *writing)
 {

@@ -67,6 +67,11 @@ int env_parse_size(const char *s, unsigned long long *out)
 	return -1;
 }
 
+/*
+ * @where every limit read from the environment (`WINBUILD_MAX_SIZE`,
+ *   `WINBUILD_RETRIES`, timeouts), strictly -- a bad value is exit 2, never
+ *   the default
+ */
 int env_limits_read(struct env_limits *l, struct wb_err *e)
 {
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {

@@ -131,12 +131,20 @@ out:
 	return ret;
 }
 
+/*
+ * @where where a file is written atomically -- a private `mkostemp` temp file
+ *   (0600, `O_EXCL`), the mode set through its descriptor, then renamed
+ */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 		    struct wb_err *e)
 {
 	return write_renamed(path, data, len, mode, 1, e);
 }
 
+/*
+ * @where where a file is written atomically -- the same without the fsync,
+ *   for the cache refs
+ */
 int fs_write_hint(const char *path, const void *data, size_t len, mode_t mode,
 		  struct wb_err *e)
 {
@@ -176,6 +184,10 @@ static int rm_at(int dfd, const char *name, int depth)
 	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
+/*
+ * @where recursive deletion, only strictly below a root winbuild owns (no
+ *   symlink followed)
+ */
 int fs_remove_tree(const char *root, const char *rel, struct wb_err *e)
 {
 	char *copy = xstrdup(rel), *seg, *next;
@@ -285,6 +297,10 @@ int fs_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/*
+ * @where the one guard for a component's Windows objects (every key marked
+ *   `S_WIN(kind)`) -- templates
+ */
 int fs_within(const char *dir, const char *path)
 {
 	char *d = realpath(dir, NULL), *f = d ? realpath(path, NULL) : NULL;

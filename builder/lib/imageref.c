@@ -61,6 +61,8 @@ static int tag_ok(const char *s)
  * a host and a port (lib/url.c, the one URL parser): a port out of range
  * or a stray ']' is refused here, not left to fail as a transfer, and the
  * origin credentials are bound to is the one libcurl connects to.
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- an image reference's registry host
  */
 static int host_ok(const char *s)
 {
@@ -82,6 +84,11 @@ static int host_ok(const char *s)
 	return ok;
 }
 
+/*
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- the one reference
+ *   parser
+ */
 int image_ref_parse(const char *s, struct image_ref *r, struct wb_err *e)
 {
 	const char *slash = strchr(s, '/'), *at = strchr(s, '@'), *colon;

@@ -50,6 +50,10 @@ unsigned char *json_get_b64(const json_t *obj, const char *name, const char *wha
 	return r;
 }
 
+/*
+ * @where the signature file that verified an artifact, kept byte-exact for
+ *   `mirror` -- a JSON string when UTF-8 without a NUL, else base64
+ */
 json_t *json_bytes(const char *p, size_t len)
 {
 	json_t *j;
@@ -87,6 +91,10 @@ json_t *json_url(const char *url)
 	return j;
 }
 
+/*
+ * @where text from outside in a record (lock, SBOM, manifest, `--json`):
+ *   kept, escaped when it is not UTF-8
+ */
 json_t *json_text(const char *s)
 {
 	char *t;

@@ -33,6 +33,10 @@ int names_segment_ok(const char *name, const char **why)
 	return 1;
 }
 
+/*
+ * @where the one validator for names that become paths (artifact keys,
+ *   component and image names, mirror URL segments) -- mirror URL paths
+ */
 char *names_url_path(const char *url, const char **why)
 {
 	const char *p = strstr(url, "://"), *seg;

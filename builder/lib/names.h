@@ -27,6 +27,9 @@ int names_segment_ok(const char *name, const char **why);
  * That is winpath_name_ok (lib/winpath.h), which runs names_segment_ok
  * once and then Windows' own rules; this is its name where a recipe name
  * is checked. The calls go one way: winpath.c uses names.c, never back.
+ * @where the one validator for names that become paths (artifact keys,
+ *   component and image names, mirror URL segments) -- `winpath_name_ok()`
+ *   under the name the recipe code asks for
  */
 static inline int names_check(const char *name, const char **why)
 {

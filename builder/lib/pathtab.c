@@ -65,6 +65,11 @@ struct pathtab_entry *pathtab_add_key(struct pathtab *t, char *key,
 	return s;
 }
 
+/*
+ * @where the one case-insensitive path table (what an archive places, what
+ *   every artifact and generated file claims, 8.3 alias keys) -- keyed by
+ *   `winpath_fold()`
+ */
 int pathtab_place(struct pathtab *t, const char *path, const char *owner,
 		  int is_dir, struct pathtab_entry **old)
 {

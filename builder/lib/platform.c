@@ -28,6 +28,9 @@
  * ("...-English-Core-Base-*" or "...-Full-Base-*", image-builder
  * packer/ami/windows-*.json). vSphere's per-version value is its guest OS
  * identifier (image-builder packer/ova/windows-*.json).
+ * @where the platform table: every Packer builder, cloudbase-init provider
+ *   and Windows Server version -- each builder: provider, firmware, transfer,
+ *   sysprep path, plugin and pinned version, secrets, base images
  */
 const struct platform_builder platform_builders[] = {
 	{
@@ -156,6 +159,9 @@ const size_t platform_nbuilders = ARRAY_SIZE(platform_builders);
  * (packer/ova/windows/windows-20xx/autounattend.xml). Pause images: the
  * first registry.k8s.io/pause with a Windows Server 2025 variant is 3.10.2
  * (containerd PR #13156); 3.10 serves 2019 and 2022.
+ * @where the platform table: every Packer builder, cloudbase-init provider
+ *   and Windows Server version -- each Windows Server version: build, image
+ *   names, pause image, GVLKs
  */
 const struct platform_windows platform_windows[] = {
 	{ "2019", "17763", "Windows Server 2019", "registry.k8s.io/pause:3.10",
@@ -183,6 +189,10 @@ const size_t platform_nwindows = ARRAY_SIZE(platform_windows);
  * resourceFileName (%windir%\system32\ccgakvplugin.dll) look for it.
  */
 #define CCG_WHY "gMSA's CCG plugin (gmsa-ccg.yaml)"
+/*
+ * @where the one guard for a component's Windows objects (every key marked
+ *   `S_WIN(kind)`) -- the allow list
+ */
 const struct platform_winallow platform_winallow[] = {
 	{ "SOFTWARE\\Classes\\Interface\\{6ECDA518-2010-4437-8BC3-46E752B7B172}", NULL, NULL, CCG_WHY },
 	{ "SOFTWARE\\Classes\\AppID\\{557110E1-88BC-4583-8281-6AAC6F708584}", NULL, NULL, CCG_WHY },
@@ -261,6 +271,10 @@ const struct platform_windows *platform_windows_find(const char *version)
 	return NULL;
 }
 
+/*
+ * @where which builders are ISO builders; `--builder` narrowing
+ *   `packer.builders` -- from the platform table
+ */
 int platform_builder_is_iso(const char *name)
 {
 	const struct platform_builder *b = platform_builder(name);
@@ -268,6 +282,11 @@ int platform_builder_is_iso(const char *name)
 	return b && b->fw != PLATFORM_FW_NONE;
 }
 
+/*
+ * @where which cloudbase-init provider each Packer builder's image gets
+ *   (`auto`), and which contradict a builder -- the boot flow is in
+ *   docs/node.md
+ */
 const char *platform_provider_for(const struct platform_builder *b, const char *provider)
 {
 	char pat[64];
@@ -323,6 +342,8 @@ const char *platform_base_image(const struct platform_builder *b, const char *ve
  * puts a directory at the CD root under its own name
  * (packer-plugin-sdk multistep/commonsteps/step_create_cdrom.go), hence
  * PLATFORM_WINPE_DRIVERS as a folder's name in the tree.
+ * @where which drivers and tools each ISO builder's CD carries for Windows
+ *   Setup (`$WinPEDriver$`, `VMwareTools`) -- each entry's `winpe` list
  */
 int platform_winpe_dir(const struct platform_builder *b, char *out, size_t len)
 {

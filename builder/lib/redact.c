@@ -113,6 +113,9 @@ static int param_secret(const char *name, size_t n)
  * '/', '?' or '#', which covers libcurl's reading and every other one.
  * Which URLs are refused and where a secret may go is lib/url.c's alone
  * (recipe/urls.c url_check, fetch/hop.c, fetch/creds.c).
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- the one hand scan left: a secret out of text libcurl
+ *   refuses
  */
 static size_t authority_at(const char *url, size_t len)
 {
@@ -202,6 +205,10 @@ void redact_add_url(struct buf *b, const char *url, size_t len)
 	redact_walk(b, url, len);
 }
 
+/*
+ * @where where a secret is taken out of a URL and out of text before it is
+ *   recorded or shown
+ */
 char *redact_url(const char *url)
 {
 	struct buf b = BUF_INIT;
@@ -263,6 +270,11 @@ int redact_has_secret(const char *text)
 	return 0;
 }
 
+/*
+ * @where where a secret is taken out of a URL and out of text before it is
+ *   recorded or shown -- every secret the run read (`redact_add_secret()`,
+ *   `redact_add_params()`)
+ */
 void redact_text(char *text, size_t size)
 {
 	struct buf b = BUF_INIT;
@@ -439,6 +451,11 @@ static FILE *wrap(struct redact_out *o, FILE *f)
 	return w;
 }
 
+/*
+ * @where where a secret is taken out of a URL and out of text before it is
+ *   recorded or shown -- stdout and stderr redacted a line at a time,
+ *   terminal controls escaped (`tests/cli/secrets_every_channel.bats`)
+ */
 void redact_stdio(void)
 {
 	if (outs[0].to)

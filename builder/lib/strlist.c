@@ -1,3 +1,4 @@
+/* @where buffers, allocation, string lists, logging */
 #include <stdlib.h>
 #include <string.h>
 

@@ -35,6 +35,7 @@ size_t text_utf8_next(const char *str, size_t avail, unsigned *cp)
 	return n;
 }
 
+/* @where text from outside in a message (escaped), strict UTF-8 */
 int text_utf8_valid(const char *s, size_t len)
 {
 	size_t i = 0;
@@ -78,6 +79,7 @@ void text_add_printable(struct buf *b, const char *s, size_t len)
 	}
 }
 
+/* @where text from outside in a message (escaped), strict UTF-8 */
 char *text_printable(const char *s)
 {
 	struct buf b = BUF_INIT;
@@ -106,6 +108,10 @@ size_t text_edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+/*
+ * @where did-you-mean (edit distance) for commands, options, recipe keys,
+ *   component names
+ */
 void text_suggest_init(struct text_suggest *s, const char *want)
 {
 	s->want = want;
@@ -129,6 +135,10 @@ void text_suggest_add(struct text_suggest *s, const char *cand)
 	}
 }
 
+/*
+ * @where text from outside in a record (lock, SBOM, manifest, `--json`):
+ *   kept, escaped when it is not UTF-8
+ */
 char *text_record(const char *s)
 {
 	return text_utf8_valid(s, strlen(s)) ? xstrdup(s) : text_printable(s);

@@ -1,4 +1,8 @@
-/* Typed template values and the encoder of every sink (lib/tmpl.h). */
+/* Typed template values and the encoder of every sink (lib/tmpl.h).
+ *
+ * @where owned template variables for emit -- rendered by
+ *   `builder/stage/render.c`
+ */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -737,6 +741,10 @@ static const char *origin_of(const struct tmpl_var *v, const char *subject)
 	return v->from;
 }
 
+/*
+ * @where where a value is encoded for the file it lands in (typed sinks:
+ *   toml, ini, json, xml, ps, hcl, media_type, ...)
+ */
 int tmpl_encode(const char *sink, size_t len, const struct tmpl_var *v,
 		struct buf *out, struct wb_err *e)
 {

@@ -28,6 +28,10 @@ static int has_part(CURLU *h, CURLUPart p)
 	return r;
 }
 
+/*
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit) -- on libcurl's `curl_url()`
+ */
 int wb_url_parse(const char *url, struct wb_url *u)
 {
 	CURLU *h;
@@ -92,6 +96,10 @@ void wb_url_release(struct wb_url *u)
 	memset(u, 0, sizeof(*u));
 }
 
+/*
+ * @where the one URL parser and origin rule (scheme, host, port; the default
+ *   port explicit)
+ */
 int wb_url_same_origin(const char *a, const char *b)
 {
 	struct wb_url ua, ub;

@@ -1,3 +1,8 @@
+/*
+ * @where Windows path rules (C: only, reserved names, forbidden characters,
+ *   Unicode case folding, 8.3 aliases, MAX_PATH) -- `lib/winpath.c` calls
+ *   `lib/names.c`, never the reverse
+ */
 #include <ctype.h>
 #include <locale.h>
 #include <pthread.h>
@@ -53,6 +58,11 @@ int winpath_reserved(const char *name)
 	return 0;
 }
 
+/*
+ * @where Windows path rules (C: only, reserved names, forbidden characters,
+ *   Unicode case folding, 8.3 aliases, MAX_PATH) -- one path component: the
+ *   host's rules, then Windows'
+ */
 int winpath_name_ok(const char *name, const char **why)
 {
 	size_t len = strlen(name);
@@ -195,6 +205,10 @@ static unsigned long upcase(unsigned long cp)
 	return u <= 0xffff ? (unsigned long)u : cp;
 }
 
+/*
+ * @where Windows path rules (C: only, reserved names, forbidden characters,
+ *   Unicode case folding, 8.3 aliases, MAX_PATH) -- case folding
+ */
 char *winpath_fold(const char *path)
 {
 	struct buf b = BUF_INIT;

@@ -59,6 +59,10 @@ static int cmp_service(const void *key, const void *elem)
 	return strcasecmp(key, *(const char *const *)elem);
 }
 
+/*
+ * @where names and places Windows owns: its services, system folders,
+ *   management ports
+ */
 int winreserved_service(const char *name)
 {
 	return bsearch(name, services, sizeof(services) / sizeof(services[0]),
@@ -72,6 +76,10 @@ int winreserved_service(const char *name)
  * itself uses during the build, and which 08-sysprep.ps1 closes again). */
 static const int mgmt_ports[] = { 135, 139, 445, 3389, 5985, 5986 };
 
+/*
+ * @where names and places Windows owns: its services, system folders,
+ *   management ports
+ */
 int winreserved_port(int port)
 {
 	for (size_t i = 0; i < sizeof(mgmt_ports) / sizeof(mgmt_ports[0]); i++)
@@ -137,6 +145,10 @@ int winreserved_under(const char *t, const char *dir)
 	return 1;
 }
 
+/*
+ * @where names and places Windows owns: its services, system folders,
+ *   management ports
+ */
 const char *winreserved_location(const char *t)
 {
 	if (!*t)

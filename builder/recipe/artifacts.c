@@ -2,6 +2,8 @@
  * One artifact of a component into the plan: its URL (or the override's
  * replacement), its verification, what happens to it (unpack, install,
  * payload) and where, then the policy check.
+ *
+ * @where replacements (`replace:`) and policy tightening -- replacements
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,12 @@
 /*
  * The `authenticode:` policy (global, per layer, per component: a list of
  * ANDed trust sets, `require` only tightens) and `site_signing:`.
+ *
+ * @where the `authenticode:` policy (global, per component; `require` and
+ *   `signatures: all` only tighten) -- roots relative to the declaring file
+ *
+ * @where where the site signs staged executables (`site_signing`) -- the
+ *   `site_signing` policy
  */
 #include <errno.h>
 #include <stdio.h>

@@ -2,6 +2,12 @@
  * Packer builders: packer.builders and --builder, each builder's
  * cloudbase-init provider and base image, the Windows ISO pin the ISO
  * builders need, and the rest of packer: (its version, payload: pull).
+ * @where where the Windows ISO digest is required (`windows.iso_sha256` for
+ *   ISO builders, `policy.unverified_iso`) -- records it (`iso_missing`)
+ *
+ * @where which cloudbase-init provider each Packer builder's image gets
+ *   (`auto`), and which contradict a builder -- checked once for the plan's
+ *   builders, recorded as `plan.builder_providers`
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -49,7 +55,10 @@ int builders_iso(struct resolver *r, const struct rnode *win)
 }
 
 /* --builder NAME...: the plan keeps only these of packer.builders (N, or
- * every builder when N is NULL), in the order given. */
+ * every builder when N is NULL), in the order given.
+ * @where which builders are ISO builders; `--builder` narrowing
+ *   `packer.builders` -- `--builder` (`OPT_BUILDER`, `plan_inputs.builders`)
+ */
 static int narrow_builders(struct resolver *r, const struct rnode *n)
 {
 	struct plan *p = r->plan;

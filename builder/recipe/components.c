@@ -4,6 +4,10 @@
  * authenticode, artifacts, generated files, services), every Windows object
  * it declares through the guard (winobj.c), and the clashes between
  * destinations.
+ *
+ * @where where a component's registry values, admin-only folders and event
+ *   manifests are checked and applied -- `registry:` with `take_ownership`,
+ *   `admin_directories:`, `event_manifests:`
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -316,6 +320,9 @@ static int cni_dir(struct resolver *r, const struct rnode *n, const char *key,
  * depends on them (containerd, the CNI plugins) says so, and a plan where
  * two disagree is refused instead of a node whose containerd finds no
  * plugins.
+ * @where the node's CNI directories (containerd's `cni:`
+ *   `bin_dir`/`conf_dir`, all enabled components agreeing) --
+ *   `plan.cni_bin_dir`, `plan.cni_conf_dir`
  */
 static int convert_cni(struct resolver *r, const struct rnode *n,
 		       const struct plan_component *c)

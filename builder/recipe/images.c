@@ -29,6 +29,10 @@
  * A component file may declare images: of the same shape (pulled only
  * while the component is enabled); they join the recipe's, and one key
  * declared by two sources is an error naming both.
+ *
+ * @where the registry client (OCI distribution pull by digest, the token
+ *   flow, credentials, every manifest and blob verified) -- a recipe's and a
+ *   component's `images:`, plan-time checks (`struct plan_image`)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +73,11 @@ static int by_key(const void *a, const void *b)
  * recipes/trust/image-signers.yaml (plan_inputs.data_dir) whose
  * `registry` is a prefix of its name, into C (identity, issuer and where
  * the entry is). 1 found, 0 none (or no data dir), -1 an error. The
- * promoter's identity is data there, not a string here (issue 44). */
+ * promoter's identity is data there, not a string here (issue 44).
+ * @where where a container image's cosign signature is checked -- a
+ *   registry's default signer is data, `recipes/trust/image-signers.yaml`
+ *   (`tests/cli/images_signers.bats`)
+ */
 static int default_signer(struct resolver *r, const struct plan_image *img,
 			  struct plan_image_cosign *c)
 {

@@ -4,6 +4,10 @@
  * --set pair merged over it, every node keeping its origin; a layer's
  * nulls unset keys, and each layer's own policy, authenticode, signatures
  * and keys maps are kept apart (policy only tightens).
+ *
+ * @where includes, override layers, `WINBUILD_SET`, `--set`, `${var}`
+ *   expansion -- includes and override layers, `WINBUILD_SET` and `--set`
+ *   merged in order
  */
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +289,10 @@ static int loosens(struct resolver *r, const struct rnode *n, const struct rnode
  * T_OFF flag never turned on, a T_ENTRIES map never loses an entry. The one
  * rule for every layer kind: override files, windows_versions, WINBUILD_SET,
  * --set and a matrix variation's set all arrive through merge_layer().
+ * @where layers only tighten: the direction of every trust key, applied to
+ *   every layer -- every layer: overrides, `windows_versions`,
+ *   `WINBUILD_SET`, `--set`, a matrix variation's set
+ *   (`tests/cli/layers_tighten.bats`)
  */
 static int tighten_only(struct resolver *r, const struct rnode *layer, const struct rnode *top,
 			const struct schema_key *table, const char *prefix)
@@ -336,6 +344,8 @@ static int tighten_only(struct resolver *r, const struct rnode *layer, const str
  * recipe/schema.c) is refused whatever the file holds, as tighten_only
  * refuses an unset. T_FREE keys (a log lookup's rekor) stay free, and so
  * does every key without a direction (a null unsets it, as anywhere).
+ * @where layers only tighten: the direction of every trust key, applied to
+ *   every layer -- a component's trust keys
  */
 static int component_nulls(struct resolver *r, const struct rnode *n,
 			   const struct schema_key *k, const char *path)
@@ -402,6 +412,9 @@ static int merge_layer(struct resolver *r, struct rnode *layer)
  * block). One site override then serves a matrix of Windows versions, the
  * ISO digest first. image-builder has no such thing: a var file per
  * Windows version (images/capi/packer/ova/windows-2022.json and kin).
+ * @where the image matrix: several recipes or `--matrix FILE`, one fetch over
+ *   the union, a stage, lock and emit per image -- per-Windows-version
+ *   override values
  */
 static int merge_versions(struct resolver *r, struct rnode *wv)
 {

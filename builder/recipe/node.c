@@ -1,4 +1,8 @@
-/* YAML → struct rnode, with origins and limits; merge. */
+/* YAML → struct rnode, with origins and limits; merge.
+ *
+ * @where YAML to a tree with `file:line:col` origins, size, depth and alias
+ *   limits
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

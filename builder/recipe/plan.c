@@ -215,6 +215,10 @@ void plan_authenticode_release(struct plan_authenticode *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/*
+ * @where where the site signs staged executables (`site_signing`) -- which
+ *   files
+ */
 int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
 			  const char *path)
 {
@@ -235,6 +239,11 @@ int plan_sitesign_selects(const struct plan_sitesign *s, const char *component,
 	return 0;
 }
 
+/*
+ * @where where the Windows ISO digest is required (`windows.iso_sha256` for
+ *   ISO builders, `policy.unverified_iso`) -- refuses it, before anything is
+ *   fetched and before emit
+ */
 int plan_require_iso(const struct plan *p, struct wb_err *e)
 {
 	struct buf iso = BUF_INIT, cloud = BUF_INIT;

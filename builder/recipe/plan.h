@@ -7,6 +7,8 @@
  *
  * Ownership: struct plan owns every string and array reachable from it;
  * plan_release() frees them all.
+ *
+ * @where the resolved plan every later stage consumes
  */
 #ifndef WB_PLAN_H
 #define WB_PLAN_H
@@ -86,6 +88,8 @@ struct plan_artifact {
  * hold too: a component can narrow the site's roots and publishers, never
  * replace them. A `require: true` in any layer holds. Applies to the staged
  * .exe, .dll and .msi files.
+ * @where the `authenticode:` policy (global, per component; `require` and
+ *   `signatures: all` only tighten) -- a list of ANDed trust sets
  */
 struct plan_authenticode {
 	int set;                       /* a policy applies (then nsets >= 1) */
@@ -366,6 +370,9 @@ struct plan_inputs {
 /*
  * Resolve IN into PLAN. Errors are WB_EUSAGE with "file:line:col: message"
  * (or WB_EIO when a file cannot be read). On error PLAN is released.
+ * @where the resolver: which file of `builder/recipe/` does what -- the
+ *   driver; the list of files heads `builder/recipe/resolve_int.h`;
+ *   docs/architecture.md "Resolution"
  */
 int plan_resolve(const struct plan_inputs *in, struct plan *plan,
 		 struct wb_err *e);

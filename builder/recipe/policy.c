@@ -3,6 +3,9 @@
  * only tightens (policy_resolve), what a null may not unset
  * (policy_unset_loosens), and each artifact checked against the result
  * (policy_check_artifact).
+ *
+ * @where replacements (`replace:`) and policy tightening -- each layer's
+ *   policy; a later layer tightens, never loosens
  */
 #include <stdlib.h>
 #include <string.h>

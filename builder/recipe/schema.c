@@ -1,4 +1,8 @@
-/* Keyword tables for every map in a recipe, and the checker. */
+/* Keyword tables for every map in a recipe, and the checker.
+ *
+ * @where every key a recipe may hold (keyword tables) and the type checker --
+ *   every schema error of a file at once, at most `SCHEMA_MAX_ERRORS`
+ */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -47,6 +47,8 @@ enum schema_flags {
  * set (issue 41 item 2): every key below the image's trust sections
  * declares one (tests/cli/layers_tighten.bats enumerates them), and
  * tighten_only() in recipe/layers.c applies it to every layer.
+ * @where layers only tighten: the direction of every trust key, applied to
+ *   every layer -- `S_TRUST` in the image schema
  */
 enum schema_trust {
 	T_NONE,     /* not a trust key (outside the trust sections) */

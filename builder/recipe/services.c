@@ -2,6 +2,12 @@
  * Services and generated files a component declares (docs/recipes.md,
  * "services"): names, binaries the component stages, arguments every
  * Windows sink accepts, dependency order.
+ *
+ * @where where a service is declared, checked and registered (`services:`;
+ *   docs/node.md "Services as data") -- `services:` converted and ordered
+ *
+ * @where files a component declares (`generate:`) and the kubelet start
+ *   script (`wrapper`) -- `generate:` converted
  */
 #include <ctype.h>
 #include <stdio.h>

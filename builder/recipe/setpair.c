@@ -2,6 +2,9 @@
  * --set and WINBUILD_SET pairs: "a.b.c=VALUE" into a tree {a: {b: {c:
  * VALUE}}} (a value starting with '[' or '{' is YAML flow), with the key
  * grammar and strict UTF-8 checked.
+ *
+ * @where includes, override layers, `WINBUILD_SET`, `--set`, `${var}`
+ *   expansion -- one `--set` pair
  */
 #include <ctype.h>
 #include <string.h>

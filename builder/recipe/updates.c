@@ -26,6 +26,10 @@
  * Update inside the VM (ansible/windows/roles/updates, windows_updates_kbs)
  * with nothing checked on the host; here every byte is verified before the
  * VM exists.
+ *
+ * @where Windows updates (`windows.updates`; docs/updates.md) -- each update
+ *   an artifact of the synthetic component `windows-updates`, install order
+ *   checkpoints first (`struct plan_update`)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,14 @@
  * mirror layout check, the image's mirrors: (urls_convert_mirrors), and the
  * mirror rewrite (urls_apply_mirrors: where a URL is rewritten, mirror_only,
  * allow_http).
+ * @where where a URL is rewritten (mirrors, `mirror_only`, `allow_http`) --
+ *   the mirror rules
+ *
+ * @where the one validator for names that become paths (artifact keys,
+ *   component and image names, mirror URL segments) -- the recipe's checks of
+ *   names and URL layouts
+ *
+ * @where a secret in a recipe or override URL refused at plan time
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,9 @@
 /*
  * Variables: ${name} and ${name:transform} expansion over an ordered set
  * (first match wins), capped in depth and in size.
+ *
+ * @where includes, override layers, `WINBUILD_SET`, `--set`, `${var}`
+ *   expansion -- `${var}` expansion
  */
 #include <stdlib.h>
 #include <string.h>

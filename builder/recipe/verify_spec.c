@@ -3,6 +3,11 @@
  * into its trust spec (trust/spec.h): pins, checksum URLs, minisign keys,
  * each method of the table by its declared settings, `since`, and the
  * exported transparency-log entry.
+ *
+ * @where what the shipped recipes verify per component (Kubernetes: cosign +
+ *   `.sha256`; containerd: attestation + `.sha256sum`) -- `verify:` in
+ *   `recipes/components/kubernetes.yaml` and
+ *   `recipes/components/containerd.yaml` (provenance comments at their top)
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -161,7 +166,12 @@ static int signature_urls(struct resolver *r, const struct rnode *n,
 }
 
 /* `verify.<method>.since` of a requirement at ORIGIN: kept on A until the
- * versions are final (versions_since_met). */
+ * versions are final (versions_since_met).
+ * @where containerd 1.x, which publishes no build provenance: a plan-time
+ *   error (a requirement's `since`) -- `verify.attestation.since` in
+ *   `recipes/components/containerd.yaml`; the error names
+ *   `overrides/containerd-1.7.yaml`
+ */
 static int convert_since(struct resolver *r, const struct rnode *n, const struct vars *vs,
 			 struct plan_artifact *a, const struct trust_method *m,
 			 const struct wb_origin *origin, const char *ctx)

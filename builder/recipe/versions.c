@@ -2,6 +2,13 @@
  * Versions: one source per version (vars.<component>_version against
  * components.<component>.version), the leading 'v', the warnings for
  * versions that look inconsistent, and each requirement's `since`.
+ *
+ * @where containerd 1.x, which publishes no build provenance: a plan-time
+ *   error (a requirement's `since`) -- whether a version meets `since`
+ *
+ * @where one source per version, and the plan's warnings for values that look
+ *   inconsistent -- `vars.<component>_version` against
+ *   `components.<component>.version`
  */
 #include <stdio.h>
 #include <stdlib.h>

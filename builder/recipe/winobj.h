@@ -34,7 +34,11 @@ struct plan_component;
 
 /* Check every S_WIN value of component CN (converted into C, whose
  * artifacts, generated files and services the plan holds already).
- * 0, or -1 with the first refusal in the resolver's error. */
+ * 0, or -1 with the first refusal in the resolver's error.
+ * @where the one guard for a component's Windows objects (every key marked
+ *   `S_WIN(kind)`) -- after a component is converted
+ *   (`tests/cli/redteam_winnames.bats`)
+ */
 int winobj_component(struct resolver *r, const struct rnode *cn,
 		     const struct plan_component *c);
 

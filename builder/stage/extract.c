@@ -20,6 +20,10 @@
  *    the last entry the rest (the central directory) is drained through
  *    the hash. Read twice: that tail, and the first block (libarchive's
  *    format detection reads it before the zip reader seeks back to 0).
+ *
+ * @where secure archive extraction (links, `..`, devices, bombs, case
+ *   collisions; container sniffing, one decompressor) -- the run: the hashed
+ *   source, bounds, the entry loop
  */
 #include <errno.h>
 #include <fcntl.h>

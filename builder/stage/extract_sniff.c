@@ -3,6 +3,10 @@
  * its first bytes, never by libarchive's bidding; unpack.format checked
  * against it; and for a zip, every local header compared with its central
  * directory record before libarchive reads a byte of it.
+ *
+ * @where secure archive extraction (links, `..`, devices, bombs, case
+ *   collisions; container sniffing, one decompressor) -- what the file is
+ *   (tar, zip, ISO 9660); zip local and central names
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -4,6 +4,10 @@
  * strip and include), the table of placed paths (case-insensitive, as
  * Windows sees them), writing files and directories with openat() and
  * O_NOFOLLOW under a descriptor on DEST, and directory mtimes.
+ *
+ * @where secure archive extraction (links, `..`, devices, bombs, case
+ *   collisions; container sniffing, one decompressor) -- entry checks, placed
+ *   paths, writing under DEST
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,9 @@
  * one only by case, a file placed twice, and a file and a directory at the
  * same path. Returns 1 if the path is new, 0 if it is a directory already
  * placed, -1 on refusal.
+ * @where the one case-insensitive path table (what an archive places, what
+ *   every artifact and generated file claims, 8.3 alias keys) -- what one
+ *   archive places
  */
 static int node_add(struct ctx *c, const char *entry, const char *path,
 		    int is_dir)

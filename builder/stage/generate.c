@@ -68,6 +68,8 @@ static int emit(struct tree *t, const char *templates_dir, const char *name,
  * version and the entry's vars), and the start script of each service with
  * kubeadm_flags (kubelet/StartKubelet.ps1 with the service's binary and
  * arguments: sc_args only where the program answers sc.exe itself).
+ * @where files a component declares (`generate:`) and the kubelet start
+ *   script (`wrapper`)
  */
 static int generate_declared(struct tree *t, const struct plan *plan,
 			     const char *templates_dir, struct wb_err *e)
@@ -167,7 +169,10 @@ static int render_provider(struct tree *t, const char *templates_dir,
 /* The CNI directories the components declare (`cni:`, recipe/components.c)
  * as containerd's config writes them ("C:/opt/cni/bin"); none declared is
  * an error when WHO (containerd's config, node.cni) needs them. No CNI
- * path is named here: they are the component data's. */
+ * path is named here: they are the component data's.
+ * @where the node's CNI directories (containerd's `cni:`
+ *   `bin_dir`/`conf_dir`, all enabled components agreeing)
+ */
 static int cni_dirs(struct tmpl_vars *vars, const struct plan *plan, const char *who,
 		    struct wb_err *e)
 {
@@ -190,6 +195,7 @@ static int cni_dirs(struct tmpl_vars *vars, const struct plan *plan, const char 
 	return 0;
 }
 
+/* @where where templates are rendered -- which template, which variables */
 int stage_generate(struct tree *t, const struct plan *plan,
 		   const char *templates_dir, struct wb_err *e)
 {

@@ -49,6 +49,10 @@ static int below(const char *path, const char *dir)
  *   - a builder's windowsPE folder (platform_winpe_dir()): Windows Setup
  *     loads its drivers, and the answer file runs VMware Tools' setup,
  *     from the builder's CD, never from C:
+ * @where which staged files the node keeps (manifest `lifetime`) and where
+ *   they leave the image -- the one classifier: image tars, update packages,
+ *   windowsPE folders, the cloudbase-init MSI and confs are build-only;
+ *   `Remove-BuildOnly` in `packer/scripts/common.ps1.in` removes them
  */
 static const char *file_lifetime(const struct plan *p, const struct tree_file *f)
 {
@@ -73,6 +77,10 @@ static const char *file_lifetime(const struct plan *p, const struct tree_file *f
 	return "node";
 }
 
+/*
+ * @where the staged manifest (`OUT/<name>/manifest.json`): the one writer and
+ *   the one reader
+ */
 int stage_write_manifest(const char *path, const struct plan *plan,
 			 const struct stage_input *in, const struct tree *t,
 			 json_t *images, time_t epoch, struct wb_err *e)
@@ -205,6 +213,10 @@ static int safe_tree_path(const char *p)
 	return 1;
 }
 
+/*
+ * @where the staged manifest (`OUT/<name>/manifest.json`): the one writer and
+ *   the one reader -- stage's reuse, emit, `verify`, the SBOM
+ */
 int staged_manifest_read(const char *path, struct staged_manifest *m,
 			 struct wb_err *e)
 {

@@ -227,6 +227,11 @@ static char *index_json(const struct registry_image *img, const char *name, cons
 	return s;
 }
 
+/*
+ * @where an image as an OCI image-layout tar, placed in the staged tree --
+ *   deterministic, annotated for containerd's importer (docs/node.md
+ *   "Importing the staged images")
+ */
 int oci_archive_write(struct cache *c, const struct registry_image *img, const char *name,
 		      const char *tag, int fd, time_t mtime, struct oci_written *res,
 		      struct wb_err *e)
@@ -292,6 +297,11 @@ out:
 	return ret;
 }
 
+/*
+ * @where an image as an OCI image-layout tar, placed in the staged tree --
+ *   appends each image's pin, build manifest and os.version to
+ *   manifest.json's `images`
+ */
 int stage_images(struct tree *t, const struct plan *plan, const char *cache_dir,
 		 json_t *images, struct wb_err *e)
 {

@@ -1,4 +1,11 @@
-/* The template engine: {{sink:name}}, {{#if name}}...{{else}}...{{/if}}, {{! }}. */
+/* The template engine: {{sink:name}}, {{#if name}}...{{else}}...{{/if}}, {{! }}.
+ *
+ * @where where templates are rendered -- the engine; templates in
+ *   `recipes/templates/`
+ *
+ * @where the templates themselves (HCL pieces, PowerShell steps) --
+ *   `packer/hcl/<piece>.pkr.hcl.in`, `packer/scripts/<step>.ps1.in`
+ */
 #include <stdlib.h>
 #include <string.h>
 

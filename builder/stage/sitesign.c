@@ -84,6 +84,10 @@ static int sign_one(struct tree_file *f, const char *full, const struct plan *pl
 	return 0;
 }
 
+/*
+ * @where where the site signs staged executables (`site_signing`) -- after
+ *   the upstream checks, on the run's private copies
+ */
 int sitesign_tree(struct tree *t, const struct plan *plan,
 		  const struct sign_opts *so, time_t epoch, struct wb_err *e)
 {

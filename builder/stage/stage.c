@@ -51,6 +51,8 @@ static int make_directories(struct tree *t, const struct plan *plan,
  * a policy, before the tree is final (docs/authenticode.md). Any failure
  * is a verification failure (exit 1) naming the artifact, the tree path
  * and the reason; results stay with the file for the manifest.
+ * @where staged `.exe`/`.dll`/`.msi`/`.cab`/`.msu` checked before the tree is
+ *   final -- results in `files[].authenticode` of the manifest
  */
 static int check_authenticode(struct tree *t, const struct plan *plan,
 			      struct wb_err *e)
@@ -191,6 +193,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * @where the stage, in order (directories, artifacts, Authenticode, generated
+ *   files, swap, manifest), and the thread that prepares artifacts while
+ *   others download
+ */
 void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 {
 	struct stage_worker *w = s->w;
@@ -219,6 +226,10 @@ void stage_feed(struct stage *s, size_t i, const struct stage_input *in)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/*
+ * @where where a download's bytes are also written to their staged place as
+ *   they arrive (the tee)
+ */
 int stage_tee_open(struct stage *s, size_t i)
 {
 	struct stage_worker *w = s->w;
@@ -302,7 +313,10 @@ static int old_files(const struct plan_artifact *a, const struct staged_manifest
 
 /* Under the stage lock: when the stamp still describes the previous tree,
  * note each artifact's prep key and files there (stage_feed compares the
- * keys). Then remove the stamp: from here on the tree may change. */
+ * keys). Then remove the stamp: from here on the tree may change.
+ * @where re-staging only what changed: per-artifact prep keys in the stamp,
+ *   hard links from the previous tree
+ */
 static void load_reuse(struct stage *s)
 {
 	struct stage_worker *w = s->w;
@@ -335,6 +349,11 @@ static void load_reuse(struct stage *s)
 	wb_strlist_release(&preps);
 }
 
+/*
+ * @where the stage, in order (directories, artifacts, Authenticode, generated
+ *   files, swap, manifest), and the thread that prepares artifacts while
+ *   others download
+ */
 int stage_begin(struct stage *s, const struct plan *plan,
 		const struct stage_opts *o, struct wb_err *e)
 {
@@ -369,6 +388,11 @@ int stage_begin(struct stage *s, const struct plan *plan,
 	return 0;
 }
 
+/*
+ * @where the stage, in order (directories, artifacts, Authenticode, generated
+ *   files, swap, manifest), and the thread that prepares artifacts while
+ *   others download
+ */
 int stage_finish(struct stage *s, struct stage_result *res, struct wb_err *e)
 {
 	const struct plan *plan = s->plan;

@@ -350,6 +350,10 @@ int stamp_check(const char *dir, const char *key, struct wb_err *e)
 	return ret;
 }
 
+/*
+ * @where re-staging only what changed: per-artifact prep keys in the stamp,
+ *   hard links from the previous tree
+ */
 int stamp_reusable(const char *dir, struct wb_strlist *preps, struct wb_err *e)
 {
 	struct buf b = BUF_INIT;
@@ -368,6 +372,10 @@ int stamp_reusable(const char *dir, struct wb_strlist *preps, struct wb_err *e)
 	return ret;
 }
 
+/*
+ * @where re-staging only what changed: per-artifact prep keys in the stamp,
+ *   hard links from the previous tree
+ */
 int stamp_prep_key(const struct plan_artifact *a, const char *sha256,
 		   time_t epoch, char out[65], struct wb_err *e)
 {

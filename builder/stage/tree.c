@@ -69,6 +69,8 @@ static int collision(const struct pathtab_entry *c, const char *path, int want_d
  * Each entry's alias keys (winpath_short_keys) go into the claims too,
  * behind a control byte no path holds, marked with the entry's kind; a
  * key held by the other kind is the collision. Linear in the entries.
+ * @where Windows path rules (C: only, reserved names, forbidden characters,
+ *   Unicode case folding, 8.3 aliases, MAX_PATH) -- 8.3 aliases in the tree
  */
 static int claim_short(struct tree *t, const char *path, const char *owner,
 		       struct wb_err *e)
@@ -109,7 +111,11 @@ static int claim_short(struct tree *t, const char *path, const char *owner,
 }
 
 /* Claim one path (IS_DIR: as a directory). A directory may be claimed again
- * with the same spelling; anything else already there is a collision. */
+ * with the same spelling; anything else already there is a collision.
+ * @where the one case-insensitive path table (what an archive places, what
+ *   every artifact and generated file claims, 8.3 alias keys) -- what the
+ *   tree claims
+ */
 static int claim_one(struct tree *t, const char *path, int is_dir,
 		     const char *owner, struct wb_err *e)
 {
@@ -210,6 +216,10 @@ static int lock_file(struct tree *t, const char *lock, struct wb_err *e)
 	}
 }
 
+/*
+ * @where the staged tree's temp dir, normalisation (modes, mtimes) and atomic
+ *   swap
+ */
 int tree_begin(struct tree *t, const char *out, const char *name, time_t mtime,
 	       struct wb_err *e)
 {
@@ -413,6 +423,10 @@ static int copy_fresh(int in, int out, const char *src, const char *full,
 	return 0;
 }
 
+/*
+ * @where where a file is written into the staged tree (every path claimed) --
+ *   artifacts to a scratch dir
+ */
 int tree_prepare_copy(const char *scratch, int src_fd, const char *src,
 		      const char *expect, int fresh, const char *name,
 		      struct tree_piece *p, struct wb_err *e)
@@ -475,6 +489,10 @@ int tree_tee_open(const char *scratch, const char *name)
 	return fd;
 }
 
+/*
+ * @where where a download's bytes are also written to their staged place as
+ *   they arrive (the tee) -- adopted once verified (`fetch_item.teed`)
+ */
 int tree_prepare_teed(const char *scratch, const char *sha256,
 		      unsigned long long size, const char *name,
 		      struct tree_piece *p, struct wb_err *e)
@@ -535,6 +553,10 @@ static char *piece_path(const char *dest, int single, const char *rel)
 	return *dest ? xasprintf("%s/%s", dest, rel) : xstrdup(rel);
 }
 
+/*
+ * @where re-staging only what changed: per-artifact prep keys in the stamp,
+ *   hard links from the previous tree
+ */
 int tree_prepare_reuse(const char *scratch, const char *old_root,
 		       const char *dest, const struct extract_result *old,
 		       int single, struct tree_piece *p, struct wb_err *e)
@@ -569,6 +591,10 @@ int tree_prepare_reuse(const char *scratch, const char *old_root,
 	return 0;
 }
 
+/*
+ * @where where a file is written into the staged tree (every path claimed) --
+ *   each path claimed and moved in
+ */
 int tree_adopt(struct tree *t, struct tree_piece *p, const char *dest,
 	       const char *artifact, const char *component, struct wb_err *e)
 {
@@ -603,6 +629,10 @@ void tree_piece_release(struct tree_piece *p)
 	p->scratch = NULL;
 }
 
+/*
+ * @where where a file is written into the staged tree (every path claimed) --
+ *   generated files
+ */
 int tree_write(struct tree *t, const char *path, const void *data, size_t len,
 	       const char *component, struct wb_err *e)
 {
@@ -735,6 +765,10 @@ static void hook_at(tree_hook_fn *hook, void *ctx, const char *point)
 		hook(ctx, point);
 }
 
+/*
+ * @where the staged tree's temp dir, normalisation (modes, mtimes) and atomic
+ *   swap
+ */
 int tree_commit(struct tree *t, tree_hook_fn *hook, void *hook_ctx,
 		struct wb_err *e)
 {

@@ -293,6 +293,8 @@ static void format_time(time_t t, char out[21])
  * SHA-1 imprint and a token without the ESS signing-certificate attribute
  * (RFC 3161 2.4.1 requires one; tests/cli/authenticode.bats shows both):
  * one verifier, the strict one, for every timestamp winbuild trusts.
+ * @where where an RFC 3161 timestamp is checked (the one verifier, for
+ *   Sigstore and Authenticode) -- a signature's countersignature
  */
 static int timestamp_rfc3161(const ASN1_TYPE *val, PKCS7_SIGNER_INFO *si,
 			     X509_STORE *store, time_t *at, struct wb_err *e)
@@ -456,7 +458,11 @@ static int trusted_by(const struct authenticode_policy *pol, X509_STORE *store,
 }
 
 /* Judge the signature P7 alone under POL (its roots in STORE): fills S
- * (signer, digest, timestamp) as far as it gets. */
+ * (signer, digest, timestamp) as far as it gets.
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- one signature, judged
+ *   alone
+ */
 static enum ac_verdict judge(struct ac_file *f, PKCS7 *p7,
 			     const struct authenticode_policy *pol, X509_STORE *store,
 			     struct authenticode_signature *s, struct wb_err *e)
@@ -692,6 +698,9 @@ static void copy_primary(struct authenticode_result *res,
  * when any one signature verifies and passes over the rest, broken or not:
  * a broken signature beside a good one is a file someone changed, and
  * `all`, the default, holds the file to every signer it names.
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- every signature of a
+ *   file; `all` or `one` must pass
  */
 static int verify_sigs(struct ac_file *f, struct ac_sigs *l,
 		       const struct authenticode_policy *pol,
@@ -813,6 +822,10 @@ int authenticode_verify_mem(const unsigned char *data, size_t len,
 	return 0;
 }
 
+/*
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- a file
+ */
 int authenticode_verify_file(const char *path,
 			     const struct authenticode_policy *pol,
 			     struct authenticode_result *res, struct wb_err *e)

@@ -13,6 +13,10 @@
  * iCabinet and the reserve sizes are not), bytes 56-59 of abReserve, and
  * everything from byte 60 up to the signature (the next-cabinet names, the
  * CFFOLDER entries, the CFFILE entries and the data blocks).
+ *
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- CFHEADER, the signature's
+ *   place, the cabinet hash
  */
 #include <stdint.h>
 #include <string.h>

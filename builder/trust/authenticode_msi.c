@@ -2,6 +2,9 @@
  * Authenticode for MSI installers: a small compound-file (CFB) reader and
  * the MSI stream hash (authenticode.h; docs/authenticode.md). Every offset
  * read from the file is checked against the file size before use.
+ *
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- the MSI's hash
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,6 +107,7 @@ static int cfb_chain(struct cfb *f, uint32_t start, unsigned long long size,
 	return 0;
 }
 
+/* @where the MSI compound-file (CFB) reader */
 static int cfb_open(struct cfb *f, const unsigned char *d, size_t len,
 		    struct wb_err *e)
 {
@@ -302,6 +306,7 @@ static int cfb_children(struct cfb *f, uint32_t idx, uint32_t **out, size_t *n,
 	return 0;
 }
 
+/* @where the MSI compound-file (CFB) reader */
 static int cfb_hash_storage(struct cfb *f, uint32_t idx, int depth, EVP_MD_CTX *md,
 			    struct buf *sig, int *dse, struct wb_err *e)
 {

@@ -2,6 +2,10 @@
  * Authenticode for PE files (.exe, .dll, .efi): the headers, the image hash
  * and the certificate table (authenticode.h; docs/authenticode.md). Every
  * offset read from the file is checked against the file size before use.
+ *
+ * @where where Authenticode is checked (PE, MSI, cabinet; PKCS#7, timestamp,
+ *   chain, EKU, publisher; docs/authenticode.md) -- PE headers, image hash,
+ *   certificate-table entries
  */
 #include <stdint.h>
 #include <string.h>

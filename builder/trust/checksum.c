@@ -4,6 +4,8 @@
  * "dist/name"): upstreams often publish sums made from a build directory.
  * Every matching line must then carry the same digest; two different
  * digests for the name are refused rather than guessed between.
+ *
+ * @where checksum files (bare digest, `sha256sum` lines)
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,7 @@
+/*
+ * @where SHA-256, SHA-512, BLAKE2b (and SHA-1, a Windows update's Catalog
+ *   digest) in one pass
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -80,6 +80,11 @@ static void provenance(const char *line, size_t len, struct trust_ev *ev)
 	free(raw);
 }
 
+/*
+ * @where where build provenance is checked (containerd's `.intoto.jsonl`) --
+ *   one line's bundle must verify and name the artifact; builder, source, ref
+ *   into the lock and SBOM
+ */
 static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)

@@ -15,6 +15,9 @@
  * Params: roots (a PEM file), publisher (one entry per allowed publisher:
  * subject or SHA-256 thumbprint), signatures ("all" or "one").
  * Evidence: signer, thumbprint_sha256, digest, timestamp.
+ *
+ * @where Windows updates (`windows.updates`; docs/updates.md) -- the
+ *   fetch-time signature check, method `authenticode`
  */
 #include <stdlib.h>
 #include <string.h>

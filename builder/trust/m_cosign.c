@@ -185,6 +185,11 @@ static int check_bundle(const struct trust_req *r, const struct trust_subject *s
 	return ret;
 }
 
+/*
+ * @where where a Kubernetes cosign signature is checked (`.sig` + `.cert` +
+ *   Rekor entry, `tlog: none`; a cosign v3 bundle, `verify.cosign.bundle`,
+ *   preferred when named: `check_bundle()`) -- method `cosign`
+ */
 static int check(const struct trust_req *r, const struct trust_subject *s,
 		 const struct trust_aux *aux, const char *which, struct trust_ev *ev,
 		 struct wb_err *e)

@@ -12,7 +12,12 @@ extern const struct trust_method trust_m_sigstore, trust_m_attestation, trust_m_
 	trust_m_authenticode;
 
 /* One line per method (docs/architecture.md, "Adding a verification
- * method"). The order is the order of the recipe's keys in `plan`. */
+ * method"). The order is the order of the recipe's keys in `plan`.
+ * @where the table of verification methods (checksum files, minisign,
+ *   Sigstore bundles, ...: what each fetches, checks, records and shows) --
+ *   one file per method, `builder/trust/m_*.c` (docs/architecture.md "Adding
+ *   a verification method")
+ */
 const struct trust_method *const trust_methods[] = {
 	&trust_m_minisign,
 	&trust_m_sha256_url,
@@ -76,6 +81,10 @@ size_t trust_spec_slot(const struct trust_spec *spec, size_t req)
 	return n;
 }
 
+/*
+ * @where text from outside in a record (lock, SBOM, manifest, `--json`):
+ *   kept, escaped when it is not UTF-8 -- every evidence value
+ */
 void trust_ev_set(struct trust_ev *ev, const char *key, const char *value)
 {
 	for (size_t i = 0; i < ev->nfields; i++)

@@ -53,6 +53,8 @@ enum {
  * the older methods one file, from their single fields): fetched
  * generically by fetch/ (engine.c) before the artifact, through the URL list
  * trust_req_urls(r, k).
+ * @where a method's auxiliary files (param, default URL, cap, mirror suffix,
+ *   lock key)
  */
 struct trust_aux_def {
 	const char *param;         /* the recipe key of its URL ("signature") */

@@ -407,6 +407,10 @@ static const char *comment_file_field(const char *tc, size_t *len, int *count)
 	}
 }
 
+/*
+ * @where where a signature is checked (minisign on OpenSSL) -- called by the
+ *   method's `check()` in `builder/trust/m_minisign.c`
+ */
 int minisign_verify(const struct minisign_sig *sig,
 		    const struct minisign_pubkey *keys, size_t nkeys,
 		    const unsigned char blake2b[64], const char *legacy_path,

@@ -99,6 +99,9 @@ static int ed25519_sign(const struct minisign_seckey *sk, const unsigned char *m
 	return ok ? 0 : wb_error(e, WB_EIO, "Ed25519 signing failed (OpenSSL)");
 }
 
+/*
+ * @where where an artifact is signed (`mirror --sign`, minisign on OpenSSL)
+ */
 char *minisign_sign_prehashed(const struct minisign_seckey *sk,
 			      const unsigned char blake2b[64],
 			      const char *trusted_comment,

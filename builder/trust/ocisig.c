@@ -243,6 +243,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where where a container image's cosign signature is checked -- each
+ *   layer's payload must name the pin; then the one Sigstore verifier
+ */
 int ocisig_verify(const char *pinned, const char *manifest, size_t len,
 		  const struct buf *payloads, size_t n, const struct ocisig_policy *pol,
 		  struct ocisig_evidence *ev, struct wb_err *e)

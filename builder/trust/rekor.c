@@ -156,6 +156,11 @@ static int entries_answered(struct trust_lookup *lk, struct buf *out, struct wb_
 	return 0;
 }
 
+/*
+ * @where where a Rekor entry is looked up online (`verify.cosign` at fetch
+ *   time, `sig sigstore --rekor`) -- the protocol as rounds of requests (the
+ *   index POST, then each entry)
+ */
 int rekor_lookup_step(struct trust_lookup *lk, struct buf *out, struct wb_err *e)
 {
 	char *url, *body;
@@ -177,6 +182,11 @@ int rekor_lookup_step(struct trust_lookup *lk, struct buf *out, struct wb_err *e
 	}
 }
 
+/*
+ * @where where a Rekor entry is looked up online (`verify.cosign` at fetch
+ *   time, `sig sigstore --rekor`) -- `sig sigstore --rekor`: one request at a
+ *   time through `fetch_request()`
+ */
 int rekor_lookup_merged(const struct trust_http *http, const char *base,
 			const char *sha256_hex, struct buf *out, struct wb_err *e)
 {

@@ -53,6 +53,10 @@ static const char *last_line(char *text)
 	return p ? p + 1 : text;
 }
 
+/*
+ * @where where the site signs staged executables (`site_signing`) -- the
+ *   signer
+ */
 int sign_file(const struct sign_opts *o, const char *path, long long sign_time,
 	      struct wb_err *e)
 {
@@ -160,6 +164,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where where an emitted script is signed (osslsigncode, no shell; `emit
+ *   --sign-scripts`)
+ */
 int sign_script(const struct sign_opts *o, const char *path, struct wb_err *e)
 {
 	return sign_file(o, path, -1, e);

@@ -94,6 +94,11 @@ static X509 *sb_der_cert(const json_t *obj, const char *where, struct wb_err *e)
 	return x;
 }
 
+/*
+ * @where the rules from sigstore-go's 2026 fixes (docs/sigstore.md "Rules
+ *   from sigstore-go's 2026 fixes") -- a media type cannot lower the proof
+ *   requirement
+ */
 static int sb_media_type(const char *mt, int *minor)
 {
 	size_t n;
@@ -132,6 +137,8 @@ static int sb_media_type(const char *mt, int *minor)
  * under a v0.1 or v0.2 label it is refused rather than checked with v0.1's
  * promise-only rule. The converse rule is sigstore-go's own: v0.3 and later
  * may not carry an x509CertificateChain.
+ * @where the rules from sigstore-go's 2026 fixes (docs/sigstore.md "Rules
+ *   from sigstore-go's 2026 fixes") -- a log key used only inside its window
  */
 static int sb_shape(const json_t *vm, const struct sb *b, struct wb_err *e)
 {
@@ -332,6 +339,9 @@ fail:
  * stricter reading: a signature that verifies only under another hash than
  * the one the log recorded fails. Other kinds declare nothing here and are
  * refused by body_check.
+ * @where the rules from sigstore-go's 2026 fixes (docs/sigstore.md "Rules
+ *   from sigstore-go's 2026 fixes") -- a detached signature's hash from its
+ *   entry
  */
 static int sb_entry_hash(const struct tlog_entry *ent, struct sb *b, struct wb_err *e)
 {
@@ -629,6 +639,9 @@ static int body_check(const struct tlog_entry *ent, const struct sb *b,
  * via single compromised log", 2026-05-27: one compromised log could mint
  * entries at many indexes). The same entry twice (same log, same index) is
  * refused, as sigstore-go refuses "duplicate tlog entries".
+ * @where the rules from sigstore-go's 2026 fixes (docs/sigstore.md "Rules
+ *   from sigstore-go's 2026 fixes") -- a threshold of distinct logs
+ *   (`--tlog-threshold`; `tests/cli/sigstore_fixes.bats`)
  */
 static int sb_count_log(const struct tlog_key **logs, size_t *nlogs,
 			const struct tlog_key *key, const struct tlog_entry *ent,
@@ -726,6 +739,11 @@ static int key_fingerprint(EVP_PKEY *pk, char out[65])
 	return 0;
 }
 
+/*
+ * @where where a Sigstore bundle or cosign signature is checked (offline,
+ *   pinned trusted root; docs/sigstore.md) -- bundles v0.1-v0.3, DSSE in-toto
+ *   subjects, identity and issuer, managed keys
+ */
 int sigstore_verify(const struct sigstore_input *in,
 		    struct sigstore_evidence *ev, struct wb_err *e)
 {
@@ -910,6 +928,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where where a Kubernetes cosign signature is checked (`.sig` + `.cert` +
+ *   Rekor entry, `tlog: none`)
+ */
 int sigstore_verify_entries(struct sigstore_input *in, const char *entries, size_t len,
 			    struct sigstore_evidence *ev, char **chosen, size_t *nentries,
 			    struct wb_err *e)

@@ -1,6 +1,9 @@
 /*
  * Fulcio certificates (sigstore_cert.h): chain at a time, EKU, SCTs,
  * identity.
+ *
+ * @where Fulcio certificates: chain at the signing time, code-signing EKU,
+ *   embedded SCTs, SAN and OIDC issuer
  */
 #include <stdio.h>
 #include <stdlib.h>

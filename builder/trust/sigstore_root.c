@@ -304,6 +304,10 @@ out:
 	return ret;
 }
 
+/*
+ * @where `trusted_root.json` (Fulcio CAs, CT logs, Rekor logs, TSAs, validity
+ *   windows)
+ */
 int sigstore_root_load(const char *path, struct sigstore_root *r,
 		       struct wb_err *e)
 {
@@ -326,6 +330,11 @@ struct sigstore_roots_entry {
 	struct sigstore_root root;
 };
 
+/*
+ * @where the trusted root parsed once per run (each distinct file by its
+ *   SHA-256) -- shared by every check that names it; the count is a debug
+ *   line (`-v`)
+ */
 int sigstore_roots_get(struct sigstore_roots *rs, const char *path,
 		       const struct sigstore_root **out, struct wb_err *e)
 {

@@ -49,7 +49,10 @@ struct trust_param {
  * no file), under its own KEYS and PARAMS. URLS is the first file's list,
  * MORE[k - 1] the list of the method's file k (trust_req_urls). LOOKUP is
  * the base URLs (try order, mirrored) of the service the method asks after
- * the download (Rekor), empty when it asks none. */
+ * the download (Rekor), empty when it asks none.
+ * @where the verify spec (pins, one requirement per method entry) and the
+ *   policy, as the plan embeds them
+ */
 struct trust_req {
 	const struct trust_method *method;
 	struct wb_strlist urls;
@@ -64,6 +67,10 @@ struct trust_req {
 	struct wb_origin origin; /* of the map (or key) that asked for it */
 };
 
+/*
+ * @where the verify spec (pins, one requirement per method entry) and the
+ *   policy, as the plan embeds them
+ */
 struct trust_spec {
 	const char *name;             /* the artifact (not owned; messages) */
 	const char *filename;         /* its file name (not owned; checksum
@@ -81,6 +88,10 @@ struct trust_spec {
 	struct wb_origin sha256_origin, sha512_origin, sha1_origin;
 };
 
+/*
+ * @where the verify spec (pins, one requirement per method entry) and the
+ *   policy, as the plan embeds them
+ */
 struct trust_policy {
 	int require_signature;     /* policy.require: signature */
 	int allow_http;            /* policy.allow_http (default 1) */
@@ -101,6 +112,8 @@ struct trust_policy {
  * ROOTS and be one of PUBLISHERS (none: any signer under ROOTS). A policy
  * is a list of them, ANDed, like layered signature requirements: the first
  * is the merged map's own, each further one a layer's or a component's.
+ * @where the `authenticode:` policy (global, per component; `require` and
+ *   `signatures: all` only tighten) -- one trust set
  */
 struct trust_authset {
 	char *roots;                   /* PEM file, already resolved */

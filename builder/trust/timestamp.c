@@ -414,6 +414,10 @@ out:
  * caller's; STORE's check time is genTime afterwards. -1 with WB_EVERIFY
  * and OpenSSL's reason; when the chain was what failed, CHAIN (CHAINSZ
  * bytes) holds X509_verify_cert's reason, else "".
+ * @where where an RFC 3161 timestamp is checked (the one verifier, for
+ *   Sigstore and Authenticode) -- the strict one: SHA-2 imprint, version,
+ *   signature with the ESS signing-certificate binding, the TSA chain at
+ *   genTime
  */
 static int token_check(const struct token *t, const unsigned char *signed_bytes,
 		       size_t signed_len, X509_STORE *store, STACK_OF(X509) *untrusted,
@@ -545,6 +549,10 @@ out:
 	return r;
 }
 
+/*
+ * @where where an RFC 3161 timestamp is checked (the one verifier, for
+ *   Sigstore and Authenticode) -- Sigstore: against the trusted root's TSAs
+ */
 int timestamp_verify(const unsigned char *der, size_t der_len,
 		     const unsigned char *signed_bytes, size_t signed_len,
 		     const struct timestamp_authority *tsas, size_t ntsas,
@@ -599,6 +607,10 @@ static void signer_subject(const struct token *t, char *out, size_t outsz)
 	ERR_clear_error();
 }
 
+/*
+ * @where where an RFC 3161 timestamp is checked (the one verifier, for
+ *   Sigstore and Authenticode) -- Authenticode: against the roots file
+ */
 int timestamp_verify_token(const unsigned char *der, size_t der_len,
 			   const unsigned char *signed_bytes, size_t signed_len,
 			   X509_STORE *roots, struct timestamp_result *res, struct wb_err *e)

@@ -485,6 +485,11 @@ static int entry_check(const struct tlog_entry *ent, const struct tlog_key *keys
 	return 0;
 }
 
+/*
+ * @where where a Rekor transparency-log entry is checked (SET, RFC 6962
+ *   inclusion proof, signed checkpoint, body against the bundle) --
+ *   docs/sigstore.md "Transparency log and timestamps"
+ */
 int tlog_entry_verify(const struct tlog_entry *ent, const struct tlog_key *keys,
 		      size_t nkeys, unsigned flags, int64_t now,
 		      struct tlog_result *res, struct wb_err *e)
@@ -916,6 +921,11 @@ static int match_content(const struct tlog_body *b, const struct tlog_expect *x,
 	return 0;
 }
 
+/*
+ * @where where a Rekor transparency-log entry is checked (SET, RFC 6962
+ *   inclusion proof, signed checkpoint, body against the bundle) -- the
+ *   canonicalized body against the bundle
+ */
 int tlog_body_match(const struct tlog_body *b, const struct tlog_expect *x,
 		    struct wb_err *e)
 {

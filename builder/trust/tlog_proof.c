@@ -3,6 +3,10 @@
  * inclusion proof and signed-note checkpoints. Moved out of tlog.c (which
  * keeps keys, entries, the whole-entry check and the canonicalized
  * bodies); the rules are in tlog.h.
+ *
+ * @where where a Rekor transparency-log entry is checked (SET, RFC 6962
+ *   inclusion proof, signed checkpoint, body against the bundle) -- the
+ *   proofs: SET, inclusion, checkpoint
  */
 #include "trust/tlog.h"
 

@@ -114,6 +114,12 @@ static int pin_holds(const struct trust_spec *v, const char *where, const char *
 			"  expected %s\n  actual   %s", v->name, where, what, hex, ah);
 }
 
+/*
+ * @where Windows updates (`windows.updates`; docs/updates.md) -- the
+ *   Catalog's SHA-1 pin `trust_spec.sha1`
+ * @where where pins decide which bytes are used (download, cache ref, cache
+ *   digest, lock)
+ */
 int verify_pins(const struct trust_spec *v, const char *lock_sha256,
 		const char *where, const unsigned char sha256[32],
 		const unsigned char *sha512, const unsigned char *sha1, struct wb_err *e)
@@ -148,6 +154,10 @@ static void which_of(const struct trust_req *r, char *out, size_t len)
 	snprintf(out, len, "%s required by %s: ", r->method->what, where);
 }
 
+/*
+ * @where the verdict: pins, every requirement by its method, lock pins,
+ *   `require: signature`
+ */
 int verify_artifact(const struct verify_input *in, struct verify_evidence *ev,
 		    struct wb_err *e)
 {
@@ -288,6 +298,10 @@ char *verify_evidence_describe(const struct verify_evidence *ev)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * @where evidence as the lock, the cache ref, `fetch --json` and the SBOM
+ *   record it
+ */
 char *verify_evidence_methods(const struct verify_evidence *ev)
 {
 	struct buf b = BUF_INIT;
@@ -364,6 +378,10 @@ static void lock_more(const struct trust_ev *x, json_t *f)
 	}
 }
 
+/*
+ * @where evidence as the lock, the cache ref, `fetch --json` and the SBOM
+ *   record it
+ */
 json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
 {
 	json_t *o = json_object(), *pins = json_array();
@@ -417,6 +435,10 @@ json_t *verify_evidence_lock_json(const struct verify_evidence *ev)
 	return o;
 }
 
+/*
+ * @where evidence as the lock, the cache ref, `fetch --json` and the SBOM
+ *   record it
+ */
 json_t *verify_evidence_to_json(const struct verify_evidence *ev)
 {
 	json_t *arr = json_array();

@@ -1,6 +1,9 @@
 #!/usr/bin/env bats
 # The man page renders, names every command of the command table, and is
 # installed with the bash completion, which offers the command names.
+# @where the man page and bash completion -- `docs/winbuild.1`,
+#   `docs/winbuild.bash-completion` (recipe and override names from `winbuild
+#   list --names`, `--set` keys from `plan --explain`)
 load helpers
 
 commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print $1} /^$/{if(f)exit}'; }
@@ -98,4 +101,73 @@ commands() { "$WINBUILD" help | awk '/^commands:/{f=1;next} f&&/^  [a-z]/{print 
 	run python3 "$WB_SRC/tests/lib/apiindex.py" "$r" --check
 	assert_status 1
 	assert_output_has '`wb_url_dummy_added()`'
+}
+
+# issue 44 item 4: "where things happen" is generated from `@where` tags in
+# the sources' comments; docs/architecture.md keeps no hand-kept table
+@test "docs/api-index.md's \"where things happen\" comes from @where tags: a tag beside a function or atop a file makes a row, a tagged function gone takes its row" {
+	idx="$WB_SRC/docs/api-index.md"
+	grep -qF '| the one URL parser and origin rule (scheme, host, port; the default port explicit) | ' "$idx"
+	grep -qF '`wb_url_parse()` in `builder/lib/url.c`: on libcurl' "$idx"
+	grep -qF '`tests/win/run`: from `tests/run`' "$idx"
+	# every topic of the table architecture.md once held is a row here
+	rows=$(sed -n '/^## Where things happen/,/^## `/p' "$idx" | grep -c '^| [^-]')
+	[ "$rows" -ge 130 ] || { echo "only $rows rows" >&2; return 1; }
+	! grep -q '^| you look for' "$WB_SRC/docs/architecture.md"
+	r="$BATS_TEST_TMPDIR/r"
+	mkdir -p "$r/docs" && cp "$idx" "$r/docs/"
+	tar -C "$WB_SRC" --exclude=node_modules --exclude=.cache -cf - builder tests .ci bench | tar -C "$r" -xf -
+	run python3 "$WB_SRC/tests/lib/apiindex.py" "$r" --check
+	assert_status 0
+	# a tag beside a function names the function, one atop a file the file;
+	# the same topic in two places is one row
+	printf '\n/*\n * Planted.\n * @where a planted topic -- the\n *   planted note\n */\nint wb_planted_fn(void);\n' >>"$r/builder/lib/url.h"
+	sed -i '1i /* @where a planted topic */' "$r/builder/lib/hex.c"
+	run python3 "$WB_SRC/tests/lib/apiindex.py" "$r" --check
+	assert_status 1
+	assert_output_has '+| a planted topic | `builder/lib/hex.c`; `wb_planted_fn()` in `builder/lib/url.h`: the planted note |'
+	# a function that is gone takes its row with it
+	python3 "$WB_SRC/tests/lib/apiindex.py" "$r" --write
+	sed -i '/^int wb_url_parse(/,/^}/d' "$r/builder/lib/url.c"
+	run python3 "$WB_SRC/tests/lib/apiindex.py" "$r" --check
+	assert_status 1
+	assert_output_has '-| the one URL parser and origin rule'
+}
+
+# issue 44 item 4: a doc names nothing that is gone (issue 29 found
+# `verify_signed()` in docs/hardening.md; issue 44 a renamed test title and
+# upstream paths written as if they were ours). Functions: the test above;
+# these are paths, make targets, bats files, quoted test titles, WINBUILD_*
+# variables (tests/lib/apiindex.py --stale). An upstream file is named with
+# its repository (`images/capi/packer/...`, `github.com/hashicorp/packer/...`).
+@test "nothing stale is named in docs/ or README.md: repository paths, make targets, bats files, quoted test titles, WINBUILD_* variables" {
+	run python3 "$WB_SRC/tests/lib/apiindex.py" "$WB_SRC" --stale
+	echo "$output"
+	assert_status 0
+}
+
+@test "each stale-name check fails on a name planted in a copy of a doc" {
+	plant() {
+		cp "$WB_SRC/docs/hardening.md" "$BATS_TEST_TMPDIR/h.md"
+		printf '\n%s\n' "$1" >>"$BATS_TEST_TMPDIR/h.md"
+		run python3 "$WB_SRC/tests/lib/apiindex.py" "$WB_SRC" --stale "$BATS_TEST_TMPDIR/h.md"
+		echo "$output"
+		assert_status 1
+		assert_output_has "$2"
+		[ "${#lines[@]}" -eq 1 ]
+	}
+	cp "$WB_SRC/docs/hardening.md" "$BATS_TEST_TMPDIR/h.md"
+	run python3 "$WB_SRC/tests/lib/apiindex.py" "$WB_SRC" --stale "$BATS_TEST_TMPDIR/h.md"
+	assert_status 0
+	plant 'kept in `builder/lib/verify_signed.c`' 'path builder/lib/verify_signed.c'
+	plant 'the templates `packer/hcl/build-{payload,gone}.pkr.hcl.in`' 'path packer/hcl/build-{payload,gone}.pkr.hcl.in'
+	plant 'done in recipe/gone_helpers.c' 'path recipe/gone_helpers.c (builder/recipe/gone_helpers.c)'
+	plant 'run `make check-everything`' 'make target check-everything'
+	plant '    make -j2 winbuild unitz' 'make target unitz'
+	plant 'see redteam_gone.bats' 'bats file redteam_gone.bats'
+	plant 'fetch.bats "a tampered byte exits 7"' 'test fetch.bats "a tampered byte exits 7"'
+	plant 'stage.bats "hostile: ../ entry", "hostile: gone …"' 'test stage.bats "hostile: gone …"'
+	# (the name in two pieces: this file is among the sources read)
+	v=WINBUILD_NO_SUCH; v=${v}_LIMIT
+	plant "set \`$v\`" "variable $v"
 }

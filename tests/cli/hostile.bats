@@ -6,6 +6,10 @@
 # code, and leave nothing in the cache. (More in plan.bats "bad:", the
 # cmocka files test_minisign.c, test_checksum.c and test_extract.c, and the
 # fuzz regression inputs in tests/fuzz/regressions/.)
+# @where limits on every input, the fault matrix, hostile inputs and the
+#   red-team suites (docs/hardening.md) -- hostile inputs; the fault matrix
+#   `tests/cli/faults.bats`; one red-team suite per attack class,
+#   `tests/cli/redteam_*.bats`
 load helpers
 load ../lib/servers
 load fetch_fixtures

@@ -5,6 +5,8 @@
 # emitted script of a real build and runs it through Packer's wrapper in
 # PowerShell 7.6 (tests/win/build-sim), one pass, one or all builders.
 # And: without pwsh the tier is skipped with one line, under CI=true it fails.
+# @where the engine tier: the emitted scripts run in PowerShell 7.6 as Packer
+#   runs them, against a simulated Windows -- broken-script cases
 
 load helpers
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# @where `make demo` and `make demo-serve` (the demo mirror and fake Rekor;
+#   `out/demo/demo.env`) -- its pause image, a static registry tree
 """The demo's pause image (make demo, tests/demo/run; issue 33 d3).
 
 A Windows-shaped stand-in for registry.k8s.io/pause, written as the static

@@ -3,6 +3,9 @@
 # import and list need the content, image and snapshot services only).
 # Needs tests/lib/servers.bash (_wb_tmpdir, _wb_kill) and cli/helpers.bash
 # (need_dep).
+# @where container images imported into containerd in the VM -- a test-owned
+#   Debian containerd 1.6.20 (`tests/cli/containerd_import.bats`; the import
+#   through the engine tier: `tests/cli/images_node.bats`)
 
 # start_containerd: starts one; sets CTR_SOCK (its socket) and CTR_PID.
 # Without containerd installed the test skips, under CI=true it fails

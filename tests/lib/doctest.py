@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# @where README's and the docs' examples as tests (`<!-- doctest: ... -->`
+#   before a block) -- run by `tests/cli/readme.bats` against `make
+#   demo-serve`
 """Run the command blocks of a Markdown file and check their shown output.
 
 usage: doctest.py FILE.md [--require-markers] [--demo-env ENV --demo-dir DIR

@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# @where the executable model of the Windows side (argv through PowerShell
+#   5.1, sc.exe, kube-log-runner; config key tables; the 5.1 script lint) --
+#   run by `tests/cli/node.bats`; config key tables in
+#   `tests/node/keytables.py`
 """An executable model of what Windows does with winbuild's emitted node
 scripts (issue 14, item 8): the argv each native program receives.
 

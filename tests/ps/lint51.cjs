@@ -32,6 +32,10 @@
 // not checked by param51/value51/args51.
 // usage: node lint51.cjs FILE...   prints FILE:ROW:COL: RULE text; exit 1
 // when anything is found, 2 on usage or load errors.
+// @where the executable model of the Windows side (argv through PowerShell
+//   5.1, sc.exe, kube-log-runner; config key tables; the 5.1 script lint) --
+//   the 5.1 script lint; its rule data `tests/ps/ps51-reference.json` from
+//   `tests/ps/gen-ps51-reference.py`
 'use strict';
 const fs = require('fs');
 const path = require('path');

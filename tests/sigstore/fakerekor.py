@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# @where `make demo` and `make demo-serve` (the demo mirror and fake Rekor;
+#   `out/demo/demo.env`) -- its Rekor
 """A fake Rekor v1 API on loopback, for tests/cli/upstream_k8s.bats and make demo.
 
     fakerekor.py --port-file F [--port N] [--redirect URL] [--redirect-entries URL]

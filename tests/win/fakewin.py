@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# @where the engine tier: the emitted scripts run in PowerShell 7.6 as Packer
+#   runs them, against a simulated Windows -- the fake programs, each citing
+#   its source (docs/node.md's fake table)
 """The simulated Windows of the engine tier (docs/node.md, "The engine
 tier"): the state model every mock and every fake program reads and writes,
 and the fake native programs themselves.

@@ -28,6 +28,9 @@
 #        packercd.ps1 -Plan PLAN.json -Source qemu.node -PathRoot DIR -Cwd DIR -Dest CDDIR
 # PLAN.json: tests/win/hclplan.cjs's output. Prints every file of the CD,
 # relative to its root with '/', sorted (ordinal).
+# @where the engine tier: the emitted scripts run in PowerShell 7.6 as Packer
+#   runs them, against a simulated Windows -- Packer's CD step, held to Packer
+#   1.6.6's real ISO by `tests/cli/packer_cd.bats`
 param(
     [string[]]$Entries = @(),
     [string]$Plan = '',
