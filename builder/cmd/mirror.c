@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "cmd/pipeline.h"
+#include "fetch/registry.h"
 #include "emit/mirror.h"
 #include "fetch/cache.h"
 #include "fetch/fetch.h"
@@ -144,7 +145,8 @@ static int component_lookups(const struct plan *p, const char *comp)
  * component, else tlog_entry per artifact), each trusted root read
  * from the copy in DIR/trust/. Replaced artifacts keep their own URLs.
  */
-static int write_override(const struct plan *p, const char *dir, struct wb_err *e)
+static int write_override(const struct plan *p, const struct registry_image *pulled,
+			  const char *dir, struct wb_err *e)
 {
 	struct buf out = BUF_INIT, from = BUF_INIT, hdir = BUF_INIT;
 	struct wb_strlist seen = WB_STRLIST_INIT, copied = WB_STRLIST_INIT;
@@ -187,6 +189,14 @@ static int write_override(const struct plan *p, const char *dir, struct wb_err *
 			}
 		}
 	}
+	/* issue 42: each image from its OCI layout in the export
+	 * (emit/mirror_images.c put_layout), by the pin the fetch verified: no
+	 * registry, no server (a file:// registry mirror is refused) */
+	for (size_t i = 0, any = 0; pulled && i < p->nimages; i++)
+		if (pulled[i].pinned[0])
+			buf_addf(&out, "%s  %s: {layout: \"images/%s\", digest: \"%s\"}\n",
+				 any++ ? "" : "images:\n", p->images[i].key, p->images[i].key,
+				 pulled[i].pinned);
 	buf_adds(&out, "components:\n");
 	for (size_t c = 0; c < p->ncomponents; c++) {
 		int head = 0, one_line = component_lookups(p, p->components[c].name);
@@ -252,11 +262,11 @@ out:
 	return ret;
 }
 
-/* The images the fetch pulled into DIR/registry/ (emit/mirror.h). The
- * static tree of the distribution API rather than an OCI layout directory
- * per repository: a web server makes it a registry mirror as it is, which
- * the next winbuild, containerd and skopeo pull from by a mirror rule,
- * where an OCI layout needs a tool to push it into a registry first. */
+/* The images the fetch pulled into DIR/registry/ and DIR/images/<key>/
+ * (emit/mirror.h). The static tree of the distribution API: a web server
+ * makes it a registry mirror as it is, which the next winbuild, containerd
+ * and skopeo pull from by a mirror rule. The OCI layout: what the export's
+ * own override reads, with no server (issue 42). */
 static int write_images(struct wb_run *run, struct pipe_image *img, const char *dir,
 			size_t *n, struct wb_err *e)
 {
@@ -340,7 +350,7 @@ int cmd_mirror(int argc, char **argv, struct wb_run *run)
 	o.dir = run->positional.v[1];
 	o.sign = sign ? &sk : NULL;
 	if (mirror_write(plan, ma, plan->nartifacts, &o, &st, &e) < 0 ||
-	    write_override(plan, o.dir, &e) < 0 || write_images(run, img, o.dir, &nimg, &e) < 0) {
+	    write_override(plan, img->pulled, o.dir, &e) < 0 || write_images(run, img, o.dir, &nimg, &e) < 0) {
 		ret = cmd_fail(&e);
 		goto out;
 	}

@@ -65,8 +65,11 @@ int mirror_write(const struct plan *plan, const struct mirror_artifact *arts,
  *                                                  media type, for nginx
  *
  * A recipe's mirror rule from https://<host>/ to where it is served makes
- * the next winbuild pull (and verify) from it. Every file is hashed again
- * as it is copied. *N: the images written.
+ * the next winbuild pull (and verify) from it. And each image as an OCI
+ * image layout, DIR/images/<key>/ (oci-layout, index.json: the pin by its
+ * tag, the signature as sha256-<hex>.sig; blobs/sha256/), the source
+ * `images.<key>.layout` the export's override names (issue 42). Every file
+ * is hashed again as it is copied. *N: the images written.
  */
 struct cache;
 struct registry_image;

@@ -205,6 +205,101 @@ out:
 	return ret;
 }
 
+/* One blob of a layout: DIGEST copied (hashed again) to LDIR/blobs/sha256/,
+ * and its index.json entry when REF (a ref.name annotation) is given. */
+static int layout_blob(struct cache *c, const char *digest, const char *ldir,
+		       const char *media_type, const char *ref, json_t *manifests,
+		       struct wb_err *e)
+{
+	char *bdir = xasprintf("%s/blobs/sha256", ldir), *path;
+	struct stat st;
+	int r = copy_entry(c, digest, bdir, digest + 7, e);
+
+	path = fs_join(bdir, digest + 7);
+	if (!r && ref && stat(path, &st) == 0)
+		json_array_append_new(manifests, json_pack("{s:s, s:s, s:I, s:{s:s}}",
+			"mediaType", media_type, "digest", digest, "size", (json_int_t)st.st_size,
+			"annotations", "org.opencontainers.image.ref.name", ref));
+	else if (!r && ref)
+		r = wb_error(e, WB_EIO, "cannot stat '%s': %s", path, strerror(errno));
+	free(path);
+	free(bdir);
+	return r;
+}
+
+/*
+ * Issue 42: the image as an OCI image layout, DIR/images/<key>/, the
+ * source `images.<key>.layout` reads (fetch/imgsource.c) with no server:
+ * oci-layout, blobs/sha256/<hex> of everything the pull verified (the pin,
+ * the build's manifest, config, layers, the cosign signature manifest and
+ * its payloads), and index.json naming the pin (ref.name: its tag, or
+ * "pinned") and the signature (ref.name sha256-<hex>.sig, as `skopeo copy
+ * ... oci:DIR:sha256-<hex>.sig` writes it; image-spec image-layout.md).
+ * The export's override points the image at it (cmd/mirror.c).
+ */
+static int put_layout(struct cache *c, const struct plan_image *im,
+		      const struct registry_image *img, const char *dir, struct wb_err *e)
+{
+	char *ldir = xasprintf("%s/images/%s", dir, im->key), *path = NULL, *tag = NULL;
+	const char *pin_type = img->list_digest[0] ? img->list_media_type :
+			       img->manifest_media_type;
+	const char *oci = "{\"imageLayoutVersion\": \"1.0.0\"}\n";
+	json_t *index = json_pack("{s:i, s:[]}", "schemaVersion", 2, "manifests");
+	json_t *ms = json_object_get(index, "manifests");
+	char *text = NULL;
+	int ret = -1;
+
+	if (fs_mkdir_p(ldir, 0755, e) < 0 ||
+	    layout_blob(c, img->pinned, ldir, pin_type, im->tag ? im->tag : "pinned", ms, e) < 0 ||
+	    (img->list_digest[0] && layout_blob(c, img->manifest_digest, ldir, NULL, NULL,
+						NULL, e) < 0) ||
+	    layout_blob(c, img->config.digest, ldir, NULL, NULL, NULL, e) < 0)
+		goto out;
+	for (size_t i = 0; i < img->nlayers; i++)
+		if (layout_blob(c, img->layers[i].digest, ldir, NULL, NULL, NULL, e) < 0)
+			goto out;
+	if (img->sig_digest[0]) {
+		json_t *root, *l;
+		json_error_t je;
+		size_t i;
+
+		tag = xasprintf("sha256-%s.sig", img->pinned + 7);
+		if (layout_blob(c, img->sig_digest, ldir, "application/vnd.oci.image.manifest.v1+json",
+				tag, ms, e) < 0)
+			goto out;
+		path = xasprintf("%s/blobs/sha256/%s", ldir, img->sig_digest + 7);
+		root = json_load_file(path, 0, &je);
+		json_array_foreach(json_object_get(root, "layers"), i, l) {
+			const char *d = json_string_value(json_object_get(l, "digest"));
+
+			if (!d || !imageref_digest_ok(d) ||
+			    layout_blob(c, d, ldir, NULL, NULL, NULL, e) < 0) {
+				if (!d || !imageref_digest_ok(d))
+					wb_error(e, WB_EVERIFY, "the signature manifest %s has a "
+						 "layer without a sha256 digest", img->sig_digest);
+				json_decref(root);
+				goto out;
+			}
+		}
+		json_decref(root);
+	}
+	free(path);
+	path = fs_join(ldir, "oci-layout");
+	if (fs_write_atomic(path, oci, strlen(oci), 0644, e) < 0)
+		goto out;
+	free(path);
+	path = fs_join(ldir, "index.json");
+	text = json_dumps(index, JSON_INDENT(2) | JSON_SORT_KEYS);
+	ret = fs_write_atomic(path, text, strlen(text), 0644, e) < 0 ? -1 : 0;
+out:
+	json_decref(index);
+	free(text);
+	free(path);
+	free(tag);
+	free(ldir);
+	return ret;
+}
+
 /*
  * @where `winbuild mirror`'s container images (a static `/v2/` tree per
  *   registry host) -- `DIR/registry/<host>/` with an nginx include of the
@@ -244,6 +339,9 @@ int mirror_write_images(struct cache *c, const struct plan *plan,
 
 			if (pulled[i].pinned[0] && !strncmp(name, hosts.v[h], hl) && name[hl] == '/') {
 				r = put_image(c, &plan->images[i], &pulled[i], root, &conf, e);
+				if (r == 0 &&
+				    (r = put_layout(c, &plan->images[i], &pulled[i], dir, e)) < 0)
+					wb_error_prefix(e, "images.%s", plan->images[i].key);
 				*n += r == 0;
 			}
 		}

@@ -178,3 +178,49 @@ nothing_of_image() { [ "$(cached)" -le 1 ] && [ ! -e "$staged" ]; }
 	assert_status 2
 	assert_output_has "img.yaml:12:13: images.signed.layout: 'nothere' does not exist"
 }
+
+# issue 42 (air gap): `winbuild mirror` writes each image it pulled as an
+# OCI layout too (DIR/images/<key>/), and the export's own override points
+# the image at it by the verified pin: an air-gapped build needs no
+# registry, no web server (a file:// registry mirror is refused), and
+# stages the same bytes. Here the first run itself reads the layout, so no
+# server runs at any point.
+@test "issue 42: mirror exports each image as an OCI layout; the export's override alone builds it, moved, byte-identical" {
+	cp -R "$L" layout
+	layout_recipe layout
+	# the one artifact from a web server while the export is written
+	mkdir www && cp demo.bin www/
+	start_nginx "$PWD/www"
+	sed -i "s|url: file://.*|url: http://127.0.0.1:$NGINX_PORT/demo.bin|" components/demo.yaml
+	wb mirror img.yaml M
+	assert_status 0
+	stop_servers
+	[ -f M/images/signed/oci-layout ] && [ -f M/images/signed/index.json ]
+	grep -qF "  signed: {layout: \"images/signed\", digest: \"$LIST\"}" M/winbuild-override.yaml
+	# the signature travels under its tag, as skopeo writes it
+	python3 - M/images/signed/index.json "$LIST" <<-'PY'
+		import json, sys
+		refs = {m["annotations"]["org.opencontainers.image.ref.name"]: m["digest"] for m in json.load(open(sys.argv[1]))["manifests"]}
+		assert refs["1"] == sys.argv[2], refs
+		assert "sha256-%s.sig" % sys.argv[2][7:] in refs, refs
+	PY
+	# the recipe names its registry again (nothing serves it), the export
+	# moved, a fresh cache: the override alone
+	layout_recipe ""
+	sed -i "s|url: file://.*|url: http://127.0.0.1:$NGINX_PORT/demo.bin|" components/demo.yaml
+	mv M "$BATS_TEST_TMPDIR/moved"
+	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache2"
+	wb stage img.yaml -O "$BATS_TEST_TMPDIR/moved/winbuild-override.yaml"
+	assert_status 0
+	assert_output_has "image signed: cosign signature $(cat "$BATS_FILE_TMPDIR/sigdigest") verified: $K8S_SIGNER ($K8S_ISSUER)"
+	cmp "$staged" "$REF/$staged"
+	# and a tampered layer in the export is refused (exit 1), nothing staged
+	rm -rf out "$WINBUILD_CACHE"
+	local layer
+	layer=$(ls -S "$BATS_TEST_TMPDIR/moved/images/signed/blobs/sha256" | head -n1)
+	chmod u+w "$BATS_TEST_TMPDIR/moved/images/signed/blobs/sha256/$layer"
+	printf 'x' >>"$BATS_TEST_TMPDIR/moved/images/signed/blobs/sha256/$layer"
+	wb stage img.yaml -O "$BATS_TEST_TMPDIR/moved/winbuild-override.yaml"
+	assert_status 1
+	[ ! -e "$staged" ]
+}
