@@ -298,8 +298,12 @@ static int check_locked_images(const struct plan *plan, const struct lockfile *l
 	return 0;
 }
 
-/* --locked: every artifact in the lock, at a URL the plan still has, and
- * nothing in the lock that the plan lost. */
+/* --locked: every artifact in the lock, and nothing in the lock that the
+ * plan lost. The lock binds bytes: each artifact's digest is the lock's
+ * (pipe_image_prepare hands it to the fetch as lock_sha256), wherever it
+ * comes from. A URL the plan no longer has (a corporate mirror, an export
+ * moved: issue 42) is reported, and refused under policy.locked_urls:
+ * refuse. */
 static int check_locked(const struct plan *plan, const struct lockfile *lf,
 			const char *path, struct wb_err *e)
 {
@@ -311,11 +315,17 @@ static int check_locked(const struct plan *plan, const struct lockfile *lf,
 			return wb_error(e, WB_EVERIFY,
 					"--locked: artifact '%s' is not in the lock file '%s'; "
 					"run 'winbuild lock'", a->name, path);
-		if (!wb_strlist_has(&a->urls, le->url))
+		if (!wb_strlist_has(&a->urls, le->url) && plan->policy.refuse_locked_urls)
 			return wb_error(e, WB_EVERIFY,
 					"--locked: artifact '%s' is locked at '%s', which the "
-					"plan no longer uses (plan: '%s')", a->name, le->url,
+					"plan no longer uses (plan: '%s'; policy.locked_urls: "
+					"refuse)", a->name, le->url,
 					a->urls.nr ? a->urls.v[0] : a->upstream_url);
+		if (!wb_strlist_has(&a->urls, le->url))
+			cmd_warnf("--locked: artifact '%s' is locked at '%s', which the plan no "
+				  "longer uses (plan: '%s'); its bytes must still be the lock's "
+				  "sha256 %s", a->name, le->url,
+				  a->urls.nr ? a->urls.v[0] : a->upstream_url, le->sha256);
 	}
 	if (strcmp(lf->iso_sha256, plan->windows_iso_sha256 ? plan->windows_iso_sha256 : ""))
 		return wb_error(e, WB_EVERIFY,

@@ -140,6 +140,10 @@ static void print_text(const struct plan *p, int ex)
 	explain(ex && !p->policy.allow_http, &p->policy.allow_http_origin);
 	printf("; checksum files %s", p->policy.forbid_checksum_urls ? "forbidden" : "allowed");
 	explain(ex && p->policy.forbid_checksum_urls, &p->policy.checksum_urls_origin);
+	if (p->policy.refuse_locked_urls) {
+		printf("; a locked URL that moved refused");
+		explain(ex, &p->policy.locked_urls_origin);
+	}
 	if (p->policy.tlog_threshold) {
 		printf("; transparency logs: %u distinct", p->policy.tlog_threshold);
 		explain(ex, &p->policy.tlog_threshold_origin);
@@ -518,6 +522,7 @@ static int print_json(const struct plan *p)
 	json_object_set_new(pol, "allow_http", json_boolean(p->policy.allow_http));
 	json_object_set_new(pol, "checksum_urls", json_string(p->policy.forbid_checksum_urls ? "forbid" : "allow"));
 	json_object_set_new(pol, "unverified_iso", json_string(p->policy.allow_unverified_iso ? "allow" : "forbid"));
+	json_object_set_new(pol, "locked_urls", json_string(p->policy.refuse_locked_urls ? "refuse" : "report"));
 	json_object_set_new(pol, "tlog_threshold", json_integer(p->policy.tlog_threshold ? p->policy.tlog_threshold : 1));
 	json_object_set_new(root, "policy", pol);
 

@@ -132,6 +132,11 @@ int policy_resolve(struct resolver *r)
 			pol->forbid_checksum_urls = 1;
 			pol->checksum_urls_origin = n->origin;
 		}
+		if ((n = rnode_get(l, "locked_urls")) && !strcmp(n->scalar, "refuse") &&
+		    !pol->refuse_locked_urls) {
+			pol->refuse_locked_urls = 1;
+			pol->locked_urls_origin = n->origin;
+		}
 		/* a number of logs: each layer's holds, so the highest does */
 		if ((n = rnode_get(l, "tlog_threshold"))) {
 			unsigned long long v = artifacts_to_ull(n);

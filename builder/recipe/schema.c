@@ -275,6 +275,9 @@ const struct schema_key schema_policy[] = {
 	{ "allow_http", S_BOOL, NULL, NULL, S_TRUST(T_LAYERS) },
 	{ "checksum_urls", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
 	{ "unverified_iso", S_ENUM, NULL, "allow|forbid", S_TRUST(T_LAYERS) },
+	/* --locked and an artifact's URL that moved: the lock binds bytes by
+	 * digest, so the move is reported (default) or refused */
+	{ "locked_urls", S_ENUM, NULL, "report|refuse", S_TRUST(T_LAYERS) },
 	/* transparency-log entries in this many distinct logs for every
 	 * Sigstore check (bundles, attestations, cosign, image signatures);
 	 * each layer's holds on its own, so the highest wins */

@@ -96,6 +96,7 @@ struct trust_policy {
 	int require_signature;     /* policy.require: signature */
 	int allow_http;            /* policy.allow_http (default 1) */
 	int forbid_checksum_urls;  /* policy.checksum_urls: forbid */
+	int refuse_locked_urls;    /* policy.locked_urls: refuse */
 	/* policy.unverified_iso: allow in some layer and forbid in none */
 	int allow_unverified_iso;
 	/* policy.tlog_threshold: the highest any layer set (0: unset, one
@@ -103,7 +104,7 @@ struct trust_policy {
 	 * image signature policy hand it to every Sigstore check */
 	unsigned tlog_threshold;
 	struct wb_origin require_origin, allow_http_origin, checksum_urls_origin,
-		unverified_iso_origin, tlog_threshold_origin;
+		unverified_iso_origin, tlog_threshold_origin, locked_urls_origin;
 };
 
 /*

@@ -53,14 +53,33 @@ teardown_file() {
 	[ "$(cache_files)" -eq 0 ]
 }
 
-@test "--locked refuses a URL the lock does not hold (exit 1)" {
-	art a "$(H)/a.bin" "sha256: $(sha_of a.bin)" | recipe
+# issue 42: the lock binds bytes, so a URL that moved (a corporate
+# mirror, an export moved) is reported and the bytes still held to the
+# lock's digest; a site that wants the URLs held says policy.locked_urls:
+# refuse (exit 1), and no later layer takes that back.
+@test "--locked reports a URL the lock does not hold and still binds the bytes; policy.locked_urls: refuse refuses it (exit 1)" {
+	art a "$(H)/a.bin" "sha256_url: $(H)/a.bin.sha256" | recipe
 	wb lock img.yaml
 	assert_status 0
-	art a "$(H)/a.bin?v=2" "sha256: $(sha_of a.bin)" | recipe
+	art a "$(H)/a.bin?v=2" "sha256_url: $(H)/a.bin.sha256" | recipe
+	rm -rf "$WINBUILD_CACHE"
+	wb fetch img.yaml --locked
+	assert_status 0
+	assert_output_has "warning: --locked: artifact 'a' is locked at '$(H)/a.bin', which the plan no longer uses (plan: '$(H)/a.bin?v=2'); its bytes must still be the lock's sha256 $(sha_of a.bin)"
+	# other bytes at the moved URL: the lock's digest refuses them
+	sed -i "s/$(sha_of a.bin)/$(sha_of b.bin)/" t.lock
+	rm -rf "$WINBUILD_CACHE"
 	wb fetch img.yaml --locked
 	assert_status 1
-	assert_output_has "locked at"
+	[ "$(cache_files)" -eq 0 ]
+	sed -i "s/$(sha_of b.bin)/$(sha_of a.bin)/" t.lock
+	printf 'policy: {locked_urls: refuse}\n' >>img.yaml
+	wb fetch img.yaml --locked
+	assert_status 1
+	assert_output_has "locked at '$(H)/a.bin', which the plan no longer uses (plan: '$(H)/a.bin?v=2'; policy.locked_urls: refuse)"
+	printf 'kind: override\npolicy: {locked_urls: report}\n' >loosen.yaml
+	wb fetch img.yaml --locked -O loosen.yaml
+	assert_status 1
 }
 
 @test "--locked without a lock file is a usage error (exit 2)" {
