@@ -248,9 +248,34 @@ def braces(p):
     return [x for alt in m.group(1).split(",") for x in braces(p[:m.start()] + alt + p[m.end():])]
 
 
+def made_paths():
+    """The anchored entries of .gitignore (/build/, /tests/.cache/): places
+    the build and `make deps` make, absent from a fresh clone but real."""
+    try:
+        lines = open(os.path.join(root, ".gitignore"), encoding="utf-8").read().split("\n")
+    except OSError:
+        return []
+    return [l.strip("/") for l in lines if l.startswith("/") and l.strip("/")]
+
+
+def made_names():
+    """The plain names .gitignore ignores anywhere (node_modules): a path
+    through one is made by `make deps` (npm ci), absent from a clone."""
+    try:
+        lines = open(os.path.join(root, ".gitignore"), encoding="utf-8").read().split("\n")
+    except OSError:
+        return []
+    return [l.strip("/") for l in lines
+            if l and not l.startswith("/") and not any(c in l for c in "*?[")]
+
+
 def path_exists(p):
     p = re.sub(r"<[^<>/]*>", "*", p.rstrip(".,:;)'"))
     for q in braces(p):
+        if any(q.rstrip("/") == m or q.startswith(m + "/") for m in made_paths()):
+            continue
+        if any(n in q.rstrip("/").split("/") for n in made_names()):
+            continue
         if not glob.glob(os.path.join(root, q)):
             return False
     return True
