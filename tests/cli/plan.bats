@@ -163,7 +163,7 @@ p = json.loads(sys.argv[1])
 assert p["schema"] == 1
 assert p["image"]["name"] == "test-img" and p["image"]["windows_version"] == "2022"
 assert p["policy"] == {"require": "digest", "allow_http": True, "checksum_urls": "allow",
-                       "unverified_iso": "forbid", "tlog_threshold": 1}
+                       "unverified_iso": "forbid", "locked_urls": "report", "tlog_threshold": 1}
 assert p["image"]["windows_iso"] == {"sha256": "eb6504101acb7bca79cf3515b73d48e599fdc4aa3820d83fbf75b76538ff9b12", "verified": True, "missing": False,
                                      "origin": "img.yaml:5:33"}, p["image"]["windows_iso"]
 names = [a["name"] for a in p["artifacts"]]
