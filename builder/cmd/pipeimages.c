@@ -54,6 +54,37 @@ int pipe_image_cosign_policy(const char *what, const struct plan_image_cosign *c
 	return 1;
 }
 
+/* lock and lock --matrix: the pins --accept-new made, images and artifacts
+ * alike (pipeline.h) */
+json_t *pipe_report_pinned(struct wb_run *run, const struct pipe_image *img)
+{
+	const struct plan *plan = &img->plan;
+	const struct fetch_item *items = img->items;
+	json_t *pinned = json_array();
+
+	for (size_t i = 0; items && i < plan->nartifacts; i++)
+		if (items[i].ev.methods & VERIFY_ACCEPTED_NEW) {
+			/* on stderr with --json: stdout holds only the result */
+			fprintf(run->json ? stderr : stdout, "pinned %s: sha256 %s, %llu bytes, "
+				"from %s (accepted as new: review this before trusting it)\n",
+				items[i].art->name, items[i].sha256, items[i].size, items[i].url);
+			json_array_append_new(pinned, json_string(items[i].art->name));
+		}
+	for (size_t i = 0; img->pulled && i < plan->nimages; i++)
+		if (img->pulled[i].accepted_new) {
+			const struct plan_image *im = &plan->images[i];
+
+			fprintf(run->json ? stderr : stdout, "pinned image %s: %s:%s at %s, "
+				"manifest %s for windows/amd64 %s%s (accepted as new: review "
+				"this before trusting it)\n", im->key, im->name, im->tag,
+				img->pulled[i].pinned, img->pulled[i].manifest_digest,
+				img->pulled[i].os_version, img->pulled[i].sig_digest[0] ?
+				", cosign signature verified" : "");
+			json_array_append_new(pinned, json_sprintf("images.%s", im->key));
+		}
+	return pinned;
+}
+
 int pipe_image_unpinned(const struct plan_image *im, const struct lock_image *li,
 			int accept_new, struct wb_err *e)
 {

@@ -241,7 +241,7 @@ int pipe_matrix_command(struct wb_run *run, const char *matrix, unsigned steps,
 			int accept_new, const char *usage);
 /* Print on stdout (stderr under --json) each pin IMG's fetch made under
  * --accept-new (artifacts and images), to review; their names ("images.KEY"
- * for an image) in a new JSON array. cmd/lock.c. */
+ * for an image) in a new JSON array. */
 struct json_t *pipe_report_pinned(struct wb_run *run, const struct pipe_image *img);
 int pipe_fetch_images(struct wb_run *run, struct plan *plan, const struct lockfile *lf,
 		      int accept_new, struct cache *c, struct registry_image *out,
