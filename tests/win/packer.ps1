@@ -38,7 +38,7 @@ $here = $PSScriptRoot
 # loading the compiled DLL costs 50 ms. With WINTIER_CACHE (a directory the
 # caller owns: tests/win/run's work dir, an engine-tier bats file's
 # BATS_FILE_TMPDIR) it is compiled once there, named by the source's SHA-256
-# and this pwsh's version, written under a name of this process's and
+# and this pwsh's version, written in a directory of this process's and
 # renamed (two builds compiling at once both end with a whole DLL);
 # without it, compiled in memory as before.
 $hostSrc = Join-Path $here 'winhost.cs'
@@ -46,10 +46,12 @@ if ("$env:WINTIER_CACHE" -ne '') {
     $key = "$((Get-FileHash -Algorithm SHA256 -LiteralPath $hostSrc).Hash)-$($PSVersionTable.PSVersion)"
     $dll = Join-Path $env:WINTIER_CACHE "winhost-$key.dll"
     if (-not (Test-Path -LiteralPath $dll)) {
-        New-Item -ItemType Directory -Force -Path $env:WINTIER_CACHE | Out-Null
-        $tmp = Join-Path $env:WINTIER_CACHE "winhost-$key.$PID.dll"
+        $tmpDir = Join-Path $env:WINTIER_CACHE "compile.$PID"
+        New-Item -ItemType Directory -Force -Path $tmpDir | Out-Null
+        $tmp = Join-Path $tmpDir 'winhost.dll'
         Add-Type -Path $hostSrc -OutputAssembly $tmp -OutputType Library
-        Move-Item -LiteralPath $tmp -Destination $dll -Force
+        [IO.File]::Move($tmp, $dll, $true)
+        Remove-Item -LiteralPath $tmpDir -Recurse -Force
     }
     $null = [Reflection.Assembly]::LoadFrom($dll)
 } else {
