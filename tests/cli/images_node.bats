@@ -18,7 +18,12 @@ load ../lib/registry
 
 export PATH="$PATH:$HOME/.dotnet/tools"
 
-setup_file() { registry_file_setup; }
+setup_file() {
+	# the host DLL and template plans every tier run and build-sim below share
+	# (tests/win/build-sim); tests/run passes one for the whole suite
+	export WINTIER_CACHE="${WINTIER_CACHE:-$BATS_FILE_TMPDIR/engine-cache}"
+	registry_file_setup
+}
 
 teardown_file() { stop_servers; }
 

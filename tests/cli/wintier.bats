@@ -13,6 +13,9 @@ load helpers
 export PATH="$PATH:$HOME/.dotnet/tools"
 
 setup_file() {
+	# the host DLL and template plans every tier run and build-sim below share
+	# (tests/win/build-sim); tests/run passes one for the whole suite
+	export WINTIER_CACHE="${WINTIER_CACHE:-$BATS_FILE_TMPDIR/engine-cache}"
 	command -v pwsh >/dev/null 2>&1 || return 0
 	[ -d "$WB_SRC/tests/win/node_modules/@cdktf/hcl2json" ] || return 0
 	# one real build of the 2022 image per service manager, kept for every case below
@@ -307,6 +310,25 @@ pull_build() {
 	assert_status 1
 	assert_output_has "not ok sbom qemu: pass 1: 02-payload.ps1 exited 1"
 	grep -q 'payload SBOM has sha256' "$WORK/sim/qemu/log.txt"
+}
+
+@test "issue 44: the runs share one compiled host and the base template's plan (WINTIER_CACHE); a copy's plan names the copy, whose scripts run" {
+	need_engine
+	# the base build (setup_file) left the host DLL and its template's plan
+	[ "$(find "$WINTIER_CACHE" -maxdepth 1 -name 'winhost-*.dll' | wc -l)" -eq 1 ]
+	[ "$(find "$WINTIER_CACHE" -maxdepth 1 -name 'plan-*.json' | wc -l)" -ge 1 ]
+	# a copy whose script differs (packer/'s top-level files do not): the
+	# plan comes from the cache (hclplan.cjs, whose stderr is template.err,
+	# does not run) with the copy's packer_dir, and the copy's script runs
+	broken 07-provenance.ps1 's/\z/# issue 44: the copy\n/' qemu
+	assert_status 0
+	[ ! -e "$WORK/sim/template.err" ]
+	python3 - "$WORK/sim/template.json" "$WORK/o/windows-2022-containerd/packer" <<-'PY'
+	import json, sys
+	d = json.load(open(sys.argv[1]))['packer_dir']
+	assert d == sys.argv[2], d
+	PY
+	grep -l '^# issue 44: the copy$' "$WORK/sim/qemu/C/Windows/Temp/"script-*.ps1
 }
 
 @test "without pwsh the tier prints one line and is skipped; under CI=true it fails" {

@@ -14,6 +14,9 @@ load ../lib/authenticode
 export PATH="$PATH:$HOME/.dotnet/tools"
 
 setup_file() {
+	# the host DLL and template plans every tier run and build-sim below share
+	# (tests/win/build-sim); tests/run passes one for the whole suite
+	export WINTIER_CACHE="${WINTIER_CACHE:-$BATS_FILE_TMPDIR/engine-cache}"
 	command -v pwsh >/dev/null 2>&1 || return 0
 	[ -d "$WB_SRC/tests/win/node_modules/@cdktf/hcl2json" ] || return 0
 	(ac_make_pki "$BATS_FILE_TMPDIR/pki") >"$BATS_FILE_TMPDIR/pki.log" 2>&1 || {

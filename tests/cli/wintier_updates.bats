@@ -20,6 +20,9 @@ dism_script() { printf '%s\n' "$2" >"$1"; }
 HAPPY='{"KB5043080": {"exit": [3010], "build": "26100.1742"}, "KB5050009": {"exit": [3010], "build": "26100.2894"}}'
 
 setup_file() {
+	# the host DLL and template plans every tier run and build-sim below share
+	# (tests/win/build-sim); tests/run passes one for the whole suite
+	export WINTIER_CACHE="${WINTIER_CACHE:-$BATS_FILE_TMPDIR/engine-cache}"
 	command -v pwsh >/dev/null 2>&1 || return 0
 	[ -d "$WB_SRC/tests/win/node_modules/@cdktf/hcl2json" ] || return 0
 	export FX="$BATS_FILE_TMPDIR/fx"

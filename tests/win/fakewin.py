@@ -76,7 +76,6 @@ import json
 import os
 import re
 import sys
-import tarfile
 
 STATE = os.environ.get('WBSIM_STATE', '')
 ROOT = os.environ.get('WBSIM_ROOT', '')
@@ -821,6 +820,7 @@ def ctr_import(st, path, platform):
         print('ctr: open %s: The system cannot find the file specified.' % path)
         return 1
     blobs, layout, index = {}, None, None
+    import tarfile  # only ctr.exe import reads a tar; every native call starts this file
     with tarfile.open(hp, 'r:') as t:
         for m in t:
             if not m.isreg():
@@ -997,7 +997,6 @@ def snapshot(state, root, out):
     """The machine after a pass: the state model and every file on C:
     (with its SHA-256), minus what a run always adds (the uploaded
     scripts in C:\\Windows\\Temp, the call log, counters)."""
-    import hashlib
     st = load(state)
     files = {}
     for d, _, names in os.walk(root):

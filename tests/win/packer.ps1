@@ -33,7 +33,30 @@ $Builders = @($Builders | ForEach-Object { $_ -split ',' } | Where-Object { $_ -
 Set-StrictMode -Version Latest
 
 $here = $PSScriptRoot
-Add-Type -Path (Join-Path $here 'winhost.cs')
+# The host (tests/win/winhost.cs): Add-Type -Path X.cs runs Roslyn in this
+# process, 2 to 13 CPU seconds per start on the 2-core CI machine, where
+# loading the compiled DLL costs 50 ms. With WINTIER_CACHE (a directory the
+# caller owns: tests/win/run's work dir, an engine-tier bats file's
+# BATS_FILE_TMPDIR) it is compiled once there, named by the source's SHA-256
+# and this pwsh's version, written in a directory of this process's and
+# renamed (two builds compiling at once both end with a whole DLL);
+# without it, compiled in memory as before.
+$hostSrc = Join-Path $here 'winhost.cs'
+if ("$env:WINTIER_CACHE" -ne '') {
+    $key = "$((Get-FileHash -Algorithm SHA256 -LiteralPath $hostSrc).Hash)-$($PSVersionTable.PSVersion)"
+    $dll = Join-Path $env:WINTIER_CACHE "winhost-$key.dll"
+    if (-not (Test-Path -LiteralPath $dll)) {
+        $tmpDir = Join-Path $env:WINTIER_CACHE "compile.$PID"
+        New-Item -ItemType Directory -Force -Path $tmpDir | Out-Null
+        $tmp = Join-Path $tmpDir 'winhost.dll'
+        Add-Type -Path $hostSrc -OutputAssembly $tmp -OutputType Library
+        [IO.File]::Move($tmp, $dll, $true)
+        Remove-Item -LiteralPath $tmpDir -Recurse -Force
+    }
+    $null = [Reflection.Assembly]::LoadFrom($dll)
+} else {
+    Add-Type -Path $hostSrc
+}
 $tpl = Get-Content -Raw -LiteralPath $PlanFile | ConvertFrom-Json
 # The simulated Windows every runspace dot-sources: sim.ps1 plus the proxies
 # of tests/win/proxies.ps1, built once here from the real cmdlets' parameter
@@ -54,7 +77,9 @@ $simText = (Get-Content -Raw -LiteralPath (Join-Path $here 'sim.ps1')) + "`n" +
     ((& (Join-Path $here 'proxies.ps1') | ForEach-Object { New-ProxyText $_ }) -join "`n")
 [IO.File]::WriteAllText($simFile, $simText)
 # the interpreter itself, not a version manager's shim (a shell script that
-# costs more than the fake program it starts)
+# costs more than the fake program it starts); the fakes run with -S
+# (fakewin.py needs only the standard library; the site module's .pth files
+# cost 60 of the 100 ms of each of ~20 native calls a pass makes)
 $python = & (Get-Command -Name python3 -CommandType Application | Select-Object -First 1).Source -c 'import sys; print(sys.executable)'
 $fake = Join-Path $here 'fakewin.py'
 
@@ -130,7 +155,7 @@ foreach ($builder in $Builders) {
     New-Item -ItemType Directory -Force -Path $root, $cwd | Out-Null
     $state = Join-Path $sim 'state.json'
     if (-not ($Keep -and (Test-Path -LiteralPath $state))) {
-        & $python $fake init $state $root $builder $WindowsVersion
+        & $python -S $fake init $state $root $builder $WindowsVersion
         if ($LASTEXITCODE -ne 0) { throw 'fakewin.py init failed' }
     }
     if ($Web.Count -gt 0) {
@@ -245,7 +270,7 @@ foreach ($builder in $Builders) {
             # check command; modelled as one restart of the simulated
             # machine (fakewin.py restart), the waiting not at all
             if ($prov.type -eq 'windows-restart') {
-                & $python $fake restart $state
+                & $python -S $fake restart $state
                 if ($LASTEXITCODE -ne 0) { throw 'fakewin.py restart failed' }
                 $steps += [ordered]@{ index = $prov.index; type = 'windows-restart'; exit = 0; ok = $true }
                 Add-Content -LiteralPath $log -Value "--- $($prov.index) windows-restart"
@@ -350,7 +375,7 @@ foreach ($builder in $Builders) {
             }
         }
         $passFile = Join-Path $sim "pass$pass.json"
-        & $python $fake snapshot $state $root $passFile
+        & $python -S $fake snapshot $state $root $passFile
         if ($LASTEXITCODE -ne 0) { throw 'fakewin.py snapshot failed' }
         $steps | ConvertTo-Json -Depth 5 -AsArray | Set-Content -LiteralPath (Join-Path $sim "steps$pass.json")
         if ($stop) {
@@ -384,7 +409,7 @@ foreach ($builder in $Builders) {
                 $fbFailed = $true
             }
         }
-        & $python $fake snapshot $state $root (Join-Path $sim 'firstboot.json')
+        & $python -S $fake snapshot $state $root (Join-Path $sim 'firstboot.json')
         if ($LASTEXITCODE -ne 0) { throw 'fakewin.py snapshot failed' }
         if ($fbFailed) { $failed++ } else { Write-Output "ok $builder first boot" }
     }

@@ -52,7 +52,7 @@ $ExecutionContext.InvokeCommand.PostCommandLookupAction = {
         # records what it received after Legacy quoting and command-line parsing
         $line = @{ prog = $win; values = @($args | ForEach-Object { "$_" }) } | ConvertTo-Json -Compress
         [IO.File]::AppendAllText($env:WBSIM_ARGLOG, $line + "`n")
-        & $env:WBSIM_PYTHON $env:WBSIM_FAKE run $win @args
+        & $env:WBSIM_PYTHON -S $env:WBSIM_FAKE run $win @args
         # Windows exit codes are 32 bits (3010, 1618), Linux's 8: the fake
         # leaves the whole code beside the state, and $LASTEXITCODE gets it
         $global:LASTEXITCODE = [int](Get-Content -Raw -LiteralPath "$env:WBSIM_STATE.exit")
