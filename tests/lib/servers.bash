@@ -46,6 +46,10 @@
 #                               (http://127.0.0.1:PORT) FAULTD_DIR. Fault paths and
 #                               log format: see tests/lib/faultd.py.
 #   stop_faultd                 stop the faultd named by FAULTD_PID
+#   start_tinyproxy [USER PASS] Debian's tinyproxy on 127.0.0.1 (BasicAuth with
+#                               USER PASS). Exports PROXY_PORT PROXY_LOG (its
+#                               "Request (file descriptor N): GET URL HTTP/1.1"
+#                               and "CONNECT host:port" lines)
 #   stop_servers                stop every server started from this shell and
 #                               not yet stopped: in a test's teardown, only what
 #                               that test started; in teardown_file, setup_file's.
@@ -362,6 +366,41 @@ stop_faultd() {
 	_wb_kill "$FAULTD_PID"
 	_wb_forget "$FAULTD_PID"
 	unset FAULTD_PID
+}
+
+# start_tinyproxy [BASICAUTH_USER BASICAUTH_PASS]: Debian's tinyproxy, an
+# HTTP proxy (CONNECT for https) on 127.0.0.1, logging every request line;
+# sets PROXY_PORT, PROXY_LOG; stopped by stop_servers or after
+# WB_SERVER_TIMEOUT seconds
+start_tinyproxy() {
+	local dir port i k
+	command -v tinyproxy >/dev/null 2>&1 || { echo "start_tinyproxy: tinyproxy missing (make deps)" >&2; return 1; }
+	dir=$(_wb_tmpdir tinyproxy) || return 1
+	for i in 1 2 3 4 5; do
+		port=$(free_port) || return 1
+		{
+			printf 'Port %s\nListen 127.0.0.1\nTimeout 30\nMaxClients 20\n' "$port"
+			printf 'LogFile "%s/tinyproxy.log"\nLogLevel Info\nPidFile "%s/tinyproxy.pid"\n' "$dir" "$dir"
+			printf 'Allow 127.0.0.1\nDisableViaHeader Yes\n'
+			[ $# -lt 2 ] || printf 'BasicAuth %s %s\n' "$1" "$2"
+		} >"$dir/tinyproxy.conf"
+		: >"$dir/tinyproxy.log"
+		timeout -k 5 "$WB_SERVER_TIMEOUT" tinyproxy -d -c "$dir/tinyproxy.conf" \
+			</dev/null >"$dir/stdout" 2>&1 3>&- &
+		_WB_SERVER_PIDS+=("$!")
+		# ours when it answers on the port and says so in its own log
+		for ((k = 0; k < 100; k++)); do
+			if (exec 9<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+			   grep -q 'listening on' "$dir/tinyproxy.log" "$dir/stdout" 2>/dev/null; then
+				export PROXY_PORT="$port" PROXY_LOG="$dir/tinyproxy.log"
+				return 0
+			fi
+			kill -0 "$!" 2>/dev/null || break
+			sleep 0.05
+		done
+	done
+	echo "start_tinyproxy: did not start (see $dir)" >&2
+	return 1
 }
 
 # start_rekor ARGS...: the fake Rekor v1 API (tests/sigstore/fakerekor.py)
