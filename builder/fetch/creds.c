@@ -18,10 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "fetch/creds.h"
+#include "lib/base64.h"
 #include "lib/buf.h"
 #include "lib/redact.h"
 #include "lib/url.h"
@@ -69,6 +76,8 @@ const char *creds_from_name(enum creds_from from)
 	case CREDS_FROM_FILE: return "the credentials file";
 	case CREDS_FROM_ENV: return "the environment";
 	case CREDS_FROM_NETRC: return "netrc";
+	case CREDS_FROM_DOCKER: return "a container auth file";
+	case CREDS_FROM_HELPER: return "a docker credential helper";
 	case CREDS_FROM_NONE: break;
 	}
 	return "none";
@@ -117,6 +126,12 @@ int creds_names_registry(const struct creds_entry *ce, const char *registry_url)
 	return 0;
 }
 
+/* The order of the sources (creds.h): 0 first. */
+static int source_rank(enum creds_from f)
+{
+	return f == CREDS_FROM_NETRC ? 1 : f == CREDS_FROM_DOCKER || f == CREDS_FROM_HELPER ? 2 : 0;
+}
+
 /* Whether PATH (a URL's, from its '/') is below PREFIX, at a segment. */
 static int below(const char *path, const char *prefix)
 {
@@ -149,9 +164,10 @@ const struct creds_entry *creds_for(const struct creds *c, const char *url, cons
 			continue;
 		if (!creds_match_origin(ce, url) || !below(path, ce->prefix))
 			continue;
-		/* a file entry beats netrc (listed first); a longer prefix
-		 * beats a shorter one */
-		if (!best || ((best->from == CREDS_FROM_NETRC) == (ce->from == CREDS_FROM_NETRC) &&
+		/* a source beats the ones after it (the credentials file,
+		 * netrc, the container auth files: listed in that order);
+		 * within one, a longer prefix beats a shorter one */
+		if (!best || (source_rank(ce->from) == source_rank(best->from) &&
 			      strlen(ce->prefix) > strlen(best->prefix)))
 			best = ce;
 	}
@@ -597,6 +613,335 @@ static int load_file(struct creds *c, const char *path, int missing_ok, struct w
 	return ret;
 }
 
+/* ---- container auth files (docker login, podman login) -------------- */
+
+#define CREDS_HELPER_OUT_MAX 65536
+#define CREDS_HELPER_SECS 30
+
+/*
+ * A registry key of "auths" or "credHelpers" as an https origin and path
+ * prefix in CE: "host", "host:port", "https://host/v1/" (Docker Hub's old
+ * key: no namespace), "host/ns" (podman: /v2/ns/). The origin rule is the
+ * one of every source (creds_match_origin): the registry's own, never a
+ * token realm elsewhere (docs/recipes.md, "Credentials"). -1 for a key
+ * that names no host.
+ */
+static int docker_origin(struct creds_entry *ce, const char *key)
+{
+	const char *k = key, *slash, *colon;
+	char *hp, *url;
+	struct wb_url o;
+	size_t n;
+
+	if (!strncmp(k, "https://", 8))
+		k += 8;
+	else if (!strncmp(k, "http://", 7))
+		k += 7;
+	n = strcspn(k, "/");
+	slash = k[n] ? k + n : NULL;
+	hp = xstrndup(k, n);
+	colon = strrchr(hp, ':');
+	if (!*hp || strpbrk(hp, "@?#\\ \t") || (colon && hp[0] != '[' && colon[1] == 0)) {
+		free(hp);
+		return -1;
+	}
+	url = xasprintf("https://%s/", hp);
+	free(hp);
+	if (wb_url_parse(url, &o) < 0) {
+		free(url);
+		return -1;
+	}
+	free(url);
+	ce->scheme = xstrdup("https");
+	ce->host = xstrdup(o.host);
+	ce->port = o.port;
+	wb_url_release(&o);
+	if (!slash || !strcmp(slash, "/") || !strncmp(slash, "/v1/", 4) || !strcmp(slash, "/v1")) {
+		ce->prefix = xstrdup("/");
+	} else {
+		size_t l = strlen(slash + 1);
+
+		while (l && slash[l] == '/')
+			l--;
+		ce->prefix = xasprintf("/v2/%.*s/", (int)l, slash + 1);
+	}
+	return 0;
+}
+
+/* A credential helper's name: the tail of a program name on PATH. */
+static int helper_name_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return 0;
+	return 1;
+}
+
+/*
+ * `docker-credential-NAME get`, SERVER on its stdin (the protocol of
+ * docker/docker-credential-helpers, client/client.go: the server URL as
+ * written in the config), its stdout (at most CREDS_HELPER_OUT_MAX bytes,
+ * CREDS_HELPER_SECS seconds) in *OUT. 1 with *OUT; 0 when the helper has
+ * nothing for SERVER (it exited non-zero: "credentials not found") or is
+ * not on PATH; -1 with E when it hangs or says too much. Its stderr is
+ * dropped: a helper may print anything there.
+ */
+static int run_helper(const char *name, const char *server, char **out, struct wb_err *e)
+{
+	char *prog = xasprintf("docker-credential-%s", name);
+	int in[2] = { -1, -1 }, op[2] = { -1, -1 }, st = 0, ret = -1;
+	struct buf b = BUF_INIT;
+	struct sigaction ign, old;
+	time_t end = time(NULL) + CREDS_HELPER_SECS;
+	pid_t pid = -1;
+
+	*out = NULL;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old);   /* a helper that exits early */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(op, O_CLOEXEC) < 0) {
+		wb_error(e, WB_EIO, "credential helper '%s': %s", prog, strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		wb_error(e, WB_EIO, "credential helper '%s': %s", prog, strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+
+		if (dup2(in[0], 0) < 0 || dup2(op[1], 1) < 0 || dn < 0 || dup2(dn, 2) < 0)
+			_exit(126);
+		execlp(prog, prog, "get", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(op[1]);
+	in[0] = op[1] = -1;
+	if (write(in[1], server, strlen(server)) < 0) {
+		/* it did not read: its exit status says why */
+	}
+	close(in[1]);
+	in[1] = -1;
+	for (;;) {
+		struct pollfd p = { op[0], POLLIN, 0 };
+		char chunk[4096];
+		ssize_t n;
+		int left = (int)(end - time(NULL));
+
+		if (left <= 0 || poll(&p, 1, left * 1000) <= 0) {
+			wb_error(e, WB_EUSAGE, "credential helper '%s' gave no answer in %d s",
+				 prog, CREDS_HELPER_SECS);
+			goto out;
+		}
+		n = read(op[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (b.len + (size_t)n > CREDS_HELPER_OUT_MAX) {
+			wb_error(e, WB_EUSAGE, "credential helper '%s' said more than %d bytes",
+				 prog, CREDS_HELPER_OUT_MAX);
+			goto out;
+		}
+		buf_add(&b, chunk, (size_t)n);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	pid = -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		*out = buf_detach(&b, NULL);
+		ret = 1;
+	} else {
+		ret = 0;
+	}
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (op[i] >= 0)
+			close(op[i]);
+	}
+	sigaction(SIGPIPE, &old, NULL);
+	if (b.ptr && b.len)
+		memset(b.ptr, 0, b.len);
+	buf_release(&b);
+	free(prog);
+	return ret;
+}
+
+/* One registry KEY of the auth file PATH: from VAL ("auth" or "username"/
+ * "password"), else from the helper HELPER (NULL: none). */
+static int docker_entry(struct creds *c, const char *path, const char *key, json_t *val,
+			const char *helper, struct wb_err *e)
+{
+	const char *auth = json_string_value(json_object_get(val, "auth"));
+	const char *user = json_string_value(json_object_get(val, "username"));
+	const char *pass = json_string_value(json_object_get(val, "password"));
+	char *u = NULL, *s = NULL, *text = NULL;
+	struct creds_entry ce;
+	int r;
+
+	memset(&ce, 0, sizeof(ce));
+	if (docker_origin(&ce, key) < 0) {
+		entry_release(&ce);
+		return wb_error(e, WB_EUSAGE, "container auth file '%s': '%s' names no registry",
+				path, key);
+	}
+	if (auth && *auth) {
+		size_t n;
+		unsigned char *raw = b64_decode(auth, strlen(auth), &n);
+		char *colon = raw ? memchr(raw, ':', n) : NULL;
+
+		if (!colon || memchr(raw, 0, n)) {
+			if (raw)
+				memset(raw, 0, n);
+			free(raw);
+			entry_release(&ce);
+			return wb_error(e, WB_EUSAGE, "container auth file '%s': the \"auth\" of "
+					"'%s' is not base64 of USER:PASSWORD", path, key);
+		}
+		u = xstrndup((char *)raw, (size_t)(colon - (char *)raw));
+		s = xstrndup(colon + 1, n - (size_t)(colon + 1 - (char *)raw));
+		memset(raw, 0, n);
+		free(raw);
+		ce.from = CREDS_FROM_DOCKER;
+		ce.where = xasprintf("container auth file '%s' [%s]", path, key);
+	} else if (user && pass && *pass) {
+		u = xstrdup(user);
+		s = xstrdup(pass);
+		ce.from = CREDS_FROM_DOCKER;
+		ce.where = xasprintf("container auth file '%s' [%s]", path, key);
+	} else if (helper) {
+		json_t *j;
+
+		if (!helper_name_ok(helper)) {
+			entry_release(&ce);
+			return wb_error(e, WB_EUSAGE, "container auth file '%s': credential helper "
+					"'%s' of '%s' is not a program name", path, helper, key);
+		}
+		r = run_helper(helper, key, &text, e);
+		if (r <= 0) {
+			entry_release(&ce);
+			return r;
+		}
+		j = json_loads(text, 0, NULL);
+		user = json_string_value(json_object_get(j, "Username"));
+		pass = json_string_value(json_object_get(j, "Secret"));
+		/* an identity token (Username "<token>") is an OAuth2
+		 * refresh token for the registry's token service: not used */
+		if (user && pass && *pass && strcmp(user, "<token>")) {
+			u = xstrdup(user);
+			s = xstrdup(pass);
+		}
+		json_decref(j);
+		wipe_free(text);
+		if (!s) {
+			entry_release(&ce);
+			return 0;
+		}
+		ce.from = CREDS_FROM_HELPER;
+		ce.where = xasprintf("credential helper 'docker-credential-%s' [%s], named by '%s'",
+				     helper, key, path);
+	} else {
+		entry_release(&ce);
+		return 0;
+	}
+	ce.name = xstrdup(key);
+	ce.kind = CREDS_BASIC;
+	ce.user = u;
+	ce.secret = s;
+	*push_entry(c) = ce;
+	return 0;
+}
+
+/* One container auth file: its "auths", then "credHelpers" for the
+ * registries "auths" leaves out; "credsStore" for an "auths" entry with no
+ * secret of its own. */
+static int load_docker(struct creds *c, const char *path, int missing_ok, struct wb_err *e)
+{
+	char *text = NULL;
+	json_t *root, *auths, *helpers, *v;
+	const char *key, *store;
+	json_error_t je;
+	int ret = 0;
+
+	if (read_secret_file(path, "container auth file", missing_ok, &text, e) < 0)
+		return -1;
+	if (!text)
+		return 0;
+	root = json_loads(text, 0, &je);
+	wipe_free(text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return wb_error(e, WB_EUSAGE, "container auth file '%s':%d: not a JSON object%s%s",
+				path, je.line, *je.text ? ": " : "", je.text);
+	}
+	auths = json_object_get(root, "auths");
+	helpers = json_object_get(root, "credHelpers");
+	store = json_string_value(json_object_get(root, "credsStore"));
+	json_object_foreach(auths, key, v) {
+		const char *h = json_string_value(json_object_get(helpers, key));
+
+		if ((ret = docker_entry(c, path, key, v, h ? h : store, e)) < 0)
+			break;
+	}
+	json_object_foreach(helpers, key, v) {
+		if (ret < 0)
+			break;
+		if (!json_object_get(auths, key) && json_is_string(v))
+			ret = docker_entry(c, path, key, NULL, json_string_value(v), e);
+	}
+	/* the file's secrets are in C now; its JSON copies go */
+	json_object_foreach(auths, key, v) {
+		json_t *a = json_object_get(v, "auth"), *p = json_object_get(v, "password");
+
+		if (json_is_string(a))
+			json_string_set(a, "");
+		if (json_is_string(p))
+			json_string_set(p, "");
+	}
+	json_decref(root);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The container auth files, in containers-auth.json(5)'s order: each that
+ * exists adds the registries the ones before it left out (creds_for takes
+ * the first). */
+static int load_docker_all(struct creds *c, struct wb_err *e)
+{
+	const char *raf = getenv("REGISTRY_AUTH_FILE"), *run = getenv("XDG_RUNTIME_DIR");
+	const char *dc = getenv("DOCKER_CONFIG"), *home = getenv("HOME");
+	char *p;
+	int r = 0;
+
+	if (raf && *raf)
+		return load_docker(c, raf, 0, e);
+	if (run && *run) {
+		p = xasprintf("%s/containers/auth.json", run);
+		r = load_docker(c, p, 1, e);
+		free(p);
+	}
+	if (!r && dc && *dc) {
+		p = xasprintf("%s/config.json", dc);
+		r = load_docker(c, p, 1, e);
+		free(p);
+	} else if (!r && home && *home) {
+		p = xasprintf("%s/.docker/config.json", home);
+		r = load_docker(c, p, 1, e);
+		free(p);
+	}
+	return r;
+}
+
 /*
  * @where credentials for artifact servers (the credentials file, netrc, the
  *   environment; the lookup; the curl options)
@@ -629,6 +974,8 @@ int creds_load(struct creds *c, const char *file, const char *netrc, struct wb_e
 		ret = load_netrc(c, path, 1, e);
 		free(path);
 	}
+	if (!ret)
+		ret = load_docker_all(c, e);
 	if (ret < 0) {
 		creds_release(c);
 		return ret;

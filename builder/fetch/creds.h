@@ -15,7 +15,17 @@
  *      AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN;
  *   2. netrc: --netrc-file FILE, else $NETRC, else ~/.netrc when it exists
  *      ("machine HOST login USER password PASS"; `default` is ignored: a
- *      password for every host is what this module exists to prevent).
+ *      password for every host is what this module exists to prevent);
+ *   3. the container auth files `docker login` and `podman login` write
+ *      (issue 42): $REGISTRY_AUTH_FILE, else $XDG_RUNTIME_DIR/containers/
+ *      auth.json, $DOCKER_CONFIG/config.json or ~/.docker/config.json, each
+ *      that exists (containers-auth.json(5)): an "auths" entry (base64
+ *      "auth", or "username"/"password") is Basic for that registry's
+ *      https origin (its path a namespace, "host/ns": /v2/ns/), and a
+ *      "credHelpers" entry, or "credsStore" for an "auths" entry with no
+ *      secret, asks the program docker-credential-NAME on PATH ("get", the
+ *      registry on stdin, JSON Username/Secret on stdout; an identity
+ *      token, Username "<token>", is not used).
  * A file that holds secrets and that another user may read (group or other
  * permission bits, or another owner) is refused, as ssh refuses such a key.
  *
@@ -45,6 +55,8 @@ enum creds_from {
 	CREDS_FROM_FILE,  /* the credentials file */
 	CREDS_FROM_ENV,   /* the credentials file's entry, secret from the environment */
 	CREDS_FROM_NETRC,
+	CREDS_FROM_DOCKER, /* a container auth file's "auths" */
+	CREDS_FROM_HELPER, /* a docker-credential-NAME program it names */
 };
 
 struct creds_entry {

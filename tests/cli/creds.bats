@@ -484,9 +484,9 @@ no_secret() {
 @test "structure: every URL a record keeps goes through json_url (lib/redact.h), never json_string or json_text" {
 	cd "$WB_SRC"
 	# a JSON member named *url (not "purl", a package URL; not the policy
-	# word "checksum_urls") set from anything but json_url
+	# words "checksum_urls" and "locked_urls") set from anything but json_url
 	bad=$(grep -rnE '"([a-z_]*_)?urls?"[^;]*json_(string|text|stringn)\(' builder |
-		grep -vE '"purl"|"checksum_urls", json_string\(p->policy' || true)
+		grep -vE '"purl"|"(checksum|locked)_urls", json_string\(p->policy' || true)
 	[ -z "$bad" ] || { echo "$bad" >&2; return 1; }
 	# and each place the lock, manifest, SBOM, provenance, mirror index,
 	# cache ref and --json record a URL does use it

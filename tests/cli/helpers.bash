@@ -17,6 +17,10 @@ common_setup() {
 	export WINBUILD_CACHE="$BATS_TEST_TMPDIR/cache"
 	export NO_COLOR=1
 	unset WINBUILD_SET
+	# the container auth files winbuild reads (docker login, podman
+	# login): this test's own, never the machine's
+	export DOCKER_CONFIG="$BATS_TEST_TMPDIR/docker-config"
+	unset REGISTRY_AUTH_FILE XDG_RUNTIME_DIR
 	cd "$WORK"
 }
 

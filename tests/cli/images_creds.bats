@@ -212,3 +212,102 @@ fetch() { wb fetch img.yaml --cacert "$CA/ca.crt" --no-progress "$@"; }
 	assert_status 2
 	assert_output_has "[site] registry = is a list of https://HOST[:PORT]"
 }
+
+# ---- issue 42 item 4: docker login / podman login's files ----------------
+# The container auth file (DOCKER_CONFIG/config.json, REGISTRY_AUTH_FILE)
+# and docker-credential-NAME helpers, as docker, podman, skopeo and crane
+# read them: the registry's own origin only, never shown.
+
+# dockercfg JSON: $DOCKER_CONFIG/config.json, mode 600
+dockercfg() {
+	mkdir -p "$DOCKER_CONFIG"
+	printf '%s\n' "$1" >"$DOCKER_CONFIG/config.json"
+	chmod 600 "$DOCKER_CONFIG/config.json"
+}
+
+# a fake credential helper on PATH, docker-credential-fake: answers
+# alice's password for SERVER only (docker-credential-helpers'
+# protocol: "get", the server on stdin, JSON out; "not found" is exit 1);
+# what it was asked goes to $WORK/helper.log
+fake_helper() {
+	mkdir -p "$WORK/bin"
+	cat >"$WORK/bin/docker-credential-fake" <<-EOF
+		#!/bin/sh
+		s=\$(cat)
+		echo "\$1 \$s" >>"$WORK/helper.log"
+		[ "\$1" = get ] && [ "\$s" = "$1" ] || { echo "credentials not found in native keychain"; exit 1; }
+		printf '{"ServerURL": "%s", "Username": "%s", "Secret": "%s"}\n' "\$s" "${2:-alice}" "${3:-s3cret-mirror}"
+	EOF
+	chmod +x "$WORK/bin/docker-credential-fake"
+	export PATH="$WORK/bin:$PATH"
+}
+
+@test "issue 42: docker login's config.json: a mirror that wants Basic gets its auths entry; the blob store never does; a file others may read is refused" {
+	read -r front _ <<<"$BASIC_PORTS"
+	mirrored https "$front"
+	dockercfg "{\"auths\": {\"127.0.0.1:$front\": {\"auth\": \"$(printf alice:s3cret-mirror | base64)\"}}}"
+	: >"$BASIC_LOG"
+	fetch -v
+	assert_status 0
+	grep -q "^front GET /v2/pause/manifests/$(dg 'pause|list') auth=basic:alice:ok 200$" "$BASIC_LOG"
+	! grep -q '^blobs .* auth=basic' "$BASIC_LOG" || false
+	[[ "$output" != *s3cret* ]]
+	[ "$(cached)" = 6 ]
+	# a wrong password says where it came from, never what it is
+	rm -rf "$WINBUILD_CACHE"
+	dockercfg "{\"auths\": {\"https://127.0.0.1:$front\": {\"username\": \"alice\", \"password\": \"wr0ng-pass\"}}}"
+	fetch
+	assert_status 3
+	assert_output_has "refused the credentials winbuild sent, from a container auth file (container auth file '$DOCKER_CONFIG/config.json' [https://127.0.0.1:$front])"
+	[[ "$output" != *wr0ng-pass* ]]
+	# REGISTRY_AUTH_FILE (podman's) wins, and is refused when others may read it
+	printf '{"auths": {"127.0.0.1:%s": {"auth": "%s"}}}\n' "$front" "$(printf alice:s3cret-mirror | base64)" >"$WORK/auth.json"
+	chmod 644 "$WORK/auth.json"
+	REGISTRY_AUTH_FILE="$WORK/auth.json" fetch
+	assert_status 2
+	assert_output_has "container auth file '$WORK/auth.json' holds secrets and other users may read it (mode 644): refused"
+	chmod 600 "$WORK/auth.json"
+	REGISTRY_AUTH_FILE="$WORK/auth.json" fetch
+	assert_status 0
+}
+
+@test "issue 42: credHelpers and credsStore: docker-credential-NAME is asked for its registry only; another registry's helper, an identity token, or none: exit 3, nothing sent" {
+	read -r front _ <<<"$BASIC_PORTS"
+	mirrored https "$front"
+	fake_helper "127.0.0.1:$front"
+	dockercfg "{\"credHelpers\": {\"127.0.0.1:$front\": \"fake\"}}"
+	: >"$BASIC_LOG"
+	fetch
+	assert_status 0
+	grep -q "auth=basic:alice:ok 200$" "$BASIC_LOG"
+	[ "$(sort -u "$WORK/helper.log")" = "get 127.0.0.1:$front" ]
+	[[ "$output" != *s3cret* ]]
+	# credsStore for an auths entry with no secret of its own
+	rm -rf "$WINBUILD_CACHE" "$WORK/helper.log"
+	dockercfg "{\"auths\": {\"127.0.0.1:$front\": {}}, \"credsStore\": \"fake\"}"
+	fetch
+	assert_status 0
+	[ "$(sort -u "$WORK/helper.log")" = "get 127.0.0.1:$front" ]
+	# another registry's entry (its helper answers for it) never goes to
+	# this one: another port of the same host is another origin
+	rm -rf "$WINBUILD_CACHE" "$WORK/helper.log"
+	fake_helper "127.0.0.1:1"
+	dockercfg "{\"credHelpers\": {\"127.0.0.1:1\": \"fake\"}}"
+	: >"$BASIC_LOG"
+	fetch
+	assert_status 3
+	! grep -q 'auth=basic' "$BASIC_LOG" || false
+	# an identity token (Username "<token>") is not a password
+	rm -rf "$WINBUILD_CACHE"
+	fake_helper "127.0.0.1:$front" "<token>" "s3cret-mirror"
+	dockercfg "{\"credHelpers\": {\"127.0.0.1:$front\": \"fake\"}}"
+	: >"$BASIC_LOG"
+	fetch
+	assert_status 3
+	! grep -q 'auth=basic' "$BASIC_LOG" || false
+	# a helper name that is not a program name is exit 2
+	dockercfg "{\"credHelpers\": {\"127.0.0.1:$front\": \"../fake\"}}"
+	fetch
+	assert_status 2
+	assert_output_has "credential helper '../fake' of '127.0.0.1:$front' is not a program name"
+}
