@@ -19,6 +19,9 @@ setup_file() {
 
 teardown_file() { stop_servers; }
 
+# each test's own proxy stops with it (setup_file's nginx with the file)
+teardown() { stop_servers; }
+
 setup() {
 	common_setup
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY no_proxy ALL_PROXY all_proxy
